@@ -1,0 +1,296 @@
+//! Archives of compacted messages (PRD F-006, SPEC §6).
+//!
+//! `<outputDir>/<sessionId>/compact-<YYYYMMDDTHHMMSSZ>-<sequence>.json` holds the middle
+//! messages exactly as given, as indented JSON. Files are written to a temporary file in the
+//! same directory, fsynced, and linked into place without replacing anything that exists
+//! (`persist_noclobber`: a `link(2)` that fails on an existing name, symlinks included, so a
+//! planted symlink is never followed); the directory is fsynced after. The sequence continues
+//! from the highest archive on disk, and a collision with a concurrent writer (another thread
+//! or process) simply moves on to the next number.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::error::ValidationError;
+
+/// The default archive directory, relative to the working directory.
+pub const DEFAULT_OUTPUT_DIR: &str = "./.context-compact";
+/// The default session id.
+pub const DEFAULT_SESSION_ID: &str = "default";
+
+/// Checks a session id: `[A-Za-z0-9._-]{1,128}`, not `.` or `..`, so it can never name a
+/// path outside `outputDir`.
+pub fn validate_session_id(session_id: &str) -> Result<(), ValidationError> {
+    let valid_chars = session_id
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if session_id.is_empty() || session_id.len() > 128 || !valid_chars {
+        return Err(ValidationError::argument(
+            "sessionId",
+            format!("{session_id:?} must match [A-Za-z0-9._-]{{1,128}}"),
+        ));
+    }
+    if session_id == "." || session_id == ".." {
+        return Err(ValidationError::argument(
+            "sessionId",
+            format!("{session_id:?} is not allowed"),
+        ));
+    }
+    Ok(())
+}
+
+/// The directory holding a session's archives.
+pub fn session_dir(output_dir: &Path, session_id: &str) -> PathBuf {
+    output_dir.join(session_id)
+}
+
+/// Parses `compact-<timestamp>-<sequence>.json` into (timestamp, sequence).
+pub fn parse_archive_name(name: &str) -> Option<(&str, u64)> {
+    let stem = name.strip_prefix("compact-")?.strip_suffix(".json")?;
+    if stem.ends_with(".meta") {
+        return None;
+    }
+    let (timestamp, sequence) = stem.rsplit_once('-')?;
+    if timestamp.len() != 16 || !timestamp.ends_with('Z') || timestamp.as_bytes()[8] != b'T' {
+        return None;
+    }
+    let sequence: u64 = sequence.parse().ok()?;
+    Some((timestamp, sequence))
+}
+
+/// The highest sequence number among the archives in `dir` (0 when there are none).
+/// Temporary files (`.tmp…`) and metadata files are ignored.
+pub fn highest_sequence(dir: &Path) -> io::Result<u64> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut highest = 0;
+    for entry in entries {
+        let entry = entry?;
+        if let Some((_, sequence)) = entry.file_name().to_str().and_then(parse_archive_name) {
+            highest = highest.max(sequence);
+        }
+    }
+    Ok(highest)
+}
+
+/// `YYYYMMDDTHHMMSSZ` (ISO 8601 basic format, UTC: sortable, no colons for Windows).
+pub fn timestamp_now() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    let format = time::macros::format_description!(
+        "[year][month][day]T[hour][minute][second]Z"
+    );
+    now.format(&format).unwrap_or_else(|_| "19700101T000000Z".into())
+}
+
+/// Creates `dir` and its parents; the directories this creates are private (0700).
+pub fn create_private_dir(dir: &Path) -> io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)?;
+    if fs::symlink_metadata(dir)?.file_type().is_symlink() {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{} is a symlink; refusing to write archives through it", dir.display()),
+        ));
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `dir/<name>` atomically and privately (0600), never replacing an existing
+/// entry. Returns `AlreadyExists` when the name is taken.
+pub fn write_new_file(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
+    let mut temp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        temp.as_file()
+            .set_permissions(fs::Permissions::from_mode(0o600))?;
+    }
+    temp.write_all(bytes)?;
+    temp.as_file().sync_all()?;
+    let target = dir.join(name);
+    temp.persist_noclobber(&target).map_err(|e| e.error)?;
+    sync_dir(dir);
+    Ok(target)
+}
+
+fn sync_dir(dir: &Path) {
+    // Makes the new directory entry durable; not possible (nor needed) on every platform.
+    #[cfg(unix)]
+    if let Ok(handle) = fs::File::open(dir) {
+        let _ = handle.sync_all();
+    }
+}
+
+/// The indented JSON of messages, as they were given (key order, numbers, unknown fields).
+pub fn archive_json(messages: &[Value]) -> String {
+    serde_json::to_string_pretty(messages).unwrap_or_else(|_| "[]".into())
+}
+
+/// A written archive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchiveFile {
+    pub path: PathBuf,
+    pub sequence: u64,
+    pub timestamp: String,
+}
+
+/// Persists `middle` as the session's next archive (PRD F-006) and returns where it went.
+pub fn persist_messages(
+    middle: &[Value],
+    output_dir: &Path,
+    session_id: &str,
+) -> io::Result<ArchiveFile> {
+    validate_session_id(session_id)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    let dir = session_dir(output_dir, session_id);
+    create_private_dir(&dir)?;
+    let json = archive_json(middle);
+    // Sequence numbers must be unique whatever the timestamp, so choosing one and linking the
+    // file happen under an exclusive lock on the session directory's lock file (an advisory
+    // `flock`: it serializes threads and processes alike).
+    let lock = open_lock_file(&dir)?;
+    lock.lock()?;
+    let result = (|| {
+        let mut sequence = highest_sequence(&dir)? + 1;
+        // A name can still be taken by something that is not ours (a planted symlink, a
+        // writer ignoring the lock); move on to the next number then.
+        for _ in 0..1_000 {
+            let timestamp = timestamp_now();
+            let name = format!("compact-{timestamp}-{sequence}.json");
+            match write_new_file(&dir, &name, json.as_bytes()) {
+                Ok(path) => {
+                    return Ok(ArchiveFile {
+                        path,
+                        sequence,
+                        timestamp,
+                    })
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => sequence += 1,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::other("could not find a free archive sequence number"))
+    })();
+    let _ = lock.unlock();
+    result
+}
+
+/// The name of the per-session lock file.
+pub const LOCK_FILE: &str = ".lock";
+
+fn open_lock_file(dir: &Path) -> io::Result<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+        // Never open a planted symlink in place of the lock file.
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    options.open(dir.join(LOCK_FILE))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn session_ids_cannot_traverse() {
+        for bad in ["", ".", "..", "../etc", "a/b", "a\\b", "x y", &"a".repeat(129)] {
+            assert!(validate_session_id(bad).is_err(), "{bad:?}");
+        }
+        for good in ["default", "a.b-c_D9", "..x", &"a".repeat(128)] {
+            assert!(validate_session_id(good).is_ok(), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn names_parse_and_ignore_meta_and_temp_files() {
+        assert_eq!(parse_archive_name("compact-20260217T093000Z-12.json"), Some(("20260217T093000Z", 12)));
+        assert_eq!(parse_archive_name("compact-20260217T093000Z-12.meta.json"), None);
+        assert_eq!(parse_archive_name(".tmp-abc"), None);
+        assert_eq!(parse_archive_name("compact-2026-1.json"), None);
+    }
+
+    #[test]
+    fn sequence_starts_at_one_and_continues_after_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let middle = vec![json!({"role": "user", "content": "hi", "z": 1, "a": 2})];
+        let first = persist_messages(&middle, dir.path(), "s").unwrap();
+        assert_eq!(first.sequence, 1);
+        fs::write(dir.path().join("s/.tmp-leftover"), "garbage").unwrap();
+        let second = persist_messages(&middle, dir.path(), "s").unwrap();
+        assert_eq!(second.sequence, 2);
+        let name = second.path.file_name().unwrap().to_str().unwrap().to_string();
+        assert!(parse_archive_name(&name).is_some(), "{name}");
+        let text = fs::read_to_string(&second.path).unwrap();
+        assert_eq!(text, serde_json::to_string_pretty(&middle).unwrap());
+        assert!(text.find("\"z\"").unwrap() < text.find("\"a\"").unwrap(), "key order kept");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(fs::metadata(&second.path).unwrap().permissions().mode() & 0o777, 0o600);
+            assert_eq!(fs::metadata(dir.path().join("s")).unwrap().permissions().mode() & 0o777, 0o700);
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_planted_symlink_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("s");
+        create_private_dir(&session).unwrap();
+        let victim = dir.path().join("victim.txt");
+        fs::write(&victim, "precious").unwrap();
+        // Plant symlinks at the next names, whatever the second.
+        let ts = timestamp_now();
+        std::os::unix::fs::symlink(&victim, session.join(format!("compact-{ts}-1.json"))).unwrap();
+        let written = persist_messages(&[json!({"role": "user", "content": "x"})], dir.path(), "s").unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(written.sequence >= 2);
+        assert!(!fs::symlink_metadata(&written.path).unwrap().file_type().is_symlink());
+    }
+
+    #[test]
+    fn concurrent_writers_get_distinct_sequences() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().to_path_buf();
+        let handles: Vec<_> = (0..64)
+            .map(|i| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    persist_messages(&[json!({"role": "user", "content": i.to_string()})], &path, "c")
+                        .unwrap()
+                        .sequence
+                })
+            })
+            .collect();
+        let mut sequences: Vec<u64> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        sequences.sort();
+        assert_eq!(sequences, (1..=64).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn unwritable_output_dir_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        fs::write(&file, "x").unwrap();
+        assert!(persist_messages(&[json!({"role": "user", "content": "x"})], &file.join("sub"), "s").is_err());
+    }
+}

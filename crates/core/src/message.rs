@@ -1,0 +1,520 @@
+//! The message model: validation of Anthropic- and OpenAI-style messages, and the few
+//! structural questions the rest of the crate asks of them (role, tool calls, tool results).
+//!
+//! Messages stay `serde_json::Value`s (with `preserve_order`) so that every field the library
+//! does not know survives untouched and in the caller's key order; this module only reads them.
+
+use serde_json::{Map, Value};
+
+use crate::error::ValidationError;
+
+/// The role of a message.
+///
+/// `developer` is OpenAI's newer name for `system`; it is treated as a system message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    System,
+    Developer,
+    User,
+    Assistant,
+    Tool,
+}
+
+impl Role {
+    pub fn parse(role: &str) -> Option<Role> {
+        Some(match role {
+            "system" => Role::System,
+            "developer" => Role::Developer,
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "tool" => Role::Tool,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::Developer => "developer",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+
+    /// System-like messages form the head (PRD F-003 rule 1).
+    pub fn is_system(self) -> bool {
+        matches!(self, Role::System | Role::Developer)
+    }
+}
+
+/// How deep tool results may nest inside each other before the input is rejected.
+/// Real conversations nest one or two levels; this guards the recursive walkers against
+/// stack overflow on hostile input.
+pub const MAX_CONTENT_DEPTH: usize = 64;
+
+/// Validates a message list and returns the role of each message.
+///
+/// Checks what the APIs would reject and what the library relies on: every element is an
+/// object with a known `role`; `content` is a string, an array of block objects with a string
+/// `type`, or (assistant messages only, as OpenAI allows) `null`/absent; `tool_result` blocks
+/// carry a string `tool_use_id`; `role: 'tool'` messages carry `tool_call_id` (or the type
+/// seed's `toolCallId`). Unknown block types and unknown fields are accepted.
+pub fn validate(messages: &[Value]) -> Result<Vec<Role>, ValidationError> {
+    messages
+        .iter()
+        .enumerate()
+        .map(|(index, message)| validate_message(index, message))
+        .collect()
+}
+
+/// Validates the top-level value: it must be an array of messages.
+pub fn validate_list(value: &Value) -> Result<&Vec<Value>, ValidationError> {
+    match value {
+        Value::Array(items) => Ok(items),
+        other => Err(ValidationError::not_an_array(type_name(other))),
+    }
+}
+
+fn validate_message(index: usize, message: &Value) -> Result<Role, ValidationError> {
+    let err = |field: &str, problem: String| ValidationError::at(index, field, problem);
+    let object = match message {
+        Value::Object(object) => object,
+        other => {
+            return Err(ValidationError::at(
+                index,
+                "",
+                format!("expected a message object, got {}", type_name(other)),
+            ))
+        }
+    };
+    let role = match object.get("role") {
+        None => return Err(err("role", "is missing".into())),
+        Some(Value::String(role)) => Role::parse(role).ok_or_else(|| {
+            err(
+                "role",
+                format!(
+                    "unknown role {role:?} (expected \"system\", \"user\", \"assistant\" or \"tool\")"
+                ),
+            )
+        })?,
+        Some(other) => {
+            return Err(err(
+                "role",
+                format!("expected a string, got {}", type_name(other)),
+            ))
+        }
+    };
+    match object.get("content") {
+        Some(Value::String(_)) => {}
+        Some(Value::Array(blocks)) => validate_blocks(index, "content", blocks, 0)?,
+        None | Some(Value::Null) if role == Role::Assistant => {}
+        None => return Err(err("content", "is missing".into())),
+        Some(other) => {
+            return Err(err(
+                "content",
+                format!("expected a string or an array of content blocks, got {}", type_name(other)),
+            ))
+        }
+    }
+    if role == Role::Tool {
+        match tool_call_id(object) {
+            Some(_) => {}
+            None => match object.get("tool_call_id").or_else(|| object.get("toolCallId")) {
+                None => return Err(err("tool_call_id", "is missing".into())),
+                Some(other) => {
+                    return Err(err(
+                        "tool_call_id",
+                        format!("expected a string, got {}", type_name(other)),
+                    ))
+                }
+            },
+        }
+    }
+    if role == Role::Assistant {
+        for key in ["tool_calls", "toolCalls"] {
+            match object.get(key) {
+                None | Some(Value::Null) => {}
+                Some(Value::Array(calls)) => {
+                    for (call_index, call) in calls.iter().enumerate() {
+                        let field = format!("{key}[{call_index}]");
+                        let call = call.as_object().ok_or_else(|| {
+                            err(&field, format!("expected an object, got {}", type_name(call)))
+                        })?;
+                        if !matches!(call.get("id"), Some(Value::String(_))) {
+                            return Err(err(
+                                &format!("{field}.id"),
+                                "expected a string".into(),
+                            ));
+                        }
+                    }
+                }
+                Some(other) => {
+                    return Err(err(
+                        key,
+                        format!("expected an array, got {}", type_name(other)),
+                    ))
+                }
+            }
+        }
+    }
+    Ok(role)
+}
+
+fn validate_blocks(
+    index: usize,
+    path: &str,
+    blocks: &[Value],
+    depth: usize,
+) -> Result<(), ValidationError> {
+    if depth > MAX_CONTENT_DEPTH {
+        return Err(ValidationError::at(
+            index,
+            path,
+            format!("content nests deeper than {MAX_CONTENT_DEPTH} levels"),
+        ));
+    }
+    for (block_index, block) in blocks.iter().enumerate() {
+        let field = format!("{path}[{block_index}]");
+        let object = match block {
+            Value::Object(object) => object,
+            other => {
+                return Err(ValidationError::at(
+                    index,
+                    &field,
+                    format!("expected a content block object, got {}", type_name(other)),
+                ))
+            }
+        };
+        let block_type = match object.get("type") {
+            Some(Value::String(block_type)) => block_type.as_str(),
+            None => {
+                return Err(ValidationError::at(
+                    index,
+                    &format!("{field}.type"),
+                    "is missing".into(),
+                ))
+            }
+            Some(other) => {
+                return Err(ValidationError::at(
+                    index,
+                    &format!("{field}.type"),
+                    format!("expected a string, got {}", type_name(other)),
+                ))
+            }
+        };
+        let expect_string = |key: &str| -> Result<(), ValidationError> {
+            match object.get(key) {
+                Some(Value::String(_)) => Ok(()),
+                None => Err(ValidationError::at(
+                    index,
+                    &format!("{field}.{key}"),
+                    "is missing".into(),
+                )),
+                Some(other) => Err(ValidationError::at(
+                    index,
+                    &format!("{field}.{key}"),
+                    format!("expected a string, got {}", type_name(other)),
+                )),
+            }
+        };
+        match block_type {
+            "text" => expect_string("text")?,
+            "tool_use" | "server_tool_use" => {
+                expect_string("id")?;
+                expect_string("name")?;
+            }
+            "tool_result" => {
+                expect_string("tool_use_id")?;
+                match object.get("content") {
+                    None | Some(Value::Null) | Some(Value::String(_)) => {}
+                    Some(Value::Array(inner)) => {
+                        validate_blocks(index, &format!("{field}.content"), inner, depth + 1)?
+                    }
+                    Some(other) => {
+                        return Err(ValidationError::at(
+                            index,
+                            &format!("{field}.content"),
+                            format!(
+                                "expected a string or an array of content blocks, got {}",
+                                type_name(other)
+                            ),
+                        ))
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The JavaScript-style name of a JSON value's type, for error messages.
+pub fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// The role of an already validated message.
+pub fn role_of(message: &Value) -> Option<Role> {
+    message.get("role").and_then(Value::as_str).and_then(Role::parse)
+}
+
+/// The content blocks of a message, or an empty slice when content is a string or absent.
+pub fn blocks(message: &Value) -> &[Value] {
+    match message.get("content") {
+        Some(Value::Array(blocks)) => blocks,
+        _ => &[],
+    }
+}
+
+/// The `type` of a content block.
+pub fn block_type(block: &Value) -> &str {
+    block.get("type").and_then(Value::as_str).unwrap_or("")
+}
+
+/// The id a `role: 'tool'` message answers (`tool_call_id`, or the type seed's `toolCallId`).
+pub fn tool_call_id(object: &Map<String, Value>) -> Option<&str> {
+    object
+        .get("tool_call_id")
+        .or_else(|| object.get("toolCallId"))
+        .and_then(Value::as_str)
+}
+
+/// The OpenAI-style tool calls of an assistant message (`tool_calls` or `toolCalls`).
+pub fn openai_tool_calls(message: &Value) -> &[Value] {
+    for key in ["tool_calls", "toolCalls"] {
+        if let Some(Value::Array(calls)) = message.get(key) {
+            return calls;
+        }
+    }
+    &[]
+}
+
+/// True when the message answers tool calls: it is `role: 'tool'`, or it carries at least one
+/// `tool_result` block. Such a message must directly follow the message that made the calls,
+/// so no cut may fall right before it.
+pub fn carries_tool_results(message: &Value) -> bool {
+    if role_of(message) == Some(Role::Tool) {
+        return true;
+    }
+    blocks(message)
+        .iter()
+        .any(|block| block_type(block) == "tool_result")
+}
+
+/// A tool call made by an assistant message, in either dialect.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    /// The input as given: an object for Anthropic `tool_use`; for OpenAI, the parsed
+    /// `arguments` when they are a JSON string, otherwise the raw value.
+    pub input: std::borrow::Cow<'a, Value>,
+}
+
+/// The tool calls an assistant message makes (Anthropic `tool_use` blocks and OpenAI
+/// `tool_calls`).
+pub fn tool_calls(message: &Value) -> Vec<ToolCall<'_>> {
+    let mut calls = Vec::new();
+    for block in blocks(message) {
+        if matches!(block_type(block), "tool_use" | "server_tool_use") {
+            calls.push(ToolCall {
+                id: block.get("id").and_then(Value::as_str).unwrap_or(""),
+                name: block.get("name").and_then(Value::as_str).unwrap_or(""),
+                input: std::borrow::Cow::Borrowed(block.get("input").unwrap_or(&Value::Null)),
+            });
+        }
+    }
+    for call in openai_tool_calls(message) {
+        let function = call.get("function");
+        let arguments = function.and_then(|f| f.get("arguments"));
+        let input = match arguments {
+            Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+                Ok(parsed) => std::borrow::Cow::Owned(parsed),
+                Err(_) => std::borrow::Cow::Owned(Value::String(text.clone())),
+            },
+            Some(other) => std::borrow::Cow::Borrowed(other),
+            None => std::borrow::Cow::Owned(Value::Null),
+        };
+        calls.push(ToolCall {
+            id: call.get("id").and_then(Value::as_str).unwrap_or(""),
+            name: function
+                .and_then(|f| f.get("name"))
+                .and_then(Value::as_str)
+                .unwrap_or(""),
+            input,
+        });
+    }
+    calls
+}
+
+/// A tool result carried by a message, in either dialect.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult<'a> {
+    pub tool_use_id: &'a str,
+    pub is_error: bool,
+    /// The result's content (a string, an array of blocks, or absent).
+    pub content: Option<&'a Value>,
+}
+
+/// The tool results a message carries.
+pub fn tool_results(message: &Value) -> Vec<ToolResult<'_>> {
+    let Some(object) = message.as_object() else {
+        return Vec::new();
+    };
+    if role_of(message) == Some(Role::Tool) {
+        return vec![ToolResult {
+            tool_use_id: tool_call_id(object).unwrap_or(""),
+            is_error: object
+                .get("is_error")
+                .or_else(|| object.get("isError"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            content: object.get("content"),
+        }];
+    }
+    blocks(message)
+        .iter()
+        .filter(|block| block_type(block) == "tool_result")
+        .map(|block| ToolResult {
+            tool_use_id: block.get("tool_use_id").and_then(Value::as_str).unwrap_or(""),
+            is_error: block.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+            content: block.get("content"),
+        })
+        .collect()
+}
+
+/// The plain text of a message: its string content, or its `text` blocks joined by newlines.
+pub fn text_of(message: &Value) -> String {
+    match message.get("content") {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(blocks)) => {
+            let mut out = String::new();
+            for block in blocks {
+                if block_type(block) == "text" {
+                    if let Some(text) = block.get("text").and_then(Value::as_str) {
+                        if !out.is_empty() {
+                            out.push('\n');
+                        }
+                        out.push_str(text);
+                    }
+                }
+            }
+            out
+        }
+        _ => String::new(),
+    }
+}
+
+/// The plain text of a tool result's content (strings and `text` blocks; other blocks are
+/// named in brackets).
+pub fn tool_result_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(blocks)) => {
+            let mut out = String::new();
+            for block in blocks {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                match block_type(block) {
+                    "text" => out.push_str(block.get("text").and_then(Value::as_str).unwrap_or("")),
+                    other => {
+                        out.push('[');
+                        out.push_str(other);
+                        out.push(']');
+                    }
+                }
+            }
+            out
+        }
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn error_of(messages: Value) -> String {
+        validate(messages.as_array().unwrap()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn accepts_both_dialects_and_unknown_fields() {
+        let messages = json!([
+            {"role": "system", "content": "s"},
+            {"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "mystery", "x": 1}], "extra": true},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "g", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "r"}]}]},
+            {"role": "tool", "toolCallId": "c2", "content": "seed style"},
+            {"role": "assistant"}
+        ]);
+        let roles = validate(messages.as_array().unwrap()).unwrap();
+        assert_eq!(roles[0], Role::System);
+        assert_eq!(roles[3], Role::Tool);
+    }
+
+    #[test]
+    fn errors_name_the_index_and_field() {
+        assert_eq!(error_of(json!([{"role": "user", "content": "a"}, 5])), "messages[1]: expected a message object, got number");
+        assert_eq!(error_of(json!([{"content": "a"}])), "messages[0].role is missing");
+        assert_eq!(
+            error_of(json!([{"role": "robot", "content": "a"}])),
+            "messages[0].role: unknown role \"robot\" (expected \"system\", \"user\", \"assistant\" or \"tool\")"
+        );
+        assert_eq!(error_of(json!([{"role": "user", "content": 7}])), "messages[0].content: expected a string or an array of content blocks, got number");
+        assert_eq!(error_of(json!([{"role": "user"}])), "messages[0].content is missing");
+        assert_eq!(
+            error_of(json!([{"role": "user", "content": [{"type": "tool_result", "content": "x"}]}])),
+            "messages[0].content[0].tool_use_id is missing"
+        );
+        assert_eq!(error_of(json!([{"role": "user", "content": ["text"]}])), "messages[0].content[0]: expected a content block object, got string");
+        assert_eq!(error_of(json!([{"role": "tool", "content": "x"}])), "messages[0].tool_call_id is missing");
+        assert_eq!(error_of(json!([{"role": "user", "content": [{"type": "text"}]}])), "messages[0].content[0].text is missing");
+    }
+
+    #[test]
+    fn deep_nesting_is_rejected_not_overflowed() {
+        // Built by hand: `json!` would serialize the interpolated value recursively.
+        let mut content = Value::String("leaf".into());
+        for _ in 0..10_000 {
+            let mut block = Map::new();
+            block.insert("type".into(), Value::String("tool_result".into()));
+            block.insert("tool_use_id".into(), Value::String("x".into()));
+            block.insert("content".into(), content);
+            content = Value::Array(vec![Value::Object(block)]);
+        }
+        let mut message = Map::new();
+        message.insert("role".into(), Value::String("user".into()));
+        message.insert("content".into(), content);
+        let message = Value::Object(message);
+        let error = validate(std::slice::from_ref(&message)).unwrap_err().to_string();
+        assert!(error.contains("nests deeper than 64"), "{error}");
+        // Dropping a 10 000-deep Value recurses; leak it so the test stays about validation.
+        std::mem::forget(message);
+    }
+
+    #[test]
+    fn tool_helpers_see_both_dialects() {
+        let anthropic = json!({"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "read", "input": {"path": "x"}}]});
+        let openai = json!({"role": "assistant", "content": null, "tool_calls": [{"id": "b", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"ls\"}"}}]});
+        assert_eq!(tool_calls(&anthropic)[0].input.get("path").unwrap(), "x");
+        assert_eq!(tool_calls(&openai)[0].input.get("command").unwrap(), "ls");
+        let result = json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "is_error": true, "content": "boom"}]});
+        assert!(carries_tool_results(&result));
+        assert!(tool_results(&result)[0].is_error);
+        assert!(carries_tool_results(&json!({"role": "tool", "tool_call_id": "b", "content": "x"})));
+        assert!(!carries_tool_results(&anthropic));
+    }
+}
