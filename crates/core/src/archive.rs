@@ -82,10 +82,9 @@ pub fn highest_sequence(dir: &Path) -> io::Result<u64> {
 /// `YYYYMMDDTHHMMSSZ` (ISO 8601 basic format, UTC: sortable, no colons for Windows).
 pub fn timestamp_now() -> String {
     let now = time::OffsetDateTime::now_utc();
-    let format = time::macros::format_description!(
-        "[year][month][day]T[hour][minute][second]Z"
-    );
-    now.format(&format).unwrap_or_else(|_| "19700101T000000Z".into())
+    let format = time::macros::format_description!("[year][month][day]T[hour][minute][second]Z");
+    now.format(&format)
+        .unwrap_or_else(|_| "19700101T000000Z".into())
 }
 
 /// Creates `dir` and its parents; the directories this creates are private (0700).
@@ -101,7 +100,10 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
     if fs::symlink_metadata(dir)?.file_type().is_symlink() {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
-            format!("{} is a symlink; refusing to write archives through it", dir.display()),
+            format!(
+                "{} is a symlink; refusing to write archives through it",
+                dir.display()
+            ),
         ));
     }
     Ok(())
@@ -110,9 +112,7 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
 /// Writes `bytes` to `dir/<name>` atomically and privately (0600), never replacing an existing
 /// entry. Returns `AlreadyExists` when the name is taken.
 pub fn write_new_file(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
-    let mut temp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .tempfile_in(dir)?;
+    let mut temp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -183,7 +183,9 @@ pub fn persist_messages(
                 Err(e) => return Err(e),
             }
         }
-        Err(io::Error::other("could not find a free archive sequence number"))
+        Err(io::Error::other(
+            "could not find a free archive sequence number",
+        ))
     })();
     let _ = lock.unlock();
     result
@@ -212,7 +214,16 @@ mod tests {
 
     #[test]
     fn session_ids_cannot_traverse() {
-        for bad in ["", ".", "..", "../etc", "a/b", "a\\b", "x y", &"a".repeat(129)] {
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../etc",
+            "a/b",
+            "a\\b",
+            "x y",
+            &"a".repeat(129),
+        ] {
             assert!(validate_session_id(bad).is_err(), "{bad:?}");
         }
         for good in ["default", "a.b-c_D9", "..x", &"a".repeat(128)] {
@@ -222,8 +233,14 @@ mod tests {
 
     #[test]
     fn names_parse_and_ignore_meta_and_temp_files() {
-        assert_eq!(parse_archive_name("compact-20260217T093000Z-12.json"), Some(("20260217T093000Z", 12)));
-        assert_eq!(parse_archive_name("compact-20260217T093000Z-12.meta.json"), None);
+        assert_eq!(
+            parse_archive_name("compact-20260217T093000Z-12.json"),
+            Some(("20260217T093000Z", 12))
+        );
+        assert_eq!(
+            parse_archive_name("compact-20260217T093000Z-12.meta.json"),
+            None
+        );
         assert_eq!(parse_archive_name(".tmp-abc"), None);
         assert_eq!(parse_archive_name("compact-2026-1.json"), None);
     }
@@ -237,16 +254,35 @@ mod tests {
         fs::write(dir.path().join("s/.tmp-leftover"), "garbage").unwrap();
         let second = persist_messages(&middle, dir.path(), "s").unwrap();
         assert_eq!(second.sequence, 2);
-        let name = second.path.file_name().unwrap().to_str().unwrap().to_string();
+        let name = second
+            .path
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
         assert!(parse_archive_name(&name).is_some(), "{name}");
         let text = fs::read_to_string(&second.path).unwrap();
         assert_eq!(text, serde_json::to_string_pretty(&middle).unwrap());
-        assert!(text.find("\"z\"").unwrap() < text.find("\"a\"").unwrap(), "key order kept");
+        assert!(
+            text.find("\"z\"").unwrap() < text.find("\"a\"").unwrap(),
+            "key order kept"
+        );
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            assert_eq!(fs::metadata(&second.path).unwrap().permissions().mode() & 0o777, 0o600);
-            assert_eq!(fs::metadata(dir.path().join("s")).unwrap().permissions().mode() & 0o777, 0o700);
+            assert_eq!(
+                fs::metadata(&second.path).unwrap().permissions().mode() & 0o777,
+                0o600
+            );
+            assert_eq!(
+                fs::metadata(dir.path().join("s"))
+                    .unwrap()
+                    .permissions()
+                    .mode()
+                    & 0o777,
+                0o700
+            );
         }
     }
 
@@ -261,10 +297,14 @@ mod tests {
         // Plant symlinks at the next names, whatever the second.
         let ts = timestamp_now();
         std::os::unix::fs::symlink(&victim, session.join(format!("compact-{ts}-1.json"))).unwrap();
-        let written = persist_messages(&[json!({"role": "user", "content": "x"})], dir.path(), "s").unwrap();
+        let written =
+            persist_messages(&[json!({"role": "user", "content": "x"})], dir.path(), "s").unwrap();
         assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
         assert!(written.sequence >= 2);
-        assert!(!fs::symlink_metadata(&written.path).unwrap().file_type().is_symlink());
+        assert!(!fs::symlink_metadata(&written.path)
+            .unwrap()
+            .file_type()
+            .is_symlink());
     }
 
     #[test]
@@ -275,9 +315,13 @@ mod tests {
             .map(|i| {
                 let path = path.clone();
                 std::thread::spawn(move || {
-                    persist_messages(&[json!({"role": "user", "content": i.to_string()})], &path, "c")
-                        .unwrap()
-                        .sequence
+                    persist_messages(
+                        &[json!({"role": "user", "content": i.to_string()})],
+                        &path,
+                        "c",
+                    )
+                    .unwrap()
+                    .sequence
                 })
             })
             .collect();
@@ -291,6 +335,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("file");
         fs::write(&file, "x").unwrap();
-        assert!(persist_messages(&[json!({"role": "user", "content": "x"})], &file.join("sub"), "s").is_err());
+        assert!(persist_messages(
+            &[json!({"role": "user", "content": "x"})],
+            &file.join("sub"),
+            "s"
+        )
+        .is_err());
     }
 }

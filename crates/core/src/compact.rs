@@ -13,7 +13,8 @@ use crate::ledger::{Ledger, LEDGER_HEADER};
 use crate::partition::{partition, Partition, TailRules};
 use crate::prompt::{self, RenderLimits};
 use crate::summarize::{
-    summarize_with_retries, AttemptObserver, RetryPolicy, SummaryFailure, SummaryRequest, Summarizer,
+    summarize_with_retries, AttemptObserver, RetryPolicy, Summarizer, SummaryFailure,
+    SummaryRequest,
 };
 use crate::tokens::{self, Encoding};
 
@@ -110,16 +111,28 @@ impl CompactOptions {
     /// Checks ranges; called before any work.
     pub fn validate(&self) -> Result<(), ValidationError> {
         if self.context_token_limit == 0 {
-            return Err(ValidationError::argument("contextTokenLimit", "must be a positive integer"));
+            return Err(ValidationError::argument(
+                "contextTokenLimit",
+                "must be a positive integer",
+            ));
         }
         if !(self.threshold_ratio > 0.0 && self.threshold_ratio.is_finite()) {
-            return Err(ValidationError::argument("thresholdRatio", "must be a number greater than 0"));
+            return Err(ValidationError::argument(
+                "thresholdRatio",
+                "must be a number greater than 0",
+            ));
         }
         if !(0.0..=1.0).contains(&self.tail_retention_ratio) {
-            return Err(ValidationError::argument("tailRetentionRatio", "must be between 0 and 1"));
+            return Err(ValidationError::argument(
+                "tailRetentionRatio",
+                "must be between 0 and 1",
+            ));
         }
         if self.summary_max_tokens == 0 {
-            return Err(ValidationError::argument("summaryMaxTokens", "must be a positive integer"));
+            return Err(ValidationError::argument(
+                "summaryMaxTokens",
+                "must be a positive integer",
+            ));
         }
         archive::validate_session_id(&self.session_id)?;
         Ok(())
@@ -137,8 +150,13 @@ impl CompactOptions {
 
     /// Tokens of the top-level `system` and `tools` options.
     pub fn extra_tokens(&self) -> usize {
-        self.system.as_ref().map_or(0, |s| tokens::count_system(self.encoding, s))
-            + self.tools.as_ref().map_or(0, |t| tokens::count_tools(self.encoding, t))
+        self.system
+            .as_ref()
+            .map_or(0, |s| tokens::count_system(self.encoding, s))
+            + self
+                .tools
+                .as_ref()
+                .map_or(0, |t| tokens::count_tools(self.encoding, t))
     }
 }
 
@@ -189,7 +207,11 @@ pub struct CompactOutcome {
 }
 
 impl CompactOutcome {
-    fn skipped(trigger_tokens: usize, threshold_tokens: usize, error: Option<CompactError>) -> Self {
+    fn skipped(
+        trigger_tokens: usize,
+        threshold_tokens: usize,
+        error: Option<CompactError>,
+    ) -> Self {
         CompactOutcome {
             compacted: false,
             pieces: Vec::new(),
@@ -250,7 +272,11 @@ pub async fn compact(
     let threshold_tokens = options.threshold_tokens();
 
     if messages.is_empty() || (!options.force && trigger_tokens < threshold_tokens) {
-        return Ok(CompactOutcome::skipped(trigger_tokens, threshold_tokens, None));
+        return Ok(CompactOutcome::skipped(
+            trigger_tokens,
+            threshold_tokens,
+            None,
+        ));
     }
 
     let plan = partition(
@@ -277,12 +303,22 @@ pub async fn compact(
     }
 
     let middle = &messages[plan.middle()];
-    let summary = match summarize_middle(middle, plan.head_len, options, summarizer, cancel, observer).await {
+    let summary = match summarize_middle(
+        middle,
+        plan.head_len,
+        options,
+        summarizer,
+        cancel,
+        observer,
+    )
+    .await
+    {
         Ok(summary) => summary,
         Err(SummaryFailure::Aborted) => return Err(Aborted),
         Err(SummaryFailure::Failed(error)) => {
             let attempts = error.attempts;
-            let mut outcome = CompactOutcome::skipped(trigger_tokens, threshold_tokens, Some(error));
+            let mut outcome =
+                CompactOutcome::skipped(trigger_tokens, threshold_tokens, Some(error));
             outcome.partition = Some(plan);
             outcome.provider = Some(summarizer.provider().to_string());
             outcome.model = summarizer.model().map(str::to_string);
@@ -292,33 +328,35 @@ pub async fn compact(
     };
 
     let mut warnings = Vec::new();
-    let archive_path = match archive::persist_messages(middle, &options.output_dir, &options.session_id) {
-        Ok(file) => Some(file.path),
-        Err(e) => {
-            let message = format!(
-                "could not archive the {} compacted messages in {}: {e}",
-                middle.len(),
-                options.output_dir.display()
-            );
-            if options.require_archive {
-                tracing::error!("{message}; compaction skipped (requireArchive)");
-                let mut outcome = CompactOutcome::skipped(
-                    trigger_tokens,
-                    threshold_tokens,
-                    Some(CompactError::new(ErrorCode::ArchiveFailed, message)),
+    let archive_path =
+        match archive::persist_messages(middle, &options.output_dir, &options.session_id) {
+            Ok(file) => Some(file.path),
+            Err(e) => {
+                let message = format!(
+                    "could not archive the {} compacted messages in {}: {e}",
+                    middle.len(),
+                    options.output_dir.display()
                 );
-                outcome.partition = Some(plan);
-                outcome.attempts = summary.attempts;
-                return Ok(outcome);
+                if options.require_archive {
+                    tracing::error!("{message}; compaction skipped (requireArchive)");
+                    let mut outcome = CompactOutcome::skipped(
+                        trigger_tokens,
+                        threshold_tokens,
+                        Some(CompactError::new(ErrorCode::ArchiveFailed, message)),
+                    );
+                    outcome.partition = Some(plan);
+                    outcome.attempts = summary.attempts;
+                    return Ok(outcome);
+                }
+                tracing::warn!("{message}");
+                warnings.push(message);
+                None
             }
-            tracing::warn!("{message}");
-            warnings.push(message);
-            None
-        }
-    };
+        };
 
     let archive_display = archive_path.as_ref().map(|p| p.display().to_string());
-    let content = prompt::summary_message_text(middle.len(), archive_display.as_deref(), &summary.body);
+    let content =
+        prompt::summary_message_text(middle.len(), archive_display.as_deref(), &summary.body);
     let summary_tokens = tokens::count_text(options.encoding, &content);
     let head_tokens: usize = counts[..plan.head_len].iter().sum();
     let tail_tokens: usize = counts[plan.tail_start..].iter().sum();
@@ -392,9 +430,8 @@ pub async fn summarize_middle(
     let window = options
         .summary_context_tokens
         .or_else(|| summarizer.context_window());
-    let budget_chars = window.map(|w| {
-        w.saturating_sub(max_tokens as usize + 2_000).max(1_000) * CHARS_PER_TOKEN
-    });
+    let budget_chars =
+        window.map(|w| w.saturating_sub(max_tokens as usize + 2_000).max(1_000) * CHARS_PER_TOKEN);
 
     let chunks = if summarizer.wants_prompt() {
         plan_chunks(middle, budget_chars)
@@ -410,8 +447,13 @@ pub async fn summarize_middle(
     for chunk in chunks {
         let messages = &middle[chunk.range.clone()];
         let instructions = match options.prompt_style {
-            PromptStyle::Structured => prompt::instructions(running_summary.as_deref(), options.custom_instructions.as_deref()),
-            PromptStyle::Continuation => prompt::continuation_instructions(options.custom_instructions.as_deref()),
+            PromptStyle::Structured => prompt::instructions(
+                running_summary.as_deref(),
+                options.custom_instructions.as_deref(),
+            ),
+            PromptStyle::Continuation => {
+                prompt::continuation_instructions(options.custom_instructions.as_deref())
+            }
         };
         let prompt_text = if summarizer.wants_prompt() {
             let transcript = prompt::render_transcript(messages, chunk.limits);
@@ -452,17 +494,34 @@ const SHORTENED_TOOL_RESULT_CHARS: usize = 2_000;
 
 fn plan_chunks(middle: &[Value], budget_chars: Option<usize>) -> Vec<Chunk> {
     let Some(budget) = budget_chars else {
-        return vec![Chunk { range: 0..middle.len(), limits: RenderLimits::default() }];
+        return vec![Chunk {
+            range: 0..middle.len(),
+            limits: RenderLimits::default(),
+        }];
     };
     let full = RenderLimits::default();
-    let sizes: Vec<usize> = middle.iter().map(|m| approx_rendered_chars(m, full)).collect();
+    let sizes: Vec<usize> = middle
+        .iter()
+        .map(|m| approx_rendered_chars(m, full))
+        .collect();
     if sizes.iter().sum::<usize>() <= budget {
-        return vec![Chunk { range: 0..middle.len(), limits: full }];
+        return vec![Chunk {
+            range: 0..middle.len(),
+            limits: full,
+        }];
     }
-    let short = RenderLimits { max_tool_result_chars: SHORTENED_TOOL_RESULT_CHARS };
-    let sizes: Vec<usize> = middle.iter().map(|m| approx_rendered_chars(m, short)).collect();
+    let short = RenderLimits {
+        max_tool_result_chars: SHORTENED_TOOL_RESULT_CHARS,
+    };
+    let sizes: Vec<usize> = middle
+        .iter()
+        .map(|m| approx_rendered_chars(m, short))
+        .collect();
     if sizes.iter().sum::<usize>() <= budget {
-        return vec![Chunk { range: 0..middle.len(), limits: short }];
+        return vec![Chunk {
+            range: 0..middle.len(),
+            limits: short,
+        }];
     }
     // Chunks that each fit (a single oversized message gets a chunk of its own; its long
     // parts are clipped by the render limits).
@@ -471,13 +530,19 @@ fn plan_chunks(middle: &[Value], budget_chars: Option<usize>) -> Vec<Chunk> {
     let mut used = 0;
     for (i, size) in sizes.iter().enumerate() {
         if i > start && used + size > budget {
-            chunks.push(Chunk { range: start..i, limits: short });
+            chunks.push(Chunk {
+                range: start..i,
+                limits: short,
+            });
             start = i;
             used = 0;
         }
         used += size;
     }
-    chunks.push(Chunk { range: start..middle.len(), limits: short });
+    chunks.push(Chunk {
+        range: start..middle.len(),
+        limits: short,
+    });
     chunks
 }
 
@@ -494,7 +559,9 @@ fn strip_ledger(summary: &str) -> String {
 
 fn unwrap_summary_tags(text: &str) -> String {
     match (text.find("<summary>"), text.rfind("</summary>")) {
-        (Some(start), Some(end)) if end > start => text[start + "<summary>".len()..end].trim().to_string(),
+        (Some(start), Some(end)) if end > start => {
+            text[start + "<summary>".len()..end].trim().to_string()
+        }
         _ => text.trim().to_string(),
     }
 }
@@ -505,14 +572,24 @@ mod tests {
     use crate::summarize::{AttemptError, BoxFuture, NoObserver};
     use std::sync::Mutex;
 
+    /// (prompt, previous summary, range) of each request.
+    type Seen = (String, Option<String>, std::ops::Range<usize>);
+
     struct Recording {
-        requests: Mutex<Vec<(String, Option<String>, std::ops::Range<usize>)>>,
+        requests: Mutex<Vec<Seen>>,
         reply: String,
     }
 
     impl Summarizer for Recording {
-        fn summarize<'a>(&'a self, request: &'a SummaryRequest<'a>) -> BoxFuture<'a, Result<String, AttemptError>> {
-            self.requests.lock().unwrap().push((request.prompt.clone(), request.previous_summary.clone(), request.range.clone()));
+        fn summarize<'a>(
+            &'a self,
+            request: &'a SummaryRequest<'a>,
+        ) -> BoxFuture<'a, Result<String, AttemptError>> {
+            self.requests.lock().unwrap().push((
+                request.prompt.clone(),
+                request.previous_summary.clone(),
+                request.range.clone(),
+            ));
             let reply = self.reply.clone();
             Box::pin(async move { Ok(reply) })
         }
@@ -522,7 +599,10 @@ mod tests {
     }
 
     fn recording(reply: &str) -> Recording {
-        Recording { requests: Mutex::new(Vec::new()), reply: reply.into() }
+        Recording {
+            requests: Mutex::new(Vec::new()),
+            reply: reply.into(),
+        }
     }
 
     fn conversation(turns: usize, words: usize) -> Vec<Value> {
@@ -536,11 +616,28 @@ mod tests {
 
     fn options(limit: usize) -> CompactOptions {
         let dir = std::env::temp_dir().join(format!("cc-test-{}", std::process::id()));
-        CompactOptions { context_token_limit: limit, output_dir: dir, ..CompactOptions::default() }
+        CompactOptions {
+            context_token_limit: limit,
+            output_dir: dir,
+            ..CompactOptions::default()
+        }
     }
 
-    async fn run(messages: &[Value], options: &CompactOptions, summarizer: &dyn Summarizer) -> CompactOutcome {
-        compact(messages, None, options, summarizer, &CancellationToken::new(), &NoObserver).await.unwrap()
+    async fn run(
+        messages: &[Value],
+        options: &CompactOptions,
+        summarizer: &dyn Summarizer,
+    ) -> CompactOutcome {
+        compact(
+            messages,
+            None,
+            options,
+            summarizer,
+            &CancellationToken::new(),
+            &NoObserver,
+        )
+        .await
+        .unwrap()
     }
 
     #[test]
@@ -586,11 +683,20 @@ mod tests {
             .collect();
         assert_eq!(rebuilt[0], messages[0]);
         assert_eq!(rebuilt[1]["role"], "user");
-        assert_eq!(rebuilt[1]["content"].as_str().unwrap(), outcome.summary.as_deref().unwrap());
+        assert_eq!(
+            rebuilt[1]["content"].as_str().unwrap(),
+            outcome.summary.as_deref().unwrap()
+        );
         assert_eq!(outcome.stats.original_token_count, total);
-        assert_eq!(outcome.stats.compacted_token_count, tokens::count_messages(Encoding::O200kBase, &rebuilt));
+        assert_eq!(
+            outcome.stats.compacted_token_count,
+            tokens::count_messages(Encoding::O200kBase, &rebuilt)
+        );
         assert_eq!(outcome.stats.compacted_message_count, plan.middle_len());
-        assert_eq!(outcome.stats.retained_message_count, messages.len() - plan.middle_len());
+        assert_eq!(
+            outcome.stats.retained_message_count,
+            messages.len() - plan.middle_len()
+        );
         assert!(outcome.archive_path.is_some());
         // One token fewer: below the threshold.
         opts.context_token_limit = total + 1;
@@ -627,7 +733,11 @@ mod tests {
         let requests = s.requests.lock().unwrap();
         assert!(requests.len() > 1, "{} requests", requests.len());
         for (i, (prompt_text, previous, _)) in requests.iter().enumerate() {
-            assert!(prompt_text.len() <= (12_000 - 4096) * 3 + 10_000, "chunk {i} too long: {}", prompt_text.len());
+            assert!(
+                prompt_text.len() <= (12_000 - 4096) * 3 + 10_000,
+                "chunk {i} too long: {}",
+                prompt_text.len()
+            );
             assert_eq!(previous.is_some(), i > 0);
         }
         // Chunks cover the middle in order without gaps.

@@ -12,14 +12,17 @@ use serde_json::Value;
 use crate::message::{role_of, text_of, tool_calls, tool_result_text, tool_results, Role};
 use crate::partition::is_user_turn;
 use crate::prompt::{self, SECTION_HEADERS};
-use crate::summarize::{AttemptError, BoxFuture, SummaryRequest, Summarizer};
+use crate::summarize::{AttemptError, BoxFuture, Summarizer, SummaryRequest};
 
 /// The extractive summarizer.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ExtractiveSummarizer;
 
 impl Summarizer for ExtractiveSummarizer {
-    fn summarize<'a>(&'a self, request: &'a SummaryRequest<'a>) -> BoxFuture<'a, Result<String, AttemptError>> {
+    fn summarize<'a>(
+        &'a self,
+        request: &'a SummaryRequest<'a>,
+    ) -> BoxFuture<'a, Result<String, AttemptError>> {
         let summary = extractive_summary(request.messages, request.previous_summary.as_deref());
         Box::pin(async move { Ok(summary) })
     }
@@ -37,13 +40,40 @@ const MAX_QUOTE_CHARS: usize = 400;
 const MAX_ITEMS: usize = 12;
 
 const DECISION_MARKERS: &[&str] = &[
-    "decided", "decide to", "decision", "we chose", "i chose", "chose to", "choose to",
-    "going with", "will use", "instead of", "switched to", "settled on",
-    "决定", "选择", "确定", "采用",
+    "decided",
+    "decide to",
+    "decision",
+    "we chose",
+    "i chose",
+    "chose to",
+    "choose to",
+    "going with",
+    "will use",
+    "instead of",
+    "switched to",
+    "settled on",
+    "决定",
+    "选择",
+    "确定",
+    "采用",
 ];
 const PREFERENCE_MARKERS: &[&str] = &[
-    "prefer", "i like", "i'd like", "please always", "always ", "never ", "don't ", "do not ",
-    "must ", "make sure", "avoid ", "喜欢", "偏好", "习惯", "不要", "必须",
+    "prefer",
+    "i like",
+    "i'd like",
+    "please always",
+    "always ",
+    "never ",
+    "don't ",
+    "do not ",
+    "must ",
+    "make sure",
+    "avoid ",
+    "喜欢",
+    "偏好",
+    "习惯",
+    "不要",
+    "必须",
 ];
 
 fn clip(text: &str, max_chars: usize) -> String {
@@ -137,15 +167,33 @@ pub fn extractive_summary(messages: &[Value], previous: Option<&str>) -> String 
             let text = tool_result_text(result.content);
             if result.is_error {
                 tool_uses.entry(name.clone()).or_default().1 += 1;
-                let first = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("(no output)");
-                push_unique(&mut errors, format!("{name}: {}", clip(first, 240)), MAX_ITEMS);
+                let first = text
+                    .lines()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty())
+                    .unwrap_or("(no output)");
+                push_unique(
+                    &mut errors,
+                    format!("{name}: {}", clip(first, 240)),
+                    MAX_ITEMS,
+                );
             } else {
                 // Error lines inside successful results (compiler errors, failing tests).
                 for line in text.lines().take(2_000) {
                     let trimmed = line.trim_start();
-                    let lower_start: String = trimmed.chars().take(12).collect::<String>().to_lowercase();
-                    if lower_start.starts_with("error") || lower_start.starts_with("fatal") || lower_start.starts_with("traceback") || trimmed.starts_with("FAILED") || trimmed.contains("panicked at") {
-                        push_unique(&mut errors, format!("{name}: {}", clip(trimmed, 240)), MAX_ITEMS);
+                    let lower_start: String =
+                        trimmed.chars().take(12).collect::<String>().to_lowercase();
+                    if lower_start.starts_with("error")
+                        || lower_start.starts_with("fatal")
+                        || lower_start.starts_with("traceback")
+                        || trimmed.starts_with("FAILED")
+                        || trimmed.contains("panicked at")
+                    {
+                        push_unique(
+                            &mut errors,
+                            format!("{name}: {}", clip(trimmed, 240)),
+                            MAX_ITEMS,
+                        );
                         break;
                     }
                 }
@@ -155,7 +203,11 @@ pub fn extractive_summary(messages: &[Value], previous: Option<&str>) -> String 
 
     let mut out = String::new();
     if let Some(previous) = previous {
-        let _ = writeln!(out, "Earlier summary (kept as written):\n{}\n", previous.trim());
+        let _ = writeln!(
+            out,
+            "Earlier summary (kept as written):\n{}\n",
+            previous.trim()
+        );
         out.push_str("Since then:\n\n");
     }
     let section = |out: &mut String, index: usize, lines: &[String]| {
@@ -198,8 +250,14 @@ pub fn extractive_summary(messages: &[Value], previous: Option<&str>) -> String 
     section(&mut out, 4, &state);
     section(&mut out, 5, &errors);
     section(&mut out, 6, &preferences);
-    section(&mut out, 7, &["Continue from the latest request and the recent messages.".to_string()]);
-    out.push_str("(Summary written by the built-in extractive summarizer: quotes, not paraphrase.)");
+    section(
+        &mut out,
+        7,
+        &["Continue from the latest request and the recent messages.".to_string()],
+    );
+    out.push_str(
+        "(Summary written by the built-in extractive summarizer: quotes, not paraphrase.)",
+    );
     out
 }
 
@@ -218,7 +276,10 @@ mod tests {
             {"role": "user", "content": "Now add tests."}
         ]);
         let summary = extractive_summary(messages.as_array().unwrap(), None);
-        assert!(summary.contains("First request: Please port the parser to Rust."), "{summary}");
+        assert!(
+            summary.contains("First request: Please port the parser to Rust."),
+            "{summary}"
+        );
         assert!(summary.contains("Latest request: Now add tests."));
         assert!(summary.contains("We decided to use nom for parsing"));
         assert!(summary.contains("bash: error[E0432]: unresolved import `nom`"));

@@ -67,7 +67,9 @@ fn file_op_of(tool_name: &str, input: &Value) -> Option<FileOp> {
         Some(FileOp::Delete)
     } else if has(&["create", "write", "save", "new_file"]) {
         Some(FileOp::Create)
-    } else if has(&["edit", "replace", "patch", "modify", "update", "insert", "append"]) {
+    } else if has(&[
+        "edit", "replace", "patch", "modify", "update", "insert", "append",
+    ]) {
         Some(FileOp::Modify)
     } else if has(&["read", "view", "open", "cat", "get_file", "show", "load"]) {
         Some(FileOp::Read)
@@ -163,7 +165,9 @@ impl Ledger {
                 }
                 let (name, detail) = match calls_by_id.get(result.tool_use_id) {
                     Some((name, input)) => {
-                        let what = command_of(input).or_else(|| path_of(input)).unwrap_or_default();
+                        let what = command_of(input)
+                            .or_else(|| path_of(input))
+                            .unwrap_or_default();
                         (name.clone(), what)
                     }
                     None => ("tool".to_string(), String::new()),

@@ -42,6 +42,7 @@ pub mod extractive;
 pub mod ledger;
 pub mod message;
 pub mod models;
+pub mod options;
 pub mod partition;
 pub mod prompt;
 pub mod summarize;

@@ -113,14 +113,20 @@ fn validate_message(index: usize, message: &Value) -> Result<Role, ValidationErr
         Some(other) => {
             return Err(err(
                 "content",
-                format!("expected a string or an array of content blocks, got {}", type_name(other)),
+                format!(
+                    "expected a string or an array of content blocks, got {}",
+                    type_name(other)
+                ),
             ))
         }
     }
     if role == Role::Tool {
         match tool_call_id(object) {
             Some(_) => {}
-            None => match object.get("tool_call_id").or_else(|| object.get("toolCallId")) {
+            None => match object
+                .get("tool_call_id")
+                .or_else(|| object.get("toolCallId"))
+            {
                 None => return Err(err("tool_call_id", "is missing".into())),
                 Some(other) => {
                     return Err(err(
@@ -139,13 +145,13 @@ fn validate_message(index: usize, message: &Value) -> Result<Role, ValidationErr
                     for (call_index, call) in calls.iter().enumerate() {
                         let field = format!("{key}[{call_index}]");
                         let call = call.as_object().ok_or_else(|| {
-                            err(&field, format!("expected an object, got {}", type_name(call)))
+                            err(
+                                &field,
+                                format!("expected an object, got {}", type_name(call)),
+                            )
                         })?;
                         if !matches!(call.get("id"), Some(Value::String(_))) {
-                            return Err(err(
-                                &format!("{field}.id"),
-                                "expected a string".into(),
-                            ));
+                            return Err(err(&format!("{field}.id"), "expected a string".into()));
                         }
                     }
                 }
@@ -249,6 +255,68 @@ fn validate_blocks(
     Ok(())
 }
 
+/// Parses JSON text produced by `JSON.stringify`.
+///
+/// `JSON.stringify` writes a lone UTF-16 surrogate (legal in a JS string) as an escape such as
+/// `\ud800`, which has no UTF-8 form. Such a character can only be U+FFFD in a Rust string —
+/// and in any tokenizer that encodes text as UTF-8, js-tiktoken included — so lone surrogate
+/// escapes are replaced with `\ufffd` and the text parsed again. Valid pairs are kept.
+pub fn parse_json_lenient(text: &str) -> Result<Value, serde_json::Error> {
+    match serde_json::from_str(text) {
+        Ok(value) => Ok(value),
+        Err(_) if text.contains("\\ud") || text.contains("\\uD") => {
+            serde_json::from_str(&replace_lone_surrogates(text))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Replaces `\uD800`–`\uDFFF` escapes that are not part of a valid pair with `\uFFFD`.
+fn replace_lone_surrogates(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let hex = |s: &[u8]| {
+        std::str::from_utf8(s)
+            .ok()
+            .and_then(|s| u16::from_str_radix(s, 16).ok())
+    };
+    let mut out = String::with_capacity(text.len());
+    let (mut i, mut copied) = (0, 0);
+    while i + 6 <= bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        if bytes[i + 1] != b'u' {
+            // Skip the escaped character, so an escaped backslash before "ud800" is left alone.
+            i += 2;
+            continue;
+        }
+        let Some(unit) = hex(&bytes[i + 2..i + 6]) else {
+            i += 6;
+            continue;
+        };
+        let is_high = (0xD800..0xDC00).contains(&unit);
+        let is_low = (0xDC00..0xE000).contains(&unit);
+        let pairs = is_high
+            && i + 12 <= bytes.len()
+            && bytes[i + 6] == b'\\'
+            && bytes[i + 7] == b'u'
+            && hex(&bytes[i + 8..i + 12]).is_some_and(|u| (0xDC00..0xE000).contains(&u));
+        if pairs {
+            i += 12;
+        } else if is_high || is_low {
+            out.push_str(&text[copied..i]);
+            out.push_str("\\ufffd");
+            i += 6;
+            copied = i;
+        } else {
+            i += 6;
+        }
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
 /// The JavaScript-style name of a JSON value's type, for error messages.
 pub fn type_name(value: &Value) -> &'static str {
     match value {
@@ -263,7 +331,10 @@ pub fn type_name(value: &Value) -> &'static str {
 
 /// The role of an already validated message.
 pub fn role_of(message: &Value) -> Option<Role> {
-    message.get("role").and_then(Value::as_str).and_then(Role::parse)
+    message
+        .get("role")
+        .and_then(Value::as_str)
+        .and_then(Role::parse)
 }
 
 /// The content blocks of a message, or an empty slice when content is a string or absent.
@@ -384,8 +455,14 @@ pub fn tool_results(message: &Value) -> Vec<ToolResult<'_>> {
         .iter()
         .filter(|block| block_type(block) == "tool_result")
         .map(|block| ToolResult {
-            tool_use_id: block.get("tool_use_id").and_then(Value::as_str).unwrap_or(""),
-            is_error: block.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+            tool_use_id: block
+                .get("tool_use_id")
+                .and_then(Value::as_str)
+                .unwrap_or(""),
+            is_error: block
+                .get("is_error")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
             content: block.get("content"),
         })
         .collect()
@@ -445,7 +522,9 @@ mod tests {
     use serde_json::json;
 
     fn error_of(messages: Value) -> String {
-        validate(messages.as_array().unwrap()).unwrap_err().to_string()
+        validate(messages.as_array().unwrap())
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]
@@ -467,21 +546,44 @@ mod tests {
 
     #[test]
     fn errors_name_the_index_and_field() {
-        assert_eq!(error_of(json!([{"role": "user", "content": "a"}, 5])), "messages[1]: expected a message object, got number");
-        assert_eq!(error_of(json!([{"content": "a"}])), "messages[0].role is missing");
+        assert_eq!(
+            error_of(json!([{"role": "user", "content": "a"}, 5])),
+            "messages[1]: expected a message object, got number"
+        );
+        assert_eq!(
+            error_of(json!([{"content": "a"}])),
+            "messages[0].role is missing"
+        );
         assert_eq!(
             error_of(json!([{"role": "robot", "content": "a"}])),
             "messages[0].role: unknown role \"robot\" (expected \"system\", \"user\", \"assistant\" or \"tool\")"
         );
-        assert_eq!(error_of(json!([{"role": "user", "content": 7}])), "messages[0].content: expected a string or an array of content blocks, got number");
-        assert_eq!(error_of(json!([{"role": "user"}])), "messages[0].content is missing");
         assert_eq!(
-            error_of(json!([{"role": "user", "content": [{"type": "tool_result", "content": "x"}]}])),
+            error_of(json!([{"role": "user", "content": 7}])),
+            "messages[0].content: expected a string or an array of content blocks, got number"
+        );
+        assert_eq!(
+            error_of(json!([{"role": "user"}])),
+            "messages[0].content is missing"
+        );
+        assert_eq!(
+            error_of(
+                json!([{"role": "user", "content": [{"type": "tool_result", "content": "x"}]}])
+            ),
             "messages[0].content[0].tool_use_id is missing"
         );
-        assert_eq!(error_of(json!([{"role": "user", "content": ["text"]}])), "messages[0].content[0]: expected a content block object, got string");
-        assert_eq!(error_of(json!([{"role": "tool", "content": "x"}])), "messages[0].tool_call_id is missing");
-        assert_eq!(error_of(json!([{"role": "user", "content": [{"type": "text"}]}])), "messages[0].content[0].text is missing");
+        assert_eq!(
+            error_of(json!([{"role": "user", "content": ["text"]}])),
+            "messages[0].content[0]: expected a content block object, got string"
+        );
+        assert_eq!(
+            error_of(json!([{"role": "tool", "content": "x"}])),
+            "messages[0].tool_call_id is missing"
+        );
+        assert_eq!(
+            error_of(json!([{"role": "user", "content": [{"type": "text"}]}])),
+            "messages[0].content[0].text is missing"
+        );
     }
 
     #[test]
@@ -499,10 +601,29 @@ mod tests {
         message.insert("role".into(), Value::String("user".into()));
         message.insert("content".into(), content);
         let message = Value::Object(message);
-        let error = validate(std::slice::from_ref(&message)).unwrap_err().to_string();
+        let error = validate(std::slice::from_ref(&message))
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("nests deeper than 64"), "{error}");
         // Dropping a 10 000-deep Value recurses; leak it so the test stays about validation.
         std::mem::forget(message);
+    }
+
+    #[test]
+    fn lone_surrogate_escapes_become_replacement_characters() {
+        assert_eq!(replace_lone_surrogates(r#""a\ud800b""#), r#""a\ufffdb""#);
+        assert_eq!(
+            replace_lone_surrogates(r#""\ud83c\udf89""#),
+            r#""\ud83c\udf89""#
+        );
+        assert_eq!(
+            replace_lone_surrogates(r#""\udc00\ud800""#),
+            r#""\ufffd\ufffd""#
+        );
+        assert_eq!(replace_lone_surrogates(r#""\\ud800""#), r#""\\ud800""#);
+        let parsed = parse_json_lenient(r#"[{"role":"user","content":"x\udc00y"}]"#).unwrap();
+        assert_eq!(parsed[0]["content"], "x\u{FFFD}y");
+        assert_eq!(parse_json_lenient(r#""\ud83c\udf89""#).unwrap(), "🎉");
     }
 
     #[test]
@@ -514,7 +635,9 @@ mod tests {
         let result = json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "is_error": true, "content": "boom"}]});
         assert!(carries_tool_results(&result));
         assert!(tool_results(&result)[0].is_error);
-        assert!(carries_tool_results(&json!({"role": "tool", "tool_call_id": "b", "content": "x"})));
+        assert!(carries_tool_results(
+            &json!({"role": "tool", "tool_call_id": "b", "content": "x"})
+        ));
         assert!(!carries_tool_results(&anthropic));
     }
 }

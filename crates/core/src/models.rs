@@ -13,40 +13,244 @@ pub struct ModelInfo {
 /// Model name prefixes and their limits; the longest matching prefix wins, so specific
 /// entries can sit beside family defaults.
 const MODELS: &[(&str, ModelInfo)] = &[
-    ("claude-opus-4", ModelInfo { context_window: 200_000, max_output_tokens: 32_000 }),
-    ("claude-sonnet-4", ModelInfo { context_window: 200_000, max_output_tokens: 64_000 }),
-    ("claude-haiku-4", ModelInfo { context_window: 200_000, max_output_tokens: 64_000 }),
-    ("claude-3-7-sonnet", ModelInfo { context_window: 200_000, max_output_tokens: 64_000 }),
-    ("claude-3-5-haiku", ModelInfo { context_window: 200_000, max_output_tokens: 8_192 }),
-    ("claude-3-5-sonnet", ModelInfo { context_window: 200_000, max_output_tokens: 8_192 }),
-    ("claude-3", ModelInfo { context_window: 200_000, max_output_tokens: 4_096 }),
-    ("claude", ModelInfo { context_window: 200_000, max_output_tokens: 8_192 }),
-    ("gpt-5", ModelInfo { context_window: 400_000, max_output_tokens: 128_000 }),
-    ("gpt-4.1", ModelInfo { context_window: 1_047_576, max_output_tokens: 32_768 }),
-    ("gpt-4o", ModelInfo { context_window: 128_000, max_output_tokens: 16_384 }),
-    ("gpt-4-turbo", ModelInfo { context_window: 128_000, max_output_tokens: 4_096 }),
-    ("gpt-4", ModelInfo { context_window: 8_192, max_output_tokens: 4_096 }),
-    ("gpt-3.5-turbo", ModelInfo { context_window: 16_385, max_output_tokens: 4_096 }),
-    ("o1", ModelInfo { context_window: 200_000, max_output_tokens: 100_000 }),
-    ("o3", ModelInfo { context_window: 200_000, max_output_tokens: 100_000 }),
-    ("o4-mini", ModelInfo { context_window: 200_000, max_output_tokens: 100_000 }),
-    ("gemini-2.5", ModelInfo { context_window: 1_048_576, max_output_tokens: 65_536 }),
-    ("gemini-2.0", ModelInfo { context_window: 1_048_576, max_output_tokens: 8_192 }),
-    ("gemini-1.5-pro", ModelInfo { context_window: 2_097_152, max_output_tokens: 8_192 }),
-    ("gemini", ModelInfo { context_window: 1_048_576, max_output_tokens: 8_192 }),
-    ("deepseek-chat", ModelInfo { context_window: 128_000, max_output_tokens: 8_192 }),
-    ("deepseek-reasoner", ModelInfo { context_window: 128_000, max_output_tokens: 65_536 }),
-    ("deepseek", ModelInfo { context_window: 128_000, max_output_tokens: 8_192 }),
-    ("qwen3", ModelInfo { context_window: 131_072, max_output_tokens: 32_768 }),
-    ("qwen2.5", ModelInfo { context_window: 131_072, max_output_tokens: 8_192 }),
-    ("qwen-max", ModelInfo { context_window: 32_768, max_output_tokens: 8_192 }),
-    ("qwen-plus", ModelInfo { context_window: 131_072, max_output_tokens: 8_192 }),
-    ("qwen-turbo", ModelInfo { context_window: 1_000_000, max_output_tokens: 8_192 }),
-    ("qwen", ModelInfo { context_window: 131_072, max_output_tokens: 8_192 }),
-    ("llama-3", ModelInfo { context_window: 128_000, max_output_tokens: 4_096 }),
-    ("mistral-large", ModelInfo { context_window: 128_000, max_output_tokens: 8_192 }),
-    ("kimi-k2", ModelInfo { context_window: 131_072, max_output_tokens: 16_384 }),
-    ("glm-4", ModelInfo { context_window: 128_000, max_output_tokens: 8_192 }),
+    (
+        "claude-opus-4",
+        ModelInfo {
+            context_window: 200_000,
+            max_output_tokens: 32_000,
+        },
+    ),
+    (
+        "claude-sonnet-4",
+        ModelInfo {
+            context_window: 200_000,
+            max_output_tokens: 64_000,
+        },
+    ),
+    (
+        "claude-haiku-4",
+        ModelInfo {
+            context_window: 200_000,
+            max_output_tokens: 64_000,
+        },
+    ),
+    (
+        "claude-3-7-sonnet",
+        ModelInfo {
+            context_window: 200_000,
+            max_output_tokens: 64_000,
+        },
+    ),
+    (
+        "claude-3-5-haiku",
+        ModelInfo {
+            context_window: 200_000,
+            max_output_tokens: 8_192,
+        },
+    ),
+    (
+        "claude-3-5-sonnet",
+        ModelInfo {
+            context_window: 200_000,
+            max_output_tokens: 8_192,
+        },
+    ),
+    (
+        "claude-3",
+        ModelInfo {
+            context_window: 200_000,
+            max_output_tokens: 4_096,
+        },
+    ),
+    (
+        "claude",
+        ModelInfo {
+            context_window: 200_000,
+            max_output_tokens: 8_192,
+        },
+    ),
+    (
+        "gpt-5",
+        ModelInfo {
+            context_window: 400_000,
+            max_output_tokens: 128_000,
+        },
+    ),
+    (
+        "gpt-4.1",
+        ModelInfo {
+            context_window: 1_047_576,
+            max_output_tokens: 32_768,
+        },
+    ),
+    (
+        "gpt-4o",
+        ModelInfo {
+            context_window: 128_000,
+            max_output_tokens: 16_384,
+        },
+    ),
+    (
+        "gpt-4-turbo",
+        ModelInfo {
+            context_window: 128_000,
+            max_output_tokens: 4_096,
+        },
+    ),
+    (
+        "gpt-4",
+        ModelInfo {
+            context_window: 8_192,
+            max_output_tokens: 4_096,
+        },
+    ),
+    (
+        "gpt-3.5-turbo",
+        ModelInfo {
+            context_window: 16_385,
+            max_output_tokens: 4_096,
+        },
+    ),
+    (
+        "o1",
+        ModelInfo {
+            context_window: 200_000,
+            max_output_tokens: 100_000,
+        },
+    ),
+    (
+        "o3",
+        ModelInfo {
+            context_window: 200_000,
+            max_output_tokens: 100_000,
+        },
+    ),
+    (
+        "o4-mini",
+        ModelInfo {
+            context_window: 200_000,
+            max_output_tokens: 100_000,
+        },
+    ),
+    (
+        "gemini-2.5",
+        ModelInfo {
+            context_window: 1_048_576,
+            max_output_tokens: 65_536,
+        },
+    ),
+    (
+        "gemini-2.0",
+        ModelInfo {
+            context_window: 1_048_576,
+            max_output_tokens: 8_192,
+        },
+    ),
+    (
+        "gemini-1.5-pro",
+        ModelInfo {
+            context_window: 2_097_152,
+            max_output_tokens: 8_192,
+        },
+    ),
+    (
+        "gemini",
+        ModelInfo {
+            context_window: 1_048_576,
+            max_output_tokens: 8_192,
+        },
+    ),
+    (
+        "deepseek-chat",
+        ModelInfo {
+            context_window: 128_000,
+            max_output_tokens: 8_192,
+        },
+    ),
+    (
+        "deepseek-reasoner",
+        ModelInfo {
+            context_window: 128_000,
+            max_output_tokens: 65_536,
+        },
+    ),
+    (
+        "deepseek",
+        ModelInfo {
+            context_window: 128_000,
+            max_output_tokens: 8_192,
+        },
+    ),
+    (
+        "qwen3",
+        ModelInfo {
+            context_window: 131_072,
+            max_output_tokens: 32_768,
+        },
+    ),
+    (
+        "qwen2.5",
+        ModelInfo {
+            context_window: 131_072,
+            max_output_tokens: 8_192,
+        },
+    ),
+    (
+        "qwen-max",
+        ModelInfo {
+            context_window: 32_768,
+            max_output_tokens: 8_192,
+        },
+    ),
+    (
+        "qwen-plus",
+        ModelInfo {
+            context_window: 131_072,
+            max_output_tokens: 8_192,
+        },
+    ),
+    (
+        "qwen-turbo",
+        ModelInfo {
+            context_window: 1_000_000,
+            max_output_tokens: 8_192,
+        },
+    ),
+    (
+        "qwen",
+        ModelInfo {
+            context_window: 131_072,
+            max_output_tokens: 8_192,
+        },
+    ),
+    (
+        "llama-3",
+        ModelInfo {
+            context_window: 128_000,
+            max_output_tokens: 4_096,
+        },
+    ),
+    (
+        "mistral-large",
+        ModelInfo {
+            context_window: 128_000,
+            max_output_tokens: 8_192,
+        },
+    ),
+    (
+        "kimi-k2",
+        ModelInfo {
+            context_window: 131_072,
+            max_output_tokens: 16_384,
+        },
+    ),
+    (
+        "glm-4",
+        ModelInfo {
+            context_window: 128_000,
+            max_output_tokens: 8_192,
+        },
+    ),
 ];
 
 /// The limits of a model, matched by name prefix (case-insensitive; a provider prefix such as

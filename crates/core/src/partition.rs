@@ -92,7 +92,11 @@ pub fn partition(
 
 /// Moves `tail_start` back while the tail would begin with tool results, so that they stay
 /// with the assistant message that made the calls.
-pub fn extend_past_tool_results(messages: &[Value], head_len: usize, mut tail_start: usize) -> usize {
+pub fn extend_past_tool_results(
+    messages: &[Value],
+    head_len: usize,
+    mut tail_start: usize,
+) -> usize {
     while tail_start > head_len
         && tail_start < messages.len()
         && carries_tool_results(&messages[tail_start])
@@ -113,7 +117,12 @@ mod tests {
     use serde_json::json;
 
     fn cut(messages: &Value, counts: &[usize], budget: usize) -> (usize, usize) {
-        let p = partition(messages.as_array().unwrap(), counts, budget, TailRules::default());
+        let p = partition(
+            messages.as_array().unwrap(),
+            counts,
+            budget,
+            TailRules::default(),
+        );
         (p.head_len, p.tail_start)
     }
 
@@ -135,8 +144,14 @@ mod tests {
 
     #[test]
     fn one_message_is_the_tail() {
-        assert_eq!(cut(&json!([{"role": "user", "content": "a"}]), &[50], 10), (0, 0));
-        assert_eq!(cut(&json!([{"role": "system", "content": "a"}]), &[50], 10), (0, 0));
+        assert_eq!(
+            cut(&json!([{"role": "user", "content": "a"}]), &[50], 10),
+            (0, 0)
+        );
+        assert_eq!(
+            cut(&json!([{"role": "system", "content": "a"}]), &[50], 10),
+            (0, 0)
+        );
         assert_eq!(cut(&json!([]), &[], 10), (0, 0));
     }
 
@@ -187,7 +202,14 @@ mod tests {
             {"role": "user", "content": "2"}, {"role": "assistant", "content": "b"},
             {"role": "user", "content": "3"}, {"role": "assistant", "content": "c"}
         ]);
-        let p = partition(m.as_array().unwrap(), &[1; 6], 1, TailRules { keep_recent_turns: 2 });
+        let p = partition(
+            m.as_array().unwrap(),
+            &[1; 6],
+            1,
+            TailRules {
+                keep_recent_turns: 2,
+            },
+        );
         assert_eq!(p.tail_start, 2);
     }
 }

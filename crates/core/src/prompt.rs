@@ -191,7 +191,10 @@ pub fn render_transcript(messages: &[Value], limits: RenderLimits) -> String {
             Some(Role::Tool) => {
                 let id = message.as_object().and_then(tool_call_id).unwrap_or("");
                 let name = tool_names.get(id).copied().unwrap_or("tool");
-                let is_error = message.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+                let is_error = message
+                    .get("is_error")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
                 render_tool_result(&mut out, name, is_error, message.get("content"), limits);
             }
             _ => {
@@ -202,7 +205,14 @@ pub fn render_transcript(messages: &[Value], limits: RenderLimits) -> String {
                     Some(Value::Array(blocks)) => {
                         let mut wrote_header = false;
                         for block in blocks {
-                            render_block(&mut out, role, &mut wrote_header, block, &mut tool_names, limits);
+                            render_block(
+                                &mut out,
+                                role,
+                                &mut wrote_header,
+                                block,
+                                &mut tool_names,
+                                limits,
+                            );
                         }
                     }
                     _ => {}
@@ -210,14 +220,21 @@ pub fn render_transcript(messages: &[Value], limits: RenderLimits) -> String {
                 for call in openai_tool_calls(message) {
                     let id = call.get("id").and_then(Value::as_str).unwrap_or("");
                     let function = call.get("function");
-                    let name = function.and_then(|f| f.get("name")).and_then(Value::as_str).unwrap_or("");
+                    let name = function
+                        .and_then(|f| f.get("name"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("");
                     tool_names.insert(id, name);
                     let arguments = match function.and_then(|f| f.get("arguments")) {
                         Some(Value::String(text)) => text.clone(),
                         Some(other) => compact_json(other),
                         None => String::new(),
                     };
-                    let _ = writeln!(out, "[{role} called tool {name}] {}\n", clip_middle(&arguments, 4_000));
+                    let _ = writeln!(
+                        out,
+                        "[{role} called tool {name}] {}\n",
+                        clip_middle(&arguments, 4_000)
+                    );
                 }
             }
         }
@@ -242,7 +259,15 @@ fn render_block<'a>(
     match block_type(block) {
         "text" => {
             header(out);
-            let _ = writeln!(out, "{}\n", block.get("text").and_then(Value::as_str).unwrap_or("").trim_end());
+            let _ = writeln!(
+                out,
+                "{}\n",
+                block
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .trim_end()
+            );
         }
         "thinking" => {
             header(out);
@@ -254,13 +279,23 @@ fn render_block<'a>(
             let name = block.get("name").and_then(Value::as_str).unwrap_or("");
             tool_names.insert(id, name);
             let input = block.get("input").map(compact_json).unwrap_or_default();
-            let _ = writeln!(out, "[{role} called tool {name}] {}\n", clip_middle(&input, 4_000));
+            let _ = writeln!(
+                out,
+                "[{role} called tool {name}] {}\n",
+                clip_middle(&input, 4_000)
+            );
             *wrote_header = false;
         }
         "tool_result" => {
-            let id = block.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
+            let id = block
+                .get("tool_use_id")
+                .and_then(Value::as_str)
+                .unwrap_or("");
             let name = tool_names.get(id).copied().unwrap_or("tool");
-            let is_error = block.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+            let is_error = block
+                .get("is_error")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
             render_tool_result(out, name, is_error, block.get("content"), limits);
             *wrote_header = false;
         }
@@ -270,7 +305,10 @@ fn render_block<'a>(
         }
         "document" => {
             header(out);
-            let title = block.get("title").and_then(Value::as_str).unwrap_or("untitled");
+            let title = block
+                .get("title")
+                .and_then(Value::as_str)
+                .unwrap_or("untitled");
             let _ = writeln!(out, "[document: {title}]\n");
         }
         "redacted_thinking" => {}
@@ -281,7 +319,13 @@ fn render_block<'a>(
     }
 }
 
-fn render_tool_result(out: &mut String, name: &str, is_error: bool, content: Option<&Value>, limits: RenderLimits) {
+fn render_tool_result(
+    out: &mut String,
+    name: &str,
+    is_error: bool,
+    content: Option<&Value>,
+    limits: RenderLimits,
+) {
     let text = match content {
         Some(Value::String(text)) => text.clone(),
         Some(Value::Array(blocks)) => {
@@ -332,7 +376,11 @@ pub fn clip_middle(text: &str, max_chars: usize) -> String {
 }
 
 /// The full prompt: instructions, the previous summary (if any), the transcript.
-pub fn build_prompt(instructions: &str, previous_summary: Option<&str>, transcript: &str) -> String {
+pub fn build_prompt(
+    instructions: &str,
+    previous_summary: Option<&str>,
+    transcript: &str,
+) -> String {
     let mut prompt = String::with_capacity(instructions.len() + transcript.len() + 256);
     prompt.push_str(instructions);
     if let Some(previous) = previous_summary {
@@ -367,11 +415,18 @@ mod tests {
 
     #[test]
     fn summary_messages_round_trip_their_parts() {
-        let text = summary_message_text(12, Some("/tmp/x/compact-20260101T000000Z-1.json"), "## Goal\nship");
+        let text = summary_message_text(
+            12,
+            Some("/tmp/x/compact-20260101T000000Z-1.json"),
+            "## Goal\nship",
+        );
         let message = json!({"role": "user", "content": text});
         assert!(is_summary_message(&message));
         assert_eq!(summary_body(&message), Some("## Goal\nship"));
-        assert_eq!(summary_archive(&message), Some("/tmp/x/compact-20260101T000000Z-1.json"));
+        assert_eq!(
+            summary_archive(&message),
+            Some("/tmp/x/compact-20260101T000000Z-1.json")
+        );
         let unarchived = json!({"role": "user", "content": summary_message_text(1, None, "b")});
         assert_eq!(summary_archive(&unarchived), None);
     }

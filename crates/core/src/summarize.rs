@@ -81,7 +81,10 @@ impl AttemptError {
 pub trait Summarizer: Send + Sync {
     /// Makes one attempt. Empty or whitespace-only text is treated as a failed attempt by the
     /// caller, so implementations may return it as is.
-    fn summarize<'a>(&'a self, request: &'a SummaryRequest<'a>) -> BoxFuture<'a, Result<String, AttemptError>>;
+    fn summarize<'a>(
+        &'a self,
+        request: &'a SummaryRequest<'a>,
+    ) -> BoxFuture<'a, Result<String, AttemptError>>;
 
     /// `anthropic`, `openai`, `extractive` or `custom`.
     fn provider(&self) -> &str;
@@ -180,11 +183,9 @@ pub async fn summarize_with_retries(
         };
         let error = match outcome {
             Ok(text) if !text.trim().is_empty() => return Ok(text.trim().to_string()),
-            Ok(_) => AttemptError::new(
-                ErrorCode::EmptySummary,
-                "the summary was empty",
-                Retry::Yes,
-            ),
+            Ok(_) => {
+                AttemptError::new(ErrorCode::EmptySummary, "the summary was empty", Retry::Yes)
+            }
             Err(error) => error,
         };
         let retries_used = attempt - 1;
@@ -245,9 +246,17 @@ mod tests {
     }
 
     impl Summarizer for Scripted {
-        fn summarize<'a>(&'a self, _request: &'a SummaryRequest<'a>) -> BoxFuture<'a, Result<String, AttemptError>> {
+        fn summarize<'a>(
+            &'a self,
+            _request: &'a SummaryRequest<'a>,
+        ) -> BoxFuture<'a, Result<String, AttemptError>> {
             self.calls.fetch_add(1, Ordering::SeqCst);
-            let next = self.outcomes.lock().unwrap().pop().expect("no more scripted outcomes");
+            let next = self
+                .outcomes
+                .lock()
+                .unwrap()
+                .pop()
+                .expect("no more scripted outcomes");
             Box::pin(async move { next })
         }
         fn provider(&self) -> &str {
@@ -282,7 +291,14 @@ mod tests {
     #[tokio::test]
     async fn retries_until_success() {
         let s = Scripted::new(vec![failure(), Ok("  ".into()), Ok(" summary ".into())]);
-        let out = summarize_with_retries(&s, &request(), fast(2), &CancellationToken::new(), &NoObserver).await;
+        let out = summarize_with_retries(
+            &s,
+            &request(),
+            fast(2),
+            &CancellationToken::new(),
+            &NoObserver,
+        )
+        .await;
         assert_eq!(out, Ok("summary".to_string()));
         assert_eq!(s.calls.load(Ordering::SeqCst), 3);
     }
@@ -290,7 +306,14 @@ mod tests {
     #[tokio::test]
     async fn gives_up_after_max_retries_plus_one_attempts() {
         let s = Scripted::new(vec![failure(), failure(), failure()]);
-        let out = summarize_with_retries(&s, &request(), fast(2), &CancellationToken::new(), &NoObserver).await;
+        let out = summarize_with_retries(
+            &s,
+            &request(),
+            fast(2),
+            &CancellationToken::new(),
+            &NoObserver,
+        )
+        .await;
         match out {
             Err(SummaryFailure::Failed(e)) => {
                 assert_eq!(e.attempts, 3);
@@ -305,22 +328,65 @@ mod tests {
     #[tokio::test]
     async fn zero_retries_means_one_attempt() {
         let s = Scripted::new(vec![failure()]);
-        let out = summarize_with_retries(&s, &request(), fast(0), &CancellationToken::new(), &NoObserver).await;
-        assert!(matches!(out, Err(SummaryFailure::Failed(CompactError { attempts: 1, .. }))));
+        let out = summarize_with_retries(
+            &s,
+            &request(),
+            fast(0),
+            &CancellationToken::new(),
+            &NoObserver,
+        )
+        .await;
+        assert!(matches!(
+            out,
+            Err(SummaryFailure::Failed(CompactError { attempts: 1, .. }))
+        ));
     }
 
     #[tokio::test]
     async fn non_retryable_errors_stop_at_once() {
-        let s = Scripted::new(vec![Err(AttemptError::new(ErrorCode::BadRequest, "bad", Retry::No).with_status(400))]);
-        let out = summarize_with_retries(&s, &request(), fast(5), &CancellationToken::new(), &NoObserver).await;
-        assert!(matches!(out, Err(SummaryFailure::Failed(CompactError { attempts: 1, code: ErrorCode::BadRequest, .. }))));
+        let s = Scripted::new(vec![Err(AttemptError::new(
+            ErrorCode::BadRequest,
+            "bad",
+            Retry::No,
+        )
+        .with_status(400))]);
+        let out = summarize_with_retries(
+            &s,
+            &request(),
+            fast(5),
+            &CancellationToken::new(),
+            &NoObserver,
+        )
+        .await;
+        assert!(matches!(
+            out,
+            Err(SummaryFailure::Failed(CompactError {
+                attempts: 1,
+                code: ErrorCode::BadRequest,
+                ..
+            }))
+        ));
     }
 
     #[tokio::test]
     async fn empty_summaries_are_failed_attempts() {
         let s = Scripted::new(vec![Ok(String::new()), Ok("\n\t ".into())]);
-        let out = summarize_with_retries(&s, &request(), fast(1), &CancellationToken::new(), &NoObserver).await;
-        assert!(matches!(out, Err(SummaryFailure::Failed(CompactError { code: ErrorCode::EmptySummary, attempts: 2, .. }))));
+        let out = summarize_with_retries(
+            &s,
+            &request(),
+            fast(1),
+            &CancellationToken::new(),
+            &NoObserver,
+        )
+        .await;
+        assert!(matches!(
+            out,
+            Err(SummaryFailure::Failed(CompactError {
+                code: ErrorCode::EmptySummary,
+                attempts: 2,
+                ..
+            }))
+        ));
     }
 
     #[tokio::test]
@@ -336,9 +402,19 @@ mod tests {
     #[test]
     fn backoff_doubles_with_jitter_and_caps() {
         let policy = RetryPolicy::default();
-        for (retry, max_ms) in [(0u32, 500u128), (1, 1000), (2, 2000), (3, 4000), (4, 8000), (9, 8000)] {
+        for (retry, max_ms) in [
+            (0u32, 500u128),
+            (1, 1000),
+            (2, 2000),
+            (3, 4000),
+            (4, 8000),
+            (9, 8000),
+        ] {
             let d = policy.backoff(retry).as_millis();
-            assert!(d <= max_ms && d >= max_ms * 3 / 4 - 1, "retry {retry}: {d}ms");
+            assert!(
+                d <= max_ms && d >= max_ms * 3 / 4 - 1,
+                "retry {retry}: {d}ms"
+            );
         }
     }
 }

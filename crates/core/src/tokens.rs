@@ -206,8 +206,13 @@ pub fn compact_json(value: &Value) -> String {
 
 fn warn_unknown_block(block_type: &str) {
     static WARNED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
-    let mut warned = WARNED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if warned.get_or_insert_with(HashSet::new).insert(block_type.to_string()) {
+    let mut warned = WARNED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if warned
+        .get_or_insert_with(HashSet::new)
+        .insert(block_type.to_string())
+    {
         tracing::warn!(
             block_type,
             "unknown content block type {block_type:?} counted as 0 tokens"
@@ -371,14 +376,19 @@ mod tests {
     use serde_json::json;
 
     fn tiktoken(text: &str) -> usize {
-        tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len()
+        tiktoken_rs::o200k_base_singleton()
+            .encode_ordinary(text)
+            .len()
     }
 
     #[test]
     fn empty_list_and_empty_string_count_zero() {
         assert_eq!(count_messages(Encoding::O200kBase, &[]), 0);
         assert_eq!(
-            count_messages(Encoding::O200kBase, &[json!({"role": "user", "content": ""})]),
+            count_messages(
+                Encoding::O200kBase,
+                &[json!({"role": "user", "content": ""})]
+            ),
             0
         );
     }
@@ -393,14 +403,20 @@ mod tests {
             "fn main() { println!(\"{}\", 1 + 2); }",
         ] {
             let message = json!({"role": "user", "content": text});
-            assert_eq!(count_message(Encoding::O200kBase, &message), tiktoken(text), "{text:?}");
+            assert_eq!(
+                count_message(Encoding::O200kBase, &message),
+                tiktoken(text),
+                "{text:?}"
+            );
         }
     }
 
     #[test]
     fn cl100k_matches_tiktoken() {
         let text = "The quick brown fox 你好 <|endoftext|> 12345";
-        let expected = tiktoken_rs::cl100k_base_singleton().encode_ordinary(text).len();
+        let expected = tiktoken_rs::cl100k_base_singleton()
+            .encode_ordinary(text)
+            .len();
         assert_eq!(count_text(Encoding::Cl100kBase, text), expected);
     }
 
@@ -457,7 +473,10 @@ mod tests {
         // Downscaled: a 4000×3000 photo costs what ≈1.15 MP costs.
         assert!((1_500..=1_600).contains(&image_tokens(4000, 3000)));
         let unknown = json!({"role": "user", "content": [{"type": "image", "source": {"type": "url", "url": "https://x/y.png"}}]});
-        assert_eq!(count_message(Encoding::O200kBase, &unknown), UNKNOWN_IMAGE_TOKENS);
+        assert_eq!(
+            count_message(Encoding::O200kBase, &unknown),
+            UNKNOWN_IMAGE_TOKENS
+        );
     }
 
     #[test]
