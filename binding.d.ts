@@ -9,6 +9,13 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/**
+ * Records a usage report into a `Compactor`'s calibration: `covered_raw_tokens` is the raw
+ * count of what the usage covers (messages up to the last assistant message, plus system and
+ * tools). Returns the new calibration as JSON.
+ */
+export declare function calibrateJson(calibrationJson: string | undefined | null, coveredRawTokens: number, usageJson: string): string
+
 /** Cancels the work using a token. */
 export declare function cancelToken(id: number): void
 
@@ -16,7 +23,7 @@ export declare function cancelToken(id: number): void
  * Runs a compaction. Resolves with the outcome as JSON, or rejects with `AbortError` when the
  * token is cancelled.
  */
-export declare function compactJson(messagesJson: string, optionsJson?: string | undefined | null, counts?: Array<number> | undefined | null, summarizer?: JsSummarizerFn | undefined | null, onEvent?: JsEventFn | undefined | null, cancelId?: number | undefined | null): Promise<string>
+export declare function compactJson(messagesJson: string, optionsJson?: string | undefined | null, counts?: Array<number> | undefined | null, summarizer?: JsSummarizerFn | undefined | null, onEvent?: JsEventFn | undefined | null, cancelId?: number | undefined | null, calibrationJson?: string | undefined | null, onLog?: JsLogFn | undefined | null): Promise<string>
 
 /** Token count of each message of a JSON message list. */
 export declare function countEachJson(messagesJson: string, encoding?: string | undefined | null): Array<number>
@@ -28,23 +35,17 @@ export declare function countTokensJson(messagesJson: string, encoding?: string 
 export declare function createCancelToken(): number
 
 /** Summarizes messages (the whole list is the "middle") and resolves with the summary text. */
-export declare function generateSummaryJson(messagesJson: string, optionsJson?: string | undefined | null, summarizer?: JsSummarizerFn | undefined | null, cancelId?: number | undefined | null): Promise<string>
+export declare function generateSummaryJson(messagesJson: string, optionsJson?: string | undefined | null, summarizer?: JsSummarizerFn | undefined | null, cancelId?: number | undefined | null, onLog?: JsLogFn | undefined | null): Promise<string>
+
+/** The archives of a session as a JSON array of `ArchiveInfo`. */
+export declare function listArchivesJson(outputDir: string, sessionId: string): Promise<string>
 
 /**
- * Measures the trigger for options, given the messages' total tokens (counted by the caller,
- * possibly from a cache).
+ * The trigger's estimate as JSON (`Measure`: rawTokens, tokens, source, factor, threshold),
+ * given the messages' total tokens and the tokens after the last assistant message (counted by
+ * the caller, possibly from a cache).
  */
-export declare function measureJson(messageTokens: number, optionsJson?: string | undefined | null): NativeMeasure
-
-/** The numbers behind a trigger decision. */
-export interface NativeMeasure {
-  /** Tokens of the messages plus `system` and `tools`. */
-  tokens: number
-  /** `contextTokenLimit × thresholdRatio`. */
-  threshold: number
-  /** `tailRetentionTokens` for these options. */
-  tailRetentionTokens: number
-}
+export declare function measureJson(messageTokens: number, tokensAfterLastAssistant?: number | undefined | null, optionsJson?: string | undefined | null, calibrationJson?: string | undefined | null): string
 
 /** Where a list is cut. */
 export interface NativePartition {
@@ -61,8 +62,18 @@ export declare function persistMessagesJson(messagesJson: string, outputDir: str
 /** Preloads an encoding's tables (the first count otherwise pays for it). */
 export declare function preloadEncoding(encoding?: string | undefined | null): void
 
+/** Prunes old archives; resolves with `{"removed": [...], "kept": n}` as JSON. */
+export declare function pruneArchivesJson(outputDir: string, olderThanDays?: number | undefined | null, sessionId?: string | undefined | null): Promise<string>
+
 /** Forgets a token. */
 export declare function releaseCancelToken(id: number): void
+
+/**
+ * Restores a compacted JSON message list. Resolves with `{"pieces": [...]}` (an index into
+ * the input, or a message read back from an archive) or, when an archive is missing or
+ * unusable, `{"error": {"code", "message"}}` for the JS layer to throw.
+ */
+export declare function restoreMessagesJson(messagesJson: string, outputDir?: string | undefined | null, sessionId?: string | undefined | null): Promise<string>
 
 /** One summary request, as passed to the JS layer (which adds the caller's message objects). */
 export interface SummarizeCall {
@@ -77,6 +88,9 @@ export interface SummarizeCall {
   maxTokens: number
   attempt: number
 }
+
+/** The tail budget for options (`contextTokenLimit × tailRetentionRatio`). */
+export declare function tailRetentionTokensJson(optionsJson?: string | undefined | null): number
 
 /** Validates a JSON message list (throws like the other functions; returns nothing). */
 export declare function validateJson(messagesJson: string): void

@@ -835,16 +835,21 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.calibrateJson = nativeBinding.calibrateJson
 module.exports.cancelToken = nativeBinding.cancelToken
 module.exports.compactJson = nativeBinding.compactJson
 module.exports.countEachJson = nativeBinding.countEachJson
 module.exports.countTokensJson = nativeBinding.countTokensJson
 module.exports.createCancelToken = nativeBinding.createCancelToken
 module.exports.generateSummaryJson = nativeBinding.generateSummaryJson
+module.exports.listArchivesJson = nativeBinding.listArchivesJson
 module.exports.measureJson = nativeBinding.measureJson
 module.exports.partitionJson = nativeBinding.partitionJson
 module.exports.persistMessagesJson = nativeBinding.persistMessagesJson
 module.exports.preloadEncoding = nativeBinding.preloadEncoding
+module.exports.pruneArchivesJson = nativeBinding.pruneArchivesJson
 module.exports.releaseCancelToken = nativeBinding.releaseCancelToken
+module.exports.restoreMessagesJson = nativeBinding.restoreMessagesJson
+module.exports.tailRetentionTokensJson = nativeBinding.tailRetentionTokensJson
 module.exports.validateJson = nativeBinding.validateJson
 module.exports.validateSessionId = nativeBinding.validateSessionId

@@ -217,10 +217,51 @@ export interface CompactOptions {
    * @default 'o200k_base'
    */
   encoding?: 'o200k_base' | 'cl100k_base'
-  /** The model that writes the summary (passed to `summarizer` as `request.model`). */
+  /**
+   * Who writes the summary when no `summarizer` is given:
+   * - `'anthropic'`: the Anthropic Messages API (`POST {baseUrl}/v1/messages`);
+   * - `'openai'`: any OpenAI-compatible Chat Completions server (`POST {baseUrl}/v1/chat/completions`:
+   *   OpenAI, vLLM, Ollama, DeepSeek, …);
+   * - `'extractive'`: the built-in rule-based summarizer (offline, deterministic, free).
+   *
+   * By default (zero configuration): `'anthropic'` when `ANTHROPIC_API_KEY` is set, else
+   * `'openai'` when `OPENAI_API_KEY` is set, else `'extractive'` (with a warning). An `apiKey`
+   * without `provider` means `'anthropic'` for `sk-ant-…` keys (or a `claude…` `model`) and
+   * `'openai'` otherwise; with both variables set, a `model` of a known family picks its
+   * provider. An explicit `'anthropic'`/`'openai'` without any key skips the compaction with
+   * `error.code: 'MISSING_API_KEY'`.
+   * `result.provider` / `result.model` report which one wrote the summary.
+   * @default 'anthropic' | 'openai' | 'extractive', from the environment
+   */
+  provider?: 'anthropic' | 'openai' | 'extractive'
+  /**
+   * The model that writes the summary (also passed to `summarizer` as `request.model`).
+   * @default 'claude-sonnet-4-5' (anthropic), 'gpt-4o-mini' (openai)
+   */
   model?: string
   /**
-   * The summary's output budget, in tokens.
+   * The provider's API key. It is only ever sent in the auth header (`x-api-key` /
+   * `Authorization: Bearer`): never logged, never in errors, results or archives.
+   * @default process.env.ANTHROPIC_API_KEY / process.env.OPENAI_API_KEY
+   */
+  apiKey?: string
+  /**
+   * The API's base URL (`/v1/…` is appended; a URL that already ends in `/v1` is used as is).
+   * Loopback addresses (`localhost`, `127.0.0.1`, `::1`) bypass any configured HTTP proxy.
+   * @default process.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com' (anthropic),
+   *   process.env.OPENAI_BASE_URL ?? 'https://api.openai.com' (openai)
+   */
+  baseUrl?: string
+  /**
+   * How long one summary request may take, response body included, in milliseconds. A
+   * timed-out attempt is retried like any transient failure (`error.code: 'TIMEOUT'`).
+   * Connecting has its own 10 s limit.
+   * @default 60000
+   */
+  timeoutMs?: number
+  /**
+   * The summary's output budget, in tokens (`max_tokens`; `max_completion_tokens` for OpenAI
+   * reasoning models). Clamped to the summary model's output limit when it is known.
    * @default 4096
    */
   summaryMaxTokens?: number
@@ -240,7 +281,9 @@ export interface CompactOptions {
    */
   promptStyle?: 'structured' | 'continuation'
   /**
-   * Writes the summary. Without it, the built-in extractive summarizer is used (offline).
+   * Writes the summary, replacing the HTTP providers. Without it, `provider` decides (see
+   * there: with zero configuration and no API key in the environment, the built-in extractive
+   * summarizer, offline).
    */
   summarizer?: Summarizer
   /**
@@ -269,6 +312,18 @@ export interface CompactOptions {
    * @default 0
    */
   keepRecentTurns?: number
+  /**
+   * The model the agent loop talks to (e.g. `'claude-sonnet-4-5'`, `'gpt-4o'`). The trigger
+   * scales its estimate by the model family's billing factor, and `contextTokenLimit`
+   * defaults to the model's context window. Without it, `model` is used for the factor.
+   */
+  agentModel?: string
+  /**
+   * The usage the API reported for the last assistant message in `messages`. The trigger
+   * then counts that usage plus the estimate of the messages after it, which is what the
+   * next request will be billed.
+   */
+  usage?: Usage
   /** Anthropic's top-level system prompt: counted into the trigger, never changed. */
   system?: string | TextBlock[]
   /** Tool definitions sent with each request: counted into the trigger, never changed. */
@@ -277,6 +332,31 @@ export interface CompactOptions {
   signal?: AbortSignal
   /** Receives retry events. A listener that throws does not break compaction. */
   onEvent?: (event: CompactEvent) => void
+  /**
+   * Receives this call's log entries (`debug` and above: retries, unknown block types,
+   * archive failures, which provider was chosen, …) instead of stderr. A listener that throws
+   * does not break compaction. Without `onLog`/`logger`, warnings go to stderr; the
+   * environment variable `CONTEXT_COMPACT_LOG` sets that level (`error`, `warn`, `info`,
+   * `debug`, `trace`, `off`).
+   * @default undefined (stderr)
+   */
+  onLog?: (entry: LogEntry) => void
+  /**
+   * Like `onLog`, for a logger object such as `console` or a pino/winston logger: each entry
+   * calls `logger[entry.level](message, fields)` (falling back to `logger.log`).
+   * @default undefined (stderr)
+   */
+  logger?: Partial<Record<LogEntry['level'] | 'log', (...args: any[]) => void>>
+}
+
+/** A log entry, as `onLog` receives it. */
+export interface LogEntry {
+  level: 'error' | 'warn' | 'info' | 'debug'
+  message: string
+  /** Structured fields, e.g. `{ provider, attempt, code, delay_ms }` for a retry. */
+  fields?: Record<string, unknown>
+  /** The Rust module that logged it, e.g. `'context_compact_core::summarize'`. */
+  target?: string
 }
 
 /** Statistics of a compaction (PRD F-008). All zero when nothing was compacted. */
@@ -303,7 +383,7 @@ export interface CompactStats {
  * - `RATE_LIMITED`: HTTP 429 after every retry.
  * - `QUOTA_EXCEEDED`: a spend limit or quota (a 429 that is not retried).
  * - `OVERLOADED`: HTTP 529 / `overloaded_error` after every retry.
- * - `SERVER_ERROR`: HTTP 5xx after every retry.
+ * - `SERVER_ERROR`: HTTP 5xx (or 409) after every retry.
  * - `AUTHENTICATION_FAILED`: HTTP 401 / 403.
  * - `BAD_REQUEST`: HTTP 400, 404, 413, 422 and other 4xx.
  * - `TIMEOUT`: every attempt timed out.
@@ -369,6 +449,8 @@ export interface CompactResult {
   tokens: number
   /** The threshold in tokens: `contextTokenLimit × thresholdRatio`. */
   threshold: number
+  /** The trigger's estimate (raw count, estimate, source); the stats above stay raw counts. */
+  measure: Omit<Measure, 'messageTokens' | 'shouldCompact'> | null
 }
 
 /** The three regions of a message list. */
@@ -381,16 +463,44 @@ export interface Partition {
   tail: Message[]
 }
 
-/** What {@link Compactor.measure} reports. */
+/**
+ * Where the trigger's estimate came from:
+ * - `'usage'`: the `usage` reported for the last assistant message, plus the scaled count of
+ *   the messages after it;
+ * - `'calibration'`: a {@link Compactor} that saw usage before scales by what it learned;
+ * - `'model'`: the agent's model (`agentModel`, or `model`) is named: its family's factor
+ *   (1.35 for Claude, measured on real sessions; 1 for OpenAI's o200k models);
+ * - `'raw'`: the exact tokenizer count (PRD F-002 as written).
+ */
+export type EstimateSource = 'usage' | 'calibration' | 'model' | 'raw'
+
+/** The numbers behind a trigger decision ({@link measureTokens}, {@link Compactor.measure}). */
 export interface Measure {
-  /** Tokens of the messages alone. */
+  /** Tokens of the messages alone (raw tokenizer count). */
   messageTokens: number
-  /** Tokens the trigger compares: messages + `system` + `tools`. */
+  /** Raw tokenizer count of messages + `system` + `tools`. */
+  rawTokens: number
+  /** The estimate of what the API will bill, compared with the threshold. */
   tokens: number
+  source: EstimateSource
+  /** The factor applied to raw counts (1 for `'raw'`). */
+  factor: number
   /** `contextTokenLimit × thresholdRatio`. */
   threshold: number
+  /** `tokens ≥ threshold` (false for an empty list). */
   shouldCompact: boolean
 }
+
+/**
+ * The usage an API reported for a response, in any SDK's shape: Anthropic
+ * (`input_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`, `output_tokens`),
+ * OpenAI (`prompt_tokens`, `completion_tokens`) or the Vercel AI SDK (`inputTokens`,
+ * `outputTokens`). Extra fields are ignored.
+ */
+export type Usage =
+  | { input_tokens: number; output_tokens?: number; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null; [key: string]: unknown }
+  | { prompt_tokens: number; completion_tokens?: number; [key: string]: unknown }
+  | { inputTokens: number; outputTokens?: number; [key: string]: unknown }
 
 // ---------------------------------------------------------------------------------------------
 // Functions
@@ -422,6 +532,13 @@ export declare function countTokens(
  * @throws {TypeError} for invalid messages or options.
  */
 export declare function shouldCompact(messages: Message[], options?: CompactOptions): boolean
+
+/**
+ * The trigger's numbers: the raw count, the estimate of what the API will bill, its source and
+ * the threshold. {@link shouldCompact} is `measureTokens(messages, options).shouldCompact`.
+ * @throws {TypeError} for invalid messages or options.
+ */
+export declare function measureTokens(messages: Message[], options?: CompactOptions): Measure
 
 /**
  * Splits messages into head (leading system messages), middle and tail (PRD F-003): the tail
@@ -457,6 +574,120 @@ export declare function persistMessages(middle: Message[], outputDir: string, se
  */
 export declare function compactMessages(messages: Message[], options?: CompactOptions): Promise<CompactResult>
 
+// ---------------------------------------------------------------------------------------------
+// History: list, restore, prune
+//
+// Besides each archive, a compaction writes `compact-…-N.meta.json` (session, sequence,
+// createdAt, provider/model, head/middle/tail counts, the middle's index range in the list that
+// was compacted, stats, the summary), appends one line to the session's `events.jsonl` audit log
+// for every attempt over the threshold (`compacted`, `skipped` (nothing to compact), `declined`,
+// `failed` with its `code`; `pruned` for prunes), and appends the summary to the session's
+// `summaries.md`. Below the threshold nothing is written. Failing to write these files is a
+// warning on the result, never a failure. Files are private (0600) and written without
+// following symlinks; temporary files (`.tmp-*`) and `.lock` are ignored by every reader.
+
+/** One archive of a session, as {@link listArchives} reports it. */
+export interface ArchiveInfo {
+  /** `<outputDir>/<sessionId>/<fileName>`, with `outputDir` as you gave it. */
+  path: string
+  /** `compact-<YYYYMMDDTHHMMSSZ>-<sequence>.json` */
+  fileName: string
+  /** The compaction's number in its session: 1, 2, 3 … */
+  sequence: number
+  /** The file name's timestamp in ISO 8601 basic format, e.g. `'20260217T093000Z'` (UTC). */
+  timestamp: string
+  /** When the archive was written, RFC 3339 (e.g. `'2026-02-17T09:30:00Z'`). */
+  createdAt: string
+  /** How many messages the archive holds; `null` when it is not a readable JSON array. */
+  messageCount: number | null
+  /** The archive's size in bytes. */
+  sizeBytes: number
+  /** The metadata file beside it (`compact-…-N.meta.json`), or `null` when missing or unreadable. */
+  metaPath: string | null
+  /** The summary message that replaced these messages (from the metadata), or `null`. */
+  summary: string | null
+}
+
+/** Where {@link restoreMessages} looks for archives. */
+export interface RestoreOptions {
+  /**
+   * The directory the archives were written to.
+   * @default './.context-compact'
+   */
+  outputDir?: string
+  /**
+   * The session they belong to.
+   * @default 'default'
+   */
+  sessionId?: string
+}
+
+/** What {@link pruneArchives} removes. */
+export interface PruneOptions {
+  /**
+   * Remove archives written more than this many days ago (fractions allowed; `0` removes every
+   * archive written before now).
+   * @default 7
+   */
+  olderThanDays?: number
+  /** Only this session. By default every session under `outputDir`. */
+  sessionId?: string
+}
+
+/** What {@link pruneArchives} did. */
+export interface PruneResult {
+  /** The paths removed: archives, their metadata, temporary files abandoned as long ago. */
+  removed: string[]
+  /** Archives kept. */
+  kept: number
+}
+
+/**
+ * Errors {@link restoreMessages} rejects with (`error.code`), besides `TypeError` for invalid
+ * arguments:
+ * - `ARCHIVE_NOT_FOUND`: a summary names an archive that is not in the session directory (or
+ *   its originals were never archived);
+ * - `INVALID_ARCHIVE_REFERENCE`: a summary names something that is not an archive file name
+ *   (e.g. `../../etc/passwd`); it is never opened;
+ * - `INVALID_ARCHIVE`: an archive is not a JSON array, is a symlink, or archives name each other;
+ * - `IO_ERROR`: reading failed.
+ */
+export type RestoreErrorCode = 'ARCHIVE_NOT_FOUND' | 'INVALID_ARCHIVE_REFERENCE' | 'INVALID_ARCHIVE' | 'IO_ERROR'
+
+/**
+ * The archives of a session, sorted by sequence. A session without archives (or without a
+ * directory) resolves with `[]`. Missing or corrupt metadata only leaves `metaPath` and
+ * `summary` `null`.
+ * @throws {TypeError} (as a rejection) for an invalid `outputDir` or `sessionId`.
+ */
+export declare function listArchives(outputDir: string, sessionId: string): Promise<ArchiveInfo[]>
+
+/**
+ * Rolls a compacted conversation back: every summary message written by this library is
+ * replaced by the messages of the archive it names, and summaries inside those archives (from
+ * earlier compactions) are expanded in turn. After any number of compactions (with messages
+ * added in between), the result deep-equals the full conversation, key order included;
+ * messages that were never compacted are your own objects.
+ *
+ * Archives are looked up by file name inside `<outputDir>/<sessionId>/` only, whatever
+ * directory the summary names, so a moved directory still works and a crafted summary cannot
+ * make it read anything else.
+ * @throws {TypeError} (as a rejection) for invalid messages or options.
+ * @throws {Error} with `code` ({@link RestoreErrorCode}) when an archive is missing or unusable:
+ *   a partial restore would silently lose messages.
+ */
+export declare function restoreMessages(messages: Message[], options?: RestoreOptions): Promise<Message[]>
+
+/**
+ * Retention (SanBot): removes archives older than `olderThanDays` (by the timestamp in their
+ * name, or their modification time when that is not a valid date) and their metadata, in every
+ * session under `outputDir` or in one. Never removes `events.jsonl`, `summaries.md` or any other
+ * file; appends a `pruned` line to the audit log of each session it changed. The sequence of a
+ * session continues after its archives were pruned.
+ * @throws {TypeError} (as a rejection) for an invalid `outputDir`, `olderThanDays` or `sessionId`.
+ */
+export declare function pruneArchives(outputDir: string, options?: PruneOptions): Promise<PruneResult>
+
 /**
  * The stateful form: options bound once, and a token cache keyed by message object, so that
  * calling `shouldCompact` every turn on a growing conversation only counts the new messages.
@@ -466,9 +697,15 @@ export declare class Compactor {
   constructor(options?: CompactOptions)
   /** A copy of the options this compactor was created with. */
   readonly options: CompactOptions
+  /**
+   * What this compactor learned from usage reports: the billed-per-raw-token slope (null until
+   * enough growth was seen), the latest billed/raw ratio, and how many reports it saw.
+   */
+  readonly calibration: { slope: number | null; ratio: number; samples: number } | null
   countTokens(messages: Message[]): number
-  shouldCompact(messages: Message[]): boolean
-  measure(messages: Message[]): Measure
+  /** Pass `{ usage }` (the last response's usage) to use it and to learn from it. */
+  shouldCompact(messages: Message[], overrides?: Pick<CompactOptions, 'usage'>): boolean
+  measure(messages: Message[], overrides?: Pick<CompactOptions, 'usage'>): Measure
   compact(messages: Message[], overrides?: CompactOptions): Promise<CompactResult>
   partitionMessages(messages: Message[], tailRetentionTokens: number): Partition
   generateSummary(middle: Message[], overrides?: CompactOptions): Promise<string>

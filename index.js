@@ -129,16 +129,53 @@ function countTokens(messages, options) {
   return callNative(() => native.countTokensJson(json, encodingOf(opts)))
 }
 
-function measureTokens(messageTokens, opts) {
-  return callNative(() => native.measureJson(messageTokens, optionsJson(opts)))
+function lastAssistantIndex(messages) {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]
+    if (m !== null && typeof m === 'object' && m.role === 'assistant') return i
+  }
+  return -1
+}
+
+// The trigger's estimate (SPEC §4.2): usage, calibration, model factor or raw count.
+function measureCounts(messages, counts, opts, calibration) {
+  let total = 0
+  for (const n of counts) total += n
+  const last = lastAssistantIndex(messages)
+  let after = null
+  if (last >= 0) {
+    after = 0
+    for (let i = last + 1; i < counts.length; i++) after += counts[i]
+  }
+  const json = callNative(() =>
+    native.measureJson(total, after, optionsJson(opts), calibration ? JSON.stringify(calibration) : null),
+  )
+  const measure = JSON.parse(json)
+  return {
+    messageTokens: total,
+    rawTokens: measure.rawTokens,
+    tokens: measure.tokens,
+    source: measure.source,
+    factor: measure.factor,
+    threshold: measure.threshold,
+    shouldCompact: messages.length > 0 && measure.tokens >= measure.threshold,
+    tokensAfterLastAssistant: after,
+  }
+}
+
+function countEach(messages, opts) {
+  const json = messagesJson(messages)
+  return callNative(() => native.countEachJson(json, encodingOf(opts)))
+}
+
+function measureTokens(messages, options) {
+  const opts = checkOptions(options)
+  const { tokensAfterLastAssistant, ...measure } = measureCounts(messages, countEach(messages, opts), opts, null)
+  return measure
 }
 
 function shouldCompact(messages, options) {
-  const opts = checkOptions(options)
-  const total = countTokens(messages, opts)
-  if (messages.length === 0) return false
-  const measure = measureTokens(total, opts)
-  return measure.tokens >= measure.threshold
+  return measureTokens(messages, options).shouldCompact
 }
 
 function partitionMessages(messages, tailRetentionTokens, options) {
@@ -190,6 +227,38 @@ function wrapSummarizer(summarizer, messages) {
   }
 }
 
+const LOG_LEVELS = new Set(['error', 'warn', 'info', 'debug'])
+
+// `onLog(entry)` and/or `logger` (an object with error/warn/info/debug methods, e.g. console)
+// receive the log entries of one call; the addon then does not print them to stderr.
+function wrapLog(opts) {
+  const onLog = checkFunction(opts, 'onLog')
+  const logger = opts.logger ?? undefined
+  if (logger !== undefined && (typeof logger !== 'object' || Array.isArray(logger))) {
+    throw invalidArgument(`options.logger must be an object with error/warn/info/debug methods, got ${describe(logger)}`)
+  }
+  if (!onLog && !logger) return undefined
+  return (entryJson) => {
+    try {
+      const raw = JSON.parse(entryJson)
+      const entry = { level: LOG_LEVELS.has(raw.level) ? raw.level : 'debug', message: String(raw.message ?? '') }
+      if (raw.fields && typeof raw.fields === 'object') entry.fields = raw.fields
+      if (raw.target) entry.target = raw.target
+      if (onLog) onLog(entry)
+      if (logger) {
+        const method = [entry.level, 'log'].map((name) => logger[name]).find((fn) => typeof fn === 'function')
+        if (method) {
+          if (entry.fields) method.call(logger, `context-compact: ${entry.message}`, entry.fields)
+          else method.call(logger, `context-compact: ${entry.message}`)
+        }
+      }
+    } catch (error) {
+      // A logger's bug must not break compaction.
+      process.emitWarning(`onLog listener threw: ${error && error.message}`, { code: 'CONTEXT_COMPACT_LISTENER' })
+    }
+  }
+}
+
 function wrapEvents(onEvent) {
   if (!onEvent) return undefined
   return (eventJson) => {
@@ -234,8 +303,9 @@ async function generateSummary(middle, options) {
   const json = messagesJson(middle, 'middle')
   const summarizer = wrapSummarizer(checkFunction(opts, 'summarizer'), middle)
   const signal = checkSignal(opts)
+  const onLog = wrapLog(opts)
   const optsJson = optionsJson(opts)
-  return withSignal(signal, (cancelId) => native.generateSummaryJson(json, optsJson, summarizer, cancelId))
+  return withSignal(signal, (cancelId) => native.generateSummaryJson(json, optsJson, summarizer, cancelId, onLog))
 }
 
 async function persistMessages(middle, outputDir, sessionId) {
@@ -252,6 +322,63 @@ async function persistMessages(middle, outputDir, sessionId) {
   }
 }
 
+// ------------------------------------------------------------------------------------------
+// History (SanBot): list, restore (rollback), prune (retention). Logic in crates/core.
+
+function checkOutputDir(outputDir, name = 'outputDir') {
+  if (typeof outputDir !== 'string' || outputDir === '') {
+    throw invalidArgument(`${name} must be a non-empty string, got ${describe(outputDir)}`)
+  }
+  return outputDir
+}
+
+function checkSessionId(sessionId, name = 'sessionId') {
+  if (typeof sessionId !== 'string') throw invalidArgument(`${name} must be a string, got ${describe(sessionId)}`)
+  callNative(() => native.validateSessionId(sessionId))
+  return sessionId
+}
+
+async function nativeAsync(run) {
+  try {
+    return await run()
+  } catch (error) {
+    throw translateError(error)
+  }
+}
+
+async function listArchives(outputDir, sessionId) {
+  checkOutputDir(outputDir)
+  checkSessionId(sessionId)
+  return JSON.parse(await nativeAsync(() => native.listArchivesJson(outputDir, sessionId)))
+}
+
+async function restoreMessages(messages, options) {
+  const opts = checkOptions(options)
+  const json = messagesJson(messages)
+  const outputDir = opts.outputDir == null ? null : checkOutputDir(opts.outputDir, 'options.outputDir')
+  const sessionId = opts.sessionId == null ? null : checkSessionId(opts.sessionId, 'options.sessionId')
+  const out = JSON.parse(await nativeAsync(() => native.restoreMessagesJson(json, outputDir, sessionId)))
+  if (out.error) {
+    // Not the caller's mistake but a missing or unusable archive: a plain Error with a code.
+    const error = new Error(out.error.message)
+    error.code = out.error.code
+    throw error
+  }
+  // Messages that were never compacted are the caller's own objects.
+  return out.pieces.map((piece) => (typeof piece === 'number' ? messages[piece] : piece))
+}
+
+async function pruneArchives(outputDir, options) {
+  checkOutputDir(outputDir)
+  const opts = checkOptions(options)
+  const days = opts.olderThanDays
+  if (days != null && (typeof days !== 'number' || !Number.isFinite(days) || days < 0)) {
+    throw invalidArgument(`options.olderThanDays must be a non-negative number, got ${describe(days)}`)
+  }
+  const sessionId = opts.sessionId == null ? null : checkSessionId(opts.sessionId, 'options.sessionId')
+  return JSON.parse(await nativeAsync(() => native.pruneArchivesJson(outputDir, days ?? null, sessionId)))
+}
+
 function buildResult(messages, outcome) {
   const base = {
     provider: outcome.provider ?? null,
@@ -260,6 +387,7 @@ function buildResult(messages, outcome) {
     warnings: outcome.warnings ?? [],
     tokens: outcome.triggerTokens,
     threshold: outcome.thresholdTokens,
+    measure: outcome.measure ?? null,
   }
   if (!outcome.compacted) {
     return {
@@ -283,14 +411,24 @@ function buildResult(messages, outcome) {
   }
 }
 
-async function runCompaction(messages, opts, counts) {
+async function runCompaction(messages, opts, counts, calibration) {
   const json = messagesJson(messages)
   const summarizer = wrapSummarizer(checkFunction(opts, 'summarizer'), messages)
   const onEvent = wrapEvents(checkFunction(opts, 'onEvent'))
+  const onLog = wrapLog(opts)
   const signal = checkSignal(opts)
   const optsJson = optionsJson(opts)
   const outcomeJson = await withSignal(signal, (cancelId) =>
-    native.compactJson(json, optsJson, counts ?? null, summarizer, onEvent, cancelId),
+    native.compactJson(
+      json,
+      optsJson,
+      counts ?? null,
+      summarizer,
+      onEvent,
+      cancelId,
+      calibration ? JSON.stringify(calibration) : null,
+      onLog,
+    ),
   )
   return buildResult(messages, JSON.parse(outcomeJson))
 }
@@ -305,13 +443,15 @@ async function compactMessages(messages, options) {
 class Compactor {
   #options
   #counts = new WeakMap()
+  #calibration = null
 
   constructor(options) {
     this.#options = { ...checkOptions(options) }
     // Fail early on invalid options rather than on the first turn.
-    measureTokens(0, this.#options)
+    measureCounts([], [], this.#options, null)
     checkFunction(this.#options, 'summarizer')
     checkFunction(this.#options, 'onEvent')
+    wrapLog(this.#options)
   }
 
   /** The options this compactor was created with (a copy). */
@@ -353,26 +493,52 @@ class Compactor {
     return this.#countEach(messages).reduce((a, b) => a + b, 0)
   }
 
-  /** The numbers behind the trigger: tokens (with system and tools) and the threshold. */
-  measure(messages) {
-    const total = this.countTokens(messages)
-    const measure = measureTokens(total, this.#options)
-    return {
-      messageTokens: total,
-      tokens: measure.tokens,
-      threshold: measure.threshold,
-      shouldCompact: messages.length > 0 && measure.tokens >= measure.threshold,
-    }
+  /**
+   * What this compactor learned from usage reports: the billed-per-raw-token slope (null until
+   * enough growth was seen), the latest billed/raw ratio, and how many reports it saw.
+   */
+  get calibration() {
+    const c = this.#calibration
+    if (!c || !c.latest) return null
+    const [firstRaw, firstBilled] = c.first
+    const [raw, billed] = c.latest
+    const slope = raw - firstRaw >= 2000 && billed > firstBilled ? (billed - firstBilled) / (raw - firstRaw) : null
+    return { slope, ratio: billed / raw, samples: c.samples }
   }
 
-  shouldCompact(messages) {
-    return this.measure(messages).shouldCompact
+  // Learns from a usage report (before measuring with it).
+  #observe(messages, counts, opts) {
+    if (opts.usage === undefined || opts.usage === null) return
+    const m = measureCounts(messages, counts, { ...opts, usage: undefined }, null)
+    if (m.tokensAfterLastAssistant === null) return
+    const covered = m.rawTokens - m.tokensAfterLastAssistant
+    const json = callNative(() =>
+      native.calibrateJson(this.#calibration ? JSON.stringify(this.#calibration) : null, covered, JSON.stringify(opts.usage)),
+    )
+    this.#calibration = JSON.parse(json)
+  }
+
+  /**
+   * The numbers behind the trigger: the raw count, the estimate it compares with the threshold,
+   * and where the estimate came from ('usage', 'calibration', 'model' or 'raw').
+   */
+  measure(messages, overrides) {
+    const opts = { ...this.#options, ...checkOptions(overrides, 'overrides') }
+    const counts = this.#countEach(messages)
+    this.#observe(messages, counts, opts)
+    const { tokensAfterLastAssistant, ...measure } = measureCounts(messages, counts, opts, this.#calibration)
+    return measure
+  }
+
+  shouldCompact(messages, overrides) {
+    return this.measure(messages, overrides).shouldCompact
   }
 
   async compact(messages, overrides) {
     const opts = { ...this.#options, ...checkOptions(overrides, 'overrides') }
     const counts = this.#countEach(messages)
-    const result = await runCompaction(messages, opts, counts)
+    this.#observe(messages, counts, opts)
+    const result = await runCompaction(messages, opts, counts, this.#calibration)
     if (result.compacted) {
       // The summary message is new; count it now so the next turn only counts what it adds.
       const summaryIndex = result.messages.findIndex((m, i) => m !== messages[i] && !this.#counts.has(m))
@@ -397,10 +563,14 @@ module.exports = {
   COMPACT_MAX_RETRIES,
   countTokens,
   shouldCompact,
+  measureTokens,
   partitionMessages,
   generateSummary,
   assembleMessages,
   persistMessages,
   compactMessages,
+  listArchives,
+  restoreMessages,
+  pruneArchives,
   Compactor,
 }

@@ -11,11 +11,15 @@ export const {
   COMPACT_MAX_RETRIES,
   countTokens,
   shouldCompact,
+  measureTokens,
   partitionMessages,
   generateSummary,
   assembleMessages,
   persistMessages,
   compactMessages,
+  listArchives,
+  restoreMessages,
+  pruneArchives,
   Compactor,
 } = api
 export default api

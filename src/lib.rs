@@ -15,10 +15,11 @@ use std::sync::{Mutex, OnceLock};
 
 use context_compact_core::compact::{self, CompactOptions, CompactOutcome, Piece};
 use context_compact_core::error::ValidationError;
-use context_compact_core::extractive::ExtractiveSummarizer;
+use context_compact_core::providers::{self, ProviderOptions};
 use context_compact_core::summarize::{
     AttemptError, AttemptObserver, BoxFuture, Retry, Summarizer, SummaryFailure, SummaryRequest,
 };
+use context_compact_core::trigger::{self, Calibration, TriggerInput, Usage};
 use context_compact_core::{archive, message, partition, tokens};
 use futures::FutureExt;
 use napi::bindgen_prelude::*;
@@ -65,11 +66,20 @@ fn parse_messages(messages_json: &str) -> Result<Vec<Value>> {
 }
 
 fn parse_options(options_json: Option<String>) -> Result<CompactOptions> {
+    parse_options_and_value(options_json).map(|(options, _)| options)
+}
+
+/// The options, and the JSON object they came from (for the provider options). Invalid
+/// provider options (`provider`, `apiKey`, `baseUrl`, `timeoutMs`) are rejected here too, so
+/// that a `Compactor` reports them when it is created.
+fn parse_options_and_value(options_json: Option<String>) -> Result<(CompactOptions, Value)> {
     let value = match options_json {
         Some(text) => parse_json(&text, "options")?,
         None => Value::Null,
     };
-    CompactOptions::from_json(&value).map_err(invalid)
+    let options = CompactOptions::from_json(&value).map_err(invalid)?;
+    ProviderOptions::from_json(&value).map_err(invalid)?;
+    Ok((options, value))
 }
 
 fn parse_encoding(encoding: Option<String>) -> Result<tokens::Encoding> {
@@ -110,28 +120,73 @@ pub fn count_each_json(messages_json: String, encoding: Option<String>) -> Resul
     })
 }
 
-/// The numbers behind a trigger decision.
-#[napi(object)]
-pub struct NativeMeasure {
-    /// Tokens of the messages plus `system` and `tools`.
-    pub tokens: u32,
-    /// `contextTokenLimit × thresholdRatio`.
-    pub threshold: u32,
-    /// `tailRetentionTokens` for these options.
-    pub tail_retention_tokens: u32,
+fn parse_calibration(calibration_json: Option<String>) -> Result<Option<Calibration>> {
+    match calibration_json {
+        None => Ok(None),
+        Some(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| Error::new(Status::InvalidArg, format!("calibration: {e}"))),
+    }
 }
 
-/// Measures the trigger for options, given the messages' total tokens (counted by the caller,
-/// possibly from a cache).
+/// The trigger's estimate as JSON (`Measure`: rawTokens, tokens, source, factor, threshold),
+/// given the messages' total tokens and the tokens after the last assistant message (counted by
+/// the caller, possibly from a cache).
 #[napi]
-pub fn measure_json(message_tokens: u32, options_json: Option<String>) -> Result<NativeMeasure> {
+pub fn measure_json(
+    message_tokens: f64,
+    tokens_after_last_assistant: Option<f64>,
+    options_json: Option<String>,
+    calibration_json: Option<String>,
+) -> Result<String> {
     guarded("shouldCompact", || {
-        let options = parse_options(options_json)?;
-        Ok(NativeMeasure {
-            tokens: message_tokens + options.extra_tokens() as u32,
-            threshold: options.threshold_tokens() as u32,
-            tail_retention_tokens: options.tail_retention_tokens() as u32,
-        })
+        let mut options = parse_options(options_json)?;
+        options.calibration = parse_calibration(calibration_json)?;
+        let measure = trigger::measure(
+            TriggerInput {
+                message_tokens: message_tokens as u64,
+                tokens_after_last_assistant: tokens_after_last_assistant.map(|n| n as u64),
+                extra_tokens: options.extra_tokens() as u64,
+            },
+            options.threshold_tokens() as u64,
+            options.usage,
+            options.trigger_model(),
+            options.calibration.as_ref(),
+        );
+        Ok(serde_json::to_string(&measure).unwrap_or_default())
+    })
+}
+
+/// Records a usage report into a `Compactor`'s calibration: `covered_raw_tokens` is the raw
+/// count of what the usage covers (messages up to the last assistant message, plus system and
+/// tools). Returns the new calibration as JSON.
+#[napi]
+pub fn calibrate_json(
+    calibration_json: Option<String>,
+    covered_raw_tokens: f64,
+    usage_json: String,
+) -> Result<String> {
+    guarded("calibrate", || {
+        let mut calibration = parse_calibration(calibration_json)?.unwrap_or_default();
+        let usage = serde_json::from_str::<Value>(&usage_json)
+            .ok()
+            .and_then(|v| Usage::from_json(&v))
+            .ok_or_else(|| {
+                invalid(ValidationError::argument(
+                    "usage",
+                    "expected an API usage object",
+                ))
+            })?;
+        calibration.observe(covered_raw_tokens as u64, usage.context_tokens());
+        Ok(serde_json::to_string(&calibration).unwrap_or_default())
+    })
+}
+
+/// The tail budget for options (`contextTokenLimit × tailRetentionRatio`).
+#[napi]
+pub fn tail_retention_tokens_json(options_json: Option<String>) -> Result<u32> {
+    guarded("tailRetentionTokens", || {
+        Ok(parse_options(options_json)?.tail_retention_tokens() as u32)
     })
 }
 
@@ -326,16 +381,19 @@ impl AttemptObserver for EventBridge {
     }
 }
 
+/// The JS `summarizer` callback when given, else the provider the options (or, with zero
+/// configuration, the environment) choose: see `context_compact_core::providers`.
 fn choose_summarizer(
     callback: Option<JsSummarizerFn>,
     options: &CompactOptions,
-) -> Box<dyn Summarizer> {
+    raw_options: &Value,
+) -> Result<Box<dyn Summarizer>> {
     match callback {
-        Some(callback) => Box::new(JsSummarizer {
+        Some(callback) => Ok(Box::new(JsSummarizer {
             callback,
             model: options.model.clone(),
-        }),
-        None => Box::new(ExtractiveSummarizer),
+        })),
+        None => providers::from_options(raw_options).map_err(invalid),
     }
 }
 
@@ -363,9 +421,13 @@ fn outcome_json(outcome: &CompactOutcome) -> Value {
         "provider": outcome.provider,
         "model": outcome.model,
         "attempts": outcome.attempts,
+        "measure": outcome.measure,
     })
 }
 
+// One argument per thing JS hands over; bundling them in an object would only move the
+// conversion code around.
+#[allow(clippy::too_many_arguments)]
 /// Runs a compaction. Resolves with the outcome as JSON, or rejects with `AbortError` when the
 /// token is cancelled.
 #[napi]
@@ -376,14 +438,17 @@ pub async fn compact_json(
     summarizer: Option<JsSummarizerFn>,
     on_event: Option<JsEventFn>,
     cancel_id: Option<u32>,
+    calibration_json: Option<String>,
+    on_log: Option<logging::JsLogFn>,
 ) -> Result<String> {
     let work = async move {
-        let options = parse_options(options_json)?;
+        let (mut options, raw_options) = parse_options_and_value(options_json)?;
+        options.calibration = parse_calibration(calibration_json)?;
         let messages = parse_messages(&messages_json)?;
         let counts = counts
             .filter(|c| c.len() == messages.len())
             .map(|c| c.into_iter().map(|n| n as usize).collect());
-        let summarizer = choose_summarizer(summarizer, &options);
+        let summarizer = choose_summarizer(summarizer, &options, &raw_options)?;
         let events = EventBridge { callback: on_event };
         let cancel = token_for(cancel_id);
         match compact::compact(
@@ -402,8 +467,7 @@ pub async fn compact_json(
             }
         }
     };
-    AssertUnwindSafe(work)
-        .catch_unwind()
+    logging::with_logger(on_log, AssertUnwindSafe(work).catch_unwind())
         .await
         .unwrap_or_else(|_| Err(internal("compactMessages")))
 }
@@ -432,6 +496,98 @@ pub async fn persist_messages_json(
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// History: list, restore, prune (SanBot). File IO runs on the blocking pool.
+
+/// Runs blocking history work and converts its error: invalid arguments become `InvalidArg`
+/// (a TypeError in JS); the others are returned for the caller to convert.
+async fn history_task<T: Send + 'static>(
+    what: &'static str,
+    work: impl FnOnce() -> std::result::Result<T, archive::HistoryError> + Send + 'static,
+) -> Result<std::result::Result<T, archive::HistoryError>> {
+    tokio::task::spawn_blocking(move || std::panic::catch_unwind(AssertUnwindSafe(work)))
+        .await
+        .map_err(|_| internal(what))?
+        .map_err(|_| internal(what))
+}
+
+fn history_error(error: archive::HistoryError) -> Error {
+    match error {
+        archive::HistoryError::Invalid(e) => invalid(e),
+        other => Error::new(Status::GenericFailure, other.to_string()),
+    }
+}
+
+/// The archives of a session as a JSON array of `ArchiveInfo`.
+#[napi]
+pub async fn list_archives_json(output_dir: String, session_id: String) -> Result<String> {
+    archive::validate_session_id(&session_id).map_err(invalid)?;
+    let listed = history_task("listArchives", move || {
+        archive::list_archives(&PathBuf::from(output_dir), &session_id)
+    })
+    .await?;
+    let infos = listed.map_err(history_error)?;
+    serde_json::to_string(&infos).map_err(|_| internal("listArchives"))
+}
+
+/// Restores a compacted JSON message list. Resolves with `{"pieces": [...]}` (an index into
+/// the input, or a message read back from an archive) or, when an archive is missing or
+/// unusable, `{"error": {"code", "message"}}` for the JS layer to throw.
+#[napi]
+pub async fn restore_messages_json(
+    messages_json: String,
+    output_dir: Option<String>,
+    session_id: Option<String>,
+) -> Result<String> {
+    let messages = parse_messages(&messages_json)?;
+    if let Some(session_id) = &session_id {
+        archive::validate_session_id(session_id).map_err(invalid)?;
+    }
+    let restored = history_task("restoreMessages", move || {
+        archive::restore_messages_with_defaults(
+            &messages,
+            output_dir.as_deref().map(std::path::Path::new),
+            session_id.as_deref(),
+        )
+    })
+    .await?;
+    let out = match restored {
+        Ok(pieces) => {
+            let pieces: Vec<Value> = pieces
+                .into_iter()
+                .map(|piece| match piece {
+                    archive::Restored::Original(index) => json!(index),
+                    archive::Restored::Archived(message) => message,
+                })
+                .collect();
+            json!({ "pieces": pieces })
+        }
+        Err(archive::HistoryError::Invalid(e)) => return Err(invalid(e)),
+        Err(e) => json!({ "error": { "code": e.code(), "message": e.to_string() } }),
+    };
+    Ok(out.to_string())
+}
+
+/// Prunes old archives; resolves with `{"removed": [...], "kept": n}` as JSON.
+#[napi]
+pub async fn prune_archives_json(
+    output_dir: String,
+    older_than_days: Option<f64>,
+    session_id: Option<String>,
+) -> Result<String> {
+    let mut options = archive::PruneOptions::default();
+    if let Some(days) = older_than_days {
+        options.older_than_days = days;
+    }
+    options.session_id = session_id;
+    let pruned = history_task("pruneArchives", move || {
+        archive::prune_archives(&PathBuf::from(output_dir), &options)
+    })
+    .await?;
+    let report = pruned.map_err(history_error)?;
+    serde_json::to_string(&report).map_err(|_| internal("pruneArchives"))
+}
+
 /// Summarizes messages (the whole list is the "middle") and resolves with the summary text.
 #[napi]
 pub async fn generate_summary_json(
@@ -439,11 +595,12 @@ pub async fn generate_summary_json(
     options_json: Option<String>,
     summarizer: Option<JsSummarizerFn>,
     cancel_id: Option<u32>,
+    on_log: Option<logging::JsLogFn>,
 ) -> Result<String> {
     let work = async move {
-        let options = parse_options(options_json)?;
+        let (options, raw_options) = parse_options_and_value(options_json)?;
         let messages = parse_messages(&messages_json)?;
-        let summarizer = choose_summarizer(summarizer, &options);
+        let summarizer = choose_summarizer(summarizer, &options, &raw_options)?;
         let cancel = token_for(cancel_id);
         let observer = EventBridge { callback: None };
         match compact::summarize_middle(
@@ -469,8 +626,7 @@ pub async fn generate_summary_json(
             )),
         }
     };
-    AssertUnwindSafe(work)
-        .catch_unwind()
+    logging::with_logger(on_log, AssertUnwindSafe(work).catch_unwind())
         .await
         .unwrap_or_else(|_| Err(internal("generateSummary")))
 }

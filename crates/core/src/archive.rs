@@ -7,6 +7,17 @@
 //! planted symlink is never followed); the directory is fsynced after. The sequence continues
 //! from the highest archive on disk, and a collision with a concurrent writer (another thread
 //! or process) simply moves on to the next number.
+//!
+//! Beside the archives, in the same session directory:
+//! - `compact-…-N.meta.json`: the compaction's metadata ([`ArchiveMeta`]);
+//! - `events.jsonl`: an append-only audit log, one JSON line per compaction attempt and prune;
+//! - `summaries.md`: every summary of the session, in order;
+//! - `.lock`: the session's lock file (it also remembers the last sequence number);
+//! - `.tmp-*`: temporary files of interrupted writes, ignored by every reader.
+//!
+//! [`list_archives`], [`restore_messages`] (rollback: the full conversation back from a
+//! compacted one, through any number of compactions) and [`prune_archives`] (retention) work
+//! on that layout.
 
 use std::fs;
 use std::io::{self, Write};
@@ -15,6 +26,16 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::error::ValidationError;
+
+mod audit;
+mod history;
+
+pub(crate) use audit::{record_aborted, record_outcome};
+pub use audit::{ArchiveMeta, IndexRange, EVENTS_FILE, SUMMARIES_FILE};
+pub use history::{
+    list_archives, prune_archives, restore_messages, restore_messages_with_defaults, ArchiveInfo,
+    HistoryError, PruneOptions, PruneReport, Restored, DEFAULT_RETENTION_DAYS,
+};
 
 /// The default archive directory, relative to the working directory.
 pub const DEFAULT_OUTPUT_DIR: &str = "./.context-compact";
@@ -47,18 +68,89 @@ pub fn session_dir(output_dir: &Path, session_id: &str) -> PathBuf {
     output_dir.join(session_id)
 }
 
-/// Parses `compact-<timestamp>-<sequence>.json` into (timestamp, sequence).
+/// Parses `compact-<timestamp>-<sequence>.json` into (timestamp, sequence). Anything else
+/// (metadata files, temporary files, `.lock`, the audit log) is `None`.
 pub fn parse_archive_name(name: &str) -> Option<(&str, u64)> {
     let stem = name.strip_prefix("compact-")?.strip_suffix(".json")?;
     if stem.ends_with(".meta") {
         return None;
     }
+    parse_stem(stem)
+}
+
+/// Parses `compact-<timestamp>-<sequence>.meta.json` (the metadata beside an archive).
+pub fn parse_meta_name(name: &str) -> Option<(&str, u64)> {
+    parse_stem(name.strip_prefix("compact-")?.strip_suffix(".meta.json")?)
+}
+
+/// `compact-…-N.json` → `compact-…-N.meta.json`.
+pub fn meta_name_for(archive_name: &str) -> Option<String> {
+    parse_archive_name(archive_name)?;
+    let stem = archive_name.strip_suffix(".json")?;
+    Some(format!("{stem}.meta.json"))
+}
+
+fn parse_stem(stem: &str) -> Option<(&str, u64)> {
     let (timestamp, sequence) = stem.rsplit_once('-')?;
-    if timestamp.len() != 16 || !timestamp.ends_with('Z') || timestamp.as_bytes()[8] != b'T' {
+    let ts = timestamp.as_bytes();
+    let digits = |range: std::ops::Range<usize>| ts[range].iter().all(u8::is_ascii_digit);
+    if ts.len() != 16 || ts[8] != b'T' || ts[15] != b'Z' || !digits(0..8) || !digits(9..15) {
+        return None;
+    }
+    if sequence.is_empty() || !sequence.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     let sequence: u64 = sequence.parse().ok()?;
     Some((timestamp, sequence))
+}
+
+/// The instant a `YYYYMMDDTHHMMSSZ` timestamp names, when it is a valid UTC date and time.
+pub fn timestamp_to_datetime(timestamp: &str) -> Option<time::OffsetDateTime> {
+    let ts = timestamp.as_bytes();
+    if ts.len() != 16 || ts[8] != b'T' || ts[15] != b'Z' {
+        return None;
+    }
+    let number = |range: std::ops::Range<usize>| -> Option<u32> {
+        let part = timestamp.get(range)?;
+        if !part.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        part.parse().ok()
+    };
+    let month = time::Month::try_from(number(4..6)? as u8).ok()?;
+    let date =
+        time::Date::from_calendar_date(number(0..4)? as i32, month, number(6..8)? as u8).ok()?;
+    let clock = time::Time::from_hms(
+        number(9..11)? as u8,
+        number(11..13)? as u8,
+        number(13..15)? as u8,
+    )
+    .ok()?;
+    Some(time::PrimitiveDateTime::new(date, clock).assume_utc())
+}
+
+/// `20260217T093000Z` → `2026-02-17T09:30:00Z` (RFC 3339), when the timestamp is valid.
+pub fn timestamp_to_rfc3339(timestamp: &str) -> Option<String> {
+    timestamp_to_datetime(timestamp).map(|t| rfc3339(t, false))
+}
+
+/// RFC 3339 in UTC, with milliseconds when asked (`2026-02-17T09:30:00.123Z`).
+pub(crate) fn rfc3339(t: time::OffsetDateTime, millis: bool) -> String {
+    let t = t.to_offset(time::UtcOffset::UTC);
+    let seconds = format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second()
+    );
+    if millis {
+        format!("{seconds}.{:03}Z", t.millisecond())
+    } else {
+        format!("{seconds}Z")
+    }
 }
 
 /// The highest sequence number among the archives in `dir` (0 when there are none).
@@ -162,10 +254,12 @@ pub fn persist_messages(
     // Sequence numbers must be unique whatever the timestamp, so choosing one and linking the
     // file happen under an exclusive lock on the session directory's lock file (an advisory
     // `flock`: it serializes threads and processes alike).
-    let lock = open_lock_file(&dir)?;
+    let mut lock = open_lock_file(&dir)?;
     lock.lock()?;
     let result = (|| {
-        let mut sequence = highest_sequence(&dir)? + 1;
+        // The lock file also remembers the last sequence handed out, so numbering continues
+        // even after `prune_archives` removed every archive of the session.
+        let mut sequence = highest_sequence(&dir)?.max(read_counter(&mut lock)) + 1;
         // A name can still be taken by something that is not ours (a planted symlink, a
         // writer ignoring the lock); move on to the next number then.
         for _ in 0..1_000 {
@@ -173,11 +267,12 @@ pub fn persist_messages(
             let name = format!("compact-{timestamp}-{sequence}.json");
             match write_new_file(&dir, &name, json.as_bytes()) {
                 Ok(path) => {
+                    write_counter(&mut lock, sequence);
                     return Ok(ArchiveFile {
                         path,
                         sequence,
                         timestamp,
-                    })
+                    });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => sequence += 1,
                 Err(e) => return Err(e),
@@ -194,7 +289,39 @@ pub fn persist_messages(
 /// The name of the per-session lock file.
 pub const LOCK_FILE: &str = ".lock";
 
-fn open_lock_file(dir: &Path) -> io::Result<fs::File> {
+/// The last sequence number recorded in the lock file (0 when none).
+pub(crate) fn read_counter(lock: &mut fs::File) -> u64 {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut text = String::new();
+    if lock.seek(SeekFrom::Start(0)).is_err() || lock.take(32).read_to_string(&mut text).is_err() {
+        return 0;
+    }
+    text.trim().parse().unwrap_or(0)
+}
+
+/// Records the last sequence number handed out (best effort: the archives on disk remain the
+/// primary source).
+pub(crate) fn write_counter(lock: &mut fs::File, sequence: u64) {
+    use std::io::{Seek, SeekFrom};
+    let _ = lock
+        .set_len(0)
+        .and_then(|_| lock.seek(SeekFrom::Start(0)))
+        .and_then(|_| lock.write_all(format!("{sequence}\n").as_bytes()));
+}
+
+/// Runs `f` holding the session's exclusive lock (threads and processes alike).
+pub(crate) fn with_session_lock<T>(
+    dir: &Path,
+    f: impl FnOnce(&mut fs::File) -> io::Result<T>,
+) -> io::Result<T> {
+    let mut lock = open_lock_file(dir)?;
+    lock.lock()?;
+    let result = f(&mut lock);
+    let _ = lock.unlock();
+    result
+}
+
+pub(crate) fn open_lock_file(dir: &Path) -> io::Result<fs::File> {
     let mut options = fs::OpenOptions::new();
     options.read(true).write(true).create(true).truncate(false);
     #[cfg(unix)]

@@ -17,6 +17,7 @@ use crate::summarize::{
     SummaryRequest,
 };
 use crate::tokens::{self, Encoding};
+use crate::trigger::{self, Calibration, Measure, TriggerInput, Usage};
 
 /// Which prompt asks for the summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -68,6 +69,13 @@ pub struct CompactOptions {
     pub tools: Option<Value>,
     /// Keep at least this many user turns in the tail. Default 0.
     pub keep_recent_turns: usize,
+    /// The model the agent talks to: scales the trigger's estimate by its family's factor
+    /// and gives `context_token_limit` when that is not set.
+    pub agent_model: Option<String>,
+    /// The usage the API reported for the last assistant message.
+    pub usage: Option<Usage>,
+    /// What a `Compactor` learned from earlier usage.
+    pub calibration: Option<Calibration>,
 }
 
 impl Default for CompactOptions {
@@ -91,6 +99,9 @@ impl Default for CompactOptions {
             system: None,
             tools: None,
             keep_recent_turns: 0,
+            agent_model: None,
+            usage: None,
+            calibration: None,
         }
     }
 }
@@ -146,6 +157,28 @@ impl CompactOptions {
     /// The tail budget in tokens (F-003): `contextTokenLimit × tailRetentionRatio`.
     pub fn tail_retention_tokens(&self) -> usize {
         token_budget(self.context_token_limit, self.tail_retention_ratio)
+    }
+
+    /// The model whose billing the trigger estimates: `agent_model`, else `model`.
+    pub fn trigger_model(&self) -> Option<&str> {
+        self.agent_model.as_deref().or(self.model.as_deref())
+    }
+
+    /// The trigger's estimate for `messages` with their token `counts` (SPEC §4.2).
+    pub fn measure(&self, messages: &[Value], counts: &[usize]) -> Measure {
+        let after = trigger::last_assistant_index(messages)
+            .map(|a| counts[a + 1..].iter().sum::<usize>() as u64);
+        trigger::measure(
+            TriggerInput {
+                message_tokens: counts.iter().sum::<usize>() as u64,
+                tokens_after_last_assistant: after,
+                extra_tokens: self.extra_tokens() as u64,
+            },
+            self.threshold_tokens() as u64,
+            self.usage,
+            self.trigger_model(),
+            self.calibration.as_ref(),
+        )
     }
 
     /// Tokens of the top-level `system` and `tools` options.
@@ -204,6 +237,8 @@ pub struct CompactOutcome {
     pub model: Option<String>,
     /// Summary attempts made.
     pub attempts: u32,
+    /// The trigger's estimate (raw count, estimate, source).
+    pub measure: Option<Measure>,
 }
 
 impl CompactOutcome {
@@ -226,6 +261,7 @@ impl CompactOutcome {
             provider: None,
             model: None,
             attempts: 0,
+            measure: None,
         }
     }
 }
@@ -258,6 +294,10 @@ pub fn summary_model_window(model: &str) -> Option<usize> {
 
 /// Compacts `messages` (already validated). `counts` are their token counts when the caller
 /// has them (the `Compactor` cache), otherwise they are computed.
+///
+/// Every attempt over the threshold is recorded in the session's audit log, and a compaction
+/// also leaves its metadata and summary beside the archive (see [`archive`]); below the
+/// threshold nothing is written. Failures to write these records are warnings.
 pub async fn compact(
     messages: &[Value],
     counts: Option<Vec<usize>>,
@@ -267,11 +307,39 @@ pub async fn compact(
     observer: &dyn AttemptObserver,
 ) -> Result<CompactOutcome, Aborted> {
     let counts = counts.unwrap_or_else(|| tokens::count_each(options.encoding, messages));
-    let message_tokens: usize = counts.iter().sum();
-    let trigger_tokens = message_tokens + options.extra_tokens();
-    let threshold_tokens = options.threshold_tokens();
+    let measure = options.measure(messages, &counts);
+    match compact_unrecorded(
+        messages, counts, measure, options, summarizer, cancel, observer,
+    )
+    .await
+    {
+        Ok(mut outcome) => {
+            outcome.measure = Some(measure);
+            archive::record_outcome(options, &mut outcome);
+            Ok(outcome)
+        }
+        Err(Aborted) => {
+            archive::record_aborted(options);
+            Err(Aborted)
+        }
+    }
+}
 
-    if messages.is_empty() || (!options.force && trigger_tokens < threshold_tokens) {
+/// The pipeline of [`compact`], without its audit records.
+async fn compact_unrecorded(
+    messages: &[Value],
+    counts: Vec<usize>,
+    measure: Measure,
+    options: &CompactOptions,
+    summarizer: &dyn Summarizer,
+    cancel: &CancellationToken,
+    observer: &dyn AttemptObserver,
+) -> Result<CompactOutcome, Aborted> {
+    let message_tokens: usize = counts.iter().sum();
+    let trigger_tokens = measure.tokens as usize;
+    let threshold_tokens = measure.threshold as usize;
+
+    if messages.is_empty() || (!options.force && !measure.reached()) {
         return Ok(CompactOutcome::skipped(
             trigger_tokens,
             threshold_tokens,
@@ -390,6 +458,7 @@ pub async fn compact(
         provider: Some(summarizer.provider().to_string()),
         model: summarizer.model().map(str::to_string),
         attempts: summary.attempts,
+        measure: None,
     })
 }
 
@@ -471,8 +540,9 @@ pub async fn summarize_middle(
             max_tokens,
             attempt: 0,
         };
-        let text = summarize_with_retries(summarizer, &request, policy, cancel, observer).await?;
-        attempts += 1;
+        let (text, used) =
+            summarize_with_retries(summarizer, &request, policy, cancel, observer).await?;
+        attempts += used;
         running_summary = Some(strip_ledger(&unwrap_summary_tags(&text)));
     }
     let mut body = running_summary.unwrap_or_default();

@@ -45,8 +45,10 @@ pub mod models;
 pub mod options;
 pub mod partition;
 pub mod prompt;
+pub mod providers;
 pub mod summarize;
 pub mod tokens;
+pub mod trigger;
 
 /// The PRD's default context window (tokens).
 pub const CONTEXT_TOKEN_LIMIT: usize = 200_000;

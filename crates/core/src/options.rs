@@ -13,6 +13,7 @@ use crate::compact::{CompactOptions, PromptStyle};
 use crate::error::ValidationError;
 use crate::message::type_name;
 use crate::tokens::Encoding;
+use crate::trigger::Usage;
 
 fn field<'a>(map: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
     map.get(name).filter(|v| !v.is_null())
@@ -134,17 +135,18 @@ impl CompactOptions {
         o.summary_context_tokens = get_count(&map, "summaryContextTokens")?.map(|v| v as usize);
         o.custom_instructions = get_string(&map, "customInstructions")?;
         if let Some(style) = get_string(&map, "promptStyle")? {
-            o.prompt_style =
-                match style.as_str() {
-                    "structured" => PromptStyle::Structured,
-                    "continuation" => PromptStyle::Continuation,
-                    other => return Err(ValidationError::argument(
+            o.prompt_style = match style.as_str() {
+                "structured" => PromptStyle::Structured,
+                "continuation" => PromptStyle::Continuation,
+                other => {
+                    return Err(ValidationError::argument(
                         "options.promptStyle",
                         format!(
                             "unknown style {other:?} (expected \"structured\" or \"continuation\")"
                         ),
-                    )),
-                };
+                    ))
+                }
+            };
         }
         if let Some(dir) = get_string(&map, "outputDir")? {
             if dir.is_empty() {
@@ -182,6 +184,28 @@ impl CompactOptions {
         }
         if let Some(v) = get_count(&map, "keepRecentTurns")? {
             o.keep_recent_turns = v as usize;
+        }
+        o.agent_model = get_string(&map, "agentModel")?;
+        if get_count(&map, "contextTokenLimit")?.is_none() {
+            if let Some(window) = o
+                .agent_model
+                .as_deref()
+                .and_then(crate::models::context_window)
+            {
+                o.context_token_limit = window;
+            }
+        }
+        match field(&map, "usage") {
+            None => {}
+            Some(value) => {
+                o.usage = Some(Usage::from_json(value).ok_or_else(|| {
+                    wrong(
+                        "usage",
+                        "an API usage object (input_tokens/output_tokens, prompt_tokens/completion_tokens or inputTokens/outputTokens)",
+                        value,
+                    )
+                })?)
+            }
         }
         o.validate()?;
         Ok(o)

@@ -160,13 +160,14 @@ pub enum SummaryFailure {
 }
 
 /// Calls `summarizer` until it produces a non-empty summary, retrying as SPEC §5 says.
+/// Returns the trimmed summary and the number of attempts it took.
 pub async fn summarize_with_retries(
     summarizer: &dyn Summarizer,
     request: &SummaryRequest<'_>,
     policy: RetryPolicy,
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
-) -> Result<String, SummaryFailure> {
+) -> Result<(String, u32), SummaryFailure> {
     let mut attempt = 0u32;
     loop {
         attempt += 1;
@@ -182,7 +183,7 @@ pub async fn summarize_with_retries(
             outcome = summarizer.summarize(&this_request) => outcome,
         };
         let error = match outcome {
-            Ok(text) if !text.trim().is_empty() => return Ok(text.trim().to_string()),
+            Ok(text) if !text.trim().is_empty() => return Ok((text.trim().to_string(), attempt)),
             Ok(_) => {
                 AttemptError::new(ErrorCode::EmptySummary, "the summary was empty", Retry::Yes)
             }
@@ -299,7 +300,7 @@ mod tests {
             &NoObserver,
         )
         .await;
-        assert_eq!(out, Ok("summary".to_string()));
+        assert_eq!(out, Ok(("summary".to_string(), 3)));
         assert_eq!(s.calls.load(Ordering::SeqCst), 3);
     }
 

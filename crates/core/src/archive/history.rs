@@ -1,0 +1,547 @@
+//! A session's history: list its archives, restore the full conversation from a compacted one
+//! (rollback), and prune old archives (retention). The SanBot seed, sections 5.1–5.3.
+
+use std::fmt;
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use super::{
+    audit, highest_sequence, meta_name_for, parse_archive_name, parse_meta_name, read_counter,
+    rfc3339, session_dir, timestamp_to_datetime, timestamp_to_rfc3339, validate_session_id,
+    with_session_lock, write_counter, DEFAULT_OUTPUT_DIR, DEFAULT_SESSION_ID,
+};
+use crate::error::ValidationError;
+use crate::prompt;
+
+/// SanBot's retention: archives older than this many days are pruned by default.
+pub const DEFAULT_RETENTION_DAYS: f64 = 7.0;
+
+/// Why a history operation failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum HistoryError {
+    /// An invalid argument (session id, retention): the caller's mistake.
+    Invalid(ValidationError),
+    /// A summary message names an archive that is not in the session directory.
+    ArchiveNotFound(String),
+    /// A summary message names something that is not an archive file name (e.g. a path
+    /// reaching outside the session directory); it is never opened.
+    InvalidReference(String),
+    /// An archive cannot be used: not a JSON array, a symlink, or archives naming each other.
+    InvalidArchive(String),
+    /// Reading or removing files failed.
+    Io(io::Error),
+}
+
+impl HistoryError {
+    /// A stable code for callers: `INVALID_ARGUMENT`, `ARCHIVE_NOT_FOUND`,
+    /// `INVALID_ARCHIVE_REFERENCE`, `INVALID_ARCHIVE` or `IO_ERROR`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            HistoryError::Invalid(_) => "INVALID_ARGUMENT",
+            HistoryError::ArchiveNotFound(_) => "ARCHIVE_NOT_FOUND",
+            HistoryError::InvalidReference(_) => "INVALID_ARCHIVE_REFERENCE",
+            HistoryError::InvalidArchive(_) => "INVALID_ARCHIVE",
+            HistoryError::Io(_) => "IO_ERROR",
+        }
+    }
+}
+
+impl fmt::Display for HistoryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HistoryError::Invalid(e) => e.fmt(f),
+            HistoryError::ArchiveNotFound(m)
+            | HistoryError::InvalidReference(m)
+            | HistoryError::InvalidArchive(m) => f.write_str(m),
+            HistoryError::Io(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for HistoryError {}
+
+impl From<ValidationError> for HistoryError {
+    fn from(e: ValidationError) -> Self {
+        HistoryError::Invalid(e)
+    }
+}
+
+impl From<io::Error> for HistoryError {
+    fn from(e: io::Error) -> Self {
+        HistoryError::Io(e)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Listing
+
+/// One archive of a session, as `listArchives` reports it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArchiveInfo {
+    /// `<outputDir>/<sessionId>/<fileName>`, as the output directory was given.
+    pub path: String,
+    pub file_name: String,
+    pub sequence: u64,
+    /// The file name's timestamp, `YYYYMMDDTHHMMSSZ`.
+    pub timestamp: String,
+    /// When it was written (RFC 3339): from the metadata, else from the timestamp.
+    pub created_at: String,
+    /// Messages in the archive; `None` when the file is not a readable JSON array.
+    pub message_count: Option<usize>,
+    pub size_bytes: u64,
+    /// The metadata file beside it, when there is a readable one.
+    pub meta_path: Option<String>,
+    /// The summary that replaced these messages, from the metadata.
+    pub summary: Option<String>,
+}
+
+/// The archives of a session, by sequence (then timestamp). A missing directory is an empty
+/// history. Temporary files, `.lock`, metadata and audit files are not archives; a missing or
+/// corrupt metadata file only leaves `meta_path` and `summary` empty.
+pub fn list_archives(
+    output_dir: &Path,
+    session_id: &str,
+) -> Result<Vec<ArchiveInfo>, HistoryError> {
+    validate_session_id(session_id)?;
+    let dir = session_dir(output_dir, session_id);
+    let entries = match fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e.into()),
+    };
+    let mut found = Vec::new();
+    for entry in entries {
+        let entry = entry?;
+        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
+        let Some((timestamp, sequence)) = parse_archive_name(&name) else {
+            continue;
+        };
+        // `DirEntry::metadata` does not follow symlinks: a planted link is not an archive.
+        let metadata = entry.metadata()?;
+        if !metadata.is_file() {
+            continue;
+        }
+        let path = dir.join(&name);
+        let meta = meta_name_for(&name).and_then(|meta_name| {
+            let meta_path = dir.join(meta_name);
+            let value = read_json_file(&meta_path, 16 * 1024 * 1024).ok()?;
+            // A metadata file describing another archive is not this one's.
+            (value.get("archive").and_then(Value::as_str) == Some(name.as_str()))
+                .then_some((meta_path, value))
+        });
+        let created_at = meta
+            .as_ref()
+            .and_then(|(_, v)| v.get("createdAt")?.as_str().map(str::to_string))
+            .or_else(|| timestamp_to_rfc3339(timestamp))
+            .or_else(|| {
+                let modified = metadata.modified().ok()?;
+                Some(rfc3339(time::OffsetDateTime::from(modified), false))
+            })
+            .unwrap_or_else(|| timestamp.to_string());
+        found.push(ArchiveInfo {
+            path: path.display().to_string(),
+            file_name: name.clone(),
+            sequence,
+            timestamp: timestamp.to_string(),
+            created_at,
+            message_count: count_messages(&path),
+            size_bytes: metadata.len(),
+            meta_path: meta.as_ref().map(|(p, _)| p.display().to_string()),
+            summary: meta
+                .as_ref()
+                .and_then(|(_, v)| v.get("summary")?.as_str().map(str::to_string)),
+        });
+    }
+    found.sort_by(|a, b| {
+        (a.sequence, &a.timestamp, &a.file_name).cmp(&(b.sequence, &b.timestamp, &b.file_name))
+    });
+    Ok(found)
+}
+
+/// The number of elements of the JSON array in `path`, without building the messages.
+fn count_messages(path: &Path) -> Option<usize> {
+    let file = open_no_follow(path).ok()?;
+    let items: Vec<serde::de::IgnoredAny> =
+        serde_json::from_reader(io::BufReader::new(file)).ok()?;
+    Some(items.len())
+}
+
+/// Opens a file for reading without following a symlink at its name.
+fn open_no_follow(path: &Path) -> io::Result<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // O_NONBLOCK: a FIFO at the name is opened without blocking (then refused below).
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    #[cfg(not(unix))]
+    if fs::symlink_metadata(path)?.file_type().is_symlink() {
+        return Err(io::Error::other("is a symlink"));
+    }
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
+    Ok(file)
+}
+
+fn read_json_file(path: &Path, max_bytes: u64) -> io::Result<Value> {
+    let mut text = String::new();
+    open_no_follow(path)?
+        .take(max_bytes)
+        .read_to_string(&mut text)?;
+    serde_json::from_str(&text).map_err(io::Error::other)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Restoring
+
+/// An element of a restored conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Restored {
+    /// The message at this index of the list given to [`restore_messages`], unchanged.
+    Original(usize),
+    /// A message read back from an archive.
+    Archived(Value),
+}
+
+/// Rebuilds the full conversation from a compacted list: every summary message (recognised by
+/// [`prompt::is_summary_message`]) is replaced by the messages of the archive it names, and
+/// summaries inside those archives (earlier compactions) are expanded in turn, so the result
+/// equals the conversation before the first compaction plus everything added since.
+///
+/// Archives are looked up by file name in `<output_dir>/<session_id>/` only — whatever
+/// directory the summary's path names — so a moved or relatively named directory still works
+/// and a crafted summary cannot make this read anything else: a name that is not
+/// `compact-<timestamp>-<n>.json` is refused ([`HistoryError::InvalidReference`]), and a
+/// symlink at an archive's name is not followed. When a summary names no archive (its first
+/// line was changed), the archive is found through the metadata whose `summary` is exactly the
+/// message's content. A summary whose archive is missing fails with
+/// [`HistoryError::ArchiveNotFound`]: a partial restore would silently lose messages.
+pub fn restore_messages(
+    messages: &[Value],
+    output_dir: &Path,
+    session_id: &str,
+) -> Result<Vec<Restored>, HistoryError> {
+    validate_session_id(session_id)?;
+    let dir = session_dir(output_dir, session_id);
+    let mut out = Vec::with_capacity(messages.len());
+    // An explicit stack of archives being expanded (instead of recursion), so a long chain of
+    // compactions cannot overflow the thread's stack; it also detects archives naming each other.
+    let mut frames: Vec<(String, std::vec::IntoIter<Value>)> = Vec::new();
+    for (index, message) in messages.iter().enumerate() {
+        if !prompt::is_summary_message(message) {
+            out.push(Restored::Original(index));
+            continue;
+        }
+        let name = archive_of(message, &dir, &format!("messages[{index}]"))?;
+        frames.push((name.clone(), read_archive(&dir, &name)?.into_iter()));
+        while let Some((current, items)) = frames.last_mut() {
+            let Some(item) = items.next() else {
+                frames.pop();
+                continue;
+            };
+            if !prompt::is_summary_message(&item) {
+                out.push(Restored::Archived(item));
+                continue;
+            }
+            let place = format!("a message of {current}");
+            let name = archive_of(&item, &dir, &place)?;
+            if frames.iter().any(|(open, _)| *open == name) {
+                return Err(HistoryError::InvalidArchive(format!(
+                    "{place} names {name}, which is already being restored (the archives name each other)"
+                )));
+            }
+            let loaded = read_archive(&dir, &name)?;
+            frames.push((name, loaded.into_iter()));
+        }
+    }
+    Ok(out)
+}
+
+/// The archive file name a summary message stands for.
+fn archive_of(message: &Value, dir: &Path, place: &str) -> Result<String, HistoryError> {
+    match prompt::summary_archive(message) {
+        Some(reference) => {
+            // The last path component, whatever the separator (archives written on Windows).
+            let name = reference
+                .rsplit(['/', '\\'])
+                .next()
+                .unwrap_or(reference)
+                .trim();
+            if parse_archive_name(name).is_none() {
+                return Err(HistoryError::InvalidReference(format!(
+                    "{place} is a summary naming {reference:?}, which is not an archive file name \
+                     (compact-<timestamp>-<sequence>.json); refusing to read it"
+                )));
+            }
+            Ok(name.to_string())
+        }
+        None => {
+            let content = message.get("content").and_then(Value::as_str).unwrap_or("");
+            find_by_summary(dir, content).ok_or_else(|| {
+                HistoryError::ArchiveNotFound(format!(
+                    "{place} is a summary whose originals were not archived (no archive named, and no \
+                     metadata in {} holds this summary); it cannot be restored",
+                    dir.display()
+                ))
+            })
+        }
+    }
+}
+
+/// The archive whose metadata holds exactly this summary text.
+fn find_by_summary(dir: &Path, content: &str) -> Option<String> {
+    let mut candidates: Vec<(u64, String)> = fs::read_dir(dir)
+        .ok()?
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().to_str()?.to_string();
+            let (_, sequence) = parse_meta_name(&name)?;
+            Some((sequence, name))
+        })
+        .collect();
+    // Newest first: a later compaction is the likelier match.
+    candidates.sort_unstable_by(|a, b| b.cmp(a));
+    candidates.into_iter().find_map(|(_, meta_name)| {
+        let meta = read_json_file(&dir.join(meta_name), 16 * 1024 * 1024).ok()?;
+        if meta.get("summary")?.as_str()? != content {
+            return None;
+        }
+        let archive = meta.get("archive")?.as_str()?;
+        parse_archive_name(archive).map(|_| archive.to_string())
+    })
+}
+
+fn read_archive(dir: &Path, name: &str) -> Result<Vec<Value>, HistoryError> {
+    let path = dir.join(name);
+    let file = open_no_follow(&path).map_err(|e| {
+        // A symlink (ELOOP with O_NOFOLLOW) or a directory at the name is not an archive.
+        #[cfg(unix)]
+        let refused = e.raw_os_error() == Some(libc::ELOOP) || e.kind() == io::ErrorKind::Other;
+        #[cfg(not(unix))]
+        let refused = e.kind() == io::ErrorKind::Other;
+        if e.kind() == io::ErrorKind::NotFound {
+            HistoryError::ArchiveNotFound(format!(
+                "archive {name} was not found in {}",
+                dir.display()
+            ))
+        } else if refused {
+            HistoryError::InvalidArchive(format!(
+                "refusing to read archive {}: {e}",
+                path.display()
+            ))
+        } else {
+            HistoryError::Io(io::Error::new(
+                e.kind(),
+                format!("cannot read archive {}: {e}", path.display()),
+            ))
+        }
+    })?;
+    let mut text = String::new();
+    io::BufReader::new(file)
+        .read_to_string(&mut text)
+        .map_err(|e| {
+            HistoryError::InvalidArchive(format!("cannot read archive {}: {e}", path.display()))
+        })?;
+    match serde_json::from_str(&text) {
+        Ok(Value::Array(messages)) => Ok(messages),
+        Ok(_) => Err(HistoryError::InvalidArchive(format!(
+            "archive {} is not a JSON array of messages",
+            path.display()
+        ))),
+        Err(e) => Err(HistoryError::InvalidArchive(format!(
+            "archive {} is not valid JSON: {e}",
+            path.display()
+        ))),
+    }
+}
+
+/// `restore_messages` with the default directory and session when not given.
+pub fn restore_messages_with_defaults(
+    messages: &[Value],
+    output_dir: Option<&Path>,
+    session_id: Option<&str>,
+) -> Result<Vec<Restored>, HistoryError> {
+    restore_messages(
+        messages,
+        output_dir.unwrap_or(Path::new(DEFAULT_OUTPUT_DIR)),
+        session_id.unwrap_or(DEFAULT_SESSION_ID),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pruning
+
+/// What to prune.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PruneOptions {
+    /// Remove archives written more than this many days ago. Default 7 (SanBot's retention).
+    pub older_than_days: f64,
+    /// Only this session; by default every session under the output directory.
+    pub session_id: Option<String>,
+}
+
+impl Default for PruneOptions {
+    fn default() -> Self {
+        PruneOptions {
+            older_than_days: DEFAULT_RETENTION_DAYS,
+            session_id: None,
+        }
+    }
+}
+
+/// What a prune did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PruneReport {
+    /// The files removed (archives, their metadata, abandoned temporary files).
+    pub removed: Vec<String>,
+    /// Archives kept.
+    pub kept: usize,
+}
+
+/// Removes archives older than `older_than_days` (by the timestamp in their name, or their
+/// modification time when that is not a valid date) together with their metadata, and
+/// temporary files abandoned as long ago. Never touches `events.jsonl`, `summaries.md`, or any
+/// other file (memory files such as `decisions.md` live on). Each session where something was
+/// removed gets a `pruned` line in its audit log.
+pub fn prune_archives(
+    output_dir: &Path,
+    options: &PruneOptions,
+) -> Result<PruneReport, HistoryError> {
+    let days = options.older_than_days;
+    if !days.is_finite() || days < 0.0 {
+        return Err(ValidationError::argument(
+            "olderThanDays",
+            format!("must be a non-negative number of days, got {days}"),
+        )
+        .into());
+    }
+    let sessions: Vec<String> = match &options.session_id {
+        Some(session) => {
+            validate_session_id(session)?;
+            vec![session.clone()]
+        }
+        None => match fs::read_dir(output_dir) {
+            Ok(entries) => {
+                let mut sessions = Vec::new();
+                for entry in entries {
+                    let entry = entry?;
+                    // Real directories only: a symlink to elsewhere is not pruned through.
+                    if !entry.file_type()?.is_dir() {
+                        continue;
+                    }
+                    if let Some(name) = entry.file_name().to_str() {
+                        if validate_session_id(name).is_ok() {
+                            sessions.push(name.to_string());
+                        }
+                    }
+                }
+                sessions.sort();
+                sessions
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e.into()),
+        },
+    };
+    let cutoff = SystemTime::now()
+        .checked_sub(Duration::from_secs_f64(days * 86_400.0))
+        .unwrap_or(SystemTime::UNIX_EPOCH);
+    let mut report = PruneReport::default();
+    for session in sessions {
+        let dir = session_dir(output_dir, &session);
+        match fs::symlink_metadata(&dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => continue,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e.into()),
+        }
+        let (removed, kept) = with_session_lock(&dir, |lock| {
+            // Remember the highest sequence before removing archives, so numbering continues.
+            let highest = highest_sequence(&dir)?.max(read_counter(lock));
+            write_counter(lock, highest);
+            prune_session(&dir, cutoff)
+        })?;
+        if !removed.is_empty() {
+            let names: Vec<String> = removed
+                .iter()
+                .filter_map(|p| p.file_name()?.to_str().map(str::to_string))
+                .collect();
+            let mut fields = Map::new();
+            fields.insert("olderThanDays".into(), json!(days));
+            fields.insert("removed".into(), json!(names));
+            if let Err(e) = audit::append_event(&dir, "pruned", fields) {
+                tracing::warn!("could not append to {}: {e}", audit::EVENTS_FILE);
+            }
+        }
+        report
+            .removed
+            .extend(removed.iter().map(|p| p.display().to_string()));
+        report.kept += kept;
+    }
+    Ok(report)
+}
+
+fn prune_session(dir: &Path, cutoff: SystemTime) -> io::Result<(Vec<PathBuf>, usize)> {
+    let mut removed = Vec::new();
+    let mut kept = 0;
+    let mut names: Vec<String> = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        if let Some(name) = entry?.file_name().to_str() {
+            names.push(name.to_string());
+        }
+    }
+    names.sort();
+    for name in names {
+        let (timestamp, is_archive) = if let Some((ts, _)) = parse_archive_name(&name) {
+            (Some(ts), true)
+        } else if let Some((ts, _)) = parse_meta_name(&name) {
+            (Some(ts), false)
+        } else if name.starts_with(".tmp-") {
+            (None, false)
+        } else {
+            // events.jsonl, summaries.md, .lock, memory files, anything else: never removed.
+            continue;
+        };
+        let path = dir.join(&name);
+        let metadata = match fs::symlink_metadata(&path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        if metadata.is_dir() {
+            continue;
+        }
+        let written = timestamp
+            .and_then(timestamp_to_datetime)
+            .map(SystemTime::from)
+            .or_else(|| metadata.modified().ok());
+        let old = written.is_some_and(|t| t < cutoff);
+        if !old {
+            kept += usize::from(is_archive);
+            continue;
+        }
+        match fs::remove_file(&path) {
+            Ok(()) => removed.push(path),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => {
+                tracing::warn!("could not remove {}: {e}", path.display());
+                kept += usize::from(is_archive);
+            }
+        }
+    }
+    if !removed.is_empty() {
+        super::sync_dir(dir);
+    }
+    Ok((removed, kept))
+}

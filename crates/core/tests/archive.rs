@@ -1,0 +1,760 @@
+//! Archives, their metadata and audit log, and the history functions (list, restore, prune),
+//! driven through the real pipeline (`compact::compact` with the extractive summarizer).
+
+use std::fs;
+use std::path::Path;
+
+use context_compact_core::archive::{
+    self, list_archives, prune_archives, restore_messages, HistoryError, PruneOptions, Restored,
+};
+use context_compact_core::compact::{compact, CompactOptions, CompactOutcome, Piece};
+use context_compact_core::error::ErrorCode;
+use context_compact_core::extractive::ExtractiveSummarizer;
+use context_compact_core::prompt;
+use context_compact_core::summarize::{
+    AttemptError, BoxFuture, NoObserver, Retry, Summarizer, SummaryRequest,
+};
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A conversation with tool calls, unknown fields, odd key order, big numbers and emoji.
+fn turns(from: usize, count: usize) -> Vec<Value> {
+    let mut out = Vec::new();
+    for i in from..from + count {
+        out.push(json!({"role": "user", "z_last_key_first": i, "content": format!("question {i}: please look at src/file{i}.rs 🦀 {}", "word ".repeat(30))}));
+        out.push(json!({"role": "assistant", "content": [
+            {"type": "text", "text": format!("reading file {i}")},
+            {"type": "tool_use", "id": format!("toolu_{i}"), "name": "read_file", "input": {"path": format!("src/file{i}.rs"), "n": 12345678901234567890u64, "f": -0.5}}
+        ]}));
+        out.push(json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": format!("toolu_{i}"), "content": format!("fn f{i}() {{}} {}", "x ".repeat(40)), "extra": {"b": 1, "a": 2}}
+        ]}));
+        out.push(json!({"role": "assistant", "content": format!("answer {i} 😀 {}", "word ".repeat(30)), "metadata": {"big": 1e21}}));
+    }
+    out
+}
+
+fn conversation() -> Vec<Value> {
+    let mut messages = vec![json!({"role": "system", "content": "You are a careful agent."})];
+    messages.extend(turns(0, 8));
+    messages
+}
+
+fn options(dir: &Path) -> CompactOptions {
+    CompactOptions {
+        context_token_limit: 2_000,
+        tail_retention_ratio: 0.1,
+        force: true,
+        output_dir: dir.to_path_buf(),
+        session_id: "s".into(),
+        ..CompactOptions::default()
+    }
+}
+
+fn run_with(
+    messages: &[Value],
+    options: &CompactOptions,
+    summarizer: &dyn Summarizer,
+) -> CompactOutcome {
+    runtime()
+        .block_on(compact(
+            messages,
+            None,
+            options,
+            summarizer,
+            &CancellationToken::new(),
+            &NoObserver,
+        ))
+        .unwrap()
+}
+
+fn run(messages: &[Value], options: &CompactOptions) -> CompactOutcome {
+    run_with(messages, options, &ExtractiveSummarizer)
+}
+
+/// The compacted list an outcome describes.
+fn assembled(messages: &[Value], outcome: &CompactOutcome) -> Vec<Value> {
+    outcome
+        .pieces
+        .iter()
+        .map(|piece| match piece {
+            Piece::Original(i) => messages[*i].clone(),
+            Piece::New(message) => message.clone(),
+        })
+        .collect()
+}
+
+fn rebuilt(messages: &[Value], restored: Vec<Restored>) -> Vec<Value> {
+    restored
+        .into_iter()
+        .map(|r| match r {
+            Restored::Original(i) => messages[i].clone(),
+            Restored::Archived(message) => message,
+        })
+        .collect()
+}
+
+/// Equal including key order (serde_json's `preserve_order` map compares as a map, so compare
+/// the serialized text as well).
+fn assert_identical(actual: &[Value], expected: &[Value]) {
+    assert_eq!(actual.len(), expected.len());
+    assert_eq!(
+        serde_json::to_string(actual).unwrap(),
+        serde_json::to_string(expected).unwrap()
+    );
+}
+
+fn events(dir: &Path) -> Vec<Value> {
+    fs::read_to_string(dir.join(archive::EVENTS_FILE))
+        .unwrap_or_default()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn mode(path: &Path) -> u32 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        0o600
+    }
+}
+
+#[test]
+fn a_compaction_writes_metadata_an_audit_line_and_the_cumulative_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let messages = conversation();
+    let outcome = run(&messages, &options(tmp.path()));
+    assert!(outcome.compacted, "{outcome:?}");
+    assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
+    let archive_path = outcome.archive_path.clone().unwrap();
+    let name = archive_path.file_name().unwrap().to_str().unwrap();
+    let session = tmp.path().join("s");
+
+    let meta_path = session.join(archive::meta_name_for(name).unwrap());
+    let meta: Value = serde_json::from_str(&fs::read_to_string(&meta_path).unwrap()).unwrap();
+    let plan = outcome.partition.unwrap();
+    assert_eq!(meta["sessionId"], "s");
+    assert_eq!(meta["sequence"], 1);
+    assert_eq!(meta["archive"], name);
+    assert_eq!(meta["provider"], "extractive");
+    assert_eq!(meta["headCount"], 1);
+    assert_eq!(meta["middleCount"], plan.middle_len());
+    assert_eq!(meta["tailCount"], messages.len() - plan.tail_start);
+    assert_eq!(
+        meta["middle"],
+        json!({"start": plan.head_len, "end": plan.tail_start})
+    );
+    assert_eq!(meta["stats"]["compactedMessageCount"], plan.middle_len());
+    assert_eq!(meta["summary"].as_str(), outcome.summary.as_deref());
+    let (timestamp, _) = archive::parse_archive_name(name).unwrap();
+    assert_eq!(
+        meta["createdAt"].as_str(),
+        archive::timestamp_to_rfc3339(timestamp).as_deref()
+    );
+    assert_eq!(mode(&meta_path), 0o600);
+
+    let log = events(&session);
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0]["event"], "compacted");
+    assert_eq!(log[0]["archive"], name);
+    assert_eq!(log[0]["sequence"], 1);
+    assert_eq!(log[0]["tokens"], outcome.trigger_tokens);
+    assert!(log[0]["time"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(mode(&session.join(archive::EVENTS_FILE)), 0o600);
+
+    let summaries = fs::read_to_string(session.join(archive::SUMMARIES_FILE)).unwrap();
+    assert!(summaries.starts_with(&format!(
+        "## {} — {name}\n\n",
+        meta["createdAt"].as_str().unwrap()
+    )));
+    let message = json!({"role": "user", "content": outcome.summary});
+    let body = prompt::summary_body(&message).unwrap().trim();
+    assert!(summaries.contains(body));
+    assert_eq!(mode(&session.join(archive::SUMMARIES_FILE)), 0o600);
+
+    // A second compaction appends (never rewrites) both files.
+    let again = run(&assembled(&messages, &outcome), &options(tmp.path()));
+    assert!(again.compacted);
+    assert_eq!(events(&session).len(), 2);
+    let summaries = fs::read_to_string(session.join(archive::SUMMARIES_FILE)).unwrap();
+    let headings = summaries
+        .lines()
+        .filter(|l| l.starts_with("## ") && l.contains(" — compact-"))
+        .count();
+    assert_eq!(headings, 2, "{summaries}");
+}
+
+#[test]
+fn below_the_threshold_nothing_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut opts = options(tmp.path());
+    opts.force = false;
+    opts.context_token_limit = 1_000_000;
+    let outcome = run(&conversation(), &opts);
+    assert!(!outcome.compacted);
+    assert!(!tmp.path().join("s").exists());
+}
+
+struct Failing;
+
+impl Summarizer for Failing {
+    fn summarize<'a>(
+        &'a self,
+        _request: &'a SummaryRequest<'a>,
+    ) -> BoxFuture<'a, Result<String, AttemptError>> {
+        Box::pin(async {
+            Err(AttemptError::new(
+                ErrorCode::BadRequest,
+                "HTTP 400",
+                Retry::No,
+            ))
+        })
+    }
+    fn provider(&self) -> &str {
+        "custom"
+    }
+}
+
+#[test]
+fn failed_and_skipped_attempts_are_audited_with_their_code() {
+    let tmp = tempfile::tempdir().unwrap();
+    let session = tmp.path().join("s");
+    let mut opts = options(tmp.path());
+    opts.max_retries = 0;
+    let outcome = run_with(&conversation(), &opts, &Failing);
+    assert!(!outcome.compacted);
+    assert_eq!(outcome.error.as_ref().unwrap().code, ErrorCode::BadRequest);
+    // Nothing between head and tail: the tail budget holds everything.
+    opts.tail_retention_ratio = 1.0;
+    opts.context_token_limit = 1_000_000;
+    let outcome = run(&conversation(), &opts);
+    assert_eq!(
+        outcome.error.as_ref().unwrap().code,
+        ErrorCode::NothingToCompact
+    );
+    let log = events(&session);
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!(log[0]["event"], "failed");
+    assert_eq!(log[0]["code"], "BAD_REQUEST");
+    assert!(log[0]["reason"].as_str().unwrap().contains("400"));
+    assert_eq!(log[1]["event"], "skipped");
+    assert_eq!(log[1]["code"], "NOTHING_TO_COMPACT");
+    // No archive, no metadata.
+    assert!(list_archives(tmp.path(), "s").unwrap().is_empty());
+    assert!(!session.join(archive::SUMMARIES_FILE).exists());
+}
+
+#[test]
+fn listing_is_by_sequence_and_ignores_everything_that_is_not_an_archive() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut messages = conversation();
+    for round in 0..3 {
+        let outcome = run(&messages, &options(tmp.path()));
+        assert!(outcome.compacted);
+        messages = assembled(&messages, &outcome);
+        messages.extend(turns(100 + round * 10, 4));
+    }
+    let session = tmp.path().join("s");
+    fs::write(session.join(".tmp-leftover"), "[").unwrap();
+    fs::write(session.join("notes.md"), "x").unwrap();
+    fs::write(session.join("compact-20260101T000000Z-x.json"), "[]").unwrap();
+    fs::create_dir(session.join("compact-20260101T000000Z-99.json")).unwrap();
+    // A corrupt metadata file for the second archive, a missing one for the third.
+    let list = list_archives(tmp.path(), "s").unwrap();
+    assert_eq!(list.len(), 3);
+    fs::write(list[1].meta_path.as_ref().unwrap(), "{not json").unwrap();
+    fs::remove_file(list[2].meta_path.as_ref().unwrap()).unwrap();
+
+    let list = list_archives(tmp.path(), "s").unwrap();
+    assert_eq!(
+        list.iter().map(|a| a.sequence).collect::<Vec<_>>(),
+        vec![1, 2, 3]
+    );
+    for info in &list {
+        let text = fs::read_to_string(&info.path).unwrap();
+        assert_eq!(info.size_bytes, text.len() as u64);
+        let parsed: Vec<Value> = serde_json::from_str(&text).unwrap();
+        assert_eq!(info.message_count, Some(parsed.len()));
+        assert!(info.file_name.starts_with("compact-") && info.path.ends_with(&info.file_name));
+        assert_eq!(
+            Some(info.created_at.clone()),
+            archive::timestamp_to_rfc3339(&info.timestamp)
+        );
+    }
+    assert!(list[0].meta_path.is_some());
+    assert!(list[0]
+        .summary
+        .as_deref()
+        .unwrap()
+        .starts_with(prompt::SUMMARY_PREFIX));
+    assert_eq!(
+        (list[1].meta_path.as_ref(), list[1].summary.as_ref()),
+        (None, None)
+    );
+    assert_eq!(
+        (list[2].meta_path.as_ref(), list[2].summary.as_ref()),
+        (None, None)
+    );
+
+    assert!(list_archives(tmp.path(), "nobody").unwrap().is_empty());
+    assert!(matches!(
+        list_archives(tmp.path(), "../etc"),
+        Err(HistoryError::Invalid(_))
+    ));
+}
+
+#[test]
+fn restore_after_one_compaction_equals_the_original() {
+    let tmp = tempfile::tempdir().unwrap();
+    let original = conversation();
+    let outcome = run(&original, &options(tmp.path()));
+    assert!(outcome.compacted);
+    let compacted = assembled(&original, &outcome);
+    assert!(compacted.len() < original.len());
+    let restored = restore_messages(&compacted, tmp.path(), "s").unwrap();
+    // Retained messages come back as references to the input, not copies.
+    assert!(matches!(restored[0], Restored::Original(0)));
+    assert_identical(&rebuilt(&compacted, restored), &original);
+}
+
+#[test]
+fn restore_after_three_compactions_equals_the_whole_history() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut history = conversation();
+    let mut current = history.clone();
+    for round in 0..3 {
+        let outcome = run(&current, &options(tmp.path()));
+        assert!(outcome.compacted, "round {round}: {outcome:?}");
+        current = assembled(&current, &outcome);
+        // The conversation goes on after each compaction.
+        let more = turns(100 + round * 10, 3);
+        history.extend(more.iter().cloned());
+        current.extend(more);
+    }
+    // The last compaction's middle held the second summary, whose archive holds the first.
+    let summaries = current
+        .iter()
+        .filter(|m| prompt::is_summary_message(m))
+        .count();
+    assert_eq!(summaries, 1);
+    let restored = restore_messages(&current, tmp.path(), "s").unwrap();
+    assert_identical(&rebuilt(&current, restored), &history);
+    assert_eq!(list_archives(tmp.path(), "s").unwrap().len(), 3);
+}
+
+#[test]
+fn restore_resolves_archives_by_file_name_so_a_moved_directory_works() {
+    let tmp = tempfile::tempdir().unwrap();
+    let original = conversation();
+    let mut current = original.clone();
+    for _ in 0..2 {
+        let outcome = run(&current, &options(&tmp.path().join("before")));
+        current = assembled(&current, &outcome);
+    }
+    fs::rename(tmp.path().join("before"), tmp.path().join("after")).unwrap();
+    let restored = restore_messages(&current, &tmp.path().join("after"), "s").unwrap();
+    assert_identical(&rebuilt(&current, restored), &original);
+}
+
+fn summary_naming(path: &str) -> Value {
+    json!({"role": "user", "content": prompt::summary_message_text(3, Some(path), "## Goal\nx")})
+}
+
+#[test]
+fn restore_refuses_references_outside_the_session_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let session = tmp.path().join("s");
+    archive::create_private_dir(&session).unwrap();
+    // Files a crafted summary might try to reach.
+    fs::write(
+        tmp.path().join("secret.json"),
+        r#"[{"role":"user","content":"secret"}]"#,
+    )
+    .unwrap();
+    fs::write(session.join("events.jsonl"), "").unwrap();
+    for reference in [
+        "../secret.json",
+        "/etc/passwd",
+        "..\\..\\secret.json",
+        "compact-20260101T000000Z-1.json/../../secret.json",
+        "events.jsonl",
+        "..",
+        "",
+    ] {
+        let messages = vec![summary_naming(reference)];
+        match restore_messages(&messages, tmp.path(), "s") {
+            Err(HistoryError::InvalidReference(message)) => {
+                assert!(message.contains("refusing"), "{message}")
+            }
+            other => panic!("{reference:?}: {other:?}"),
+        }
+    }
+    // An archive-shaped name is only ever looked up inside the session directory.
+    let messages = vec![summary_naming("/etc/compact-20260101T000000Z-1.json")];
+    let error = restore_messages(&messages, tmp.path(), "s").unwrap_err();
+    assert_eq!(error.code(), "ARCHIVE_NOT_FOUND");
+    assert!(error
+        .to_string()
+        .contains("compact-20260101T000000Z-1.json"));
+}
+
+#[cfg(unix)]
+#[test]
+fn restore_does_not_follow_a_symlink_at_an_archive_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let session = tmp.path().join("s");
+    archive::create_private_dir(&session).unwrap();
+    let outside = tmp.path().join("outside.json");
+    fs::write(&outside, r#"[{"role":"user","content":"outside"}]"#).unwrap();
+    let name = "compact-20260101T000000Z-1.json";
+    std::os::unix::fs::symlink(&outside, session.join(name)).unwrap();
+    let error = restore_messages(&[summary_naming(name)], tmp.path(), "s").unwrap_err();
+    assert_eq!(error.code(), "INVALID_ARCHIVE", "{error}");
+    // Nor is it listed.
+    assert!(list_archives(tmp.path(), "s").unwrap().is_empty());
+}
+
+#[test]
+fn restore_fails_clearly_on_missing_corrupt_and_cyclic_archives() {
+    let tmp = tempfile::tempdir().unwrap();
+    let session = tmp.path().join("s");
+    archive::create_private_dir(&session).unwrap();
+    let error = restore_messages(
+        &[summary_naming(
+            "./.context-compact/s/compact-20260101T000000Z-7.json",
+        )],
+        tmp.path(),
+        "s",
+    )
+    .unwrap_err();
+    assert!(
+        matches!(error, HistoryError::ArchiveNotFound(_)),
+        "{error:?}"
+    );
+
+    archive::write_new_file(&session, "compact-20260101T000000Z-2.json", b"{\"a\":1}").unwrap();
+    let error = restore_messages(
+        &[summary_naming("compact-20260101T000000Z-2.json")],
+        tmp.path(),
+        "s",
+    )
+    .unwrap_err();
+    assert_eq!(error.code(), "INVALID_ARCHIVE");
+
+    // Two archives that name each other.
+    let a = "compact-20260101T000000Z-3.json";
+    let b = "compact-20260101T000000Z-4.json";
+    archive::write_new_file(
+        &session,
+        a,
+        serde_json::to_string(&[summary_naming(b)])
+            .unwrap()
+            .as_bytes(),
+    )
+    .unwrap();
+    archive::write_new_file(
+        &session,
+        b,
+        serde_json::to_string(&[summary_naming(a)])
+            .unwrap()
+            .as_bytes(),
+    )
+    .unwrap();
+    let error = restore_messages(&[summary_naming(a)], tmp.path(), "s").unwrap_err();
+    assert_eq!(error.code(), "INVALID_ARCHIVE");
+    assert!(error.to_string().contains("name each other"), "{error}");
+
+    // A summary whose originals were never archived.
+    let unarchived =
+        json!({"role": "user", "content": prompt::summary_message_text(3, None, "## Goal\nx")});
+    let error = restore_messages(&[unarchived], tmp.path(), "s").unwrap_err();
+    assert_eq!(error.code(), "ARCHIVE_NOT_FOUND");
+
+    // Messages without summaries come back as they are.
+    let plain = turns(0, 2);
+    let restored = restore_messages(&plain, tmp.path(), "s").unwrap();
+    assert_eq!(
+        restored,
+        (0..plain.len()).map(Restored::Original).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn restore_finds_the_archive_through_its_metadata_when_the_summary_names_none() {
+    let tmp = tempfile::tempdir().unwrap();
+    let original = conversation();
+    let outcome = run(&original, &options(tmp.path()));
+    let compacted = assembled(&original, &outcome);
+    let archive_name = outcome
+        .archive_path
+        .as_ref()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    // Rewrite the metadata's summary to a version of the message that names no archive (as a
+    // framework that edited the first line would leave it).
+    let index = compacted
+        .iter()
+        .position(prompt::is_summary_message)
+        .unwrap();
+    let body = prompt::summary_body(&compacted[index]).unwrap().to_string();
+    let edited = prompt::summary_message_text(outcome.stats.compacted_message_count, None, &body);
+    let meta_path = tmp
+        .path()
+        .join("s")
+        .join(archive::meta_name_for(&archive_name).unwrap());
+    let mut meta: Value = serde_json::from_str(&fs::read_to_string(&meta_path).unwrap()).unwrap();
+    meta["summary"] = json!(edited);
+    fs::write(&meta_path, serde_json::to_string(&meta).unwrap()).unwrap();
+    let mut messages = compacted.clone();
+    messages[index] = json!({"role": "user", "content": edited});
+    let restored = restore_messages(&messages, tmp.path(), "s").unwrap();
+    assert_identical(&rebuilt(&messages, restored), &original);
+}
+
+#[test]
+fn prune_removes_only_old_archives_and_never_the_audit_log_or_memory_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let session = tmp.path().join("s");
+    let other = tmp.path().join("other");
+    // Recent archives through the pipeline (with metadata, events, summaries).
+    let outcome = run(&conversation(), &options(tmp.path()));
+    assert!(outcome.compacted);
+    // Old ones, written directly with old timestamps in their names.
+    for (dir, name) in [
+        (&session, "compact-20200101T000000Z-1.json"),
+        (&session, "compact-20200101T000000Z-1.meta.json"),
+        (&session, "compact-20200102T000000Z-2.json"),
+        (&other, "compact-20200101T000000Z-1.json"),
+    ] {
+        archive::create_private_dir(dir).unwrap();
+        archive::write_new_file(dir, name, b"[]").unwrap();
+    }
+    for keep in ["decisions.md", "facts.md"] {
+        fs::write(session.join(keep), "keep me").unwrap();
+    }
+    let events_before = fs::read_to_string(session.join(archive::EVENTS_FILE)).unwrap();
+    let summaries_before = fs::read_to_string(session.join(archive::SUMMARIES_FILE)).unwrap();
+
+    // One session only.
+    let report = prune_archives(
+        tmp.path(),
+        &PruneOptions {
+            older_than_days: 7.0,
+            session_id: Some("other".into()),
+        },
+    )
+    .unwrap();
+    assert_eq!(report.removed.len(), 1);
+    assert_eq!(report.kept, 0);
+    assert!(session.join("compact-20200101T000000Z-1.json").exists());
+
+    // Every session.
+    let report = prune_archives(tmp.path(), &PruneOptions::default()).unwrap();
+    let mut removed: Vec<String> = report
+        .removed
+        .iter()
+        .map(|p| {
+            Path::new(p)
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    removed.sort();
+    assert_eq!(
+        removed,
+        vec![
+            "compact-20200101T000000Z-1.json",
+            "compact-20200101T000000Z-1.meta.json",
+            "compact-20200102T000000Z-2.json"
+        ]
+    );
+    assert_eq!(report.kept, 1);
+    let left = list_archives(tmp.path(), "s").unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(
+        Some(left[0].path.as_str()),
+        outcome.archive_path.as_ref().and_then(|p| p.to_str())
+    );
+    assert!(left[0].meta_path.is_some());
+    for keep in ["decisions.md", "facts.md"] {
+        assert_eq!(fs::read_to_string(session.join(keep)).unwrap(), "keep me");
+    }
+    assert_eq!(
+        fs::read_to_string(session.join(archive::SUMMARIES_FILE)).unwrap(),
+        summaries_before
+    );
+    let events_after = fs::read_to_string(session.join(archive::EVENTS_FILE)).unwrap();
+    assert!(events_after.starts_with(&events_before), "append-only");
+    let last: Value = serde_json::from_str(events_after.lines().last().unwrap()).unwrap();
+    assert_eq!(last["event"], "pruned");
+    assert_eq!(last["removed"].as_array().unwrap().len(), 3);
+
+    // Nothing old left: nothing removed, no event.
+    let report = prune_archives(tmp.path(), &PruneOptions::default()).unwrap();
+    assert!(report.removed.is_empty());
+    assert_eq!(
+        fs::read_to_string(session.join(archive::EVENTS_FILE)).unwrap(),
+        events_after
+    );
+
+    assert!(prune_archives(
+        tmp.path(),
+        &PruneOptions {
+            older_than_days: -1.0,
+            session_id: None
+        }
+    )
+    .is_err());
+    assert!(prune_archives(
+        tmp.path(),
+        &PruneOptions {
+            older_than_days: 7.0,
+            session_id: Some("a/b".into())
+        }
+    )
+    .is_err());
+    // A missing output directory has nothing to prune.
+    assert_eq!(
+        prune_archives(&tmp.path().join("missing"), &PruneOptions::default()).unwrap(),
+        Default::default()
+    );
+}
+
+#[test]
+fn the_sequence_continues_after_prune_removed_every_archive() {
+    let tmp = tempfile::tempdir().unwrap();
+    let middle = [json!({"role": "user", "content": "x"})];
+    for _ in 0..3 {
+        archive::persist_messages(&middle, tmp.path(), "s").unwrap();
+    }
+    let report = prune_archives(
+        tmp.path(),
+        &PruneOptions {
+            older_than_days: 0.0,
+            session_id: None,
+        },
+    )
+    .unwrap();
+    // Archives written this second are not older than "now" by their name's timestamp unless
+    // the clock moved on; sleep past the second and prune again if needed.
+    if report.removed.len() < 3 {
+        std::thread::sleep(std::time::Duration::from_millis(1_100));
+        prune_archives(
+            tmp.path(),
+            &PruneOptions {
+                older_than_days: 0.0,
+                session_id: None,
+            },
+        )
+        .unwrap();
+    }
+    assert!(list_archives(tmp.path(), "s").unwrap().is_empty());
+    let next = archive::persist_messages(&middle, tmp.path(), "s").unwrap();
+    assert_eq!(next.sequence, 4);
+}
+
+#[cfg(unix)]
+#[test]
+fn planted_symlinks_at_the_audit_files_are_not_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let session = tmp.path().join("s");
+    archive::create_private_dir(&session).unwrap();
+    let victim = tmp.path().join("victim.txt");
+    fs::write(&victim, "precious").unwrap();
+    std::os::unix::fs::symlink(&victim, session.join(archive::EVENTS_FILE)).unwrap();
+    std::os::unix::fs::symlink(&victim, session.join(archive::SUMMARIES_FILE)).unwrap();
+    let outcome = run(&conversation(), &options(tmp.path()));
+    // The compaction and its archive stand; the audit writes fail with warnings.
+    assert!(outcome.compacted);
+    assert!(outcome.archive_path.is_some());
+    assert_eq!(outcome.warnings.len(), 2, "{:?}", outcome.warnings);
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+}
+
+#[test]
+fn an_unwritable_output_dir_degrades_with_one_warning_and_fails_closed_on_request() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("file");
+    fs::write(&file, "x").unwrap();
+    let mut opts = options(&file.join("under-a-file"));
+    let outcome = run(&conversation(), &opts);
+    assert!(outcome.compacted);
+    assert!(outcome.archive_path.is_none());
+    assert_eq!(outcome.warnings.len(), 1, "{:?}", outcome.warnings);
+    opts.require_archive = true;
+    let outcome = run(&conversation(), &opts);
+    assert!(!outcome.compacted);
+    assert_eq!(outcome.error.unwrap().code, ErrorCode::ArchiveFailed);
+}
+
+#[test]
+fn timestamps_convert_and_invalid_ones_are_refused() {
+    assert_eq!(
+        archive::timestamp_to_rfc3339("20260217T093000Z").as_deref(),
+        Some("2026-02-17T09:30:00Z")
+    );
+    for bad in [
+        "20261317T093000Z",
+        "20260230T093000Z",
+        "20260217T253000Z",
+        "2026021xT093000Z",
+        "20260217T093000",
+    ] {
+        assert_eq!(archive::timestamp_to_rfc3339(bad), None, "{bad}");
+    }
+    assert_eq!(
+        archive::parse_meta_name("compact-20260217T093000Z-3.meta.json"),
+        Some(("20260217T093000Z", 3))
+    );
+    assert_eq!(
+        archive::parse_archive_name("compact-20260217T093000Z-+3.json"),
+        None
+    );
+    assert_eq!(
+        archive::meta_name_for("compact-20260217T093000Z-3.json").as_deref(),
+        Some("compact-20260217T093000Z-3.meta.json")
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_planted_at_an_audit_or_archive_name_never_blocks() {
+    use std::os::unix::ffi::OsStrExt;
+    let mkfifo = |path: &Path| {
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let session = tmp.path().join("s");
+    archive::create_private_dir(&session).unwrap();
+    mkfifo(&session.join(archive::EVENTS_FILE));
+    let outcome = run(&conversation(), &options(tmp.path()));
+    assert!(outcome.compacted);
+    assert_eq!(outcome.warnings.len(), 1, "{:?}", outcome.warnings);
+
+    let name = "compact-20200101T000000Z-9.json";
+    mkfifo(&session.join(name));
+    let error = restore_messages(&[summary_naming(name)], tmp.path(), "s").unwrap_err();
+    assert_eq!(error.code(), "INVALID_ARCHIVE", "{error}");
+    assert_eq!(list_archives(tmp.path(), "s").unwrap().len(), 1);
+}

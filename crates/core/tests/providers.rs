@@ -1,0 +1,1406 @@
+//! The HTTP providers against real HTTP servers on 127.0.0.1 (wiremock, and a raw TCP server
+//! for a connection that breaks mid-body), with retry waits made instant (`retry-after: 0`
+//! or a zero backoff base). One named test per row of issue 3's list.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use context_compact_core::compact::{self, CompactOptions};
+use context_compact_core::error::{CompactError, ErrorCode};
+use context_compact_core::providers::{
+    self, http, resolve, ApiKey, KeySource, ProviderKind, ProviderOptions,
+};
+use context_compact_core::summarize::{
+    summarize_with_retries, AttemptError, AttemptObserver, NoObserver, Retry, RetryPolicy,
+    Summarizer, SummaryFailure, SummaryRequest,
+};
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const KEY: &str = "sk-test-SECRET-123";
+const PROMPT: &str = "Summarize this.\n[user]\nplease refactor src/parser.rs MIDDLE-MARKER-42";
+
+fn no_env(_: &str) -> Option<String> {
+    None
+}
+
+fn summarizer(provider: &str, base_url: &str, extra: Value) -> Box<dyn Summarizer> {
+    let mut options = json!({ "provider": provider, "apiKey": KEY, "baseUrl": base_url });
+    if let Value::Object(extra) = extra {
+        for (k, v) in extra {
+            options[k] = v;
+        }
+    }
+    providers::from_options_with_env(&options, &no_env).expect("valid options")
+}
+
+fn anthropic(server: &MockServer) -> Box<dyn Summarizer> {
+    summarizer("anthropic", &server.uri(), json!({}))
+}
+
+fn openai(server: &MockServer) -> Box<dyn Summarizer> {
+    summarizer("openai", &server.uri(), json!({}))
+}
+
+fn request(prompt: &str) -> SummaryRequest<'static> {
+    SummaryRequest {
+        messages: &[],
+        range: 0..0,
+        prompt: prompt.to_string(),
+        previous_summary: None,
+        model: None,
+        custom_instructions: None,
+        max_tokens: 1000,
+        attempt: 1,
+    }
+}
+
+fn fast(max_retries: u32) -> RetryPolicy {
+    RetryPolicy {
+        max_retries,
+        base_delay: Duration::ZERO,
+    }
+}
+
+async fn run(s: &dyn Summarizer, max_retries: u32) -> Result<(String, u32), SummaryFailure> {
+    summarize_with_retries(
+        s,
+        &request(PROMPT),
+        fast(max_retries),
+        &CancellationToken::new(),
+        &NoObserver,
+    )
+    .await
+}
+
+async fn run_failed(s: &dyn Summarizer, max_retries: u32) -> CompactError {
+    match run(s, max_retries).await {
+        Err(SummaryFailure::Failed(e)) => e,
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+/// One attempt, without the retry loop (to see the attempt's own error).
+async fn attempt(s: &dyn Summarizer) -> AttemptError {
+    s.summarize(&request(PROMPT))
+        .await
+        .expect_err("the attempt should fail")
+}
+
+async fn requests(server: &MockServer) -> Vec<wiremock::Request> {
+    server.received_requests().await.unwrap_or_default()
+}
+
+fn anthropic_ok(text: &str) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn", "usage": {"input_tokens": 10, "output_tokens": 5}
+    }))
+}
+
+fn openai_ok(text: &str) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "id": "chatcmpl-1", "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text, "refusal": null}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5}
+    }))
+}
+
+fn anthropic_error(status: u16, kind: &str, message: &str) -> ResponseTemplate {
+    ResponseTemplate::new(status).set_body_json(json!({
+        "type": "error", "error": {"type": kind, "message": message}
+    }))
+}
+
+async fn mount(server: &MockServer, route: &str, response: ResponseTemplate) {
+    Mock::given(method("POST"))
+        .and(path(route))
+        .respond_with(response)
+        .mount(server)
+        .await;
+}
+
+async fn mount_once(server: &MockServer, route: &str, response: ResponseTemplate) {
+    Mock::given(method("POST"))
+        .and(path(route))
+        .respond_with(response)
+        .up_to_n_times(1)
+        .mount(server)
+        .await;
+}
+
+const MESSAGES: &str = "/v1/messages";
+const COMPLETIONS: &str = "/v1/chat/completions";
+
+// ---------------------------------------------------------------------------------------------
+// 200 success
+
+#[tokio::test]
+async fn anthropic_success_sends_the_documented_request() {
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        MESSAGES,
+        anthropic_ok("## Goal\nrefactor the parser"),
+    )
+    .await;
+    let s = anthropic(&server);
+    assert_eq!(s.provider(), "anthropic");
+    assert_eq!(s.model(), Some(providers::DEFAULT_ANTHROPIC_MODEL));
+
+    // Through the real pipeline, so that the prompt is rendered from messages.
+    let middle = vec![
+        json!({"role": "user", "content": "please refactor src/parser.rs MIDDLE-MARKER-42"}),
+        json!({"role": "assistant", "content": "Done, the parser is split in two."}),
+    ];
+    let options = CompactOptions {
+        summary_max_tokens: 1234,
+        retry_base_delay: Duration::ZERO,
+        ..Default::default()
+    };
+    let summary = compact::summarize_middle(
+        &middle,
+        0,
+        &options,
+        s.as_ref(),
+        &CancellationToken::new(),
+        &NoObserver,
+    )
+    .await
+    .expect("summary");
+    assert!(summary.body.starts_with("## Goal\nrefactor the parser"));
+
+    let seen = requests(&server).await;
+    assert_eq!(seen.len(), 1);
+    let r = &seen[0];
+    assert_eq!(r.url.path(), "/v1/messages");
+    assert_eq!(r.headers.get("x-api-key").unwrap(), KEY);
+    assert_eq!(r.headers.get("anthropic-version").unwrap(), "2023-06-01");
+    assert!(r
+        .headers
+        .get("content-type")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .starts_with("application/json"));
+    assert!(r.headers.get("authorization").is_none());
+    let body: Value = r.body_json().unwrap();
+    assert_eq!(body["model"], "claude-sonnet-4-5");
+    assert_eq!(body["max_tokens"], 1234);
+    assert_eq!(body["messages"][0]["role"], "user");
+    let prompt = body["messages"][0]["content"].as_str().unwrap();
+    assert!(prompt.contains("MIDDLE-MARKER-42"), "{prompt}");
+    assert!(prompt.contains("Done, the parser is split in two."));
+    // The key is only in the header.
+    assert!(!String::from_utf8_lossy(&r.body).contains(KEY));
+}
+
+#[tokio::test]
+async fn openai_success_sends_the_documented_request() {
+    let server = MockServer::start().await;
+    mount(&server, COMPLETIONS, openai_ok("## Goal\nrefactor")).await;
+    let s = summarizer("openai", &server.uri(), json!({"model": "gpt-4o"}));
+    assert_eq!(s.provider(), "openai");
+    assert_eq!(s.model(), Some("gpt-4o"));
+    let (text, attempts) = run(s.as_ref(), 2).await.unwrap();
+    assert_eq!(text, "## Goal\nrefactor");
+    assert_eq!(attempts, 1);
+
+    let seen = requests(&server).await;
+    assert_eq!(seen.len(), 1);
+    let r = &seen[0];
+    assert_eq!(r.url.path(), "/v1/chat/completions");
+    assert_eq!(
+        r.headers.get("authorization").unwrap(),
+        &format!("Bearer {KEY}")
+    );
+    assert!(r.headers.get("x-api-key").is_none());
+    let body: Value = r.body_json().unwrap();
+    assert_eq!(body["model"], "gpt-4o");
+    assert_eq!(body["max_tokens"], 1000);
+    assert!(body.get("max_completion_tokens").is_none());
+    assert_eq!(body["messages"][0]["role"], "user");
+    assert!(body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .contains("MIDDLE-MARKER-42"));
+    assert!(!String::from_utf8_lossy(&r.body).contains(KEY));
+}
+
+#[tokio::test]
+async fn openai_reasoning_models_get_max_completion_tokens() {
+    let server = MockServer::start().await;
+    mount(&server, COMPLETIONS, openai_ok("summary")).await;
+    let s = summarizer("openai", &server.uri(), json!({"model": "o3-mini"}));
+    run(s.as_ref(), 0).await.unwrap();
+    let body: Value = requests(&server).await[0].body_json().unwrap();
+    assert_eq!(body["max_completion_tokens"], 1000);
+    assert!(body.get("max_tokens").is_none());
+}
+
+#[tokio::test]
+async fn max_tokens_is_clamped_to_the_models_output_limit() {
+    let server = MockServer::start().await;
+    mount(&server, COMPLETIONS, openai_ok("summary")).await;
+    let s = summarizer("openai", &server.uri(), json!({"model": "gpt-4"}));
+    let mut r = request(PROMPT);
+    r.max_tokens = 100_000;
+    s.summarize(&r).await.unwrap();
+    let body: Value = requests(&server).await[0].body_json().unwrap();
+    assert_eq!(body["max_tokens"], 4096);
+}
+
+#[tokio::test]
+async fn anthropic_text_blocks_are_concatenated() {
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        MESSAGES,
+        ResponseTemplate::new(200).set_body_json(json!({
+            "type": "message",
+            "content": [
+                {"type": "thinking", "thinking": "hmm"},
+                {"type": "text", "text": "## Goal\n"},
+                {"type": "text", "text": "ship it"}
+            ],
+            "stop_reason": "end_turn"
+        })),
+    )
+    .await;
+    let (text, _) = run(anthropic(&server).as_ref(), 0).await.unwrap();
+    assert_eq!(text, "## Goal\nship it");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Retried statuses
+
+#[tokio::test]
+async fn rate_limited_429_with_retry_after_then_200_makes_two_requests() {
+    let server = MockServer::start().await;
+    mount_once(
+        &server,
+        MESSAGES,
+        anthropic_error(
+            429,
+            "rate_limit_error",
+            "Number of request tokens has exceeded your per-minute rate limit",
+        )
+        .insert_header("retry-after", "0"),
+    )
+    .await;
+    mount(&server, MESSAGES, anthropic_ok("summary after the wait")).await;
+    // A long backoff base: only the server's `retry-after: 0` keeps this test fast.
+    let policy = RetryPolicy {
+        max_retries: 2,
+        base_delay: Duration::from_secs(30),
+    };
+    let started = Instant::now();
+    let s = anthropic(&server);
+    let (text, attempts) = summarize_with_retries(
+        s.as_ref(),
+        &request(PROMPT),
+        policy,
+        &CancellationToken::new(),
+        &NoObserver,
+    )
+    .await
+    .unwrap();
+    assert_eq!(text, "summary after the wait");
+    assert_eq!(attempts, 2);
+    assert_eq!(requests(&server).await.len(), 2);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn overloaded_529_every_time_makes_max_retries_plus_one_requests() {
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        MESSAGES,
+        anthropic_error(529, "overloaded_error", "Overloaded"),
+    )
+    .await;
+    let e = run_failed(anthropic(&server).as_ref(), 2).await;
+    assert_eq!(requests(&server).await.len(), 3);
+    assert_eq!(e.code, ErrorCode::Overloaded);
+    assert_eq!(e.attempts, 3);
+    assert_eq!(e.status, Some(529));
+    assert!(e.message.contains("HTTP 529"), "{}", e.message);
+    assert!(e.message.contains("overloaded_error"), "{}", e.message);
+    assert!(e.message.contains("Overloaded"), "{}", e.message);
+}
+
+#[tokio::test]
+async fn max_retries_zero_means_one_request() {
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        MESSAGES,
+        anthropic_error(529, "overloaded_error", "Overloaded"),
+    )
+    .await;
+    let e = run_failed(anthropic(&server).as_ref(), 0).await;
+    assert_eq!(e.attempts, 1);
+    assert_eq!(requests(&server).await.len(), 1);
+}
+
+#[tokio::test]
+async fn server_error_500_with_an_html_body_is_retried_with_a_short_message() {
+    let server = MockServer::start().await;
+    let html = format!(
+        "<!DOCTYPE html>\n<html><head><title>500 Internal Server Error</title></head>\n<body>{}</body></html>",
+        "<p>nginx exploded</p>".repeat(300)
+    );
+    mount(
+        &server,
+        COMPLETIONS,
+        ResponseTemplate::new(500).set_body_raw(html, "text/html"),
+    )
+    .await;
+    let e = run_failed(openai(&server).as_ref(), 1).await;
+    assert_eq!(requests(&server).await.len(), 2);
+    assert_eq!(e.code, ErrorCode::ServerError);
+    assert_eq!(e.status, Some(500));
+    assert!(e.message.contains("HTTP 500"), "{}", e.message);
+    assert!(
+        e.message.contains("500 Internal Server Error"),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message.len() < 400,
+        "not clipped: {} chars",
+        e.message.len()
+    );
+    assert!(!e.message.contains('\n'));
+}
+
+#[tokio::test]
+async fn status_408_and_409_are_retried() {
+    for status in [408u16, 409] {
+        let server = MockServer::start().await;
+        mount(&server, COMPLETIONS, ResponseTemplate::new(status)).await;
+        let e = run_failed(openai(&server).as_ref(), 1).await;
+        assert_eq!(requests(&server).await.len(), 2, "status {status}");
+        assert_eq!(e.status, Some(status));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Not retried
+
+async fn one_request_only(status: u16, kind: &str, expected: ErrorCode) {
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        MESSAGES,
+        anthropic_error(status, kind, "something is wrong"),
+    )
+    .await;
+    let e = run_failed(anthropic(&server).as_ref(), 3).await;
+    assert_eq!(requests(&server).await.len(), 1, "status {status}");
+    assert_eq!(e.code, expected, "status {status}");
+    assert_eq!(e.attempts, 1);
+    assert_eq!(e.status, Some(status));
+    assert!(
+        e.message.contains(&format!("HTTP {status}")),
+        "{}",
+        e.message
+    );
+    assert!(e.message.contains(kind), "{}", e.message);
+    assert!(e.message.contains("something is wrong"), "{}", e.message);
+}
+
+#[tokio::test]
+async fn bad_request_400_is_not_retried() {
+    one_request_only(400, "invalid_request_error", ErrorCode::BadRequest).await;
+}
+
+#[tokio::test]
+async fn unauthorized_401_is_not_retried() {
+    one_request_only(401, "authentication_error", ErrorCode::AuthenticationFailed).await;
+}
+
+#[tokio::test]
+async fn forbidden_403_is_not_retried() {
+    one_request_only(403, "permission_error", ErrorCode::AuthenticationFailed).await;
+}
+
+#[tokio::test]
+async fn not_found_404_is_not_retried() {
+    one_request_only(404, "not_found_error", ErrorCode::BadRequest).await;
+}
+
+#[tokio::test]
+async fn request_too_large_413_and_422_are_not_retried() {
+    one_request_only(413, "request_too_large", ErrorCode::BadRequest).await;
+    one_request_only(422, "unprocessable_entity", ErrorCode::BadRequest).await;
+}
+
+#[tokio::test]
+async fn x_should_retry_false_stops_a_retryable_status() {
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        MESSAGES,
+        anthropic_error(500, "api_error", "Internal server error")
+            .insert_header("x-should-retry", "false"),
+    )
+    .await;
+    let e = run_failed(anthropic(&server).as_ref(), 3).await;
+    assert_eq!(requests(&server).await.len(), 1);
+    assert_eq!(e.code, ErrorCode::ServerError);
+}
+
+#[tokio::test]
+async fn x_should_retry_true_retries_a_final_status() {
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        MESSAGES,
+        anthropic_error(400, "invalid_request_error", "try again")
+            .insert_header("x-should-retry", "true"),
+    )
+    .await;
+    let e = run_failed(anthropic(&server).as_ref(), 2).await;
+    assert_eq!(requests(&server).await.len(), 3);
+    assert_eq!(e.code, ErrorCode::BadRequest);
+    assert_eq!(e.attempts, 3);
+}
+
+#[tokio::test]
+async fn spend_limit_429_is_not_retried() {
+    // OpenAI's documented quota error.
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        COMPLETIONS,
+        ResponseTemplate::new(429)
+            .insert_header("retry-after", "0")
+            .set_body_json(json!({"error": {
+                "message": "You exceeded your current quota, please check your plan and billing details.",
+                "type": "insufficient_quota", "param": null, "code": "insufficient_quota"
+            }})),
+    )
+    .await;
+    let e = run_failed(openai(&server).as_ref(), 3).await;
+    assert_eq!(requests(&server).await.len(), 1);
+    assert_eq!(e.code, ErrorCode::QuotaExceeded);
+    assert_eq!(e.status, Some(429));
+    assert!(e.message.contains("insufficient_quota"), "{}", e.message);
+    assert!(
+        e.message.contains("exceeded your current quota"),
+        "{}",
+        e.message
+    );
+
+    // A spend limit in Anthropic's error shape.
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        MESSAGES,
+        anthropic_error(
+            429,
+            "enforced_spend_limit_reached",
+            "Your workspace reached its spend limit",
+        ),
+    )
+    .await;
+    let e = run_failed(anthropic(&server).as_ref(), 3).await;
+    assert_eq!(requests(&server).await.len(), 1);
+    assert_eq!(e.code, ErrorCode::QuotaExceeded);
+}
+
+#[tokio::test]
+async fn an_ordinary_429_after_every_retry_is_rate_limited() {
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        COMPLETIONS,
+        ResponseTemplate::new(429)
+            .insert_header("retry-after", "0")
+            .set_body_json(json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}})),
+    )
+    .await;
+    let e = run_failed(openai(&server).as_ref(), 1).await;
+    assert_eq!(requests(&server).await.len(), 2);
+    assert_eq!(e.code, ErrorCode::RateLimited);
+}
+
+// ---------------------------------------------------------------------------------------------
+// retry-after
+
+fn at(secs: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(secs)
+}
+
+#[test]
+fn retry_after_values_are_parsed_and_clamped() {
+    let now = at(1_700_000_000);
+    let wait = |ms: Option<&str>, s: Option<&str>| http::retry_after(ms, s, now);
+    assert_eq!(wait(None, Some("0")), Some(Duration::ZERO));
+    assert_eq!(wait(None, Some("2")), Some(Duration::from_secs(2)));
+    assert_eq!(wait(None, Some("1.5")), Some(Duration::from_millis(1500)));
+    // Clamped to 60 s.
+    assert_eq!(wait(None, Some("3600")), Some(Duration::from_secs(60)));
+    // An HTTP date 30 s ahead.
+    let date = httpdate::fmt_http_date(now + Duration::from_secs(30));
+    assert_eq!(wait(None, Some(&date)), Some(Duration::from_secs(30)));
+    // A date far ahead is clamped; a past date is ignored.
+    let far = httpdate::fmt_http_date(now + Duration::from_secs(86_400));
+    assert_eq!(wait(None, Some(&far)), Some(Duration::from_secs(60)));
+    let past = httpdate::fmt_http_date(now - Duration::from_secs(30));
+    assert_eq!(wait(None, Some(&past)), None);
+    // Invalid and negative values are ignored (the backoff applies).
+    assert_eq!(wait(None, Some("-1")), None);
+    assert_eq!(wait(None, Some("abc")), None);
+    assert_eq!(wait(None, Some("")), None);
+    assert_eq!(wait(None, Some("NaN")), None);
+    assert_eq!(wait(None, Some("inf")), None);
+    assert_eq!(wait(None, None), None);
+    // retry-after-ms wins, and is clamped too.
+    assert_eq!(
+        wait(Some("250"), Some("30")),
+        Some(Duration::from_millis(250))
+    );
+    assert_eq!(
+        wait(Some("1.5"), Some("30")),
+        Some(Duration::from_micros(1500))
+    );
+    assert_eq!(wait(Some("120000"), None), Some(Duration::from_secs(60)));
+    // An invalid retry-after-ms falls back to retry-after.
+    assert_eq!(wait(Some("abc"), Some("3")), Some(Duration::from_secs(3)));
+    assert_eq!(wait(Some("-5"), Some("3")), Some(Duration::from_secs(3)));
+}
+
+#[test]
+fn status_classification_follows_the_sdks() {
+    use ErrorCode::*;
+    let c = |s, t: Option<&str>, r| http::classify_status(s, t, None, r);
+    assert_eq!(c(408, None, None), (Timeout, Retry::Yes));
+    assert_eq!(c(409, None, None), (ServerError, Retry::Yes));
+    assert_eq!(c(429, None, None), (RateLimited, Retry::Yes));
+    assert_eq!(c(500, None, None), (ServerError, Retry::Yes));
+    assert_eq!(c(502, None, None), (ServerError, Retry::Yes));
+    assert_eq!(
+        c(503, Some("overloaded_error"), None),
+        (Overloaded, Retry::Yes)
+    );
+    assert_eq!(c(529, None, None), (Overloaded, Retry::Yes));
+    assert_eq!(c(400, None, None), (BadRequest, Retry::No));
+    assert_eq!(c(401, None, None), (AuthenticationFailed, Retry::No));
+    assert_eq!(c(403, None, None), (AuthenticationFailed, Retry::No));
+    assert_eq!(c(404, None, None), (BadRequest, Retry::No));
+    assert_eq!(c(402, None, None), (QuotaExceeded, Retry::No));
+    assert_eq!(
+        http::classify_status(429, Some("insufficient_quota"), None, None),
+        (QuotaExceeded, Retry::No)
+    );
+    assert_eq!(
+        http::classify_status(429, Some("requests"), Some("insufficient_quota"), None),
+        (QuotaExceeded, Retry::No)
+    );
+    assert_eq!(c(500, None, Some(false)), (ServerError, Retry::No));
+    assert_eq!(c(400, None, Some(true)), (BadRequest, Retry::Yes));
+    assert_eq!(
+        http::classify_status(429, Some("insufficient_quota"), None, Some(true)),
+        (QuotaExceeded, Retry::Yes)
+    );
+}
+
+async fn retry_after_of(headers: &[(&str, &str)]) -> Option<Duration> {
+    let server = MockServer::start().await;
+    let mut response = anthropic_error(429, "rate_limit_error", "slow down");
+    for (k, v) in headers {
+        response = response.insert_header(*k, *v);
+    }
+    mount(&server, MESSAGES, response).await;
+    let e = attempt(anthropic(&server).as_ref()).await;
+    assert_eq!(e.code, ErrorCode::RateLimited);
+    assert_eq!(e.retry, Retry::Yes);
+    e.retry_after
+}
+
+#[tokio::test]
+async fn odd_retry_after_values_from_a_server() {
+    assert_eq!(
+        retry_after_of(&[("retry-after", "3600")]).await,
+        Some(Duration::from_secs(60))
+    );
+    assert_eq!(retry_after_of(&[("retry-after", "-1")]).await, None);
+    assert_eq!(retry_after_of(&[("retry-after", "abc")]).await, None);
+    assert_eq!(
+        retry_after_of(&[("retry-after", "30"), ("retry-after-ms", "20")]).await,
+        Some(Duration::from_millis(20))
+    );
+    let date = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(20));
+    let wait = retry_after_of(&[("retry-after", date.as_str())])
+        .await
+        .expect("a date in the future");
+    assert!(
+        wait <= Duration::from_secs(20) && wait >= Duration::from_secs(18),
+        "{wait:?}"
+    );
+    assert_eq!(retry_after_of(&[]).await, None);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transport failures
+
+#[tokio::test]
+async fn connection_refused_is_retried_then_reported() {
+    let port = {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let base = format!("http://127.0.0.1:{port}");
+    let s = summarizer("anthropic", &base, json!({}));
+    let e = run_failed(s.as_ref(), 1).await;
+    assert_eq!(e.code, ErrorCode::ConnectionFailed);
+    assert_eq!(e.attempts, 2);
+    assert_eq!(e.status, None);
+    assert!(e.message.contains("could not connect"), "{}", e.message);
+    assert!(
+        e.message.contains(&format!("127.0.0.1:{port}")),
+        "{}",
+        e.message
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_stalls_past_timeout_ms_times_out() {
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        MESSAGES,
+        anthropic_ok("too late").set_delay(Duration::from_secs(10)),
+    )
+    .await;
+    let s = summarizer("anthropic", &server.uri(), json!({"timeoutMs": 200}));
+    let started = Instant::now();
+    let e = run_failed(s.as_ref(), 1).await;
+    assert_eq!(e.code, ErrorCode::Timeout);
+    assert_eq!(e.attempts, 2);
+    assert!(e.message.contains("200 ms"), "{}", e.message);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(requests(&server).await.len(), 2);
+}
+
+/// A server that answers every request with headers promising 1000 bytes, sends a few, and
+/// closes the connection.
+fn broken_body_server() -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let count = Arc::new(AtomicUsize::new(0));
+    let seen = count.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            seen.fetch_add(1, Ordering::SeqCst);
+            // Read the whole request (headers, then Content-Length bytes).
+            let mut data = Vec::new();
+            let mut buf = [0u8; 8192];
+            let header_end = loop {
+                let n = stream.read(&mut buf).unwrap_or(0);
+                if n == 0 {
+                    break None;
+                }
+                data.extend_from_slice(&buf[..n]);
+                if let Some(pos) = data.windows(4).position(|w| w == b"\r\n\r\n") {
+                    break Some(pos + 4);
+                }
+            };
+            let Some(header_end) = header_end else {
+                continue;
+            };
+            let head = String::from_utf8_lossy(&data[..header_end]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            while data.len() < header_end + length {
+                let n = stream.read(&mut buf).unwrap_or(0);
+                if n == 0 {
+                    break;
+                }
+                data.extend_from_slice(&buf[..n]);
+            }
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"type\":\"message\",\"content\":[{\"type\":\"te",
+            );
+            let _ = stream.flush();
+            drop(stream);
+        }
+    });
+    (base, count)
+}
+
+#[tokio::test]
+async fn a_connection_reset_mid_body_is_retried_then_reported() {
+    let (base, count) = broken_body_server();
+    let s = summarizer("anthropic", &base, json!({}));
+    let e = run_failed(s.as_ref(), 2).await;
+    assert_eq!(e.code, ErrorCode::ConnectionFailed);
+    assert_eq!(e.attempts, 3);
+    assert_eq!(count.load(Ordering::SeqCst), 3);
+    assert!(e.message.contains("broke while reading"), "{}", e.message);
+}
+
+#[tokio::test]
+async fn malformed_json_in_a_200_is_an_invalid_response_and_retried() {
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        MESSAGES,
+        ResponseTemplate::new(200).set_body_raw("{\"content\": [oops", "application/json"),
+    )
+    .await;
+    let e = run_failed(anthropic(&server).as_ref(), 1).await;
+    assert_eq!(e.code, ErrorCode::InvalidResponse);
+    assert_eq!(requests(&server).await.len(), 2);
+    assert!(e.message.contains("not JSON"), "{}", e.message);
+
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        COMPLETIONS,
+        ResponseTemplate::new(200).set_body_json(json!({"object": "chat.completion"})),
+    )
+    .await;
+    let e = run_failed(openai(&server).as_ref(), 0).await;
+    assert_eq!(e.code, ErrorCode::InvalidResponse);
+    assert!(e.message.contains("no choices"), "{}", e.message);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failed summaries (retried like HTTP failures)
+
+async fn anthropic_reply_fails(reply: Value, expected: ErrorCode) {
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        MESSAGES,
+        ResponseTemplate::new(200).set_body_json(reply),
+    )
+    .await;
+    let e = run_failed(anthropic(&server).as_ref(), 1).await;
+    assert_eq!(e.code, expected);
+    assert_eq!(e.attempts, 2, "failed summaries are retried");
+    assert_eq!(requests(&server).await.len(), 2);
+}
+
+async fn openai_reply_fails(message: Value, finish_reason: &str, expected: ErrorCode) {
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        COMPLETIONS,
+        ResponseTemplate::new(200).set_body_json(json!({
+            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}]
+        })),
+    )
+    .await;
+    let e = run_failed(openai(&server).as_ref(), 1).await;
+    assert_eq!(e.code, expected);
+    assert_eq!(e.attempts, 2, "failed summaries are retried");
+    assert_eq!(requests(&server).await.len(), 2);
+}
+
+#[tokio::test]
+async fn anthropic_empty_whitespace_refused_and_truncated_summaries_fail() {
+    anthropic_reply_fails(
+        json!({"type": "message", "content": [], "stop_reason": "end_turn"}),
+        ErrorCode::EmptySummary,
+    )
+    .await;
+    anthropic_reply_fails(
+        json!({"type": "message", "content": [{"type": "text", "text": " \n\t "}], "stop_reason": "end_turn"}),
+        ErrorCode::EmptySummary,
+    )
+    .await;
+    anthropic_reply_fails(
+        json!({"type": "message", "content": [{"type": "text", "text": "I can't help with that."}], "stop_reason": "refusal"}),
+        ErrorCode::Refused,
+    )
+    .await;
+    anthropic_reply_fails(
+        json!({"type": "message", "content": [{"type": "text", "text": "## Goal\nhalf a sum"}], "stop_reason": "max_tokens"}),
+        ErrorCode::Truncated,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn openai_empty_whitespace_refused_and_truncated_summaries_fail() {
+    openai_reply_fails(
+        json!({"role": "assistant", "content": null}),
+        "stop",
+        ErrorCode::EmptySummary,
+    )
+    .await;
+    openai_reply_fails(
+        json!({"role": "assistant", "content": "   \n"}),
+        "stop",
+        ErrorCode::EmptySummary,
+    )
+    .await;
+    openai_reply_fails(
+        json!({"role": "assistant", "content": null, "refusal": "I'm sorry, I can't help with that."}),
+        "stop",
+        ErrorCode::Refused,
+    )
+    .await;
+    openai_reply_fails(
+        json!({"role": "assistant", "content": "## Goal\nhalf a sum"}),
+        "length",
+        ErrorCode::Truncated,
+    )
+    .await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Abort
+
+#[tokio::test]
+async fn abort_mid_request_returns_at_once() {
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        MESSAGES,
+        anthropic_ok("too late").set_delay(Duration::from_secs(30)),
+    )
+    .await;
+    let s = anthropic(&server);
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        trigger.cancel();
+    });
+    let started = Instant::now();
+    let out =
+        summarize_with_retries(s.as_ref(), &request(PROMPT), fast(5), &cancel, &NoObserver).await;
+    assert_eq!(out, Err(SummaryFailure::Aborted));
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    // The request was in flight, and no retry followed the abort.
+    assert_eq!(requests(&server).await.len(), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The key never leaks
+
+/// Collects every tracing event (message and fields) emitted on this thread.
+struct Capture(Arc<Mutex<Vec<String>>>);
+
+struct Fields<'a>(&'a mut String);
+
+impl tracing::field::Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        use std::fmt::Write as _;
+        let _ = write!(self.0, "{}={:?} ", field.name(), value);
+    }
+}
+
+impl tracing::Subscriber for Capture {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        let mut line = String::new();
+        span.record(&mut Fields(&mut line));
+        self.0.lock().unwrap().push(line);
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+        let mut line = String::new();
+        values.record(&mut Fields(&mut line));
+        self.0.lock().unwrap().push(line);
+    }
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut line = format!("{} ", event.metadata().level());
+        event.record(&mut Fields(&mut line));
+        self.0.lock().unwrap().push(line);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[tokio::test]
+async fn the_api_key_appears_in_no_error_log_or_debug_output() {
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let _guard = tracing::subscriber::set_default(Capture(lines.clone()));
+    let mut texts: Vec<String> = Vec::new();
+
+    // Servers that echo the key back in their error bodies, JSON and HTML.
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        MESSAGES,
+        anthropic_error(
+            401,
+            "authentication_error",
+            &format!("invalid x-api-key {KEY}"),
+        ),
+    )
+    .await;
+    let s = anthropic(&server);
+    texts.push(format!("{:?}", run_failed(s.as_ref(), 2).await));
+    texts.push(format!("{:?}", attempt(s.as_ref()).await));
+
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        COMPLETIONS,
+        ResponseTemplate::new(500).set_body_raw(format!("<html>Bearer {KEY}</html>"), "text/html"),
+    )
+    .await;
+    let s = openai(&server);
+    texts.push(format!("{:?}", run_failed(s.as_ref(), 1).await));
+    texts.push(s.model().unwrap_or_default().to_string());
+
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        COMPLETIONS,
+        ResponseTemplate::new(200).set_body_raw(format!("not json {KEY}"), "application/json"),
+    )
+    .await;
+    texts.push(format!(
+        "{:?}",
+        run_failed(openai(&server).as_ref(), 0).await
+    ));
+
+    // Connection refused and a full compaction that fails.
+    let port = {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let s = summarizer("anthropic", &format!("http://127.0.0.1:{port}"), json!({}));
+    texts.push(format!("{:?}", run_failed(s.as_ref(), 1).await));
+    let messages: Vec<Value> = (0..10)
+        .map(|i| json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": format!("turn {i}")}))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let options = CompactOptions {
+        force: true,
+        max_retries: 1,
+        retry_base_delay: Duration::ZERO,
+        output_dir: dir.path().into(),
+        ..Default::default()
+    };
+    let outcome = compact::compact(
+        &messages,
+        None,
+        &options,
+        s.as_ref(),
+        &CancellationToken::new(),
+        &NoObserver,
+    )
+    .await
+    .unwrap();
+    assert!(!outcome.compacted);
+    texts.push(format!("{outcome:?}"));
+
+    // Options and configuration.
+    let options =
+        ProviderOptions::from_json(&json!({"provider": "openai", "apiKey": KEY})).unwrap();
+    texts.push(format!("{options:?}"));
+    let config = resolve(&options, &no_env).unwrap();
+    texts.push(format!("{config:?}"));
+    let bad = ProviderOptions::from_json(&json!({"apiKey": format!("{KEY}\n")}));
+    // A trailing newline is trimmed; an inner one is rejected without echoing the key.
+    assert!(bad.is_ok());
+    let bad = ProviderOptions::from_json(&json!({"apiKey": format!("{KEY}\nx")})).unwrap_err();
+    texts.push(bad.to_string());
+
+    let logged = lines.lock().unwrap().join("\n");
+    assert!(!logged.is_empty(), "retries are logged");
+    for text in texts.iter().chain(std::iter::once(&logged)) {
+        assert!(!text.contains(KEY), "the key leaked: {text}");
+        assert!(!text.contains("SECRET"), "part of the key leaked: {text}");
+    }
+    assert!(texts[0].contains("[redacted]"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Base URLs
+
+#[tokio::test]
+async fn base_url_with_and_without_v1() {
+    let server = MockServer::start().await;
+    mount(&server, COMPLETIONS, openai_ok("one")).await;
+    mount(&server, "/proxy/v1/messages", anthropic_ok("two")).await;
+
+    let with_v1 = summarizer("openai", &format!("{}/v1", server.uri()), json!({}));
+    assert_eq!(run(with_v1.as_ref(), 0).await.unwrap().0, "one");
+    let with_slash = summarizer("openai", &format!("{}/v1/", server.uri()), json!({}));
+    assert_eq!(run(with_slash.as_ref(), 0).await.unwrap().0, "one");
+    let without = summarizer("openai", &server.uri(), json!({}));
+    assert_eq!(run(without.as_ref(), 0).await.unwrap().0, "one");
+    let prefixed = summarizer("anthropic", &format!("{}/proxy/", server.uri()), json!({}));
+    assert_eq!(run(prefixed.as_ref(), 0).await.unwrap().0, "two");
+
+    let paths: Vec<String> = requests(&server)
+        .await
+        .iter()
+        .map(|r| r.url.path().to_string())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "/v1/chat/completions",
+            "/v1/chat/completions",
+            "/v1/chat/completions",
+            "/proxy/v1/messages"
+        ]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Zero configuration and keys
+
+fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+    move |name| {
+        pairs
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.to_string())
+    }
+}
+
+fn resolved(
+    options: Value,
+    env: &'static [(&'static str, &'static str)],
+) -> providers::ProviderConfig {
+    resolve(&ProviderOptions::from_json(&options).unwrap(), &env_of(env)).unwrap()
+}
+
+#[test]
+fn zero_config_picks_anthropic_then_openai_then_extractive() {
+    let c = resolved(json!({}), &[]);
+    assert_eq!(c.kind, ProviderKind::Extractive);
+    assert!(c.fell_back);
+
+    let c = resolved(json!({}), &[("ANTHROPIC_API_KEY", "sk-ant-x")]);
+    assert_eq!(c.kind, ProviderKind::Anthropic);
+    assert_eq!(c.model.as_deref(), Some("claude-sonnet-4-5"));
+    assert_eq!(c.api_key, Some(ApiKey::new("sk-ant-x")));
+    assert_eq!(c.key_source, KeySource::Environment);
+    assert_eq!(c.base_url.unwrap().as_str(), "https://api.anthropic.com/");
+    assert_eq!(c.timeout, Duration::from_secs(60));
+
+    let c = resolved(json!({}), &[("OPENAI_API_KEY", "sk-o")]);
+    assert_eq!(c.kind, ProviderKind::OpenAi);
+    assert_eq!(c.model.as_deref(), Some("gpt-4o-mini"));
+    assert_eq!(c.base_url.unwrap().as_str(), "https://api.openai.com/");
+
+    let both: &[(&str, &str)] = &[
+        ("ANTHROPIC_API_KEY", "sk-ant-x"),
+        ("OPENAI_API_KEY", "sk-o"),
+    ];
+    assert_eq!(resolved(json!({}), both).kind, ProviderKind::Anthropic);
+    // Empty variables count as unset.
+    let c = resolved(
+        json!({}),
+        &[("ANTHROPIC_API_KEY", ""), ("OPENAI_API_KEY", "sk-o")],
+    );
+    assert_eq!(c.kind, ProviderKind::OpenAi);
+}
+
+#[test]
+fn zero_config_honours_model_key_and_base_url_hints() {
+    let both: &[(&str, &str)] = &[
+        ("ANTHROPIC_API_KEY", "sk-ant-x"),
+        ("OPENAI_API_KEY", "sk-o"),
+    ];
+    let c = resolved(json!({"model": "gpt-4o"}), both);
+    assert_eq!(
+        (c.kind, c.model.as_deref()),
+        (ProviderKind::OpenAi, Some("gpt-4o"))
+    );
+    // A Claude model when only OpenAI is configured is the agent's model, not the summary's.
+    let c = resolved(
+        json!({"model": "claude-opus-4-1"}),
+        &[("OPENAI_API_KEY", "sk-o")],
+    );
+    assert_eq!(
+        (c.kind, c.model.as_deref()),
+        (ProviderKind::OpenAi, Some("gpt-4o-mini"))
+    );
+    // An unknown model is kept.
+    let c = resolved(json!({"model": "llama3.1"}), &[("OPENAI_API_KEY", "sk-o")]);
+    assert_eq!(c.model.as_deref(), Some("llama3.1"));
+    // An apiKey without provider.
+    let c = resolved(json!({"apiKey": "sk-ant-api03-abc"}), &[]);
+    assert_eq!(
+        (c.kind, c.key_source),
+        (ProviderKind::Anthropic, KeySource::Option)
+    );
+    let c = resolved(
+        json!({"apiKey": "sk-proj-abc"}),
+        &[("ANTHROPIC_API_KEY", "sk-ant-x")],
+    );
+    assert_eq!(c.kind, ProviderKind::OpenAi);
+    assert_eq!(c.api_key, Some(ApiKey::new("sk-proj-abc")));
+    // Base URLs: the option, then the environment, then the default.
+    let env: &[(&str, &str)] = &[
+        ("ANTHROPIC_API_KEY", "k"),
+        ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9999/anthropic"),
+    ];
+    let c = resolved(json!({}), env);
+    assert_eq!(
+        c.base_url.unwrap().as_str(),
+        "http://127.0.0.1:9999/anthropic"
+    );
+    let c = resolved(json!({"baseUrl": "http://localhost:1/"}), env);
+    assert_eq!(c.base_url.unwrap().as_str(), "http://localhost:1/");
+    let c = resolved(json!({"timeoutMs": 1500}), env);
+    assert_eq!(c.timeout, Duration::from_millis(1500));
+    // An explicit provider ignores the other provider's key.
+    let c = resolved(json!({"provider": "openai"}), &[("ANTHROPIC_API_KEY", "k")]);
+    assert_eq!((c.kind, c.api_key), (ProviderKind::OpenAi, None));
+    let c = resolved(json!({"provider": "extractive"}), env);
+    assert_eq!(c.kind, ProviderKind::Extractive);
+    assert!(!c.fell_back);
+}
+
+#[test]
+fn invalid_provider_options_are_type_errors() {
+    let bad = |v: Value| ProviderOptions::from_json(&v).unwrap_err().to_string();
+    assert!(bad(json!({"provider": "bard"})).starts_with("options.provider"));
+    assert!(bad(json!({"baseUrl": "not a url"})).starts_with("options.baseUrl"));
+    assert!(bad(json!({"baseUrl": "file:///etc"})).starts_with("options.baseUrl"));
+    assert!(bad(json!({"timeoutMs": -5})).starts_with("options.timeoutMs"));
+    assert!(bad(json!({"timeoutMs": 0})).starts_with("options.timeoutMs"));
+    let e = resolve(
+        &ProviderOptions::default(),
+        &env_of(&[("OPENAI_API_KEY", "k"), ("OPENAI_BASE_URL", "::nope")]),
+    )
+    .unwrap_err();
+    assert!(e.to_string().starts_with("OPENAI_BASE_URL"), "{e}");
+}
+
+#[tokio::test]
+async fn an_explicit_provider_without_a_key_is_missing_api_key() {
+    for provider in ["anthropic", "openai"] {
+        let s = providers::from_options_with_env(&json!({"provider": provider}), &no_env).unwrap();
+        assert_eq!(s.provider(), provider);
+        let e = run_failed(s.as_ref(), 3).await;
+        assert_eq!(e.code, ErrorCode::MissingApiKey);
+        assert_eq!(e.attempts, 1);
+        assert!(e.message.contains("apiKey"), "{}", e.message);
+    }
+    let s = providers::from_options_with_env(&json!({}), &no_env).unwrap();
+    assert_eq!(s.provider(), "extractive");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whole compactions against a server
+
+fn conversation(turns: usize, words: usize) -> Vec<Value> {
+    let mut messages = vec![json!({"role": "system", "content": "You are a coding agent."})];
+    for i in 0..turns {
+        messages.push(
+            json!({"role": "user", "content": format!("request {i}: {}", "word ".repeat(words))}),
+        );
+        messages.push(json!({"role": "assistant", "content": format!("answer {i}: {}", "done ".repeat(words))}));
+    }
+    messages
+}
+
+fn compact_options(dir: &std::path::Path) -> CompactOptions {
+    CompactOptions {
+        force: true,
+        // A small window, so that the tail leaves a middle to summarize.
+        context_token_limit: 2_000,
+        max_retries: 2,
+        retry_base_delay: Duration::ZERO,
+        output_dir: dir.into(),
+        ..Default::default()
+    }
+}
+
+#[derive(Default)]
+struct Delays(Mutex<Vec<Duration>>);
+
+impl AttemptObserver for Delays {
+    fn retrying(&self, _attempt: u32, _error: &AttemptError, delay: Duration) {
+        self.0.lock().unwrap().push(delay);
+    }
+}
+
+#[tokio::test]
+async fn a_compaction_reports_the_provider_and_model_that_wrote_the_summary() {
+    let server = MockServer::start().await;
+    mount(&server, MESSAGES, anthropic_ok("## Goal\nkeep going")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let messages = conversation(10, 20);
+    let s = summarizer(
+        "anthropic",
+        &server.uri(),
+        json!({"model": "claude-haiku-4-5"}),
+    );
+    let outcome = compact::compact(
+        &messages,
+        None,
+        &compact_options(dir.path()),
+        s.as_ref(),
+        &CancellationToken::new(),
+        &NoObserver,
+    )
+    .await
+    .unwrap();
+    assert!(outcome.compacted, "{outcome:?}");
+    assert_eq!(outcome.provider.as_deref(), Some("anthropic"));
+    assert_eq!(outcome.model.as_deref(), Some("claude-haiku-4-5"));
+    assert!(outcome.summary.unwrap().contains("keep going"));
+}
+
+#[tokio::test]
+async fn an_overloaded_compaction_is_skipped_with_the_error() {
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        MESSAGES,
+        anthropic_error(529, "overloaded_error", "Overloaded").insert_header("retry-after", "0"),
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let messages = conversation(10, 20);
+    let delays = Delays::default();
+    let outcome = compact::compact(
+        &messages,
+        None,
+        &compact_options(dir.path()),
+        anthropic(&server).as_ref(),
+        &CancellationToken::new(),
+        &delays,
+    )
+    .await
+    .unwrap();
+    assert!(!outcome.compacted);
+    assert!(outcome.pieces.is_empty());
+    let error = outcome.error.unwrap();
+    assert_eq!(error.code, ErrorCode::Overloaded);
+    assert_eq!(error.attempts, 3);
+    assert_eq!(error.status, Some(529));
+    assert_eq!(outcome.attempts, 3);
+    assert_eq!(outcome.provider.as_deref(), Some("anthropic"));
+    assert_eq!(*delays.0.lock().unwrap(), [Duration::ZERO, Duration::ZERO]);
+    assert_eq!(requests(&server).await.len(), 3);
+    // Nothing archived.
+    assert!(std::fs::read_dir(dir.path()).map_or(true, |d| d
+        .flatten()
+        .all(|e| !e.path().to_string_lossy().contains("compact-"))));
+}
+
+#[tokio::test]
+async fn a_middle_larger_than_the_summary_window_is_summarized_in_chunks() {
+    let server = MockServer::start().await;
+    mount(&server, COMPLETIONS, openai_ok("## Goal\nchunk summary")).await;
+    let dir = tempfile::tempdir().unwrap();
+    // gpt-4 reads 8 192 tokens; the middle is far larger.
+    let messages = conversation(120, 200);
+    let mut options = compact_options(dir.path());
+    options.summary_max_tokens = 1000;
+    let s = summarizer("openai", &server.uri(), json!({"model": "gpt-4"}));
+    let outcome = compact::compact(
+        &messages,
+        None,
+        &options,
+        s.as_ref(),
+        &CancellationToken::new(),
+        &NoObserver,
+    )
+    .await
+    .unwrap();
+    assert!(outcome.compacted, "{outcome:?}");
+    let seen = requests(&server).await;
+    assert!(seen.len() > 1, "{} requests", seen.len());
+    for (i, r) in seen.iter().enumerate() {
+        let body: Value = r.body_json().unwrap();
+        let prompt = body["messages"][0]["content"].as_str().unwrap();
+        assert!(
+            prompt.len() < 8_192 * 4,
+            "request {i}: {} chars",
+            prompt.len()
+        );
+        if i > 0 {
+            assert!(
+                prompt.contains("chunk summary"),
+                "request {i} does not fold the summary so far"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_second_compaction_updates_the_first_summary() {
+    let server = MockServer::start().await;
+    mount_once(
+        &server,
+        MESSAGES,
+        anthropic_ok("## Goal\nFIRST-SUMMARY-TEXT"),
+    )
+    .await;
+    mount(&server, MESSAGES, anthropic_ok("## Goal\nsecond summary")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let options = compact_options(dir.path());
+    let s = anthropic(&server);
+    let messages = conversation(10, 20);
+    let first = compact::compact(
+        &messages,
+        None,
+        &options,
+        s.as_ref(),
+        &CancellationToken::new(),
+        &NoObserver,
+    )
+    .await
+    .unwrap();
+    assert!(first.compacted);
+    let mut next: Vec<Value> = first
+        .pieces
+        .iter()
+        .map(|p| match p {
+            compact::Piece::Original(i) => messages[*i].clone(),
+            compact::Piece::New(v) => v.clone(),
+        })
+        .collect();
+    next.extend(conversation(10, 20).into_iter().skip(1));
+    let second = compact::compact(
+        &next,
+        None,
+        &options,
+        s.as_ref(),
+        &CancellationToken::new(),
+        &NoObserver,
+    )
+    .await
+    .unwrap();
+    assert!(second.compacted, "{second:?}");
+    let seen = requests(&server).await;
+    assert_eq!(seen.len(), 2);
+    let body: Value = seen[1].body_json().unwrap();
+    let prompt = body["messages"][0]["content"].as_str().unwrap();
+    assert!(prompt.contains("FIRST-SUMMARY-TEXT"), "{prompt}");
+    assert!(
+        prompt.contains("previous_summary"),
+        "the update prompt is used"
+    );
+}
