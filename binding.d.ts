@@ -20,6 +20,13 @@ export declare function calibrateJson(calibrationJson: string | undefined | null
 export declare function cancelToken(id: number): void
 
 /**
+ * The validity report of a JSON message list (`check::check_conversation`), as a JSON array
+ * of `{ index, kind, message }`. Only a value that is not an array throws; invalid messages
+ * are reported as `invalid_message` problems.
+ */
+export declare function checkJson(messagesJson: string): string
+
+/**
  * Runs a compaction. Resolves with the outcome as JSON, or rejects with `AbortError` when the
  * token is cancelled.
  */

@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.calibrateJson = nativeBinding.calibrateJson
 module.exports.cancelToken = nativeBinding.cancelToken
+module.exports.checkJson = nativeBinding.checkJson
 module.exports.compactJson = nativeBinding.compactJson
 module.exports.countEachJson = nativeBinding.countEachJson
 module.exports.countTokensJson = nativeBinding.countTokensJson

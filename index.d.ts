@@ -202,7 +202,11 @@ export interface CompactOptions {
    */
   tailRetentionRatio?: number
   /**
-   * Summary attempts after the first one. `0` means a single attempt.
+   * Summary attempts after the first one. `0` means a single attempt. Retried (as the official
+   * SDKs do): connection errors, timeouts, HTTP 408, 409, 429, 5xx (incl. 529), and empty,
+   * refused or truncated summaries. Not retried: other 4xx and spend/quota 429s. A server's
+   * `x-should-retry: true|false` overrides either way, and its `retry-after-ms` / `retry-after`
+   * (seconds or an HTTP date, at most 60 s) replaces the backoff.
    * @default 2
    */
   maxRetries?: number
@@ -381,14 +385,15 @@ export interface CompactStats {
  * - `REFUSED`: the model refused to summarize.
  * - `TRUNCATED`: the summary hit the output limit (`max_tokens` / `length`).
  * - `RATE_LIMITED`: HTTP 429 after every retry.
- * - `QUOTA_EXCEEDED`: a spend limit or quota (a 429 that is not retried).
+ * - `QUOTA_EXCEEDED`: a spend limit or quota (`insufficient_quota`, `enforced_spend_limit_reached`
+ *   429s, HTTP 402): not retried.
  * - `OVERLOADED`: HTTP 529 / `overloaded_error` after every retry.
  * - `SERVER_ERROR`: HTTP 5xx (or 409) after every retry.
  * - `AUTHENTICATION_FAILED`: HTTP 401 / 403.
  * - `BAD_REQUEST`: HTTP 400, 404, 413, 422 and other 4xx.
- * - `TIMEOUT`: every attempt timed out.
+ * - `TIMEOUT`: every attempt timed out (`timeoutMs`, or HTTP 408).
  * - `CONNECTION_FAILED`: the connection could not be made or broke.
- * - `INVALID_RESPONSE`: the response was not what the protocol promises.
+ * - `INVALID_RESPONSE`: the response was not what the protocol promises (e.g. malformed JSON).
  * - `ARCHIVE_FAILED`: `requireArchive` was set and the archive could not be written.
  * - `DECLINED`: `onBeforeCompact` declined.
  * - `MISSING_API_KEY`: the provider needs an API key and none was found.
@@ -439,7 +444,10 @@ export interface CompactResult {
   error: CompactError | null
   /** Problems that did not stop the compaction (e.g. an archive write failure). */
   warnings: string[]
-  /** Which summarizer wrote the summary (`'custom'` for `summarizer`), when one was called. */
+  /**
+   * Which summarizer wrote (or failed to write) the summary, when one was called:
+   * `'anthropic'`, `'openai'`, `'extractive'`, or `'custom'` for `summarizer`.
+   */
   provider: string | null
   /** The summary model, when known. */
   model: string | null
@@ -687,6 +695,68 @@ export declare function restoreMessages(messages: Message[], options?: RestoreOp
  * @throws {TypeError} (as a rejection) for an invalid `outputDir`, `olderThanDays` or `sessionId`.
  */
 export declare function pruneArchives(outputDir: string, options?: PruneOptions): Promise<PruneResult>
+
+// ---------------------------------------------------------------------------------------------
+// Validity report
+
+/**
+ * What {@link checkMessages} can report (`problem.kind`):
+ * - `invalid_message`: not a message the library accepts (missing role, content of a wrong
+ *   type, a `tool_result` without `tool_use_id`, …): what the other functions throw a
+ *   `TypeError` for;
+ * - `orphan_tool_result`: a `tool_result` block whose `tool_use_id` is not a `tool_use` of the
+ *   immediately preceding assistant message, or a `role: 'tool'` message that does not answer a
+ *   `tool_calls` entry of the assistant message before it (Anthropic 400 "unexpected
+ *   `tool_use_id` found in `tool_result` blocks", OpenAI 400 "messages with role 'tool' must be a
+ *   response to a preceeding message with 'tool_calls'");
+ * - `missing_tool_result`: a `tool_use` / `tool_calls` entry not answered right after (Anthropic
+ *   "`tool_use` ids were found without `tool_result` blocks immediately after", OpenAI "An
+ *   assistant message with 'tool_calls' must be followed by tool messages responding to each
+ *   'tool_call_id'"), including a call at the very end of the list;
+ * - `duplicate_tool_id`: a tool call id used twice in the conversation, or one call answered twice;
+ * - `first_message_not_user`: the first non-system message is not a user message (Anthropic);
+ * - `system_not_at_start`: a system message after the conversation started (Anthropic takes the
+ *   system prompt as its top-level `system` parameter);
+ * - `empty_content`: empty content (except the optional final assistant message) or an empty or
+ *   whitespace-only text block (Anthropic); an empty content array (OpenAI).
+ *
+ * The role and empty-content rules are Anthropic's and are skipped for conversations in the
+ * OpenAI dialect (any `role: 'tool'` or `'developer'` message, or assistant `tool_calls`), except
+ * the empty content array, which OpenAI rejects too. Server tool calls (`server_tool_use`) are
+ * answered by the server inside the same message and are not checked.
+ */
+export type ProblemKind =
+  | 'invalid_message'
+  | 'orphan_tool_result'
+  | 'missing_tool_result'
+  | 'duplicate_tool_id'
+  | 'first_message_not_user'
+  | 'system_not_at_start'
+  | 'empty_content'
+
+/** One problem {@link checkMessages} found. */
+export interface Problem {
+  /** The index of the message the problem is in. */
+  index: number
+  /** A stable code (see {@link ProblemKind}). */
+  kind: ProblemKind
+  /**
+   * What is wrong, in the words of the API error users search for when there is one (without
+   * the API's `messages.N:` prefix: the index is `index`), e.g. "unexpected `tool_use_id` found in
+   * `tool_result` blocks: toolu_01. Each `tool_result` block must have a corresponding `tool_use`
+   * block in the previous message."
+   */
+  message: string
+}
+
+/**
+ * Checks a conversation for what the Anthropic and OpenAI APIs would reject with a 400: orphan
+ * tool results, tool calls without results, duplicate tool ids, role problems and empty content
+ * (see {@link ProblemKind}). Returns the problems sorted by message index; `[]` means valid.
+ * Invalid messages are reported (`invalid_message`), not thrown.
+ * @throws {TypeError} when `messages` is not an array (or cannot be serialized as JSON).
+ */
+export declare function checkMessages(messages: Message[]): Problem[]
 
 /**
  * The stateful form: options bound once, and a token cache keyed by message object, so that

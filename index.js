@@ -203,6 +203,14 @@ function assembleMessages(head, summary, tail) {
 }
 
 // ------------------------------------------------------------------------------------------
+// Validity report (what the APIs would reject with a 400). Logic in crates/core/src/check.rs.
+
+function checkMessages(messages) {
+  const json = messagesJson(messages)
+  return JSON.parse(callNative(() => native.checkJson(json)))
+}
+
+// ------------------------------------------------------------------------------------------
 // F-004, F-006 and the pipeline
 
 // Wraps the caller's summarizer so the addon always gets a Promise of a string, and the
@@ -305,7 +313,14 @@ async function generateSummary(middle, options) {
   const signal = checkSignal(opts)
   const onLog = wrapLog(opts)
   const optsJson = optionsJson(opts)
-  return withSignal(signal, (cancelId) => native.generateSummaryJson(json, optsJson, summarizer, cancelId, onLog))
+  try {
+    return await withSignal(signal, (cancelId) => native.generateSummaryJson(json, optsJson, summarizer, cancelId, onLog))
+  } catch (error) {
+    // "OVERLOADED: … (after 3 attempt(s))": expose the stable code like CompactResult.error does.
+    const match = error && error.name !== 'AbortError' && /^([A-Z_]+): /.exec(error.message)
+    if (match) error.code = match[1]
+    throw error
+  }
 }
 
 async function persistMessages(middle, outputDir, sessionId) {
@@ -572,5 +587,6 @@ module.exports = {
   listArchives,
   restoreMessages,
   pruneArchives,
+  checkMessages,
   Compactor,
 }

@@ -20,6 +20,7 @@ export const {
   listArchives,
   restoreMessages,
   pruneArchives,
+  checkMessages,
   Compactor,
 } = api
 export default api

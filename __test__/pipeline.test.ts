@@ -521,6 +521,7 @@ describe('compactMessages', () => {
 
   it('without a summarizer it compacts offline with the extractive summarizer', async () => {
     const result = await compactMessages(longConversation(20, 30), { force: true, outputDir: tempDir(), contextTokenLimit: 2000 })
+    expect(result.provider).toBe('extractive')
     expect(result.compacted).toBe(true)
     expect(result.summary).toContain('## Goal')
     expect(result.summary).toContain('src/file0.ts')
@@ -544,7 +545,7 @@ describe('generateSummary and persistMessages', () => {
     const middle = longConversation(3, 5).slice(1)
     const summary = await generateSummary(middle, { summarizer: async () => 'S' })
     expect(summary).toMatch(/^S\n\n## Ledger/)
-    await expect(generateSummary(middle, { maxRetries: 0, summarizer: async () => '' })).rejects.toThrow(/EMPTY_SUMMARY/)
+    await expect(generateSummary(middle, { maxRetries: 0, summarizer: async () => '' })).rejects.toMatchObject({ code: 'EMPTY_SUMMARY' })
   })
 
   it('persistMessages writes <outputDir>/<sessionId>/compact-<timestamp>-<n>.json', async () => {

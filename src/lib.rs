@@ -235,6 +235,19 @@ pub fn validate_json(messages_json: String) -> Result<()> {
     guarded("validate", || parse_messages(&messages_json).map(|_| ()))
 }
 
+/// The validity report of a JSON message list (`check::check_conversation`), as a JSON array
+/// of `{ index, kind, message }`. Only a value that is not an array throws; invalid messages
+/// are reported as `invalid_message` problems.
+#[napi]
+pub fn check_json(messages_json: String) -> Result<String> {
+    guarded("checkMessages", || {
+        let value = parse_json(&messages_json, "messages")?;
+        let list = message::validate_list(&value).map_err(invalid)?;
+        let problems = context_compact_core::check::check_conversation(list);
+        serde_json::to_string(&problems).map_err(|_| internal("checkMessages"))
+    })
+}
+
 /// Validates a session id.
 #[napi]
 pub fn validate_session_id(session_id: String) -> Result<()> {

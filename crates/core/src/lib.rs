@@ -36,6 +36,7 @@
 //! ```
 
 pub mod archive;
+pub mod check;
 pub mod compact;
 pub mod error;
 pub mod extractive;
