@@ -30,7 +30,7 @@ export declare function checkJson(messagesJson: string): string
  * Runs a compaction. Resolves with the outcome as JSON, or rejects with `AbortError` when the
  * token is cancelled.
  */
-export declare function compactJson(messagesJson: string, optionsJson?: string | undefined | null, counts?: Array<number> | undefined | null, summarizer?: JsSummarizerFn | undefined | null, onEvent?: JsEventFn | undefined | null, cancelId?: number | undefined | null, calibrationJson?: string | undefined | null, onLog?: JsLogFn | undefined | null): Promise<string>
+export declare function compactJson(messagesJson: string, optionsJson?: string | undefined | null, counts?: Array<number> | undefined | null, summarizer?: JsSummarizerFn | undefined | null, onEvent?: JsEventFn | undefined | null, cancelId?: number | undefined | null, calibrationJson?: string | undefined | null, onLog?: JsLogFn | undefined | null, onBeforeCompact?: JsBeforeCompactFn | undefined | null): Promise<string>
 
 /** Token count of each message of a JSON message list. */
 export declare function countEachJson(messagesJson: string, encoding?: string | undefined | null): Array<number>
@@ -51,8 +51,12 @@ export declare function listArchivesJson(outputDir: string, sessionId: string): 
  * The trigger's estimate as JSON (`Measure`: rawTokens, tokens, source, factor, threshold),
  * given the messages' total tokens and the tokens after the last assistant message (counted by
  * the caller, possibly from a cache).
+ *
+ * With `message_count` (and `tool_output_bytes` when `maxToolOutputBytes` is set), the JSON
+ * also has `trigger`: what would fire a compaction (`tokens`, `messages`, `tool_output`,
+ * `force`) or `null`.
  */
-export declare function measureJson(messageTokens: number, tokensAfterLastAssistant?: number | undefined | null, optionsJson?: string | undefined | null, calibrationJson?: string | undefined | null): string
+export declare function measureJson(messageTokens: number, tokensAfterLastAssistant?: number | undefined | null, optionsJson?: string | undefined | null, calibrationJson?: string | undefined | null, messageCount?: number | undefined | null, toolOutputBytes?: number | undefined | null): string
 
 /** Where a list is cut. */
 export interface NativePartition {
@@ -98,6 +102,12 @@ export interface SummarizeCall {
 
 /** The tail budget for options (`contextTokenLimit × tailRetentionRatio`). */
 export declare function tailRetentionTokensJson(optionsJson?: string | undefined | null): number
+
+/**
+ * The UTF-8 bytes of the tool results each message of a JSON list carries (the
+ * `maxToolOutputBytes` trigger).
+ */
+export declare function toolOutputBytesJson(messagesJson: string): Array<number>
 
 /** Validates a JSON message list (throws like the other functions; returns nothing). */
 export declare function validateJson(messagesJson: string): void

@@ -852,5 +852,6 @@ module.exports.pruneArchivesJson = nativeBinding.pruneArchivesJson
 module.exports.releaseCancelToken = nativeBinding.releaseCancelToken
 module.exports.restoreMessagesJson = nativeBinding.restoreMessagesJson
 module.exports.tailRetentionTokensJson = nativeBinding.tailRetentionTokensJson
+module.exports.toolOutputBytesJson = nativeBinding.toolOutputBytesJson
 module.exports.validateJson = nativeBinding.validateJson
 module.exports.validateSessionId = nativeBinding.validateSessionId

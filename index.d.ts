@@ -174,14 +174,237 @@ export interface SummaryRequest {
  */
 export type Summarizer = (request: SummaryRequest) => Promise<string>
 
-/** Events reported through `onEvent`. */
-export type CompactEvent = {
+/**
+ * Events reported through `onEvent`, in this order for one compaction:
+ * `token_limit_exceeded` (when the estimate reached the threshold), then — unless
+ * `onBeforeCompact` declined or there was nothing to compact — `started`, any `retry`, and
+ * `completed` or `failed`.
+ */
+export type CompactEvent =
+  | RetryEvent
+  | TokenLimitExceededEvent
+  | CompactStartedEvent
+  | CompactCompletedEvent
+  | CompactFailedEvent
+
+/** A summary attempt failed and will be retried. */
+export interface RetryEvent {
   type: 'retry'
   /** The attempt that failed (1-based). */
   attempt: number
   /** How long the library waits before the next attempt. */
   delayMs: number
   error: { code: CompactErrorCode; message: string; status: number | null }
+}
+
+/**
+ * The estimate reached the threshold (type seed's `TokenLimitExceededEvent`). Emitted by every
+ * `compactMessages` / `Compactor.compact` / `Compactor.shouldCompact` call that finds it so.
+ */
+export interface TokenLimitExceededEvent {
+  type: 'token_limit_exceeded'
+  /** The trigger's estimate. */
+  tokensUsed: number
+  /** The threshold. */
+  tokenLimit: number
+}
+
+/** A compaction starts (after `onBeforeCompact` agreed). */
+export interface CompactStartedEvent {
+  type: 'started'
+  tokens: number
+  threshold: number
+  messageCount: number
+  /** Messages to be summarized, removed or changed (`null` for a custom strategy). */
+  middleCount: number | null
+  trigger: CompactTrigger
+  strategy: StrategyName | 'custom'
+}
+
+/** A compaction finished (Pi Agent seed's `CompactContextEvent`). */
+export interface CompactCompletedEvent {
+  type: 'completed'
+  /** `stats.originalTokenCount`. */
+  originalTokens: number
+  /** `stats.compactedTokenCount`. */
+  newTokens: number
+  /** `1 − newTokens / originalTokens`. */
+  savedRatio: number
+  /** The summary message's content, `null` for strategies without a summary. */
+  summary: string | null
+  strategy: StrategyName | 'custom'
+  /** Summary rounds (see `CompactResult.rounds`). */
+  rounds: number
+  archivePath: string | null
+}
+
+/** A started compaction did not happen (the result's `error`). */
+export interface CompactFailedEvent {
+  type: 'failed'
+  error: CompactError
+}
+
+/** What fired a compaction. */
+export type CompactTrigger = 'tokens' | 'messages' | 'tool_output' | 'force'
+
+/**
+ * The built-in strategies (SPEC §7):
+ * - `'summary'`: the PRD's pipeline — an LLM summary of the middle, head and tail kept.
+ * - `'selective'` (agent-SDK seed): {@link SelectiveRules} first, without any LLM call; a full
+ *   summary of the original list only when they do not bring the conversation below every
+ *   trigger (`result.fallback`).
+ * - `'keep-recent'`: the last `keepRecentMessages` messages, nothing else (no LLM).
+ * - `'keep-system-and-recent'`: the leading system messages and the last `keepRecentMessages`.
+ * - `'sliding-window'`: the leading system messages and the most recent messages within
+ *   `compression.targetTokens` (default: the tail budget).
+ * - `'noop'`: nothing is compacted (type seed's `NoOpCompressionStrategy`).
+ *
+ * Every cut is pair-safe: what is kept never begins with a tool result whose call was
+ * removed, and parallel calls stay together (the kept part moves back to the call, or — for
+ * the window — forward past the results). The strategies without a summary archive what they
+ * removed or changed and put one short *notice* (`[context-compact] Earlier conversation (N
+ * messages) was removed by …. Originals archived in: …`) where it was, so that the model knows
+ * and {@link restoreMessages} / {@link Compactor.rollback} can put everything back.
+ */
+export type StrategyName = 'summary' | 'selective' | 'noop' | 'keep-recent' | 'keep-system-and-recent' | 'sliding-window'
+
+/** The seed's LLM message type: any {@link Message}. */
+export type LLMMessage = Message
+
+/**
+ * The type seed's `ContextCompressionConfig`, accepted as `options.compression` and passed to a
+ * custom strategy's `compress`.
+ */
+export interface ContextCompressionConfig {
+  /** `false` never compacts (not even with `force`); `shouldCompact` is false. @default true */
+  enabled: boolean
+  /** The trigger threshold in tokens, replacing `contextTokenLimit × thresholdRatio`. */
+  threshold: number
+  /**
+   * How many tokens to keep: the summary's tail budget (replacing `contextTokenLimit ×
+   * tailRetentionRatio`) and the `sliding-window` window.
+   */
+  targetTokens: number
+}
+
+/**
+ * A custom strategy (type seed's `CompressionStrategy`), given as `options.strategy`. The
+ * library checks the trigger, asks `onBeforeCompact`, emits the events, then calls
+ * `compress(messages (a copy of the array), markMap (a copy), config)` and checks what it
+ * returns: valid messages that keep the tool-call pairing rules (if the input did); otherwise
+ * the result is not compacted, with `error.code: 'STRATEGY_FAILED'`. Input messages missing from
+ * the output are archived. `result.markMap` is the mark map `compress` returned; a
+ * {@link Compactor} adopts it when it differs from the one it passed.
+ */
+export interface CompressionStrategy {
+  compress(
+    messages: LLMMessage[],
+    markMap: MessageMarkMap,
+    config: ContextCompressionConfig,
+  ): Promise<{ messages: LLMMessage[]; markMap: MessageMarkMap }>
+}
+
+/**
+ * The type seed's message mark map: which original messages (by their index in the whole
+ * session) each batch starts at. A {@link Compactor} keeps one (`compactor.markMap`): every
+ * compaction starts a new batch at the first original index of the messages it left unchanged
+ * after the last one it removed or changed; {@link Compactor.rollback} returns to an earlier
+ * batch. Batch numbers may be reused after a rollback (the seed's 0-1-0 cycle).
+ */
+export interface MessageMarkMap {
+  /** The original index of every message (of the whole session). */
+  originalIndices: number[]
+  /** The original index each batch starts at; the first is always 0. */
+  batchBoundaries: number[]
+  /** The batch number of each boundary (same length as `batchBoundaries`). */
+  boundaryToBatch: number[]
+  /** The current batch. */
+  currentBatch: number
+}
+
+/**
+ * What a selective rule does with its items:
+ * - `'truncate'`: keep the `keepRecent` most recent, remove (tool results: clear) the others;
+ * - `'drop'`: remove (tool results: clear) them all;
+ * - `'none'`: never touch them.
+ */
+export interface SelectiveRule {
+  strategy: 'truncate' | 'drop' | 'none'
+  /** For `'truncate'`. @default 3 (toolResults), 1 (skills), 5 (assistantMessages, userMessages) */
+  keepRecent?: number
+}
+
+/**
+ * The rules of `strategy: 'selective'`, applied in this order (the agent-SDK seed's priority),
+ * stopping as soon as the conversation is below every trigger; absent keys keep the seed's
+ * defaults. System messages and earlier summaries are never touched (the seed's NONE rules).
+ */
+export interface SelectiveRules {
+  /**
+   * Tool results: the content of older results is replaced by a placeholder
+   * (`[context-compact] Tool result cleared … The original is in the archive compact-….json.`)
+   * that keeps `tool_use_id` / `tool_call_id`, so the call keeps its answer.
+   * @default { strategy: 'truncate', keepRecent: 3 }
+   */
+  toolResults?: SelectiveRule
+  /**
+   * Skill prompt / skill metadata messages: messages whose `itemType`, `item_type`, `type` or
+   * `kind` — on the message or in its `metadata` object — is `'skill_prompt'`,
+   * `'skill_metadata'` or `'skill'`. Never one that carries tool calls or results, nor a
+   * leading system message.
+   * @default { strategy: 'drop' }
+   */
+  skills?: SelectiveRule
+  /**
+   * Assistant messages. With `userMessages`, acts on whole turns (a user prompt and the
+   * assistant and tool messages after it), oldest first: the fewest recent turns holding
+   * `assistantMessages.keepRecent` assistant messages and `userMessages.keepRecent` prompts
+   * stay; the last turn always stays; `'none'` on either keeps every turn.
+   * @default { strategy: 'truncate', keepRecent: 5 }
+   */
+  assistantMessages?: SelectiveRule
+  /** User prompts (see `assistantMessages`). @default { strategy: 'truncate', keepRecent: 5 } */
+  userMessages?: SelectiveRule
+}
+
+/** What a strategy without a summary removed (`result.removed`). */
+export interface RemovalReport {
+  /** Messages removed entirely (skill messages included). */
+  messagesRemoved: number
+  /** Tool results whose content was replaced by a placeholder. */
+  toolResultsCleared: number
+  skillMessagesDropped: number
+  /** User turns removed. */
+  turnsRemoved: number
+  /** The selective rules that changed something, in order: `'toolResults'`, `'skills'`, `'turns'`. */
+  steps: Array<'toolResults' | 'skills' | 'turns'>
+}
+
+/** What `extractMemory` appended (new lines per file; lines already there are not repeated). */
+export interface ExtractedMemory {
+  decisions: number
+  facts: number
+  preferences: number
+  runtime: number
+  /** `<outputDir>/<sessionId>/extracted`. */
+  dir: string
+}
+
+/** What `onBeforeCompact` is told before anything is summarized or written. */
+export interface BeforeCompactInfo {
+  /** The trigger's estimate and the threshold. */
+  tokens: number
+  threshold: number
+  messageCount: number
+  /** Messages that would be summarized, removed or changed (`null` for a custom strategy). */
+  middleCount: number | null
+  /** The messages kept before them, and the index of the first kept after them. */
+  headLength: number | null
+  tailStart: number | null
+  trigger: CompactTrigger
+  strategy: StrategyName | 'custom'
+  /** A selective compaction that will fall back to a full summary. */
+  fallback: boolean
 }
 
 export interface CompactOptions {
@@ -312,10 +535,60 @@ export interface CompactOptions {
    */
   requireArchive?: boolean
   /**
-   * Keep at least this many user turns (user messages that are not tool results) in the tail.
+   * Keep at least this many user turns (user messages that are not tool results) in the tail
+   * (Pi Agent seed's `keep_recent_rounds`).
    * @default 0
    */
   keepRecentTurns?: number
+  /**
+   * How to compact: a {@link StrategyName}, or a {@link CompressionStrategy} object.
+   * @default 'summary'
+   */
+  strategy?: StrategyName | CompressionStrategy
+  /** The rules of `strategy: 'selective'`. @default the agent-SDK seed's table */
+  selectiveRules?: SelectiveRules
+  /**
+   * How many recent messages `'keep-recent'` and `'keep-system-and-recent'` keep (SanBot).
+   * @default 20
+   */
+  keepRecentMessages?: number
+  /** The type seed's {@link ContextCompressionConfig}; every field optional. */
+  compression?: Partial<ContextCompressionConfig>
+  /**
+   * Also compact when there are more than this many messages (SanBot's trigger: 80, keeping a
+   * buffer before the window). `result.trigger` says which trigger fired.
+   * @default undefined (off)
+   */
+  maxMessages?: number
+  /**
+   * Also compact when the text of all tool results exceeds this many UTF-8 bytes (SanBot: 50 KB).
+   * @default undefined (off)
+   */
+  maxToolOutputBytes?: number
+  /**
+   * The most characters of model-written summary kept (Pi Agent seed's `summary_max_length`):
+   * a longer summary is cut at a line or sentence end with a `[summary truncated]` marker. The
+   * ledger of tool calls (files, commands, failures) is appended after the cap and never cut:
+   * it is the part that cannot be regenerated.
+   * @default undefined (no cap; `summaryMaxTokens` bounds the output)
+   */
+  summaryMaxChars?: number
+  /**
+   * Append the key information of the messages a compaction removes to
+   * `<outputDir>/<sessionId>/extracted/{decisions,facts,preferences,runtime}.md` (SanBot):
+   * decisions ("decided / chose / 决定 / 选择 / 确定"), facts (paths, projects, configuration),
+   * preferences ("prefer / like / 喜欢 / 偏好 / 习惯"), runtime (files and commands of tool calls,
+   * failed calls). A line already in a file is not appended again. Not done for custom strategies.
+   * @default false
+   */
+  extractMemory?: boolean
+  /**
+   * Asked before anything is summarized or written (Pi Agent seed's confirmation); return
+   * `false` (or a Promise of `false`) to decline: the result is then not compacted, `messages`
+   * is your array, and `error.code` is `'DECLINED'`. A hook that throws declines too. Asked
+   * once per compaction (not per recursive round).
+   */
+  onBeforeCompact?: (info: BeforeCompactInfo) => boolean | void | Promise<boolean | void>
   /**
    * The model the agent loop talks to (e.g. `'claude-sonnet-4-5'`, `'gpt-4o'`). The trigger
    * scales its estimate by the model family's billing factor, and `contextTokenLimit`
@@ -395,8 +668,10 @@ export interface CompactStats {
  * - `CONNECTION_FAILED`: the connection could not be made or broke.
  * - `INVALID_RESPONSE`: the response was not what the protocol promises (e.g. malformed JSON).
  * - `ARCHIVE_FAILED`: `requireArchive` was set and the archive could not be written.
- * - `DECLINED`: `onBeforeCompact` declined.
+ * - `DECLINED`: `onBeforeCompact` declined (or threw).
  * - `MISSING_API_KEY`: the provider needs an API key and none was found.
+ * - `STRATEGY_FAILED`: a custom strategy's `compress` threw, or returned invalid messages or
+ *   messages that break the tool-call pairing.
  */
 export type CompactErrorCode =
   | 'NOTHING_TO_COMPACT'
@@ -416,6 +691,7 @@ export type CompactErrorCode =
   | 'ARCHIVE_FAILED'
   | 'DECLINED'
   | 'MISSING_API_KEY'
+  | 'STRATEGY_FAILED'
 
 export interface CompactError {
   code: CompactErrorCode
@@ -458,7 +734,28 @@ export interface CompactResult {
   /** The threshold in tokens: `contextTokenLimit × thresholdRatio`. */
   threshold: number
   /** The trigger's estimate (raw count, estimate, source); the stats above stay raw counts. */
-  measure: Omit<Measure, 'messageTokens' | 'shouldCompact'> | null
+  measure: Omit<Measure, 'messageTokens' | 'shouldCompact' | 'trigger'> | null
+  /**
+   * The strategy that produced the result: a {@link StrategyName} or `'custom'`. A selective
+   * compaction that fell back to a full summary says `'summary'` with `fallback: true`.
+   */
+  strategy: StrategyName | 'custom'
+  /** What fired the compaction, or `null` when nothing did. */
+  trigger: CompactTrigger | null
+  /**
+   * Summary rounds run: 1 normally; 2 or 3 when the result was still at or over the threshold
+   * and its tail held more than one user turn, so it was compacted again with half the tail
+   * budget (Pi Agent seed's recursive compaction; at most two more rounds). 0 without a summary.
+   */
+  rounds: number
+  /** What a strategy without a summary removed, or `null`. */
+  removed: RemovalReport | null
+  /** A selective compaction was not enough and fell back to a full summary. */
+  fallback: boolean
+  /** What `extractMemory` appended, or `null`. */
+  extracted: ExtractedMemory | null
+  /** Custom strategies only: the mark map `compress` returned (`null` when it was not valid). */
+  markMap?: MessageMarkMap | null
 }
 
 /** The three regions of a message list. */
@@ -495,8 +792,13 @@ export interface Measure {
   factor: number
   /** `contextTokenLimit × thresholdRatio`. */
   threshold: number
-  /** `tokens ≥ threshold` (false for an empty list). */
+  /**
+   * A trigger fires: `tokens ≥ threshold`, or `maxMessages` / `maxToolOutputBytes` exceeded
+   * (false for an empty list, and with `compression.enabled: false`).
+   */
   shouldCompact: boolean
+  /** Which trigger fires (`null`: none); `force` is not a trigger here. */
+  trigger: Exclude<CompactTrigger, 'force'> | null
 }
 
 /**
@@ -581,6 +883,18 @@ export declare function persistMessages(middle: Message[], outputDir: string, se
  * happened); rejects with `TypeError` for invalid input and `AbortError` when `signal` fires.
  */
 export declare function compactMessages(messages: Message[], options?: CompactOptions): Promise<CompactResult>
+
+// ---------------------------------------------------------------------------------------------
+// MessageMarkMap helpers (type seed §二, the seed's code)
+
+/** The original indices of the current batch: `originalIndices` at or after its boundary. */
+export declare function getCurrentBatchIndices(markMap: MessageMarkMap): number[]
+/** Whether a message was compacted or modified: its original index is before the current batch. */
+export declare function isModified(originalIndex: number, markMap: MessageMarkMap): boolean
+/** A message's index within the current batch: `originalIndex − boundary`. */
+export declare function getBatchIndex(originalIndex: number, markMap: MessageMarkMap): number
+/** A mark map for `length` messages in batch 0 (`originalIndices` 0 … length − 1). */
+export declare function createMarkMap(length?: number): MessageMarkMap
 
 // ---------------------------------------------------------------------------------------------
 // History: list, restore, prune
@@ -772,11 +1086,32 @@ export declare class Compactor {
    * enough growth was seen), the latest billed/raw ratio, and how many reports it saw.
    */
   readonly calibration: { slope: number | null; ratio: number; samples: number } | null
+  /**
+   * The session's {@link MessageMarkMap} (a copy). Every message object the compactor sees gets
+   * the next original index; each compaction starts a batch.
+   */
+  readonly markMap: MessageMarkMap
   countTokens(messages: Message[]): number
-  /** Pass `{ usage }` (the last response's usage) to use it and to learn from it. */
-  shouldCompact(messages: Message[], overrides?: Pick<CompactOptions, 'usage'>): boolean
+  /**
+   * Pass `{ usage }` (the last response's usage) to use it and to learn from it. Emits
+   * `token_limit_exceeded` through `onEvent` when the estimate reaches the threshold.
+   */
+  shouldCompact(messages: Message[], overrides?: Pick<CompactOptions, 'usage' | 'onEvent'>): boolean
   measure(messages: Message[], overrides?: Pick<CompactOptions, 'usage'>): Measure
   compact(messages: Message[], overrides?: CompactOptions): Promise<CompactResult>
+  /**
+   * Rolls back to an earlier batch of `markMap` (seed §八.4) and resolves with its messages:
+   * batch 0 is the whole original conversation, read back from the archives
+   * ({@link restoreMessages}); a later batch is the list its compaction returned, followed by
+   * every message added since (read back from later archives where needed). Later batches leave
+   * the mark map, and their numbers are reused by the next compactions.
+   * @param messages the current conversation; by default the list the last compaction returned.
+   * @throws {TypeError} for a batch not in the mark map.
+   * @throws {Error} with `code: 'ROLLBACK_FAILED'` when the archives cannot give every message
+   *   back (e.g. a custom strategy removed messages without a notice), or with a
+   *   {@link RestoreErrorCode}.
+   */
+  rollback(batch: number, messages?: Message[]): Promise<Message[]>
   partitionMessages(messages: Message[], tailRetentionTokens: number): Partition
   generateSummary(middle: Message[], overrides?: CompactOptions): Promise<string>
 }

@@ -77,9 +77,15 @@ function checkOptions(options, name = 'options') {
   return options
 }
 
+// A custom strategy (an object with a `compress` method, type seed) runs in JS.
+function isCustomStrategy(strategy) {
+  return strategy !== null && typeof strategy === 'object' && typeof strategy.compress === 'function'
+}
+
 function optionsJson(options) {
   const plain = {}
   for (const [key, value] of Object.entries(options)) {
+    if (key === 'strategy' && isCustomStrategy(value)) continue
     if (!JS_ONLY_OPTIONS.has(key) && value !== undefined) plain[key] = value
   }
   try {
@@ -137,8 +143,10 @@ function lastAssistantIndex(messages) {
   return -1
 }
 
-// The trigger's estimate (SPEC §4.2): usage, calibration, model factor or raw count.
-function measureCounts(messages, counts, opts, calibration) {
+// The trigger's estimate (SPEC §4.2): usage, calibration, model factor or raw count; and
+// what fires a compaction (tokens, maxMessages, maxToolOutputBytes, force). `toolBytes` is the
+// tool output of the list, needed only when `maxToolOutputBytes` is set.
+function measureCounts(messages, counts, opts, calibration, toolBytes = 0) {
   let total = 0
   for (const n of counts) total += n
   const last = lastAssistantIndex(messages)
@@ -148,9 +156,17 @@ function measureCounts(messages, counts, opts, calibration) {
     for (let i = last + 1; i < counts.length; i++) after += counts[i]
   }
   const json = callNative(() =>
-    native.measureJson(total, after, optionsJson(opts), calibration ? JSON.stringify(calibration) : null),
+    native.measureJson(
+      total,
+      after,
+      optionsJson(opts),
+      calibration ? JSON.stringify(calibration) : null,
+      messages.length,
+      toolBytes,
+    ),
   )
   const measure = JSON.parse(json)
+  const trigger = measure.trigger ?? null
   return {
     messageTokens: total,
     rawTokens: measure.rawTokens,
@@ -158,9 +174,21 @@ function measureCounts(messages, counts, opts, calibration) {
     source: measure.source,
     factor: measure.factor,
     threshold: measure.threshold,
-    shouldCompact: messages.length > 0 && measure.tokens >= measure.threshold,
+    // `force` is about compact(), not about whether the conversation needs it.
+    shouldCompact: trigger !== null && trigger !== 'force',
+    trigger: trigger === 'force' ? null : trigger,
     tokensAfterLastAssistant: after,
   }
+}
+
+function needsToolBytes(opts) {
+  return opts.maxToolOutputBytes !== undefined && opts.maxToolOutputBytes !== null
+}
+
+function toolOutputBytes(messages, opts) {
+  if (!needsToolBytes(opts)) return 0
+  const json = messagesJson(messages)
+  return callNative(() => native.toolOutputBytesJson(json)).reduce((a, b) => a + b, 0)
 }
 
 function countEach(messages, opts) {
@@ -170,7 +198,8 @@ function countEach(messages, opts) {
 
 function measureTokens(messages, options) {
   const opts = checkOptions(options)
-  const { tokensAfterLastAssistant, ...measure } = measureCounts(messages, countEach(messages, opts), opts, null)
+  const counts = countEach(messages, opts)
+  const { tokensAfterLastAssistant, ...measure } = measureCounts(messages, counts, opts, null, toolOutputBytes(messages, opts))
   return measure
 }
 
@@ -403,6 +432,12 @@ function buildResult(messages, outcome) {
     tokens: outcome.triggerTokens,
     threshold: outcome.thresholdTokens,
     measure: outcome.measure ?? null,
+    strategy: outcome.strategy ?? 'summary',
+    trigger: outcome.trigger ?? null,
+    rounds: outcome.rounds ?? 0,
+    removed: outcome.removed ?? null,
+    fallback: outcome.fallback ?? false,
+    extracted: outcome.extracted ?? null,
   }
   if (!outcome.compacted) {
     return {
@@ -426,10 +461,19 @@ function buildResult(messages, outcome) {
   }
 }
 
-async function runCompaction(messages, opts, counts, calibration) {
+// `onBeforeCompact(info)` may return false, or a Promise of false, to decline. The addon awaits
+// this wrapper before anything is summarized or written.
+function wrapBeforeCompact(onBeforeCompact) {
+  if (!onBeforeCompact) return undefined
+  return async (infoJson) => (await onBeforeCompact(JSON.parse(infoJson))) !== false
+}
+
+async function runCompaction(messages, opts, counts, calibration, markMap) {
+  if (isCustomStrategy(opts.strategy)) return runCustomStrategy(messages, opts, counts, calibration, markMap)
   const json = messagesJson(messages)
   const summarizer = wrapSummarizer(checkFunction(opts, 'summarizer'), messages)
   const onEvent = wrapEvents(checkFunction(opts, 'onEvent'))
+  const onBeforeCompact = wrapBeforeCompact(checkFunction(opts, 'onBeforeCompact'))
   const onLog = wrapLog(opts)
   const signal = checkSignal(opts)
   const optsJson = optionsJson(opts)
@@ -443,6 +487,7 @@ async function runCompaction(messages, opts, counts, calibration) {
       cancelId,
       calibration ? JSON.stringify(calibration) : null,
       onLog,
+      onBeforeCompact,
     ),
   )
   return buildResult(messages, JSON.parse(outcomeJson))
@@ -453,12 +498,251 @@ async function compactMessages(messages, options) {
 }
 
 // ------------------------------------------------------------------------------------------
+// Custom strategies (type seed's `CompressionStrategy`): `strategy: { compress(messages,
+// markMap, config) }`. The trigger, the confirmation hook, the events, the archive of what the
+// strategy removed and the tool-pair check are the library's; the strategy only decides what
+// to keep.
+
+const PAIRING_KINDS = new Set(['orphan_tool_result', 'missing_tool_result'])
+
+function pairingProblemsOf(messages) {
+  return checkMessages(messages).filter((problem) => PAIRING_KINDS.has(problem.kind))
+}
+
+function strategyFailure(message) {
+  return { code: 'STRATEGY_FAILED', message, attempts: 0 }
+}
+
+function isMarkMap(value) {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    Array.isArray(value.originalIndices) &&
+    Array.isArray(value.batchBoundaries) &&
+    Array.isArray(value.boundaryToBatch) &&
+    value.batchBoundaries.length === value.boundaryToBatch.length &&
+    value.boundaryToBatch.includes(value.currentBatch)
+  )
+}
+
+async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
+  const strategy = opts.strategy
+  const signal = checkSignal(opts)
+  const onEvent = checkFunction(opts, 'onEvent')
+  const onBeforeCompact = checkFunction(opts, 'onBeforeCompact')
+  const emit = (event) => {
+    if (!onEvent) return
+    try {
+      onEvent(event)
+    } catch (error) {
+      process.emitWarning(`onEvent listener threw: ${error && error.message}`, { code: 'CONTEXT_COMPACT_LISTENER' })
+    }
+  }
+  const abortIfNeeded = () => {
+    if (signal && signal.aborted) throw abortError(signal)
+  }
+  abortIfNeeded()
+  counts = counts ?? countEach(messages, opts)
+  const m = measureCounts(messages, counts, opts, calibration, toolOutputBytes(messages, opts))
+  const trigger = m.trigger ?? (opts.force && messages.length > 0 && opts.compression?.enabled !== false ? 'force' : null)
+  const { tokensAfterLastAssistant, shouldCompact: _, trigger: __, ...measure } = m
+  const base = {
+    provider: null,
+    model: null,
+    attempts: 0,
+    warnings: [],
+    tokens: m.tokens,
+    threshold: m.threshold,
+    measure,
+    strategy: 'custom',
+    trigger,
+    rounds: 0,
+    removed: null,
+    fallback: false,
+    extracted: null,
+  }
+  const unchanged = (error) => ({
+    messages,
+    compacted: false,
+    summary: null,
+    archivePath: null,
+    stats: { ...ZERO_STATS },
+    error,
+    ...base,
+  })
+  if (trigger === null) return unchanged(null)
+  if (m.tokens >= m.threshold) emit({ type: 'token_limit_exceeded', tokensUsed: m.tokens, tokenLimit: m.threshold })
+  if (onBeforeCompact) {
+    const info = {
+      tokens: m.tokens,
+      threshold: m.threshold,
+      messageCount: messages.length,
+      middleCount: null,
+      headLength: null,
+      tailStart: null,
+      trigger,
+      strategy: 'custom',
+      fallback: false,
+    }
+    let answer
+    try {
+      answer = await onBeforeCompact(info)
+    } catch (error) {
+      return unchanged({ code: 'DECLINED', message: `onBeforeCompact failed: ${error && error.message}`, attempts: 0 })
+    }
+    if (answer === false) {
+      return unchanged({ code: 'DECLINED', message: 'onBeforeCompact declined the compaction', attempts: 0 })
+    }
+  }
+  abortIfNeeded()
+  emit({ type: 'started', tokens: m.tokens, threshold: m.threshold, messageCount: messages.length, middleCount: null, trigger, strategy: 'custom' })
+  const fail = (error) => {
+    emit({ type: 'failed', error })
+    return unchanged(error)
+  }
+  const compression = opts.compression && typeof opts.compression === 'object' ? opts.compression : {}
+  const config = {
+    enabled: compression.enabled ?? true,
+    threshold: m.threshold,
+    targetTokens: compression.targetTokens ?? callNative(() => native.tailRetentionTokensJson(optionsJson(opts))),
+  }
+  const given = markMap ? structuredClone(markMap) : createMarkMap(messages.length)
+  let out
+  try {
+    out = await strategy.compress(messages.slice(), structuredClone(given), config)
+  } catch (error) {
+    return fail(strategyFailure(`the strategy's compress() failed: ${error && error.message}`))
+  }
+  abortIfNeeded()
+  if (!out || !Array.isArray(out.messages)) {
+    return fail(strategyFailure(`compress() must resolve with { messages, markMap }, got ${describe(out)}`))
+  }
+  const output = out.messages
+  try {
+    callNative(() => native.validateJson(messagesJson(output, 'compress().messages')))
+  } catch (error) {
+    return fail(strategyFailure(`compress() returned invalid messages: ${error.message}`))
+  }
+  // The output must keep the pairing rules whenever the input did (SPEC §4.1).
+  const problems = pairingProblemsOf(output)
+  if (problems.length > 0 && pairingProblemsOf(messages).length === 0) {
+    return fail(
+      strategyFailure(`compress() broke tool-call pairing: messages[${problems[0].index}]: ${problems[0].message}`),
+    )
+  }
+  const kept = new Set(output)
+  const removed = messages.filter((message) => !kept.has(message))
+  const same = output.length === messages.length && output.every((message, i) => message === messages[i])
+  if (same) return unchanged(null)
+  let archivePath = null
+  if (removed.length > 0) {
+    try {
+      archivePath = await native.persistMessagesJson(
+        messagesJson(removed),
+        opts.outputDir ?? './.context-compact',
+        opts.sessionId ?? 'default',
+      )
+    } catch (error) {
+      const warning = `could not archive the ${removed.length} removed messages: ${error.message}`
+      if (opts.requireArchive) return fail({ code: 'ARCHIVE_FAILED', message: warning, attempts: 0 })
+      base.warnings.push(warning)
+    }
+  }
+  const original = counts.reduce((a, b) => a + b, 0)
+  const compactedTokens = output.length === 0 ? 0 : countTokens(output, opts)
+  const retained = output.filter((message) => messages.includes(message)).length
+  const stats = {
+    originalTokenCount: original,
+    compactedTokenCount: compactedTokens,
+    compactionRatio: original === 0 ? 0 : compactedTokens / original,
+    compactedMessageCount: messages.length - retained,
+    retainedMessageCount: retained,
+  }
+  emit({
+    type: 'completed',
+    originalTokens: original,
+    newTokens: compactedTokens,
+    savedRatio: original === 0 ? 0 : 1 - compactedTokens / original,
+    summary: null,
+    strategy: 'custom',
+    rounds: 0,
+    archivePath,
+  })
+  const result = {
+    messages: output,
+    compacted: true,
+    summary: null,
+    archivePath,
+    stats,
+    error: null,
+    ...base,
+    removed: {
+      messagesRemoved: removed.length,
+      toolResultsCleared: 0,
+      skillMessagesDropped: 0,
+      turnsRemoved: 0,
+      steps: [],
+    },
+  }
+  // The mark map the strategy returned, when it is a valid one.
+  result.markMap = isMarkMap(out.markMap) ? out.markMap : null
+  return result
+}
+
+// ------------------------------------------------------------------------------------------
+// MessageMarkMap (type seed §二): batches of compacted messages, by original index. The three
+// helpers are the seed's code, unchanged.
+
+function getCurrentBatchIndices(markMap) {
+  const currentBoundaryIndex = markMap.boundaryToBatch.indexOf(markMap.currentBatch)
+  const boundary = markMap.batchBoundaries[currentBoundaryIndex]
+
+  return markMap.originalIndices.filter((index) => index >= boundary)
+}
+
+function isModified(originalIndex, markMap) {
+  const currentBoundaryIndex = markMap.boundaryToBatch.indexOf(markMap.currentBatch)
+  const boundary = markMap.batchBoundaries[currentBoundaryIndex]
+  return originalIndex < boundary
+}
+
+function getBatchIndex(originalIndex, markMap) {
+  const currentBoundaryIndex = markMap.boundaryToBatch.indexOf(markMap.currentBatch)
+  const boundary = markMap.batchBoundaries[currentBoundaryIndex]
+  return originalIndex - boundary
+}
+
+/** A mark map for `length` messages in one batch (seed §八.1, with the indices added). */
+function createMarkMap(length = 0) {
+  if (!Number.isInteger(length) || length < 0) {
+    throw invalidArgument(`length must be a non-negative integer, got ${describe(length)}`)
+  }
+  return {
+    originalIndices: Array.from({ length }, (_, i) => i),
+    batchBoundaries: [0],
+    boundaryToBatch: [0],
+    currentBatch: 0,
+  }
+}
+
+// ------------------------------------------------------------------------------------------
 // The stateful form
 
 class Compactor {
   #options
   #counts = new WeakMap()
+  #toolBytes = new WeakMap()
   #calibration = null
+  // MessageMarkMap bookkeeping: the original index of every message object seen (counted
+  // across the whole session), the messages this compactor made (summaries, notices, cleared
+  // tool results: not originals), and for each batch after the first, the list its compaction
+  // returned and how many originals existed then (for rollback).
+  #origin = new WeakMap()
+  #generated = new WeakSet()
+  #nextOriginal = 0
+  #markMap = createMarkMap(0)
+  #batches = []
+  #lastMessages = null
 
   constructor(options) {
     this.#options = { ...checkOptions(options) }
@@ -466,12 +750,29 @@ class Compactor {
     measureCounts([], [], this.#options, null)
     checkFunction(this.#options, 'summarizer')
     checkFunction(this.#options, 'onEvent')
+    checkFunction(this.#options, 'onBeforeCompact')
     wrapLog(this.#options)
   }
 
   /** The options this compactor was created with (a copy). */
   get options() {
     return { ...this.#options }
+  }
+
+  /** The session's MessageMarkMap (a copy): one batch per compaction, rollback removes batches. */
+  get markMap() {
+    return structuredClone(this.#markMap)
+  }
+
+  // Gives every message object not seen before the next original index.
+  #track(messages) {
+    for (const message of messages) {
+      if (message === null || typeof message !== 'object') continue
+      if (this.#origin.has(message) || this.#generated.has(message)) continue
+      this.#origin.set(message, this.#nextOriginal)
+      this.#markMap.originalIndices.push(this.#nextOriginal)
+      this.#nextOriginal += 1
+    }
   }
 
   // Token counts per message, from the cache where the message object was seen before.
@@ -502,6 +803,26 @@ class Compactor {
       }
     }
     return counts
+  }
+
+  // The tool output of a list (maxToolOutputBytes), cached per message object like the counts.
+  #toolOutputBytes(messages, opts) {
+    if (!needsToolBytes(opts)) return 0
+    let total = 0
+    const missing = []
+    for (const message of messages) {
+      const cached = message !== null && typeof message === 'object' ? this.#toolBytes.get(message) : undefined
+      if (cached === undefined) missing.push(message)
+      else total += cached
+    }
+    if (missing.length > 0) {
+      const fresh = callNative(() => native.toolOutputBytesJson(messagesJson(missing)))
+      for (let j = 0; j < missing.length; j++) {
+        total += fresh[j]
+        if (missing[j] !== null && typeof missing[j] === 'object') this.#toolBytes.set(missing[j], fresh[j])
+      }
+    }
+    return total
   }
 
   countTokens(messages) {
@@ -540,26 +861,116 @@ class Compactor {
   measure(messages, overrides) {
     const opts = { ...this.#options, ...checkOptions(overrides, 'overrides') }
     const counts = this.#countEach(messages)
+    this.#track(messages)
     this.#observe(messages, counts, opts)
-    const { tokensAfterLastAssistant, ...measure } = measureCounts(messages, counts, opts, this.#calibration)
+    const { tokensAfterLastAssistant, ...measure } = measureCounts(
+      messages,
+      counts,
+      opts,
+      this.#calibration,
+      this.#toolOutputBytes(messages, opts),
+    )
     return measure
   }
 
+  /** Also emits `token_limit_exceeded` through `onEvent` when the estimate reaches the threshold. */
   shouldCompact(messages, overrides) {
-    return this.measure(messages, overrides).shouldCompact
+    const measure = this.measure(messages, overrides)
+    if (messages.length > 0 && measure.tokens >= measure.threshold) {
+      const onEvent = { ...this.#options, ...(overrides ?? {}) }.onEvent
+      if (typeof onEvent === 'function') {
+        try {
+          onEvent({ type: 'token_limit_exceeded', tokensUsed: measure.tokens, tokenLimit: measure.threshold })
+        } catch (error) {
+          process.emitWarning(`onEvent listener threw: ${error && error.message}`, { code: 'CONTEXT_COMPACT_LISTENER' })
+        }
+      }
+    }
+    return measure.shouldCompact
   }
 
   async compact(messages, overrides) {
     const opts = { ...this.#options, ...checkOptions(overrides, 'overrides') }
     const counts = this.#countEach(messages)
+    this.#track(messages)
     this.#observe(messages, counts, opts)
-    const result = await runCompaction(messages, opts, counts, this.#calibration)
+    const result = await runCompaction(messages, opts, counts, this.#calibration, this.#markMap)
     if (result.compacted) {
-      // The summary message is new; count it now so the next turn only counts what it adds.
-      const summaryIndex = result.messages.findIndex((m, i) => m !== messages[i] && !this.#counts.has(m))
-      if (summaryIndex >= 0) this.#countEach([result.messages[summaryIndex]])
+      // New messages (summary, notice, cleared tool results) are counted now, so the next turn
+      // only counts what it adds, and are never taken for originals.
+      const fresh = result.messages.filter((m) => m !== null && typeof m === 'object' && !this.#origin.has(m))
+      for (const m of fresh) this.#generated.add(m)
+      if (fresh.length > 0) this.#countEach(fresh)
+      this.#startBatch(messages, result)
+      this.#lastMessages = result.messages
     }
     return result
+  }
+
+  // A compaction starts a new batch at the first original index of the unchanged suffix (the
+  // messages after the last one it removed or changed); a custom strategy may return its own
+  // mark map instead.
+  #startBatch(messages, result) {
+    const map = this.#markMap
+    const own = result.markMap
+    if (own && JSON.stringify(own) !== JSON.stringify(map)) {
+      // The strategy kept its own books: adopt them; its current batch is this compaction.
+      this.#markMap = structuredClone(own)
+      const later = this.#markMap.batchBoundaries.length - 1
+      this.#batches = this.#batches.slice(0, Math.max(0, later - 1))
+      if (later > 0) this.#batches.push({ snapshot: result.messages.slice(), seen: this.#nextOriginal })
+      return
+    }
+    const kept = new Set(result.messages)
+    let boundary = this.#nextOriginal
+    for (let i = messages.length - 1; i >= 0 && kept.has(messages[i]); i--) {
+      const origin = this.#origin.get(messages[i])
+      if (origin !== undefined) boundary = origin
+    }
+    boundary = Math.max(boundary, map.batchBoundaries[map.batchBoundaries.length - 1])
+    const batch = Math.max(...map.boundaryToBatch) + 1
+    map.batchBoundaries.push(boundary)
+    map.boundaryToBatch.push(batch)
+    map.currentBatch = batch
+    this.#batches.push({ snapshot: result.messages.slice(), seen: this.#nextOriginal })
+  }
+
+  /**
+   * Rolls the conversation back to an earlier batch of the mark map (seed §八.4): batch 0 is the
+   * whole original conversation, read back from the archives with {@link restoreMessages};
+   * batch k is the list compaction k returned, followed by every message added since (restored
+   * from later archives where needed). The later batches leave the mark map.
+   */
+  async rollback(batch, messages) {
+    const map = this.#markMap
+    const position = map.boundaryToBatch.indexOf(batch)
+    if (!Number.isInteger(batch) || position < 0) {
+      throw invalidArgument(`batch ${describe(batch) === 'number' ? batch : describe(batch)} is not in the mark map (batches ${map.boundaryToBatch.join(', ')})`)
+    }
+    const current = messages ?? this.#lastMessages ?? []
+    if (!Array.isArray(current)) {
+      throw invalidArgument(`messages must be an array of message objects, got ${describe(current)}`)
+    }
+    this.#track(current)
+    const full = await restoreMessages(current, { outputDir: this.#options.outputDir, sessionId: this.#options.sessionId })
+    if (full.length !== this.#nextOriginal) {
+      const error = new Error(
+        `cannot roll back: the archives give back ${full.length} messages, but this compactor saw ${this.#nextOriginal} (messages removed without a restorable notice, e.g. by a custom strategy, or archives missing)`,
+      )
+      error.code = 'ROLLBACK_FAILED'
+      throw error
+    }
+    // Messages read back from the archives are the originals of their indices.
+    full.forEach((message, index) => {
+      if (!this.#origin.has(message)) this.#origin.set(message, index)
+    })
+    const restored = position === 0 ? full : [...this.#batches[position - 1].snapshot, ...full.slice(this.#batches[position - 1].seen)]
+    map.batchBoundaries.length = position + 1
+    map.boundaryToBatch.length = position + 1
+    map.currentBatch = batch
+    this.#batches.length = position
+    this.#lastMessages = restored
+    return restored
   }
 
   partitionMessages(messages, tailRetentionTokens) {
@@ -588,5 +999,9 @@ module.exports = {
   restoreMessages,
   pruneArchives,
   checkMessages,
+  getCurrentBatchIndices,
+  isModified,
+  getBatchIndex,
+  createMarkMap,
   Compactor,
 }

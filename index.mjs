@@ -21,6 +21,10 @@ export const {
   restoreMessages,
   pruneArchives,
   checkMessages,
+  getCurrentBatchIndices,
+  isModified,
+  getBatchIndex,
+  createMarkMap,
   Compactor,
 } = api
 export default api

@@ -49,18 +49,20 @@ const stderr = (text = '') => process.stderr.write(text + '\n')
 
 const fmt = (n) => (typeof n === 'number' && Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : String(n))
 const pct = (x) => `${(x * 100).toFixed(1)} %`
+const plural = (n, word) => `${fmt(n)} ${word}${n === 1 ? '' : 's'}`
 
 /** Left column padded, right column right-aligned: a small two-column table. */
-function table(rows, indent = '  ') {
-  // Numbers are right-aligned in their column; other values (paths, names) left-aligned.
-  const numeric = (cell) => /^[\d,.\s%×→-]+$/.test(String(cell))
+function table(rows, indent = '  ', { header = false } = {}) {
+  // Numbers are right-aligned in their column; other values (paths, names) left-aligned. A
+  // header row is aligned like the numbers below it.
+  const numeric = (cell, i) => (header && i === 0) || /^[\d,.\s%×→-]+$/.test(String(cell))
   const w0 = Math.max(...rows.map((r) => String(r[0]).length))
-  const w1 = Math.max(0, ...rows.filter((r) => numeric(r[1])).map((r) => String(r[1]).length))
+  const w1 = Math.max(0, ...rows.filter((r, i) => numeric(r[1], i)).map((r) => String(r[1]).length))
   return rows
-    .map((r) => {
+    .map((r, i) => {
       const rest = r.slice(2).filter((x) => x !== undefined && x !== '')
       const right = String(r[1])
-      const cell = numeric(right) ? right.padStart(w1) : right
+      const cell = numeric(right, i) ? right.padStart(w1) : right
       return `${indent}${String(r[0]).padEnd(w0)}  ${cell}${rest.length ? '  ' + rest.join('  ') : ''}`.trimEnd()
     })
     .join('\n')
@@ -189,10 +191,15 @@ function describe(value) {
   return typeof value === 'object' ? 'an object without a "messages" array' : `a ${typeof value}`
 }
 
-/** Throws exit 1 for messages the library cannot read (naming the index and field). */
-function validateMessages(conversation, encoding) {
+/**
+ * Throws exit 1 for messages the library cannot read (naming the index and field); returns
+ * their tokens. `counter` is an encoding name (or undefined) or a Compactor (which caches).
+ */
+function validateMessages(conversation, counter) {
   try {
-    return lib().countTokens(conversation.messages, { encoding })
+    return counter !== null && typeof counter === 'object'
+      ? counter.countTokens(conversation.messages)
+      : lib().countTokens(conversation.messages, { encoding: counter })
   } catch (error) {
     if (error instanceof TypeError) throw new CliError(`${conversation.name}: invalid conversation: ${oneLine(error.message)}`)
     throw error
@@ -218,14 +225,14 @@ function writeJson(file, value) {
 }
 
 // Library errors: a TypeError from options is a usage error; from messages, invalid input.
-async function call(run, { optionsAreUsage = true } = {}) {
+async function call(run) {
   try {
     return await run()
   } catch (error) {
     if (error instanceof CliError) throw error
     if (error instanceof TypeError && error.code === 'ERR_CONTEXT_COMPACT_INVALID_ARGUMENT') {
       const message = oneLine(error.message)
-      throw new CliError(message, optionsAreUsage && !/^messages/.test(message) ? 2 : 1)
+      throw new CliError(message, /^messages/.test(message) ? 1 : 2)
     }
     throw new CliError(`${error.code ? error.code + ': ' : ''}${oneLine(error.message)}`)
   }
@@ -318,12 +325,12 @@ async function cmdCount(argv) {
   }
   const share = (n) => (report.tokens > 0 ? pct(n / report.tokens) : '-')
   stdout('\nBy role')
-  stdout(table(Object.entries(report.byRole).map(([role, e]) => [role, fmt(e.tokens), share(e.tokens).padStart(7), `${fmt(e.messages)} messages`])))
+  stdout(table(Object.entries(report.byRole).map(([role, e]) => [role, fmt(e.tokens), share(e.tokens).padStart(7), plural(e.messages, 'message')])))
   stdout('\nBy block type')
-  stdout(table(Object.entries(report.byBlockType).map(([type, e]) => [type, fmt(e.tokens), share(e.tokens).padStart(7), `${fmt(e.blocks)} blocks`])))
+  stdout(table(Object.entries(report.byBlockType).map(([type, e]) => [type, fmt(e.tokens), share(e.tokens).padStart(7), plural(e.blocks, 'block')])))
   if (report.largest.length > 0) {
     stdout(`\nLargest messages`)
-    stdout(table([['index', 'tokens', 'role'], ...report.largest.map((m) => [`messages[${m.index}]`, fmt(m.tokens), m.role])]))
+    stdout(table([['index', 'tokens', 'role'], ...report.largest.map((m) => [`messages[${m.index}]`, fmt(m.tokens), m.role])], '  ', { header: true }))
   }
 }
 
@@ -447,13 +454,13 @@ const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', 
 function progress({ quiet, label }) {
   const start = Date.now()
   const tty = Boolean(process.stderr.isTTY)
-  const state = { attempt: 1, provider: null, note: '' }
+  const state = { attempt: 1, provider: null, note: '', noteUntil: 0 }
   const elapsed = () => `${((Date.now() - start) / 1000).toFixed(1)}s`
   let timer = null
   let frame = 0
   const render = () => {
     const who = state.provider ? ` (${state.provider})` : ''
-    const line = `${SPINNER[frame++ % SPINNER.length]} ${label}${who} ${elapsed()} · attempt ${state.attempt}${state.note ? ' · ' + state.note : ''}`
+    const line = `${SPINNER[frame++ % SPINNER.length]} ${label}${who} ${elapsed()} · attempt ${state.attempt}${state.note && Date.now() < state.noteUntil ? ' · ' + state.note : ''}`
     process.stderr.write(`\r${line.slice(0, (process.stderr.columns || 120) - 1)}\x1b[K`)
   }
   const clear = () => tty && process.stderr.write('\r\x1b[K')
@@ -461,8 +468,16 @@ function progress({ quiet, label }) {
     if (quiet) return
     clear()
     stderr(text)
-    if (timer) render()
+    if (timer && tty) render()
   }
+  // Ctrl-C while the summary is written: leave a clean line, exit 130 like a shell would.
+  const onSigint = () => {
+    if (timer) clearInterval(timer)
+    clear()
+    stderr(`${NAME}: interrupted after ${elapsed()}`)
+    process.exit(130)
+  }
+  process.once('SIGINT', onSigint)
   if (!quiet) {
     if (tty) {
       render()
@@ -480,16 +495,21 @@ function progress({ quiet, label }) {
       state.attempt = event.attempt + 1
       const why = event.error ? `${event.error.code}${event.error.status ? ` (HTTP ${event.error.status})` : ''}` : 'failed'
       state.note = `attempt ${event.attempt} failed: ${why}, retrying in ${(event.delayMs / 1000).toFixed(1)}s`
+      state.noteUntil = Date.now() + event.delayMs
       if (!tty) line(`  attempt ${event.attempt} failed: ${why}${event.error?.message ? ` — ${oneLine(event.error.message)}` : ''}; attempt ${state.attempt} in ${(event.delayMs / 1000).toFixed(1)}s`)
     },
     onLog(entry) {
       const provider = entry.fields && entry.fields.provider
       if (provider && !state.provider) state.provider = entry.fields.model ? `${provider} ${entry.fields.model}` : provider
-      if ((entry.level === 'warn' || entry.level === 'error') && !/^neither ANTHROPIC_API_KEY/.test(entry.message)) {
-        line(`warning: ${oneLine(entry.message)}`)
-      }
+      if (entry.level !== 'warn' && entry.level !== 'error') return
+      // Shown elsewhere: retries (onEvent), the final failure (result.error), the zero-config
+      // fallback (the provider in the statistics).
+      if (entry.fields && entry.fields.delay_ms !== undefined) return
+      if (/^(summary failed:|neither ANTHROPIC_API_KEY)/.test(entry.message)) return
+      line(`warning: ${oneLine(entry.message)}`)
     },
     stop(result) {
+      process.removeListener('SIGINT', onSigint)
       if (timer) clearInterval(timer)
       timer = null
       if (quiet) return
@@ -609,17 +629,19 @@ function compactOptions(values, conversation) {
   return options
 }
 
-/** Runs compactMessages with progress on stderr. */
-async function compactWithProgress(messages, options, { quiet, label }) {
-  const { measureTokens, compactMessages } = lib()
-  const measure = await call(() => measureTokens(messages, options))
-  const willRun = measure.shouldCompact || options.force
+/**
+ * Compacts with progress on stderr. A `Compactor` counts each message once: validating,
+ * measuring and compacting share its per-message cache.
+ */
+async function compactWithProgress(compactor, messages, overrides, { quiet, label }) {
+  const measure = await call(() => compactor.measure(messages, overrides))
+  const willRun = measure.shouldCompact || compactor.options.force || overrides.force
   const p = willRun ? progress({ quiet, label }) : null
   let result
   try {
     result = await call(() =>
-      compactMessages(messages, {
-        ...options,
+      compactor.compact(messages, {
+        ...overrides,
         onEvent: p ? p.onEvent : undefined,
         // Log entries are shown as one-line warnings (or not at all with --quiet), so they
         // never break the spinner's line.
@@ -632,13 +654,19 @@ async function compactWithProgress(messages, options, { quiet, label }) {
   return { measure, result }
 }
 
+/** A Compactor for these options (a TypeError from them is a usage error). */
+async function compactorFor(options) {
+  return call(() => new (lib().Compactor)(options))
+}
+
 async function cmdCompact(argv) {
   const { values, positionals } = parse(argv, COMPACT_FLAGS, { positionals: 1, positionalNames: ['<file|->'] })
   if (values.help) return stdout(COMPACT_HELP)
   const quiet = Boolean(values.quiet)
   const conversation = await readConversation(positionals[0])
-  const options = compactOptions(values, conversation)
-  validateMessages(conversation, options.encoding)
+  const { usage, ...options } = compactOptions(values, conversation)
+  const compactor = await compactorFor(options)
+  validateMessages(conversation, compactor)
   const info = (text) => quiet || stderr(text)
   const problems = lib().checkMessages(conversation.messages)
   if (problems.length > 0) {
@@ -646,7 +674,7 @@ async function cmdCompact(argv) {
       `warning: the input has ${problems.length} problem${problems.length === 1 ? '' : 's'} the APIs would reject (first: messages[${problems[0].index}] ${problems[0].kind}); run \`${NAME} check\``,
     )
   }
-  const { measure, result } = await compactWithProgress(conversation.messages, options, {
+  const { measure, result } = await compactWithProgress(compactor, conversation.messages, usage === undefined ? {} : { usage }, {
     quiet,
     label: 'writing the summary',
   })
@@ -721,8 +749,8 @@ async function cmdRestore(argv) {
     { positionals: 1, positionalNames: ['<file|->'] },
   )
   if (values.help) return stdout(RESTORE_HELP)
+  // Invalid messages are rejected by restoreMessages itself (a TypeError naming the index: exit 1).
   const conversation = await readConversation(positionals[0])
-  validateMessages(conversation)
   const options = { outputDir: values['output-dir'] ?? DEFAULT_OUTPUT_DIR, sessionId: values['session-id'] ?? 'default' }
   const restored = await call(() => lib().restoreMessages(conversation.messages, options))
   writeJson(values.output, envelope(conversation, restored))
@@ -823,8 +851,15 @@ async function cmdDemo(argv) {
   }
   const started = Date.now()
   stdout(`1. A long coding-agent session (generated, seed ${seed})`)
-  const messages = generator.generateConversation({ targetTokens, seed })
-  const tokens = lib().countTokens(messages)
+  const options = { contextTokenLimit, thresholdRatio, outputDir, sessionId }
+  // The generator counts each message as it adds it; with the Compactor's counter those counts
+  // are cached, so measuring and compacting below count nothing again.
+  const compactor = await compactorFor(options)
+  const { messages, tokens } = generator.generateConversationWithCount({
+    targetTokens,
+    seed,
+    countTokens: (list) => compactor.countTokens(list),
+  })
   const toolCalls = messages.reduce((n, m) => n + (Array.isArray(m.content) ? m.content.filter((b) => b.type === 'tool_use').length : 0), 0)
   stdout(`   ${fmt(messages.length)} messages, ${fmt(toolCalls)} tool calls, ${fmt(tokens)} tokens (o200k_base), generated in ${Date.now() - started} ms`)
   if (values.save) {
@@ -832,8 +867,7 @@ async function cmdDemo(argv) {
     stdout(`   saved to ${values.save}`)
   }
 
-  const options = { contextTokenLimit, thresholdRatio, outputDir, sessionId }
-  const measure = lib().measureTokens(messages, options)
+  const measure = compactor.measure(messages)
   stdout(`\n2. Tokens vs the threshold`)
   stdout(`   context window ${fmt(contextTokenLimit)} × ${thresholdRatio} = threshold ${fmt(measure.threshold)}`)
   stdout(`   [${bar(measure.tokens / contextTokenLimit, 40, thresholdRatio)}] ${pct(measure.tokens / contextTokenLimit)} of the window`)
@@ -844,7 +878,7 @@ async function cmdDemo(argv) {
   )
 
   stdout(`\n3. Compacting with the zero-configuration provider: ${zeroConfigProvider()}`)
-  const { result } = await compactWithProgress(messages, { ...options, force: !measure.shouldCompact }, {
+  const { result } = await compactWithProgress(compactor, messages, { force: !measure.shouldCompact }, {
     quiet: Boolean(values.quiet),
     label: 'writing the summary',
   })
@@ -914,7 +948,7 @@ async function main(argv) {
     return stdout(require('../package.json').version)
   }
   const run = COMMANDS[command]
-  if (!run) throw usageError(`unknown command ${JSON.stringify(command)} (expected ${Object.keys(COMMANDS).join(', ')}; see --help)`)
+  if (!run) throw usageError(`unknown command ${JSON.stringify(command)} (expected ${Object.keys(COMMANDS).join(', ')})`)
   await run(rest)
 }
 

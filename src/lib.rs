@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
 use context_compact_core::compact::{self, CompactOptions, CompactOutcome, Piece};
+use context_compact_core::pipeline::{self, BeforeCompactInfo, CompactHooks, Confirmation};
 use context_compact_core::error::ValidationError;
 use context_compact_core::providers::{self, ProviderOptions};
 use context_compact_core::summarize::{
@@ -132,12 +133,18 @@ fn parse_calibration(calibration_json: Option<String>) -> Result<Option<Calibrat
 /// The trigger's estimate as JSON (`Measure`: rawTokens, tokens, source, factor, threshold),
 /// given the messages' total tokens and the tokens after the last assistant message (counted by
 /// the caller, possibly from a cache).
+///
+/// With `message_count` (and `tool_output_bytes` when `maxToolOutputBytes` is set), the JSON
+/// also has `trigger`: what would fire a compaction (`tokens`, `messages`, `tool_output`,
+/// `force`) or `null`.
 #[napi]
 pub fn measure_json(
     message_tokens: f64,
     tokens_after_last_assistant: Option<f64>,
     options_json: Option<String>,
     calibration_json: Option<String>,
+    message_count: Option<f64>,
+    tool_output_bytes: Option<f64>,
 ) -> Result<String> {
     guarded("shouldCompact", || {
         let mut options = parse_options(options_json)?;
@@ -153,7 +160,29 @@ pub fn measure_json(
             options.trigger_model(),
             options.calibration.as_ref(),
         );
-        Ok(serde_json::to_string(&measure).unwrap_or_default())
+        let mut out = serde_json::to_value(measure).unwrap_or_default();
+        if let (Some(count), Value::Object(map)) = (message_count, &mut out) {
+            let fired = options.fired(
+                &measure,
+                count as usize,
+                tool_output_bytes.unwrap_or(0.0) as usize,
+            );
+            map.insert("trigger".into(), json!(fired));
+        }
+        Ok(out.to_string())
+    })
+}
+
+/// The UTF-8 bytes of the tool results each message of a JSON list carries (the
+/// `maxToolOutputBytes` trigger).
+#[napi]
+pub fn tool_output_bytes_json(messages_json: String) -> Result<Vec<f64>> {
+    guarded("toolOutputBytes", || {
+        let messages = parse_messages(&messages_json)?;
+        Ok(messages
+            .iter()
+            .map(|m| trigger::tool_output_bytes(m) as f64)
+            .collect())
     })
 }
 
@@ -370,9 +399,39 @@ impl Summarizer for JsSummarizer {
     }
 }
 
-/// Forwards retry events to the JS `onEvent` bridge.
+/// The JS `onBeforeCompact` callback, wrapped by the JS layer so that it resolves with a
+/// boolean (false: decline). Receives the `BeforeCompactInfo` as JSON.
+type JsBeforeCompactFn = ThreadsafeFunction<String, Promise<bool>, String, Status, false>;
+
+/// Forwards events to the JS `onEvent` bridge and asks `onBeforeCompact`.
 struct EventBridge {
     callback: Option<JsEventFn>,
+    before_compact: Option<JsBeforeCompactFn>,
+}
+
+impl CompactHooks for EventBridge {
+    fn before_compact<'a>(&'a self, info: &'a BeforeCompactInfo) -> BoxFuture<'a, Confirmation> {
+        let Some(callback) = &self.before_compact else {
+            return Box::pin(async { Confirmation::Proceed });
+        };
+        let info = serde_json::to_string(info).unwrap_or_default();
+        Box::pin(async move {
+            let answer = match callback.call_async_catch(info).await {
+                Ok(promise) => promise.await,
+                Err(e) => Err(e),
+            };
+            match answer {
+                Ok(true) => Confirmation::Proceed,
+                Ok(false) => Confirmation::Decline("onBeforeCompact declined the compaction".into()),
+                // A confirmation that failed is not a confirmation.
+                Err(e) => Confirmation::Decline(format!("onBeforeCompact failed: {}", e.reason)),
+            }
+        })
+    }
+
+    fn event(&self, event: Value) {
+        self.emit(event);
+    }
 }
 
 impl EventBridge {
@@ -435,6 +494,12 @@ fn outcome_json(outcome: &CompactOutcome) -> Value {
         "model": outcome.model,
         "attempts": outcome.attempts,
         "measure": outcome.measure,
+        "strategy": outcome.strategy,
+        "trigger": outcome.trigger,
+        "rounds": outcome.rounds,
+        "removed": outcome.removed,
+        "fallback": outcome.fallback,
+        "extracted": outcome.extracted,
     })
 }
 
@@ -453,6 +518,7 @@ pub async fn compact_json(
     cancel_id: Option<u32>,
     calibration_json: Option<String>,
     on_log: Option<logging::JsLogFn>,
+    on_before_compact: Option<JsBeforeCompactFn>,
 ) -> Result<String> {
     let work = async move {
         let (mut options, raw_options) = parse_options_and_value(options_json)?;
@@ -462,14 +528,18 @@ pub async fn compact_json(
             .filter(|c| c.len() == messages.len())
             .map(|c| c.into_iter().map(|n| n as usize).collect());
         let summarizer = choose_summarizer(summarizer, &options, &raw_options)?;
-        let events = EventBridge { callback: on_event };
+        let events = EventBridge {
+            callback: on_event,
+            before_compact: on_before_compact,
+        };
         let cancel = token_for(cancel_id);
-        match compact::compact(
+        match pipeline::compact_with_hooks(
             &messages,
             counts,
             &options,
             summarizer.as_ref(),
             &cancel,
+            &events,
             &events,
         )
         .await
@@ -615,7 +685,10 @@ pub async fn generate_summary_json(
         let messages = parse_messages(&messages_json)?;
         let summarizer = choose_summarizer(summarizer, &options, &raw_options)?;
         let cancel = token_for(cancel_id);
-        let observer = EventBridge { callback: None };
+        let observer = EventBridge {
+            callback: None,
+            before_compact: None,
+        };
         match compact::summarize_middle(
             &messages,
             0,

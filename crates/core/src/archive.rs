@@ -30,7 +30,8 @@ use crate::error::ValidationError;
 mod audit;
 mod history;
 
-pub(crate) use audit::{record_aborted, record_outcome};
+pub(crate) use audit::{append, record_aborted, record_outcome};
+pub(crate) use history::open_no_follow;
 pub use audit::{ArchiveMeta, IndexRange, EVENTS_FILE, SUMMARIES_FILE};
 pub use history::{
     list_archives, prune_archives, restore_messages, restore_messages_with_defaults, ArchiveInfo,

@@ -98,14 +98,16 @@ pub fn check_conversation(messages: &[Value]) -> Vec<Problem> {
     let valid: Vec<bool> = messages
         .iter()
         .enumerate()
-        .map(|(index, m)| match message::validate(std::slice::from_ref(m)) {
-            Ok(_) => true,
-            Err(mut error) => {
-                error.index = Some(index);
-                push(index, INVALID_MESSAGE, error.to_string());
-                false
-            }
-        })
+        .map(
+            |(index, m)| match message::validate(std::slice::from_ref(m)) {
+                Ok(_) => true,
+                Err(mut error) => {
+                    error.index = Some(index);
+                    push(index, INVALID_MESSAGE, error.to_string());
+                    false
+                }
+            },
+        )
         .collect();
     let role = |i: usize| {
         if valid[i] {
@@ -190,7 +192,11 @@ pub fn check_conversation(messages: &[Value]) -> Vec<Problem> {
             while j > 0 && role(j - 1) == Some(Role::Tool) {
                 j -= 1;
             }
-            let previous_calls = if j > 0 { calls_of(&messages[j - 1]) } else { Vec::new() };
+            let previous_calls = if j > 0 {
+                calls_of(&messages[j - 1])
+            } else {
+                Vec::new()
+            };
             if j == 0 || role(j - 1) != Some(Role::Assistant) || previous_calls.is_empty() {
                 push(
                     i,
@@ -335,7 +341,11 @@ fn answers_after<'a>(messages: &'a [Value], valid: &[bool], i: usize) -> HashSet
     let mut answers = HashSet::new();
     let mut j = i + 1;
     while j < messages.len() && valid[j] && message::role_of(&messages[j]) == Some(Role::Tool) {
-        answers.extend(message::tool_results(&messages[j]).iter().map(|t| t.tool_use_id));
+        answers.extend(
+            message::tool_results(&messages[j])
+                .iter()
+                .map(|t| t.tool_use_id),
+        );
         j += 1;
     }
     if j == i + 1 && j < messages.len() && valid[j] {
@@ -465,7 +475,9 @@ mod tests {
             {"role": "tool", "tool_call_id": "c9", "content": "y"}
         ]));
         assert_eq!(kinds(&problems), vec![(3, ORPHAN_TOOL_RESULT)]);
-        assert!(problems[0].message.contains("'c9' not found in 'tool_calls'"));
+        assert!(problems[0]
+            .message
+            .contains("'c9' not found in 'tool_calls'"));
     }
 
     #[test]

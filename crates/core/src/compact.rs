@@ -10,14 +10,17 @@ use tokio_util::sync::CancellationToken;
 use crate::archive;
 use crate::error::{CompactError, ErrorCode, ValidationError};
 use crate::ledger::{Ledger, LEDGER_HEADER};
-use crate::partition::{partition, Partition, TailRules};
+use crate::memory::Extracted;
+use crate::partition::{Partition, TailRules};
 use crate::prompt::{self, RenderLimits};
+use crate::selective::SelectiveRules;
+use crate::strategy::{Removal, Strategy};
 use crate::summarize::{
     summarize_with_retries, AttemptObserver, RetryPolicy, Summarizer, SummaryFailure,
     SummaryRequest,
 };
 use crate::tokens::{self, Encoding};
-use crate::trigger::{self, Calibration, Measure, TriggerInput, Usage};
+use crate::trigger::{self, Calibration, Measure, TriggerInput, TriggerKind, Usage};
 
 /// Which prompt asks for the summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -76,6 +79,32 @@ pub struct CompactOptions {
     pub usage: Option<Usage>,
     /// What a `Compactor` learned from earlier usage.
     pub calibration: Option<Calibration>,
+    /// How to compact. Default [`Strategy::Summary`].
+    pub strategy: Strategy,
+    /// The rules of [`Strategy::Selective`]. Default: the agent-SDK seed's table.
+    pub selective_rules: SelectiveRules,
+    /// How many recent messages `keep-recent` / `keep-system-and-recent` keep. Default 20
+    /// (SanBot's `keepRecentMessages`).
+    pub keep_recent_messages: usize,
+    /// `compression.enabled` (type seed): false never compacts, whatever else is set.
+    /// Default true.
+    pub enabled: bool,
+    /// `compression.threshold`: an absolute token threshold replacing limit × ratio.
+    pub threshold_override: Option<usize>,
+    /// `compression.targetTokens`: the tail budget of a summary and the `sliding-window`
+    /// window, replacing limit × tailRetentionRatio.
+    pub target_tokens: Option<usize>,
+    /// Also compact when there are more messages than this (SanBot). Default off.
+    pub max_messages: Option<usize>,
+    /// Also compact when the tool results' text exceeds this many UTF-8 bytes (SanBot).
+    /// Default off.
+    pub max_tool_output_bytes: Option<usize>,
+    /// Cap on the length of the model-written summary, in characters (Pi Agent seed's
+    /// `summary_max_length`); the ledger is kept whole. Default none.
+    pub summary_max_chars: Option<usize>,
+    /// Append key information of the compacted messages to `<outputDir>/<sessionId>/extracted/`
+    /// (SanBot). Default false.
+    pub extract_memory: bool,
 }
 
 impl Default for CompactOptions {
@@ -102,6 +131,16 @@ impl Default for CompactOptions {
             agent_model: None,
             usage: None,
             calibration: None,
+            strategy: Strategy::Summary,
+            selective_rules: SelectiveRules::default(),
+            keep_recent_messages: 20,
+            enabled: true,
+            threshold_override: None,
+            target_tokens: None,
+            max_messages: None,
+            max_tool_output_bytes: None,
+            summary_max_chars: None,
+            extract_memory: false,
         }
     }
 }
@@ -145,18 +184,75 @@ impl CompactOptions {
                 "must be a positive integer",
             ));
         }
+        if self.keep_recent_messages == 0 {
+            return Err(ValidationError::argument(
+                "keepRecentMessages",
+                "must be a positive integer",
+            ));
+        }
+        if self.summary_max_chars == Some(0) {
+            return Err(ValidationError::argument(
+                "summaryMaxChars",
+                "must be a positive integer",
+            ));
+        }
+        if self.threshold_override == Some(0) {
+            return Err(ValidationError::argument(
+                "compression.threshold",
+                "must be a positive integer",
+            ));
+        }
         archive::validate_session_id(&self.session_id)?;
         Ok(())
     }
 
-    /// The trigger threshold in tokens (F-002): `contextTokenLimit × thresholdRatio`.
+    /// The trigger threshold in tokens (F-002): `contextTokenLimit × thresholdRatio`, or
+    /// `compression.threshold` when given.
     pub fn threshold_tokens(&self) -> usize {
-        token_budget(self.context_token_limit, self.threshold_ratio)
+        self.threshold_override
+            .unwrap_or_else(|| token_budget(self.context_token_limit, self.threshold_ratio))
     }
 
-    /// The tail budget in tokens (F-003): `contextTokenLimit × tailRetentionRatio`.
+    /// The tail budget in tokens (F-003): `contextTokenLimit × tailRetentionRatio`, or
+    /// `compression.targetTokens` when given.
     pub fn tail_retention_tokens(&self) -> usize {
-        token_budget(self.context_token_limit, self.tail_retention_ratio)
+        self.target_tokens.unwrap_or_else(|| {
+            token_budget(self.context_token_limit, self.tail_retention_ratio)
+        })
+    }
+
+    /// The tail rules of the options.
+    pub fn tail_rules(&self) -> TailRules {
+        TailRules {
+            keep_recent_turns: self.keep_recent_turns,
+        }
+    }
+
+    /// What fires a compaction, in order: the token estimate, `maxMessages`,
+    /// `maxToolOutputBytes`, then `force`. `None`: nothing (or `compression.enabled` is false).
+    /// `tool_output_bytes` is only looked at when `maxToolOutputBytes` is set.
+    pub fn fired(
+        &self,
+        measure: &Measure,
+        message_count: usize,
+        tool_output_bytes: usize,
+    ) -> Option<TriggerKind> {
+        if !self.enabled || message_count == 0 {
+            None
+        } else if measure.reached() {
+            Some(TriggerKind::Tokens)
+        } else if self.max_messages.is_some_and(|max| message_count > max) {
+            Some(TriggerKind::Messages)
+        } else if self
+            .max_tool_output_bytes
+            .is_some_and(|max| tool_output_bytes > max)
+        {
+            Some(TriggerKind::ToolOutput)
+        } else if self.force {
+            Some(TriggerKind::Force)
+        } else {
+            None
+        }
     }
 
     /// The model whose billing the trigger estimates: `agent_model`, else `model`.
@@ -239,10 +335,23 @@ pub struct CompactOutcome {
     pub attempts: u32,
     /// The trigger's estimate (raw count, estimate, source).
     pub measure: Option<Measure>,
+    /// The strategy that produced the result (a selective compaction that fell back to a
+    /// full summary says `Summary`, with `fallback`).
+    pub strategy: Strategy,
+    /// What fired the compaction; `None` when nothing did.
+    pub trigger: Option<TriggerKind>,
+    /// Summary rounds run (recursive compaction, Pi Agent seed): 0 without a summary.
+    pub rounds: u32,
+    /// What a strategy without a summary removed or cleared.
+    pub removed: Option<Removal>,
+    /// A selective compaction was not enough and fell back to a full summary.
+    pub fallback: bool,
+    /// What `extractMemory` appended.
+    pub extracted: Option<Extracted>,
 }
 
 impl CompactOutcome {
-    fn skipped(
+    pub(crate) fn skipped(
         trigger_tokens: usize,
         threshold_tokens: usize,
         error: Option<CompactError>,
@@ -262,6 +371,12 @@ impl CompactOutcome {
             model: None,
             attempts: 0,
             measure: None,
+            strategy: Strategy::Summary,
+            trigger: None,
+            rounds: 0,
+            removed: None,
+            fallback: false,
+            extracted: None,
         }
     }
 }
@@ -298,6 +413,8 @@ pub fn summary_model_window(model: &str) -> Option<usize> {
 /// Every attempt over the threshold is recorded in the session's audit log, and a compaction
 /// also leaves its metadata and summary beside the archive (see [`archive`]); below the
 /// threshold nothing is written. Failures to write these records are warnings.
+///
+/// [`crate::pipeline::compact_with_hooks`] is the same with the confirmation hook and events.
 pub async fn compact(
     messages: &[Value],
     counts: Option<Vec<usize>>,
@@ -306,70 +423,33 @@ pub async fn compact(
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
 ) -> Result<CompactOutcome, Aborted> {
-    let counts = counts.unwrap_or_else(|| tokens::count_each(options.encoding, messages));
-    let measure = options.measure(messages, &counts);
-    match compact_unrecorded(
-        messages, counts, measure, options, summarizer, cancel, observer,
+    crate::pipeline::compact_with_hooks(
+        messages,
+        counts,
+        options,
+        summarizer,
+        cancel,
+        observer,
+        &crate::pipeline::NoHooks,
     )
     .await
-    {
-        Ok(mut outcome) => {
-            outcome.measure = Some(measure);
-            archive::record_outcome(options, &mut outcome);
-            Ok(outcome)
-        }
-        Err(Aborted) => {
-            archive::record_aborted(options);
-            Err(Aborted)
-        }
-    }
 }
 
-/// The pipeline of [`compact`], without its audit records.
-async fn compact_unrecorded(
+/// One summary round: summarizes the middle of `plan` (not empty), archives it and builds the
+/// outcome (not recorded). `trigger_tokens` / `threshold_tokens` are reported as given.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn summary_round(
     messages: &[Value],
-    counts: Vec<usize>,
-    measure: Measure,
+    counts: &[usize],
+    plan: Partition,
+    trigger_tokens: usize,
+    threshold_tokens: usize,
     options: &CompactOptions,
     summarizer: &dyn Summarizer,
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
 ) -> Result<CompactOutcome, Aborted> {
     let message_tokens: usize = counts.iter().sum();
-    let trigger_tokens = measure.tokens as usize;
-    let threshold_tokens = measure.threshold as usize;
-
-    if messages.is_empty() || (!options.force && !measure.reached()) {
-        return Ok(CompactOutcome::skipped(
-            trigger_tokens,
-            threshold_tokens,
-            None,
-        ));
-    }
-
-    let plan = partition(
-        messages,
-        &counts,
-        options.tail_retention_tokens(),
-        TailRules {
-            keep_recent_turns: options.keep_recent_turns,
-        },
-    );
-    if plan.middle_len() == 0 {
-        let mut outcome = CompactOutcome::skipped(
-            trigger_tokens,
-            threshold_tokens,
-            Some(CompactError::new(
-                ErrorCode::NothingToCompact,
-                format!(
-                    "{trigger_tokens} tokens reach the threshold of {threshold_tokens}, but head and tail already hold every message; nothing in between to summarize"
-                ),
-            )),
-        );
-        outcome.partition = Some(plan);
-        return Ok(outcome);
-    }
-
     let middle = &messages[plan.middle()];
     let summary = match summarize_middle(
         middle,
@@ -459,6 +539,12 @@ async fn compact_unrecorded(
         model: summarizer.model().map(str::to_string),
         attempts: summary.attempts,
         measure: None,
+        strategy: Strategy::Summary,
+        trigger: None,
+        rounds: 1,
+        removed: None,
+        fallback: false,
+        extracted: None,
     })
 }
 
@@ -483,7 +569,11 @@ pub async fn summarize_middle(
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
 ) -> Result<Summary, SummaryFailure> {
-    let previous = middle.iter().rev().find(|m| prompt::is_summary_message(m));
+    // Notices (strategies without a summary) start like summaries but hold none.
+    let previous = middle
+        .iter()
+        .rev()
+        .find(|m| prompt::is_summary_message(m) && !prompt::is_notice(m));
     let previous_summary = previous.and_then(prompt::summary_body).map(str::to_string);
     let previous_ledger = previous_summary.as_deref().and_then(Ledger::parse);
     let ledger = match &previous_ledger {
@@ -546,6 +636,9 @@ pub async fn summarize_middle(
         running_summary = Some(strip_ledger(&unwrap_summary_tags(&text)));
     }
     let mut body = running_summary.unwrap_or_default();
+    if let Some(max) = options.summary_max_chars {
+        body = cap_chars(&body, max);
+    }
     if !ledger.is_empty() {
         body.push_str("\n\n");
         body.push_str(&ledger.render());
@@ -618,6 +711,29 @@ fn plan_chunks(middle: &[Value], budget_chars: Option<usize>) -> Vec<Chunk> {
 
 fn approx_rendered_chars(message: &Value, limits: RenderLimits) -> usize {
     prompt::render_transcript(std::slice::from_ref(message), limits).len()
+}
+
+/// The summary length cap (`summaryMaxChars`, the Pi Agent seed's `summary_max_length`): the
+/// model's text cut at `max` characters, at a line or sentence end when one is in the last
+/// fifth, with a marker saying it was cut. The ledger is appended after the cap and kept whole:
+/// it is the part of a summary that cannot be regenerated (SPEC §4.5).
+pub fn cap_chars(text: &str, max: usize) -> String {
+    const MARKER: &str = "\n[summary truncated]";
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let keep = max.saturating_sub(MARKER.chars().count()).max(1);
+    let cut: String = text.chars().take(keep).collect();
+    let floor = cut.len() * 4 / 5;
+    let end = cut
+        .char_indices()
+        .rev()
+        .take_while(|(i, _)| *i >= floor)
+        .find(|(_, c)| matches!(c, '\n' | '.' | '。'))
+        .map_or(cut.len(), |(i, c)| i + c.len_utf8());
+    let mut out = cut[..end].trim_end().to_string();
+    out.push_str(MARKER);
+    out
 }
 
 fn strip_ledger(summary: &str) -> String {

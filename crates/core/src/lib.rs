@@ -15,6 +15,9 @@
 //! - [`compact::CompactOptions`] and [`compact::compact`]: the pipeline.
 //! - [`summarize::Summarizer`]: the seam for providers (HTTP, extractive, JavaScript).
 //! - [`archive`]: durable, private archives of what was removed.
+//! - [`strategy`] / [`selective`]: the other seeds' strategies (selective rules, keep-recent,
+//!   sliding window, no-op); [`pipeline`]: triggers, confirmation hook, events, recursive
+//!   summary rounds; [`memory`]: key-information extraction.
 //!
 //! ```
 //! use context_compact_core::{compact::{compact, CompactOptions}, extractive::ExtractiveSummarizer,
@@ -41,12 +44,16 @@ pub mod compact;
 pub mod error;
 pub mod extractive;
 pub mod ledger;
+pub mod memory;
 pub mod message;
 pub mod models;
 pub mod options;
 pub mod partition;
+pub mod pipeline;
 pub mod prompt;
 pub mod providers;
+pub mod selective;
+pub mod strategy;
 pub mod summarize;
 pub mod tokens;
 pub mod trigger;

@@ -238,6 +238,20 @@ const MODELS: &[(&str, ModelInfo)] = &[
         },
     ),
     (
+        "grok-4",
+        ModelInfo {
+            context_window: 256_000,
+            max_output_tokens: 32_768,
+        },
+    ),
+    (
+        "grok",
+        ModelInfo {
+            context_window: 131_072,
+            max_output_tokens: 16_384,
+        },
+    ),
+    (
         "kimi-k2",
         ModelInfo {
             context_window: 131_072,
@@ -287,5 +301,11 @@ mod tests {
         assert_eq!(context_window("openai/gpt-4.1-mini"), Some(1_047_576));
         assert_eq!(context_window("DeepSeek-Chat"), Some(128_000));
         assert_eq!(context_window("my-local-model"), None);
+        // The families the seeds' agents talk to.
+        assert_eq!(context_window("gemini-2.5-pro"), Some(1_048_576));
+        assert_eq!(context_window("deepseek-reasoner"), Some(128_000));
+        assert_eq!(context_window("qwen3-coder-plus"), Some(131_072));
+        assert_eq!(context_window("xai/grok-4-0709"), Some(256_000));
+        assert_eq!(context_window("claude-opus-4-5"), Some(200_000));
     }
 }

@@ -11,6 +11,8 @@ use serde_json::{Map, Value};
 
 use crate::compact::{CompactOptions, PromptStyle};
 use crate::error::ValidationError;
+use crate::selective::SelectiveRules;
+use crate::strategy::Strategy;
 use crate::message::type_name;
 use crate::tokens::Encoding;
 use crate::trigger::Usage;
@@ -207,6 +209,65 @@ impl CompactOptions {
                 })?)
             }
         }
+        if let Some(name) = get_string(&map, "strategy")? {
+            o.strategy = Strategy::parse(&name).ok_or_else(|| {
+                ValidationError::argument(
+                    "options.strategy",
+                    format!(
+                        "unknown strategy {name:?} (expected one of {}, or an object with a compress method)",
+                        Strategy::NAMES.join(", ")
+                    ),
+                )
+            })?;
+        }
+        if let Some(rules) = field(&map, "selectiveRules") {
+            o.selective_rules = SelectiveRules::from_json(rules)?;
+        }
+        if let Some(v) = get_count(&map, "keepRecentMessages")? {
+            o.keep_recent_messages = v as usize;
+        }
+        o.max_messages = get_count(&map, "maxMessages")?.map(|v| v as usize);
+        o.max_tool_output_bytes = get_count(&map, "maxToolOutputBytes")?.map(|v| v as usize);
+        o.summary_max_chars = get_count(&map, "summaryMaxChars")?.map(|v| v as usize);
+        if let Some(v) = get_bool(&map, "extractMemory")? {
+            o.extract_memory = v;
+        }
+        match field(&map, "compression") {
+            None => {}
+            Some(Value::Object(compression)) => {
+                let name = |field: &str| format!("compression.{field}");
+                if let Some(v) = get_bool(compression, "enabled")
+                    .map_err(|_| wrong(&name("enabled"), "a boolean", &compression["enabled"]))?
+                {
+                    o.enabled = v;
+                }
+                o.threshold_override = get_count(compression, "threshold")
+                    .map_err(|_| {
+                        wrong(
+                            &name("threshold"),
+                            "a non-negative integer",
+                            &compression["threshold"],
+                        )
+                    })?
+                    .map(|v| v as usize);
+                o.target_tokens = get_count(compression, "targetTokens")
+                    .map_err(|_| {
+                        wrong(
+                            &name("targetTokens"),
+                            "a non-negative integer",
+                            &compression["targetTokens"],
+                        )
+                    })?
+                    .map(|v| v as usize);
+            }
+            Some(other) => {
+                return Err(wrong(
+                    "compression",
+                    "an object { enabled?, threshold?, targetTokens? }",
+                    other,
+                ))
+            }
+        }
         o.validate()?;
         Ok(o)
     }
@@ -226,6 +287,39 @@ mod tests {
         assert_eq!(o.session_id, "default");
         assert_eq!(o.output_dir, PathBuf::from("./.context-compact"));
         assert!(CompactOptions::from_json(&Value::Null).is_ok());
+    }
+
+    #[test]
+    fn the_other_seeds_options_are_read() {
+        let o = CompactOptions::from_json(&json!({
+            "strategy": "keep-system-and-recent",
+            "keepRecentMessages": 8,
+            "maxMessages": 80,
+            "maxToolOutputBytes": 51200,
+            "summaryMaxChars": 1000,
+            "extractMemory": true,
+            "compression": {"enabled": true, "threshold": 6000, "targetTokens": 4000},
+            "selectiveRules": {"toolResults": {"strategy": "drop"}}
+        }))
+        .unwrap();
+        assert_eq!(o.strategy, Strategy::KeepSystemAndRecent);
+        assert_eq!(o.keep_recent_messages, 8);
+        assert_eq!(o.max_messages, Some(80));
+        assert_eq!(o.max_tool_output_bytes, Some(51_200));
+        assert_eq!(o.summary_max_chars, Some(1000));
+        assert!(o.extract_memory);
+        assert_eq!(o.threshold_tokens(), 6000);
+        assert_eq!(o.tail_retention_tokens(), 4000);
+        assert_eq!(
+            o.selective_rules.tool_results,
+            crate::selective::Rule::Drop
+        );
+        let e = CompactOptions::from_json(&json!({"strategy": "smart"})).unwrap_err();
+        assert!(e.to_string().starts_with("options.strategy: unknown strategy"), "{e}");
+        let e = CompactOptions::from_json(&json!({"compression": {"threshold": -1}})).unwrap_err();
+        assert!(e.to_string().starts_with("options.compression.threshold"), "{e}");
+        let o = CompactOptions::from_json(&json!({"compression": {"enabled": false}})).unwrap();
+        assert!(!o.enabled);
     }
 
     #[test]

@@ -149,6 +149,83 @@ pub fn summary_header(summarized_messages: usize, archive_path: Option<&str>) ->
     line
 }
 
+/// The phrase that tells a summary (an LLM wrote the text below its first line) from a notice.
+const SUMMARY_PHRASE: &str = "was compacted into the summary below.";
+/// How a notice says how many of the messages after it are the condensed form of what it
+/// archived (selective compaction): "… into the next 12 messages."
+const FOLLOWING_PHRASE: &str = "into the next ";
+
+/// The first line of a notice: the message that stands where strategies without a summary
+/// (`keep-recent`, `sliding-window`, `selective`, …) removed or condensed messages. It starts
+/// like a summary (so a later compaction and `restoreMessages` recognise it and find its
+/// archive) but is not one (see [`is_notice`]). `following` is how many of the messages right
+/// after it are the condensed form of the archived ones (kept or cleared messages of a
+/// selective compaction): `restoreMessages` replaces the notice *and* those with the archive.
+pub fn notice_header(
+    archived_messages: usize,
+    how: &str,
+    following: usize,
+    archive_path: Option<&str>,
+) -> String {
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let mut line = format!(
+        "{SUMMARY_PREFIX}Earlier conversation ({archived_messages} message{}) was {how}",
+        plural(archived_messages)
+    );
+    if following > 0 {
+        let _ = write!(
+            line,
+            " {FOLLOWING_PHRASE}{following} message{}",
+            plural(following)
+        );
+    }
+    line.push('.');
+    match archive_path {
+        Some(path) => {
+            line.push(' ');
+            line.push_str(ARCHIVE_LABEL);
+            line.push_str(path);
+        }
+        None => line.push_str(" The originals were not archived."),
+    }
+    line
+}
+
+/// Is this message a notice ([`notice_header`]) rather than a summary?
+pub fn is_notice(message: &Value) -> bool {
+    is_summary_message(message)
+        && message
+            .get("content")
+            .and_then(Value::as_str)
+            .and_then(|text| text.lines().next())
+            .is_some_and(|first| !first.contains(SUMMARY_PHRASE))
+}
+
+/// How many messages after a notice stand for part of its archive (0 for summaries).
+pub fn notice_following(message: &Value) -> usize {
+    if !is_notice(message) {
+        return 0;
+    }
+    let Some(first) = message
+        .get("content")
+        .and_then(Value::as_str)
+        .and_then(|text| text.lines().next())
+    else {
+        return 0;
+    };
+    // Only the part before the archive path, which is the caller's text.
+    let first = first.split(ARCHIVE_LABEL).next().unwrap_or(first);
+    first
+        .split_once(FOLLOWING_PHRASE)
+        .map(|(_, rest)| {
+            rest.chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+        })
+        .and_then(|digits| digits.parse().ok())
+        .unwrap_or(0)
+}
+
 /// The whole content of a summary message.
 pub fn summary_message_text(
     summarized_messages: usize,
@@ -429,6 +506,24 @@ mod tests {
         );
         let unarchived = json!({"role": "user", "content": summary_message_text(1, None, "b")});
         assert_eq!(summary_archive(&unarchived), None);
+    }
+
+    #[test]
+    fn notices_are_recognised_and_say_what_follows() {
+        let path = "/tmp/x/compact-20260101T000000Z-2.json";
+        let header = notice_header(40, "condensed by selective compaction", 12, Some(path));
+        let notice = json!({"role": "user", "content": format!("{header}\n\nbody")});
+        assert!(is_summary_message(&notice));
+        assert!(is_notice(&notice));
+        assert_eq!(notice_following(&notice), 12);
+        assert_eq!(summary_archive(&notice), Some(path));
+        let removed = notice_header(3, "removed by the keep-recent strategy", 0, None);
+        let removed = json!({"role": "user", "content": removed});
+        assert!(is_notice(&removed));
+        assert_eq!(notice_following(&removed), 0);
+        let summary = json!({"role": "user", "content": summary_message_text(5, Some(path), "x")});
+        assert!(!is_notice(&summary));
+        assert_eq!(notice_following(&summary), 0);
     }
 
     #[test]

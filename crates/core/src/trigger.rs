@@ -280,6 +280,41 @@ pub fn measure(
     }
 }
 
+/// What made a compaction run (seeds 002/004: token, message-count and tool-output triggers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TriggerKind {
+    /// The token estimate reached the threshold.
+    Tokens,
+    /// There were more messages than `maxMessages`.
+    Messages,
+    /// The tool results' text exceeded `maxToolOutputBytes` (UTF-8 bytes).
+    ToolOutput,
+    /// Nothing fired, but the caller asked for it (`force`).
+    Force,
+}
+
+impl TriggerKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TriggerKind::Tokens => "tokens",
+            TriggerKind::Messages => "messages",
+            TriggerKind::ToolOutput => "tool_output",
+            TriggerKind::Force => "force",
+        }
+    }
+}
+
+/// The UTF-8 bytes of the tool results a message carries: the text of each result (strings and
+/// `text` blocks; other blocks such as images count as their short `[type]` label, since the
+/// trigger is about tool *output* piling up, which images do not do in tokens).
+pub fn tool_output_bytes(message: &Value) -> usize {
+    crate::message::tool_results(message)
+        .iter()
+        .map(|result| crate::message::tool_result_text(result.content).len())
+        .sum()
+}
+
 /// Index of the last assistant message.
 pub fn last_assistant_index(messages: &[Value]) -> Option<usize> {
     messages

@@ -247,7 +247,7 @@ fn append_summary(dir: &Path, archive_name: Option<&str>, summary: &str) -> io::
 /// Appends `text` to `dir/name` with one `write` on an `O_APPEND` descriptor (created 0600, a
 /// planted symlink refused). Callers hold the session lock, so lines from other threads and
 /// processes never interleave even where `O_APPEND` alone would not guarantee it.
-fn append(dir: &Path, name: &str, text: &str) -> io::Result<()> {
+pub(crate) fn append(dir: &Path, name: &str, text: &str) -> io::Result<()> {
     let mut options = fs::OpenOptions::new();
     options.append(true).create(true);
     #[cfg(unix)]

@@ -176,7 +176,7 @@ fn count_messages(path: &Path) -> Option<usize> {
 }
 
 /// Opens a file for reading without following a symlink at its name.
-fn open_no_follow(path: &Path) -> io::Result<fs::File> {
+pub(crate) fn open_no_follow(path: &Path) -> io::Result<fs::File> {
     let mut options = fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -239,32 +239,48 @@ pub fn restore_messages(
     let mut out = Vec::with_capacity(messages.len());
     // An explicit stack of archives being expanded (instead of recursion), so a long chain of
     // compactions cannot overflow the thread's stack; it also detects archives naming each other.
-    let mut frames: Vec<(String, std::vec::IntoIter<Value>)> = Vec::new();
+    // Each frame also says how many of the messages after its notice stand for part of its
+    // archive (a selective compaction's kept and cleared messages): once the frame is done,
+    // that many of the following messages — wherever they are, in an enclosing archive or in
+    // the list — are skipped, since the archive already gave them back in their original form.
+    let mut frames: Vec<(String, std::vec::IntoIter<Value>, usize)> = Vec::new();
+    let mut skip = 0usize;
     for (index, message) in messages.iter().enumerate() {
+        if skip > 0 {
+            skip -= 1;
+            continue;
+        }
         if !prompt::is_summary_message(message) {
             out.push(Restored::Original(index));
             continue;
         }
         let name = archive_of(message, &dir, &format!("messages[{index}]"))?;
-        frames.push((name.clone(), read_archive(&dir, &name)?.into_iter()));
-        while let Some((current, items)) = frames.last_mut() {
+        let following = prompt::notice_following(message);
+        frames.push((name.clone(), read_archive(&dir, &name)?.into_iter(), following));
+        while let Some((current, items, _)) = frames.last_mut() {
             let Some(item) = items.next() else {
-                frames.pop();
+                if let Some((_, _, following)) = frames.pop() {
+                    skip += following;
+                }
                 continue;
             };
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
             if !prompt::is_summary_message(&item) {
                 out.push(Restored::Archived(item));
                 continue;
             }
             let place = format!("a message of {current}");
             let name = archive_of(&item, &dir, &place)?;
-            if frames.iter().any(|(open, _)| *open == name) {
+            if frames.iter().any(|(open, _, _)| *open == name) {
                 return Err(HistoryError::InvalidArchive(format!(
                     "{place} names {name}, which is already being restored (the archives name each other)"
                 )));
             }
             let loaded = read_archive(&dir, &name)?;
-            frames.push((name, loaded.into_iter()));
+            frames.push((name, loaded.into_iter(), prompt::notice_following(&item)));
         }
     }
     Ok(out)
