@@ -398,7 +398,10 @@ export interface BeforeCompactInfo {
   messageCount: number
   /** Messages that would be summarized, removed or changed (`null` for a custom strategy). */
   middleCount: number | null
-  /** The messages kept before them, and the index of the first kept after them. */
+  /**
+   * Where the part that changes begins, and the index of the first message kept after it (a
+   * selective compaction may keep some messages in between).
+   */
   headLength: number | null
   tailStart: number | null
   trigger: CompactTrigger
@@ -705,13 +708,17 @@ export interface CompactError {
 export interface CompactResult {
   /**
    * The new message list: head + `{ role: 'user', content: summary }` + tail, where head and
-   * tail are the very message objects you passed. When nothing was compacted, the input array
-   * itself.
+   * tail are the very message objects you passed (other strategies: the kept messages, a notice
+   * where messages were removed, and copies of messages whose tool results were cleared). When
+   * nothing was compacted, the input array itself.
    */
   messages: Message[]
-  /** True when the middle was replaced by a summary. */
+  /**
+   * True when the list changed: the middle was replaced by a summary, or (strategies without a
+   * summary) messages were removed or cleared and a notice put in their place.
+   */
   compacted: boolean
-  /** The content of the summary message, or `null`. */
+  /** The content of the summary message, or `null` (also for strategies without a summary). */
   summary: string | null
   /** The archive holding the compacted messages, or `null` (not compacted, or the write failed). */
   archivePath: string | null
@@ -987,9 +994,11 @@ export declare function listArchives(outputDir: string, sessionId: string): Prom
 /**
  * Rolls a compacted conversation back: every summary message written by this library is
  * replaced by the messages of the archive it names, and summaries inside those archives (from
- * earlier compactions) are expanded in turn. After any number of compactions (with messages
- * added in between), the result deep-equals the full conversation, key order included;
- * messages that were never compacted are your own objects.
+ * earlier compactions) are expanded in turn. The notices of the strategies without a summary
+ * work the same way (a selective compaction's cleared tool results are given back too). After
+ * any number of compactions with any built-in strategy (with messages added in between), the
+ * result deep-equals the full conversation, key order included; messages that were never
+ * compacted are your own objects.
  *
  * Archives are looked up by file name inside `<outputDir>/<sessionId>/` only, whatever
  * directory the summary names, so a moved directory still works and a crafted summary cannot

@@ -728,6 +728,35 @@ function createMarkMap(length = 0) {
 // ------------------------------------------------------------------------------------------
 // The stateful form
 
+// A value per message (token count, tool output bytes): from `cache` where the message object
+// was seen before, from `compute(missing, missingIndex)` for the others, which are cached then.
+function cachedPerMessage(cache, messages, compute) {
+  if (!Array.isArray(messages)) {
+    throw invalidArgument(`messages must be an array of message objects, got ${describe(messages)}`)
+  }
+  const values = new Array(messages.length)
+  const missing = []
+  const missingIndex = []
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i]
+    const cached = message !== null && typeof message === 'object' ? cache.get(message) : undefined
+    if (cached === undefined) {
+      missing.push(message)
+      missingIndex.push(i)
+    } else {
+      values[i] = cached
+    }
+  }
+  if (missing.length > 0) {
+    const fresh = compute(missing, missingIndex)
+    for (let j = 0; j < missing.length; j++) {
+      values[missingIndex[j]] = fresh[j]
+      if (missing[j] !== null && typeof missing[j] === 'object') cache.set(missing[j], fresh[j])
+    }
+  }
+  return values
+}
+
 class Compactor {
   #options
   #counts = new WeakMap()
@@ -778,51 +807,18 @@ class Compactor {
   // Token counts per message, from the cache where the message object was seen before.
   // Messages are treated as immutable once counted (as agent loops treat their history).
   #countEach(messages) {
-    if (!Array.isArray(messages)) {
-      throw invalidArgument(`messages must be an array of message objects, got ${describe(messages)}`)
-    }
-    const counts = new Array(messages.length)
-    const missing = []
-    const missingIndex = []
-    for (let i = 0; i < messages.length; i++) {
-      const message = messages[i]
-      const cached = message !== null && typeof message === 'object' ? this.#counts.get(message) : undefined
-      if (cached === undefined) {
-        missing.push(message)
-        missingIndex.push(i)
-      } else {
-        counts[i] = cached
-      }
-    }
-    if (missing.length > 0) {
-      const json = messagesJson(missing)
-      const fresh = callNative(() => native.countEachJson(json, encodingOf(this.#options)), missingIndex)
-      for (let j = 0; j < missing.length; j++) {
-        counts[missingIndex[j]] = fresh[j]
-        this.#counts.set(missing[j], fresh[j])
-      }
-    }
-    return counts
+    return cachedPerMessage(this.#counts, messages, (missing, missingIndex) =>
+      callNative(() => native.countEachJson(messagesJson(missing), encodingOf(this.#options)), missingIndex),
+    )
   }
 
   // The tool output of a list (maxToolOutputBytes), cached per message object like the counts.
   #toolOutputBytes(messages, opts) {
     if (!needsToolBytes(opts)) return 0
-    let total = 0
-    const missing = []
-    for (const message of messages) {
-      const cached = message !== null && typeof message === 'object' ? this.#toolBytes.get(message) : undefined
-      if (cached === undefined) missing.push(message)
-      else total += cached
-    }
-    if (missing.length > 0) {
-      const fresh = callNative(() => native.toolOutputBytesJson(messagesJson(missing)))
-      for (let j = 0; j < missing.length; j++) {
-        total += fresh[j]
-        if (missing[j] !== null && typeof missing[j] === 'object') this.#toolBytes.set(missing[j], fresh[j])
-      }
-    }
-    return total
+    const bytes = cachedPerMessage(this.#toolBytes, messages, (missing) =>
+      callNative(() => native.toolOutputBytesJson(messagesJson(missing))),
+    )
+    return bytes.reduce((a, b) => a + b, 0)
   }
 
   countTokens(messages) {

@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
 use context_compact_core::compact::{self, CompactOptions, CompactOutcome, Piece};
-use context_compact_core::pipeline::{self, BeforeCompactInfo, CompactHooks, Confirmation};
 use context_compact_core::error::ValidationError;
+use context_compact_core::pipeline::{self, BeforeCompactInfo, CompactHooks, Confirmation};
 use context_compact_core::providers::{self, ProviderOptions};
 use context_compact_core::summarize::{
     AttemptError, AttemptObserver, BoxFuture, Retry, Summarizer, SummaryFailure, SummaryRequest,
@@ -422,7 +422,9 @@ impl CompactHooks for EventBridge {
             };
             match answer {
                 Ok(true) => Confirmation::Proceed,
-                Ok(false) => Confirmation::Decline("onBeforeCompact declined the compaction".into()),
+                Ok(false) => {
+                    Confirmation::Decline("onBeforeCompact declined the compaction".into())
+                }
                 // A confirmation that failed is not a confirmation.
                 Err(e) => Confirmation::Decline(format!("onBeforeCompact failed: {}", e.reason)),
             }

@@ -31,8 +31,8 @@ mod audit;
 mod history;
 
 pub(crate) use audit::{append, record_aborted, record_outcome};
-pub(crate) use history::open_no_follow;
 pub use audit::{ArchiveMeta, IndexRange, EVENTS_FILE, SUMMARIES_FILE};
+pub(crate) use history::open_no_follow;
 pub use history::{
     list_archives, prune_archives, restore_messages, restore_messages_with_defaults, ArchiveInfo,
     HistoryError, PruneOptions, PruneReport, Restored, DEFAULT_RETENTION_DAYS,

@@ -216,9 +216,8 @@ impl CompactOptions {
     /// The tail budget in tokens (F-003): `contextTokenLimit × tailRetentionRatio`, or
     /// `compression.targetTokens` when given.
     pub fn tail_retention_tokens(&self) -> usize {
-        self.target_tokens.unwrap_or_else(|| {
-            token_budget(self.context_token_limit, self.tail_retention_ratio)
-        })
+        self.target_tokens
+            .unwrap_or_else(|| token_budget(self.context_token_limit, self.tail_retention_ratio))
     }
 
     /// The tail rules of the options.

@@ -91,7 +91,7 @@ fn contains_any(haystack_lower: &str, needles: &[&str]) -> bool {
 }
 
 /// Sentences (or lines) of a text, roughly.
-fn sentences(text: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn sentences(text: &str) -> impl Iterator<Item = &str> {
     text.split(['\n', '。', '！', '？'])
         .flat_map(|line| line.split(". "))
         .map(str::trim)

@@ -105,14 +105,11 @@ fn one_line(text: &str) -> String {
     out
 }
 
-/// Sentences (or lines) of a text, roughly, in Latin and CJK punctuation.
+/// Sentences of a text (the extractive summarizer's split), without list markers.
 fn sentences(text: &str) -> impl Iterator<Item = &str> {
-    text.split(['\n', '。', '！', '？', '；'])
-        .flat_map(|line| line.split(". "))
-        .flat_map(|line| line.split("! "))
-        .flat_map(|line| line.split("? "))
-        .map(|s| s.trim().trim_start_matches(['-', '*', '#', ' ']).trim())
-        .filter(|s| s.chars().count() >= 4)
+    crate::extractive::sentences(text)
+        .map(|s| s.trim_start_matches(['-', '*', '#', ' ']).trim())
+        .filter(|s| !s.is_empty())
 }
 
 fn push_unique(list: &mut Vec<String>, seen: &mut HashSet<String>, item: String) {
@@ -248,16 +245,46 @@ mod tests {
     #[test]
     fn each_kind_is_found() {
         let m = extract(&session());
-        assert!(m.decisions.iter().any(|l| l.contains("decided to use SQLite")), "{m:?}");
-        assert!(m.decisions.iter().any(|l| l.contains("确定使用 Rust")), "{m:?}");
-        assert!(m.preferences.iter().any(|l| l.contains("prefer tabs")), "{m:?}");
+        assert!(
+            m.decisions
+                .iter()
+                .any(|l| l.contains("decided to use SQLite")),
+            "{m:?}"
+        );
+        assert!(
+            m.decisions.iter().any(|l| l.contains("确定使用 Rust")),
+            "{m:?}"
+        );
+        assert!(
+            m.preferences.iter().any(|l| l.contains("prefer tabs")),
+            "{m:?}"
+        );
         assert!(m.preferences.iter().any(|l| l.contains("喜欢")), "{m:?}");
-        assert!(!m.preferences.iter().any(|l| l.contains("Looks like rain")), "{m:?}");
-        assert!(m.facts.iter().any(|l| l.contains("src/db/schema.rs")), "{m:?}");
-        assert!(m.facts.iter().any(|l| l.contains("project is called orbit")), "{m:?}");
-        assert!(m.facts.iter().any(|l| l.contains("config/app.toml")), "{m:?}");
+        assert!(
+            !m.preferences.iter().any(|l| l.contains("Looks like rain")),
+            "{m:?}"
+        );
+        assert!(
+            m.facts.iter().any(|l| l.contains("src/db/schema.rs")),
+            "{m:?}"
+        );
+        assert!(
+            m.facts
+                .iter()
+                .any(|l| l.contains("project is called orbit")),
+            "{m:?}"
+        );
+        assert!(
+            m.facts.iter().any(|l| l.contains("config/app.toml")),
+            "{m:?}"
+        );
         assert!(m.runtime.iter().any(|l| l == "ran: cargo test"), "{m:?}");
-        assert!(m.runtime.iter().any(|l| l.starts_with("failed: ") && l.contains("2 tests failed")), "{m:?}");
+        assert!(
+            m.runtime
+                .iter()
+                .any(|l| l.starts_with("failed: ") && l.contains("2 tests failed")),
+            "{m:?}"
+        );
     }
 
     #[test]
@@ -267,7 +294,15 @@ mod tests {
         let first = write(dir.path(), "s", &m).unwrap();
         assert!(first.decisions >= 2 && first.runtime >= 2, "{first:?}");
         let again = write(dir.path(), "s", &m).unwrap();
-        assert_eq!((again.decisions, again.facts, again.preferences, again.runtime), (0, 0, 0, 0));
+        assert_eq!(
+            (
+                again.decisions,
+                again.facts,
+                again.preferences,
+                again.runtime
+            ),
+            (0, 0, 0, 0)
+        );
         let text = std::fs::read_to_string(dir.path().join("s/extracted/decisions.md")).unwrap();
         assert!(text.starts_with("# Decisions\n"));
         assert_eq!(text.matches("decided to use SQLite").count(), 1);

@@ -11,9 +11,9 @@ use serde_json::{Map, Value};
 
 use crate::compact::{CompactOptions, PromptStyle};
 use crate::error::ValidationError;
+use crate::message::type_name;
 use crate::selective::SelectiveRules;
 use crate::strategy::Strategy;
-use crate::message::type_name;
 use crate::tokens::Encoding;
 use crate::trigger::Usage;
 
@@ -310,14 +310,18 @@ mod tests {
         assert!(o.extract_memory);
         assert_eq!(o.threshold_tokens(), 6000);
         assert_eq!(o.tail_retention_tokens(), 4000);
-        assert_eq!(
-            o.selective_rules.tool_results,
-            crate::selective::Rule::Drop
-        );
+        assert_eq!(o.selective_rules.tool_results, crate::selective::Rule::Drop);
         let e = CompactOptions::from_json(&json!({"strategy": "smart"})).unwrap_err();
-        assert!(e.to_string().starts_with("options.strategy: unknown strategy"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("options.strategy: unknown strategy"),
+            "{e}"
+        );
         let e = CompactOptions::from_json(&json!({"compression": {"threshold": -1}})).unwrap_err();
-        assert!(e.to_string().starts_with("options.compression.threshold"), "{e}");
+        assert!(
+            e.to_string().starts_with("options.compression.threshold"),
+            "{e}"
+        );
         let o = CompactOptions::from_json(&json!({"compression": {"enabled": false}})).unwrap();
         assert!(!o.enabled);
     }

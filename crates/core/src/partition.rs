@@ -56,10 +56,7 @@ pub fn partition(
             tail_start: 0,
         };
     }
-    let head_len = messages
-        .iter()
-        .take_while(|m| role_of(m).is_some_and(Role::is_system))
-        .count();
+    let head_len = head_len(messages);
 
     let mut tail_start = len;
     let mut tail_tokens = 0usize;
@@ -88,6 +85,14 @@ pub fn partition(
         head_len,
         tail_start: extend_past_tool_results(messages, head_len, tail_start),
     }
+}
+
+/// The head: the leading run of `system` (or `developer`) messages.
+pub fn head_len(messages: &[Value]) -> usize {
+    messages
+        .iter()
+        .take_while(|m| role_of(m).is_some_and(Role::is_system))
+        .count()
 }
 
 /// Moves `tail_start` back while the tail would begin with tool results, so that they stay

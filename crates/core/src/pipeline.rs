@@ -29,7 +29,9 @@ use crate::selective;
 use crate::strategy::{self, Rewrite, Strategy};
 use crate::summarize::{AttemptObserver, BoxFuture, Summarizer};
 use crate::tokens;
-use crate::trigger::{tool_output_bytes, Measure, TriggerKind};
+use crate::trigger::{
+    model_factor, tool_output_bytes, Calibration, EstimateSource, Measure, TriggerKind,
+};
 
 /// The most summary rounds one compaction runs: the first, and at most two more when the
 /// result is still over the threshold (Pi Agent seed: "递归压缩，保留更少的历史").
@@ -49,7 +51,8 @@ pub struct BeforeCompactInfo {
     pub message_count: usize,
     /// Messages that would be summarized, removed or changed.
     pub middle_count: usize,
-    /// Messages kept before them, and the index of the first message kept after them.
+    /// Where the part that changes begins, and the index of the first message kept after it
+    /// (a selective compaction may keep some messages in between).
     pub head_length: usize,
     pub tail_start: usize,
     pub trigger: TriggerKind,
@@ -106,15 +109,7 @@ pub async fn compact_with_hooks(
     };
     let trigger = options.fired(&measure, messages.len(), tool_bytes);
     let result = run(
-        messages,
-        &counts,
-        measure,
-        trigger,
-        options,
-        summarizer,
-        cancel,
-        observer,
-        hooks,
+        messages, &counts, measure, trigger, options, summarizer, cancel, observer, hooks,
     )
     .await;
     match result {
@@ -130,16 +125,47 @@ pub async fn compact_with_hooks(
     }
 }
 
-/// What the estimate of a changed list is: its raw count scaled like the input's estimate was
-/// (the usage-implied ratio, the calibration or the model factor), so that a selective step or
-/// a summary round is judged the way the trigger judged the input.
-fn scaled(measure: &Measure, extra_tokens: usize, message_tokens: usize) -> u64 {
-    let ratio = if measure.raw_tokens == 0 {
-        1.0
-    } else {
-        (measure.tokens as f64 / measure.raw_tokens as f64).max(1.0)
-    };
-    ((message_tokens + extra_tokens) as f64 * ratio).ceil() as u64
+/// The estimate of a list a compaction changed: the input's estimate minus the raw tokens
+/// that went away, times what one raw token is billed. With a usage report, the part of the
+/// billed input that is not in the messages (a system prompt or tools the caller did not pass)
+/// stays in the estimate, as it stays in the next request; without one this is the changed
+/// list's raw count times the factor (model family or calibration).
+#[derive(Debug, Clone, Copy)]
+struct Estimator {
+    tokens: f64,
+    raw: f64,
+    extra: usize,
+    /// Billed tokens per raw token removed. With usage, only what is known per token (a
+    /// calibration slope or a model factor), else 1: the ratio a usage report implies includes
+    /// the overhead outside the messages, and would make removals look bigger than they are.
+    per_token: f64,
+}
+
+impl Estimator {
+    fn new(measure: &Measure, options: &CompactOptions) -> Self {
+        let per_token = match measure.source {
+            EstimateSource::Usage => options
+                .calibration
+                .as_ref()
+                .and_then(Calibration::slope)
+                .or_else(|| options.trigger_model().map(model_factor))
+                .unwrap_or(1.0),
+            _ => measure.factor,
+        };
+        Estimator {
+            tokens: measure.tokens as f64,
+            raw: measure.raw_tokens as f64,
+            extra: options.extra_tokens(),
+            per_token: per_token.max(1.0),
+        }
+    }
+
+    /// The estimate for a list whose messages have `message_tokens` raw tokens.
+    fn after(&self, message_tokens: usize) -> u64 {
+        let raw_after = (message_tokens + self.extra) as f64;
+        let estimate = self.tokens - (self.raw - raw_after) * self.per_token;
+        estimate.max(raw_after).ceil() as u64
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -176,7 +202,7 @@ async fn run(
         return Ok(skipped(None));
     }
 
-    let extra = options.extra_tokens();
+    let estimator = Estimator::new(&measure, options);
     let summary_plan = || {
         partition(
             messages,
@@ -189,7 +215,7 @@ async fn run(
         Strategy::Summary | Strategy::Noop => (Some(Plan::Summary(summary_plan())), false),
         Strategy::Selective => {
             let still_over = |tokens: usize, count: usize, bytes: usize| {
-                scaled(&measure, extra, tokens) >= measure.threshold
+                estimator.after(tokens) >= measure.threshold
                     || options.max_messages.is_some_and(|max| count > max)
                     || options.max_tool_output_bytes.is_some_and(|max| bytes > max)
             };
@@ -242,15 +268,27 @@ async fn run(
         return Ok(outcome);
     };
 
-    let (strategy, head_length, tail_start) = match &plan {
-        Plan::Summary(p) => (Strategy::Summary, p.head_len, p.tail_start),
-        Plan::Rewrite(r) => (r.strategy, r.region.start, r.region.end),
+    let (strategy, head_length, tail_start, middle_count) = match &plan {
+        Plan::Summary(p) => (Strategy::Summary, p.head_len, p.tail_start, p.middle_len()),
+        Plan::Rewrite(r) => {
+            let unchanged = r
+                .items
+                .iter()
+                .filter(|item| matches!(item, strategy::RegionItem::Keep(_)))
+                .count();
+            (
+                r.strategy,
+                r.region.start,
+                r.region.end,
+                r.region.len() - unchanged,
+            )
+        }
     };
     let info = BeforeCompactInfo {
         tokens: trigger_tokens,
         threshold: threshold_tokens,
         message_count: messages.len(),
-        middle_count: tail_start - head_length,
+        middle_count,
         head_length,
         tail_start,
         trigger,
@@ -287,15 +325,7 @@ async fn run(
     let mut outcome = match plan {
         Plan::Summary(p) => {
             summary_rounds(
-                messages,
-                counts,
-                p,
-                &measure,
-                extra,
-                options,
-                summarizer,
-                cancel,
-                observer,
+                messages, counts, p, &measure, estimator, options, summarizer, cancel, observer,
             )
             .await?
         }
@@ -358,7 +388,7 @@ async fn summary_rounds(
     counts: &[usize],
     plan: Partition,
     measure: &Measure,
-    extra_tokens: usize,
+    estimator: Estimator,
     options: &CompactOptions,
     summarizer: &dyn Summarizer,
     cancel: &CancellationToken,
@@ -394,7 +424,7 @@ async fn summary_rounds(
             })
             .collect();
         let total: usize = current_counts.iter().sum();
-        if scaled(measure, extra_tokens, total) < measure.threshold {
+        if estimator.after(total) < measure.threshold {
             break;
         }
         let tail_turns = current[head_len + 1..]

@@ -78,12 +78,8 @@ impl Default for SelectiveRules {
 
 impl SelectiveRules {
     /// The keys of `options.selectiveRules`.
-    pub const KEYS: &'static [&'static str] = &[
-        "toolResults",
-        "skills",
-        "assistantMessages",
-        "userMessages",
-    ];
+    pub const KEYS: &'static [&'static str] =
+        &["toolResults", "skills", "assistantMessages", "userMessages"];
 
     /// Reads `{ toolResults?: { strategy: 'truncate' | 'drop' | 'none', keepRecent? }, skills?,
     /// assistantMessages?, userMessages? }`. Absent keys keep the seed's default; a `truncate`
@@ -242,7 +238,11 @@ impl State<'_> {
     fn clear(&mut self, index: usize, position: usize) {
         let positions = self.cleared.entry(index).or_default();
         positions.push(position);
-        let message = strategy::clear_results(&self.messages[index], positions, Some(PLANNING_ARCHIVE_NAME));
+        let message = strategy::clear_results(
+            &self.messages[index],
+            positions,
+            Some(PLANNING_ARCHIVE_NAME),
+        );
         self.counts[index] = tokens::count_message(self.encoding, &message);
         self.bytes[index] = crate::trigger::tool_output_bytes(&message);
     }
@@ -365,10 +365,9 @@ fn drop_skills(state: &mut State, rules: &SelectiveRules, head: usize) -> bool {
 /// turns that hold `keep` assistant messages and `keep` user prompts (and always the last turn).
 /// System messages and summaries inside removed turns stay.
 fn remove_turns(state: &mut State, rules: &SelectiveRules, head: usize) -> bool {
-    let (Some(keep_assistant), Some(keep_user)) = (
-        rules.assistant_messages.keep(),
-        rules.user_messages.keep(),
-    ) else {
+    let (Some(keep_assistant), Some(keep_user)) =
+        (rules.assistant_messages.keep(), rules.user_messages.keep())
+    else {
         return false;
     };
     let turns = turns(state.messages, head);
@@ -506,17 +505,25 @@ mod tests {
         assert_eq!(rules.skills, Rule::None);
         assert_eq!(rules.user_messages, Rule::Truncate { keep_recent: 5 });
         assert_eq!(rules.assistant_messages, Rule::Truncate { keep_recent: 5 });
-        let e = SelectiveRules::from_json(&json!({"toolResult": {"strategy": "drop"}})).unwrap_err();
+        let e =
+            SelectiveRules::from_json(&json!({"toolResult": {"strategy": "drop"}})).unwrap_err();
         assert!(e.to_string().contains("unknown rule"), "{e}");
-        let e = SelectiveRules::from_json(&json!({"skills": {"strategy": "summarize"}})).unwrap_err();
+        let e =
+            SelectiveRules::from_json(&json!({"skills": {"strategy": "summarize"}})).unwrap_err();
         assert!(e.to_string().contains("unknown strategy"), "{e}");
     }
 
     #[test]
     fn skills_are_recognised_by_a_marker_field() {
-        assert!(is_skill_message(&json!({"role": "user", "content": "x", "metadata": {"type": "skill_prompt"}})));
-        assert!(is_skill_message(&json!({"role": "system", "content": "x", "itemType": "SKILL_METADATA"})));
-        assert!(!is_skill_message(&json!({"role": "user", "content": "skill_prompt"})));
+        assert!(is_skill_message(
+            &json!({"role": "user", "content": "x", "metadata": {"type": "skill_prompt"}})
+        ));
+        assert!(is_skill_message(
+            &json!({"role": "system", "content": "x", "itemType": "SKILL_METADATA"})
+        ));
+        assert!(!is_skill_message(
+            &json!({"role": "user", "content": "skill_prompt"})
+        ));
     }
 
     #[test]
@@ -525,9 +532,14 @@ mod tests {
         let m = conversation(8, &big);
         let c = counts(&m);
         let total: usize = c.iter().sum();
-        let plan = plan(&m, &c, &SelectiveRules::default(), Encoding::O200kBase, 80, |t, _, _| {
-            t >= total / 2
-        })
+        let plan = plan(
+            &m,
+            &c,
+            &SelectiveRules::default(),
+            Encoding::O200kBase,
+            80,
+            |t, _, _| t >= total / 2,
+        )
         .unwrap();
         assert_eq!(plan.removal.steps, vec!["toolResults"]);
         assert_eq!(plan.removal.tool_results_cleared, 5);
@@ -545,9 +557,14 @@ mod tests {
         let mut m = conversation(12, "short output");
         m.insert(5, json!({"role": "user", "content": "SKILL: how to write tests", "metadata": {"type": "skill_prompt"}}));
         let c = counts(&m);
-        let plan = plan(&m, &c, &SelectiveRules::default(), Encoding::O200kBase, 80, |_, n, _| {
-            n > 30
-        })
+        let plan = plan(
+            &m,
+            &c,
+            &SelectiveRules::default(),
+            Encoding::O200kBase,
+            80,
+            |_, n, _| n > 30,
+        )
         .unwrap();
         assert_eq!(plan.removal.steps, vec!["toolResults", "skills", "turns"]);
         assert_eq!(plan.removal.skill_messages_dropped, 1);
@@ -561,7 +578,15 @@ mod tests {
     fn nothing_changes_or_not_enough_means_fallback() {
         let m = conversation(2, "x");
         let c = counts(&m);
-        assert!(plan(&m, &c, &SelectiveRules::default(), Encoding::O200kBase, 80, |_, _, _| true).is_none());
+        assert!(plan(
+            &m,
+            &c,
+            &SelectiveRules::default(),
+            Encoding::O200kBase,
+            80,
+            |_, _, _| true
+        )
+        .is_none());
         let none = SelectiveRules {
             tool_results: Rule::None,
             skills: Rule::None,

@@ -22,6 +22,8 @@ use serde_json::Value;
 
 use crate::compact::Piece;
 use crate::message::{block_type, carries_tool_results, role_of, tool_result_text, Role};
+/// The head every strategy keeps (except `keep-recent`, which keeps only the last messages).
+pub use crate::partition::head_len;
 use crate::partition::{extend_past_tool_results, is_user_turn};
 
 /// Which strategy a compaction uses.
@@ -183,15 +185,6 @@ impl Rewrite {
             })
             .collect()
     }
-}
-
-/// The leading run of system (or developer) messages: the head every strategy keeps, except
-/// `keep-recent`, which keeps only the last messages.
-pub fn head_len(messages: &[Value]) -> usize {
-    messages
-        .iter()
-        .take_while(|m| role_of(m).is_some_and(Role::is_system))
-        .count()
 }
 
 fn removal_of(messages: &[Value], region: &Range<usize>) -> Removal {

@@ -206,7 +206,11 @@ fn selective_below_the_threshold_makes_no_summary_call_and_can_be_restored() {
     assert_eq!(removed.tool_results_cleared, 7);
     assert_eq!(removed.messages_removed, 0);
     let out = assembled(&messages, &outcome);
-    assert!(pairing_problems(&out).is_empty(), "{:?}", pairing_problems(&out));
+    assert!(
+        pairing_problems(&out).is_empty(),
+        "{:?}",
+        pairing_problems(&out)
+    );
     assert!((outcome.stats.compacted_token_count as f64) < total as f64 * 0.8);
     assert_eq!(outcome.stats.compacted_token_count, count(&out));
     // The notice says what happened and names the archive; the placeholders keep their ids.
@@ -231,6 +235,33 @@ fn selective_below_the_threshold_makes_no_summary_call_and_can_be_restored() {
         hooks.types(),
         vec!["token_limit_exceeded", "started", "completed"]
     );
+}
+
+#[test]
+fn a_usage_report_keeps_what_the_messages_do_not_hold_in_the_estimate() {
+    // Without usage, clearing the old tool results is enough for this threshold; with a usage
+    // report showing 1 000 billed tokens the messages do not hold (a system prompt and tools
+    // the caller did not pass), it is not, and old turns go too.
+    let messages = session(20, 200);
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = options(dir.path(), 1_000_000, 0.9);
+    opts.strategy = Strategy::Selective;
+    opts.force = true;
+    let cleared = run(&messages, &opts, &Counting::new("x"), &NoHooks);
+    assert_eq!(cleared.removed.unwrap().steps, vec!["toolResults"]);
+    let after = cleared.stats.compacted_token_count;
+    let total = count(&messages);
+    opts.force = false;
+    opts.threshold_override = Some(after + 500);
+    opts.usage = Some(context_compact_core::trigger::Usage {
+        input: (total + 1_000) as u64,
+        output: 0,
+    });
+    let outcome = run(&messages, &opts, &Counting::new("x"), &NoHooks);
+    assert!(outcome.compacted, "{outcome:?}");
+    assert_eq!(outcome.trigger, Some(TriggerKind::Tokens));
+    let removed = outcome.removed.unwrap();
+    assert_eq!(removed.steps, vec!["toolResults", "turns"], "{removed:?}");
 }
 
 #[test]
@@ -304,7 +335,11 @@ fn keep_recent_strategies_and_the_window_are_pair_safe_and_restorable() {
         let out = assembled(&messages, &outcome);
         assert!(pairing_problems(&out).is_empty(), "{strategy:?}");
         let system_kept = out[0] == messages[0];
-        assert_eq!(system_kept, strategy != Strategy::KeepRecent, "{strategy:?}");
+        assert_eq!(
+            system_kept,
+            strategy != Strategy::KeepRecent,
+            "{strategy:?}"
+        );
         if strategy == Strategy::SlidingWindow {
             let kept: usize = count(&out[2..]);
             assert!(kept <= 400, "{kept}");
@@ -346,7 +381,10 @@ fn message_count_and_tool_output_triggers_fire_like_the_token_threshold() {
     let s = Counting::new("## Goal\nx");
     assert!(!run(&messages, &opts, &s, &NoHooks).compacted);
     opts.max_messages = Some(messages.len());
-    assert!(!run(&messages, &opts, &s, &NoHooks).compacted, "> N, not ≥ N");
+    assert!(
+        !run(&messages, &opts, &s, &NoHooks).compacted,
+        "> N, not ≥ N"
+    );
     opts.max_messages = Some(messages.len() - 1);
     let outcome = run(&messages, &opts, &s, &NoHooks);
     assert_eq!(outcome.trigger, Some(TriggerKind::Messages));
@@ -451,9 +489,7 @@ fn recursive_rounds_end_below_the_threshold_or_after_the_last_round() {
     assert!(pairing_problems(&out).is_empty());
     // One summary, nesting the earlier rounds: restore still gives the whole session back.
     assert_eq!(
-        out.iter()
-            .filter(|m| prompt::is_summary_message(m))
-            .count(),
+        out.iter().filter(|m| prompt::is_summary_message(m)).count(),
         1
     );
     assert_eq!(restored(&out, dir.path(), "s"), messages);
@@ -519,7 +555,9 @@ fn generated(turns: &[Vec<(usize, usize)>], openai: bool, system: bool) -> Vec<V
         m.push(json!({"role": "system", "content": "You are a coding agent."}));
     }
     for (t, steps) in turns.iter().enumerate() {
-        m.push(json!({"role": "user", "content": format!("request {t} {}", "word ".repeat(t % 7))}));
+        m.push(
+            json!({"role": "user", "content": format!("request {t} {}", "word ".repeat(t % 7))}),
+        );
         for (s, &(calls, size)) in steps.iter().enumerate() {
             let ids: Vec<String> = (0..calls).map(|c| format!("call_{t}_{s}_{c}")).collect();
             let output = "output line\n".repeat(size);

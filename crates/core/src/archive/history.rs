@@ -219,7 +219,11 @@ pub enum Restored {
 /// Rebuilds the full conversation from a compacted list: every summary message (recognised by
 /// [`prompt::is_summary_message`]) is replaced by the messages of the archive it names, and
 /// summaries inside those archives (earlier compactions) are expanded in turn, so the result
-/// equals the conversation before the first compaction plus everything added since.
+/// equals the conversation before the first compaction plus everything added since. Notices of
+/// the strategies without a summary ([`prompt::notice_header`]) are summaries here too; a
+/// selective compaction's notice also stands for the kept and cleared messages after it
+/// ([`prompt::notice_following`]), which its archive holds in their original form, so those
+/// are skipped.
 ///
 /// Archives are looked up by file name in `<output_dir>/<session_id>/` only — whatever
 /// directory the summary's path names — so a moved or relatively named directory still works
@@ -256,7 +260,11 @@ pub fn restore_messages(
         }
         let name = archive_of(message, &dir, &format!("messages[{index}]"))?;
         let following = prompt::notice_following(message);
-        frames.push((name.clone(), read_archive(&dir, &name)?.into_iter(), following));
+        frames.push((
+            name.clone(),
+            read_archive(&dir, &name)?.into_iter(),
+            following,
+        ));
         while let Some((current, items, _)) = frames.last_mut() {
             let Some(item) = items.next() else {
                 if let Some((_, _, following)) = frames.pop() {
