@@ -19,7 +19,6 @@
 export interface TextBlock {
   type: 'text'
   text: string
-  [key: string]: unknown
 }
 
 /** A tool call made by the assistant (Anthropic). Counted as `name` + `JSON.stringify(input)`. */
@@ -28,7 +27,6 @@ export interface ToolUseBlock {
   id: string
   name: string
   input: unknown
-  [key: string]: unknown
 }
 
 /** The result of a tool call (Anthropic). Must follow the message holding its `tool_use`. */
@@ -37,7 +35,6 @@ export interface ToolResultBlock {
   tool_use_id: string
   content?: string | ContentBlock[]
   is_error?: boolean
-  [key: string]: unknown
 }
 
 /** An image. Its tokens are estimated from the pixel size in its header, never from base64. */
@@ -46,16 +43,14 @@ export interface ImageBlock {
   source:
     | { type: 'base64'; media_type: string; data: string }
     | { type: 'url'; url: string }
-    | { type: string; [key: string]: unknown }
-  [key: string]: unknown
+    | { type: string }
 }
 
 /** A document (PDF or text). PDFs are estimated per page; text sources are counted. */
 export interface DocumentBlock {
   type: 'document'
-  source: { type: string; [key: string]: unknown }
+  source: { type: string }
   title?: string
-  [key: string]: unknown
 }
 
 /** Extended thinking. */
@@ -63,21 +58,18 @@ export interface ThinkingBlock {
   type: 'thinking'
   thinking: string
   signature?: string
-  [key: string]: unknown
 }
 
 /** Redacted (encrypted) thinking, estimated from its size. */
 export interface RedactedThinkingBlock {
   type: 'redacted_thinking'
   data: string
-  [key: string]: unknown
 }
 
 /** An OpenAI-style image part. */
 export interface ImageUrlBlock {
   type: 'image_url'
   image_url: { url: string; detail?: string }
-  [key: string]: unknown
 }
 
 /**
@@ -86,8 +78,10 @@ export interface ImageUrlBlock {
  */
 export interface UnknownBlock {
   type: string
-  [key: string]: unknown
 }
+
+/** Any block written as an object literal, with whatever fields it carries. */
+export type OpenBlock = { type: string; [key: string]: unknown }
 
 export type ContentBlock =
   | TextBlock
@@ -99,36 +93,39 @@ export type ContentBlock =
   | RedactedThinkingBlock
   | ImageUrlBlock
   | UnknownBlock
+  | OpenBlock
 
 /** An OpenAI-style tool call on an assistant message. */
 export interface OpenAIToolCall {
   id: string
   type: 'function'
   function: { name: string; arguments: string }
-  [key: string]: unknown
+}
+
+/** Tool calls of other types (e.g. OpenAI `custom` tools): passed through, not counted. */
+export interface OtherToolCall {
+  id: string
+  type: string
 }
 
 /** A system (or OpenAI `developer`) message. Leading ones form the head and are always kept. */
 export interface SystemMessage {
   role: 'system' | 'developer'
   content: string | ContentBlock[]
-  [key: string]: unknown
 }
 
 export interface UserMessage {
   role: 'user'
   content: string | ContentBlock[]
-  [key: string]: unknown
 }
 
 export interface AssistantMessage {
   role: 'assistant'
   /** May be `null` or absent when the message only makes OpenAI `tool_calls`. */
   content?: string | ContentBlock[] | null
-  tool_calls?: OpenAIToolCall[]
+  tool_calls?: Array<OpenAIToolCall | OtherToolCall>
   /** The type seed's camelCase spelling, accepted too. */
-  toolCalls?: OpenAIToolCall[]
-  [key: string]: unknown
+  toolCalls?: Array<OpenAIToolCall | OtherToolCall>
 }
 
 /** An OpenAI tool result. Must follow the assistant message holding its `tool_calls`. */
@@ -138,14 +135,28 @@ export interface ToolMessage {
   tool_call_id?: string
   /** The type seed's camelCase spelling, accepted too. One of the two is required. */
   toolCallId?: string
+}
+
+/** OpenAI's deprecated `function` role, the answer to a `function_call`; treated like a tool result. */
+export interface FunctionMessage {
+  role: 'function'
+  name: string
+  content: string | null
+}
+
+/** A message written as an object literal with fields of its own (ids, metadata, …). */
+export type OpenMessage = {
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function'
+  content?: string | ContentBlock[] | null
   [key: string]: unknown
 }
 
 /**
  * A message, Anthropic or OpenAI style. Every field the library does not know is preserved,
- * and retained messages are returned as the very objects you passed.
+ * and retained messages are returned as the very objects you passed. The SDKs' own message
+ * types (`Anthropic.MessageParam`, `OpenAI.ChatCompletionMessageParam`) are assignable to it.
  */
-export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage
+export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage | FunctionMessage | OpenMessage
 
 // ---------------------------------------------------------------------------------------------
 // Options and results
@@ -607,7 +618,7 @@ export interface CompactOptions {
   /** Anthropic's top-level system prompt: counted into the trigger, never changed. */
   system?: string | TextBlock[]
   /** Tool definitions sent with each request: counted into the trigger, never changed. */
-  tools?: Array<Record<string, unknown>>
+  tools?: ReadonlyArray<object>
   /** Cancels the compaction: the promise rejects with an `AbortError` at once. */
   signal?: AbortSignal
   /** Receives retry events. A listener that throws does not break compaction. */
@@ -705,14 +716,14 @@ export interface CompactError {
   status?: number
 }
 
-export interface CompactResult {
+export interface CompactResult<M extends Message = Message> {
   /**
    * The new message list: head + `{ role: 'user', content: summary }` + tail, where head and
    * tail are the very message objects you passed (other strategies: the kept messages, a notice
    * where messages were removed, and copies of messages whose tool results were cleared). When
    * nothing was compacted, the input array itself.
    */
-  messages: Message[]
+  messages: M[]
   /**
    * True when the list changed: the middle was replaced by a summary, or (strategies without a
    * summary) messages were removed or cleared and a notice put in their place.
@@ -815,9 +826,9 @@ export interface Measure {
  * `outputTokens`). Extra fields are ignored.
  */
 export type Usage =
-  | { input_tokens: number; output_tokens?: number; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null; [key: string]: unknown }
-  | { prompt_tokens: number; completion_tokens?: number; [key: string]: unknown }
-  | { inputTokens: number; outputTokens?: number; [key: string]: unknown }
+  | { input_tokens: number; output_tokens?: number; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null }
+  | { prompt_tokens: number; completion_tokens?: number }
+  | { inputTokens: number | undefined; outputTokens?: number | undefined }
 
 // ---------------------------------------------------------------------------------------------
 // Functions
@@ -889,7 +900,7 @@ export declare function persistMessages(middle: Message[], outputDir: string, se
  * Never rejects for LLM or disk failures (the result's `error` and `warnings` say what
  * happened); rejects with `TypeError` for invalid input and `AbortError` when `signal` fires.
  */
-export declare function compactMessages(messages: Message[], options?: CompactOptions): Promise<CompactResult>
+export declare function compactMessages<M extends Message = Message>(messages: M[], options?: CompactOptions): Promise<CompactResult<M>>
 
 // ---------------------------------------------------------------------------------------------
 // MessageMarkMap helpers (type seed §二, the seed's code)
@@ -1007,7 +1018,7 @@ export declare function listArchives(outputDir: string, sessionId: string): Prom
  * @throws {Error} with `code` ({@link RestoreErrorCode}) when an archive is missing or unusable:
  *   a partial restore would silently lose messages.
  */
-export declare function restoreMessages(messages: Message[], options?: RestoreOptions): Promise<Message[]>
+export declare function restoreMessages<M extends Message = Message>(messages: M[], options?: RestoreOptions): Promise<M[]>
 
 /**
  * Retention (SanBot): removes archives older than `olderThanDays` (by the timestamp in their
@@ -1107,7 +1118,7 @@ export declare class Compactor {
    */
   shouldCompact(messages: Message[], overrides?: Pick<CompactOptions, 'usage' | 'onEvent'>): boolean
   measure(messages: Message[], overrides?: Pick<CompactOptions, 'usage'>): Measure
-  compact(messages: Message[], overrides?: CompactOptions): Promise<CompactResult>
+  compact<M extends Message = Message>(messages: M[], overrides?: CompactOptions): Promise<CompactResult<M>>
   /**
    * Rolls back to an earlier batch of `markMap` (seed §八.4) and resolves with its messages:
    * batch 0 is the whole original conversation, read back from the archives

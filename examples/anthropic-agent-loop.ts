@@ -14,7 +14,7 @@
  *   EXAMPLE_OUTPUT_DIR     where the archives of compacted messages go (default ./.context-compact)
  */
 import Anthropic from '@anthropic-ai/sdk'
-import { Compactor, type Message, type Usage } from 'context-compact'
+import { Compactor } from 'context-compact'
 import { readdirSync, readFileSync } from 'node:fs'
 import { relative, resolve } from 'node:path'
 
@@ -70,7 +70,7 @@ const compactor = new Compactor({
   contextTokenLimit: process.env.EXAMPLE_CONTEXT_LIMIT ? Number(process.env.EXAMPLE_CONTEXT_LIMIT) : undefined,
   // Counted into every decision (they are part of each request), never changed.
   system: SYSTEM,
-  tools: TOOLS as unknown as Array<Record<string, unknown>>,
+  tools: TOOLS,
   outputDir: process.env.EXAMPLE_OUTPUT_DIR,
   sessionId: 'anthropic-example',
 })
@@ -82,13 +82,11 @@ async function main(task: string) {
 
   for (let turn = 1; turn <= MAX_TURNS; turn++) {
     // Before each request: compact when the next request would pass the threshold. Below it,
-    // this returns the same array and costs a cache lookup per message. (The SDK's types are
-    // interfaces, the library's accept any extra field, hence the casts; the objects themselves
-    // pass through unchanged.)
-    const result = await compactor.compact(messages as Message[], { usage: usage as Usage | undefined })
+    // this returns the same array and costs a cache lookup per message.
+    const result = await compactor.compact(messages, { usage })
     if (result.compacted) {
       compactions++
-      messages = result.messages as Anthropic.MessageParam[]
+      messages = result.messages
       console.log(
         `[compaction] ${result.stats.originalTokenCount} → ${result.stats.compactedTokenCount} tokens, ` +
           `${result.stats.compactedMessageCount} messages summarized by ${result.provider}; archive: ${result.archivePath}`,

@@ -15,7 +15,7 @@
  *   EXAMPLE_OUTPUT_DIR     where the archives of compacted messages go (default ./.context-compact)
  */
 import OpenAI from 'openai'
-import { compactMessages, type Message, type Usage } from 'context-compact'
+import { compactMessages } from 'context-compact'
 import { readdirSync, readFileSync } from 'node:fs'
 import { relative, resolve } from 'node:path'
 
@@ -79,21 +79,20 @@ async function main(task: string) {
   let compactions = 0
 
   for (let turn = 1; turn <= MAX_TURNS; turn++) {
-    // Before each request. The SDK's types are interfaces, the library's accept any extra
-    // field, hence the casts; the objects themselves pass through unchanged.
-    const result = await compactMessages(messages as Message[], {
+    // Before each request; the SDK's own message and usage objects are accepted as they are.
+    const result = await compactMessages(messages, {
       agentModel: MODEL,
       contextTokenLimit: process.env.EXAMPLE_CONTEXT_LIMIT ? Number(process.env.EXAMPLE_CONTEXT_LIMIT) : undefined,
       // The usage the API reported for the last assistant message: the trigger then knows
       // exactly what the next request will be billed.
-      usage: usage as Usage | undefined,
-      tools: TOOLS as unknown as Array<Record<string, unknown>>,
+      usage,
+      tools: TOOLS,
       outputDir: process.env.EXAMPLE_OUTPUT_DIR,
       sessionId: 'openai-example',
     })
     if (result.compacted) {
       compactions++
-      messages = result.messages as OpenAI.Chat.ChatCompletionMessageParam[]
+      messages = result.messages
       console.log(
         `[compaction] ${result.stats.originalTokenCount} → ${result.stats.compactedTokenCount} tokens, ` +
           `${result.stats.compactedMessageCount} messages summarized by ${result.provider}; archive: ${result.archivePath}`,

@@ -18,6 +18,8 @@ pub enum Role {
     User,
     Assistant,
     Tool,
+    /// OpenAI's deprecated `function` role (the answer to a `function_call`).
+    Function,
 }
 
 impl Role {
@@ -28,6 +30,7 @@ impl Role {
             "user" => Role::User,
             "assistant" => Role::Assistant,
             "tool" => Role::Tool,
+            "function" => Role::Function,
             _ => return None,
         })
     }
@@ -39,6 +42,7 @@ impl Role {
             Role::User => "user",
             Role::Assistant => "assistant",
             Role::Tool => "tool",
+            Role::Function => "function",
         }
     }
 
@@ -108,7 +112,7 @@ fn validate_message(index: usize, message: &Value) -> Result<Role, ValidationErr
     match object.get("content") {
         Some(Value::String(_)) => {}
         Some(Value::Array(blocks)) => validate_blocks(index, "content", blocks, 0)?,
-        None | Some(Value::Null) if role == Role::Assistant => {}
+        None | Some(Value::Null) if matches!(role, Role::Assistant | Role::Function) => {}
         None => return Err(err("content", "is missing".into())),
         Some(other) => {
             return Err(err(
@@ -372,7 +376,7 @@ pub fn openai_tool_calls(message: &Value) -> &[Value] {
 /// `tool_result` block. Such a message must directly follow the message that made the calls,
 /// so no cut may fall right before it.
 pub fn carries_tool_results(message: &Value) -> bool {
-    if role_of(message) == Some(Role::Tool) {
+    if matches!(role_of(message), Some(Role::Tool | Role::Function)) {
         return true;
     }
     blocks(message)
