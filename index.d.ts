@@ -621,7 +621,10 @@ export interface CompactOptions {
   tools?: ReadonlyArray<object>
   /** Cancels the compaction: the promise rejects with an `AbortError` at once. */
   signal?: AbortSignal
-  /** Receives retry events. A listener that throws does not break compaction. */
+  /**
+   * Receives lifecycle events: `token_limit_exceeded`, `started`, `retry`, `completed` (with the
+   * saved ratio and the summary) and `failed`. A listener that throws does not break compaction.
+   */
   onEvent?: (event: CompactEvent) => void
   /**
    * Receives this call's log entries (`debug` and above: retries, unknown block types,

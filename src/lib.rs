@@ -57,13 +57,10 @@ fn parse_json(text: &str, what: &str) -> Result<Value> {
 }
 
 fn parse_messages(messages_json: &str) -> Result<Vec<Value>> {
-    let value = parse_json(messages_json, "messages")?;
-    let list = match value {
-        Value::Array(list) => list,
-        other => return Err(invalid(message::validate_list(&other).unwrap_err())),
-    };
-    message::validate(&list).map_err(invalid)?;
-    Ok(list)
+    message::parse_list(messages_json).map_err(|e| match e {
+        message::ListError::Json(e) => Error::new(Status::InvalidArg, format!("messages: {e}")),
+        message::ListError::Invalid(e) => invalid(e),
+    })
 }
 
 fn parse_options(options_json: Option<String>) -> Result<CompactOptions> {

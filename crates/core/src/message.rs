@@ -72,6 +72,57 @@ pub fn validate(messages: &[Value]) -> Result<Vec<Role>, ValidationError> {
         .collect()
 }
 
+/// Why a JSON message list was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListError {
+    /// The text is not JSON.
+    Json(String),
+    /// The JSON is not a valid message list.
+    Invalid(ValidationError),
+}
+
+/// Below this many messages, parsing them in parallel costs more than it saves.
+const PARALLEL_PARSE_MIN: usize = 16;
+
+/// Parses and validates a JSON message list (the text `JSON.stringify` made of it).
+///
+/// The list is first split into its elements without building anything (a borrowed
+/// `RawValue` per message), then the messages are parsed and validated in parallel: building
+/// `Value`s is the costly part of crossing from JavaScript, and it splits evenly by message.
+/// The first invalid message (by index) is reported, as a sequential parse would.
+pub fn parse_list(text: &str) -> Result<Vec<Value>, ListError> {
+    use rayon::prelude::*;
+    let raws: Vec<&serde_json::value::RawValue> = match serde_json::from_str(text) {
+        Ok(raws) => raws,
+        // Not an array, or something the element scan refuses: the whole-document path gives
+        // the precise error (and handles lone surrogates).
+        Err(_) => return parse_list_sequentially(text),
+    };
+    let parse_one =
+        |(index, raw): (usize, &&serde_json::value::RawValue)| -> Result<Value, ListError> {
+            let value =
+                parse_json_lenient(raw.get()).map_err(|e| ListError::Json(e.to_string()))?;
+            validate_message(index, &value).map_err(ListError::Invalid)?;
+            Ok(value)
+        };
+    let parsed: Vec<Result<Value, ListError>> = if raws.len() >= PARALLEL_PARSE_MIN {
+        raws.par_iter().enumerate().map(parse_one).collect()
+    } else {
+        raws.iter().enumerate().map(parse_one).collect()
+    };
+    parsed.into_iter().collect()
+}
+
+fn parse_list_sequentially(text: &str) -> Result<Vec<Value>, ListError> {
+    let value = parse_json_lenient(text).map_err(|e| ListError::Json(e.to_string()))?;
+    let list = match value {
+        Value::Array(list) => list,
+        other => return Err(ListError::Invalid(validate_list(&other).unwrap_err())),
+    };
+    validate(&list).map_err(ListError::Invalid)?;
+    Ok(list)
+}
+
 /// Validates the top-level value: it must be an array of messages.
 pub fn validate_list(value: &Value) -> Result<&Vec<Value>, ValidationError> {
     match value {
@@ -628,6 +679,30 @@ mod tests {
         let parsed = parse_json_lenient(r#"[{"role":"user","content":"x\udc00y"}]"#).unwrap();
         assert_eq!(parsed[0]["content"], "x\u{FFFD}y");
         assert_eq!(parse_json_lenient(r#""\ud83c\udf89""#).unwrap(), "🎉");
+    }
+
+    #[test]
+    fn lists_parse_in_parallel_with_the_first_error_by_index() {
+        let many: Vec<Value> = (0..100)
+            .map(|i| json!({"role": "user", "content": format!("m{i}"), "z": 1, "a": [1.0, 2]}))
+            .collect();
+        let text = serde_json::to_string(&many).unwrap();
+        assert_eq!(parse_list(&text).unwrap(), many);
+        let mut broken = many.clone();
+        broken[40] = json!({"role": "robot", "content": "x"});
+        broken[70] = json!(5);
+        let error = parse_list(&serde_json::to_string(&broken).unwrap()).unwrap_err();
+        assert!(
+            matches!(&error, ListError::Invalid(e) if e.to_string().starts_with("messages[40].role")),
+            "{error:?}"
+        );
+        assert!(matches!(
+            parse_list("{\"role\": \"user\"}"),
+            Err(ListError::Invalid(_))
+        ));
+        assert!(matches!(parse_list("[{"), Err(ListError::Json(_))));
+        let lone = r#"[{"role":"user","content":"a\ud800b"}]"#;
+        assert_eq!(parse_list(lone).unwrap()[0]["content"], "a\u{FFFD}b");
     }
 
     #[test]

@@ -19,11 +19,15 @@
 //! There is no per-message overhead: a message whose content is a string counts exactly as
 //! that string (the PRD's rule), so counts are reproducible with any tiktoken implementation.
 
+use std::cell::RefCell;
 use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 
 use base64::Engine;
 use rayon::prelude::*;
+use regex_automata::meta::Regex;
+use regex_automata::{Anchored, Input};
+use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::message::{block_type, MAX_CONTENT_DEPTH};
@@ -61,18 +65,134 @@ impl Encoding {
         }
     }
 
+    fn splitter(self) -> &'static Splitter {
+        match self {
+            Encoding::O200kBase => &O200K_SPLITTER,
+            Encoding::Cl100kBase => &CL100K_SPLITTER,
+        }
+    }
+
     /// Loads the encoding's tables now rather than on first use.
     pub fn preload(self) {
-        let _ = self.tokenizer().count("");
+        let _ = count_text(self, "a");
     }
 }
 
 /// The exact token count of a string.
+///
+/// The text is split with the encoding's pretokenizer patterns and every piece is counted
+/// with bpe-openai's byte-pair encoder, exactly as `bpe_openai::Tokenizer::count` does, with
+/// two differences that only change the speed: each thread keeps its own regex search cache
+/// (the regex's shared cache pool serializes threads that count in parallel), and piece counts
+/// are remembered per thread (a conversation has ~200K pieces per 200K tokens but only a few
+/// thousand distinct ones; gpt-tokenizer caches the same way).
 pub fn count_text(encoding: Encoding, text: &str) -> usize {
     if text.is_empty() {
         return 0;
     }
-    encoding.tokenizer().count(text)
+    let tokenizer = encoding.tokenizer();
+    let splitter = encoding.splitter();
+    THREAD_STATE.with(|state| {
+        let mut state = state.borrow_mut();
+        let state = &mut *state;
+        let slot = encoding as usize;
+        let cache = state.search[slot].get_or_insert_with(|| splitter.regex.create_cache());
+        let pieces = &mut state.pieces[slot];
+        if pieces.len() > MAX_CACHED_PIECES {
+            pieces.clear();
+        }
+        let mut total = 0usize;
+        let mut last = 0usize;
+        while last < text.len() {
+            let input = Input::new(&text[last..]).anchored(Anchored::Yes);
+            let Some(found) = splitter.regex.search_with(cache, &input) else {
+                // The patterns match every non-empty input; count any rest as bpe-openai would.
+                total += tokenizer.count(&text[last..]);
+                break;
+            };
+            let start = last;
+            let mut end = last + found.range().end;
+            if splitter.lookahead[found.pattern().as_usize()] {
+                end -= text[start..end]
+                    .chars()
+                    .next_back()
+                    .map_or(0, char::len_utf8);
+            }
+            if end == start {
+                // Cannot happen with these patterns; never loop forever if it did.
+                total += tokenizer.count(&text[start..]);
+                break;
+            }
+            let piece = &text[start..end];
+            total += if piece.len() <= MAX_CACHED_PIECE_BYTES {
+                match pieces.get(piece) {
+                    Some(&count) => count as usize,
+                    None => {
+                        let count = tokenizer.bpe.count(piece.as_bytes());
+                        pieces.insert(piece.into(), count as u32);
+                        count
+                    }
+                }
+            } else {
+                tokenizer.bpe.count(piece.as_bytes())
+            };
+            last = end;
+        }
+        total
+    })
+}
+
+/// bpe-openai's pretokenizer for one encoding: its patterns, where a pattern ending in one
+/// look-ahead character drops that character from the match.
+struct Splitter {
+    regex: Regex,
+    lookahead: [bool; 3],
+}
+
+impl Splitter {
+    fn new(first: &str) -> Splitter {
+        Splitter {
+            regex: Regex::new_many(&[first, "\\s+\\s", "\\s+"])
+                .expect("valid pretokenizer patterns"),
+            lookahead: [false, true, false],
+        }
+    }
+}
+
+// The patterns are bpe-openai 0.3's (tiktoken's, with the negative look-ahead `\s+(?!\S)`
+// rewritten as the pseudo look-ahead `\s+\s`); the tests check the counts against tiktoken.
+static O200K_SPLITTER: LazyLock<Splitter> = LazyLock::new(|| {
+    Splitter::new(
+        &[
+            "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+            "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+            "\\p{N}{1,3}",
+            " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*",
+            "\\s*[\\r\\n]+",
+            "\\s+$",
+        ]
+        .join("|"),
+    )
+});
+static CL100K_SPLITTER: LazyLock<Splitter> = LazyLock::new(|| {
+    Splitter::new(
+        "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+$",
+    )
+});
+
+/// Pieces longer than this are rare and not worth remembering.
+const MAX_CACHED_PIECE_BYTES: usize = 64;
+/// Bounds the per-thread piece cache (a few MB); it starts over when full.
+const MAX_CACHED_PIECES: usize = 200_000;
+
+#[derive(Default)]
+struct ThreadState {
+    search: [Option<regex_automata::meta::Cache>; 2],
+    pieces: [FxHashMap<Box<str>, u32>; 2],
+}
+
+thread_local! {
+    static THREAD_STATE: RefCell<ThreadState> = RefCell::new(ThreadState::default());
 }
 
 /// Below this much JSON text in a list, counting in parallel costs more than it saves.
