@@ -470,16 +470,23 @@ function wrapBeforeCompact(onBeforeCompact) {
 
 async function runCompaction(messages, opts, counts, calibration, markMap) {
   if (isCustomStrategy(opts.strategy)) return runCustomStrategy(messages, opts, counts, calibration, markMap)
-  const json = messagesJson(messages)
+  let json = messagesJson(messages)
   const summarizer = wrapSummarizer(checkFunction(opts, 'summarizer'), messages)
   const onEvent = wrapEvents(checkFunction(opts, 'onEvent'))
   const onBeforeCompact = wrapBeforeCompact(checkFunction(opts, 'onBeforeCompact'))
   const onLog = wrapLog(opts)
   const signal = checkSignal(opts)
   const optsJson = optionsJson(opts)
+  // The addon copies the JSON text when the call starts; drop our reference so that the
+  // (two-byte) string can be collected while the summary is being written.
+  const takeJson = () => {
+    const text = json
+    json = null
+    return text
+  }
   const outcomeJson = await withSignal(signal, (cancelId) =>
     native.compactJson(
-      json,
+      takeJson(),
       optsJson,
       counts ?? null,
       summarizer,

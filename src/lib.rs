@@ -523,6 +523,9 @@ pub async fn compact_json(
         let (mut options, raw_options) = parse_options_and_value(options_json)?;
         options.calibration = parse_calibration(calibration_json)?;
         let messages = parse_messages(&messages_json)?;
+        // The parsed messages are all that is needed from here on; the summary call can take
+        // seconds, so give the JSON text's memory back now.
+        drop(messages_json);
         let counts = counts
             .filter(|c| c.len() == messages.len())
             .map(|c| c.into_iter().map(|n| n as usize).collect());
