@@ -56,11 +56,19 @@ fn parse_json(text: &str, what: &str) -> Result<Value> {
         .map_err(|e| Error::new(Status::InvalidArg, format!("{what}: {e}")))
 }
 
-fn parse_messages(messages_json: &str) -> Result<Vec<Value>> {
-    message::parse_list(messages_json).map_err(|e| match e {
+fn list_error(error: message::ListError) -> Error {
+    match error {
         message::ListError::Json(e) => Error::new(Status::InvalidArg, format!("messages: {e}")),
         message::ListError::Invalid(e) => invalid(e),
-    })
+    }
+}
+
+fn count_list(encoding: tokens::Encoding, messages_json: &str) -> Result<Vec<usize>> {
+    tokens::count_list_json(encoding, messages_json).map_err(list_error)
+}
+
+fn parse_messages(messages_json: &str) -> Result<Vec<Value>> {
+    message::parse_list(messages_json).map_err(list_error)
 }
 
 fn parse_options(options_json: Option<String>) -> Result<CompactOptions> {
@@ -100,8 +108,8 @@ fn parse_encoding(encoding: Option<String>) -> Result<tokens::Encoding> {
 pub fn count_tokens_json(messages_json: String, encoding: Option<String>) -> Result<u32> {
     guarded("countTokens", || {
         let encoding = parse_encoding(encoding)?;
-        let messages = parse_messages(&messages_json)?;
-        Ok(tokens::count_messages(encoding, &messages) as u32)
+        let counts = count_list(encoding, &messages_json)?;
+        Ok(counts.into_iter().sum::<usize>() as u32)
     })
 }
 
@@ -110,8 +118,7 @@ pub fn count_tokens_json(messages_json: String, encoding: Option<String>) -> Res
 pub fn count_each_json(messages_json: String, encoding: Option<String>) -> Result<Vec<u32>> {
     guarded("countTokens", || {
         let encoding = parse_encoding(encoding)?;
-        let messages = parse_messages(&messages_json)?;
-        Ok(tokens::count_each(encoding, &messages)
+        Ok(count_list(encoding, &messages_json)?
             .into_iter()
             .map(|n| n as u32)
             .collect())

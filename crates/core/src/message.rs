@@ -82,7 +82,7 @@ pub enum ListError {
 }
 
 /// Below this many messages, parsing them in parallel costs more than it saves.
-const PARALLEL_PARSE_MIN: usize = 16;
+pub(crate) const PARALLEL_PARSE_MIN: usize = 16;
 
 /// Parses and validates a JSON message list (the text `JSON.stringify` made of it).
 ///
@@ -131,7 +131,7 @@ pub fn validate_list(value: &Value) -> Result<&Vec<Value>, ValidationError> {
     }
 }
 
-fn validate_message(index: usize, message: &Value) -> Result<Role, ValidationError> {
+pub(crate) fn validate_message(index: usize, message: &Value) -> Result<Role, ValidationError> {
     let err = |field: &str, problem: String| ValidationError::at(index, field, problem);
     let object = match message {
         Value::Object(object) => object,

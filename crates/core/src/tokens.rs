@@ -30,7 +30,10 @@ use regex_automata::{Anchored, Input};
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
-use crate::message::{block_type, MAX_CONTENT_DEPTH};
+use crate::message::{
+    block_type, parse_json_lenient, validate_message, ListError, MAX_CONTENT_DEPTH,
+    PARALLEL_PARSE_MIN,
+};
 
 /// A BPE encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -212,6 +215,33 @@ pub fn count_each(encoding: Encoding, messages: &[Value]) -> Vec<usize> {
             .map(|message| count_message(encoding, message))
             .collect()
     }
+}
+
+/// Parses, validates and counts a JSON message list (the text `JSON.stringify` made of it)
+/// without keeping it: each message is parsed, checked and counted on one worker thread and
+/// dropped there, so the whole tree never exists at once and freeing it is parallel too.
+/// Errors are those of [`crate::message::parse_list`] (the first invalid message by index).
+pub fn count_list_json(encoding: Encoding, text: &str) -> Result<Vec<usize>, ListError> {
+    let raws: Vec<&serde_json::value::RawValue> = match serde_json::from_str(text) {
+        Ok(raws) => raws,
+        Err(_) => {
+            let list = crate::message::parse_list(text)?;
+            return Ok(count_each(encoding, &list));
+        }
+    };
+    let count_one =
+        |(index, raw): (usize, &&serde_json::value::RawValue)| -> Result<usize, ListError> {
+            let message =
+                parse_json_lenient(raw.get()).map_err(|e| ListError::Json(e.to_string()))?;
+            validate_message(index, &message).map_err(ListError::Invalid)?;
+            Ok(count_message(encoding, &message))
+        };
+    let counted: Vec<Result<usize, ListError>> = if raws.len() >= PARALLEL_PARSE_MIN {
+        raws.par_iter().enumerate().map(count_one).collect()
+    } else {
+        raws.iter().enumerate().map(count_one).collect()
+    };
+    counted.into_iter().collect()
 }
 
 /// The total token count of a message list (PRD F-001). Empty list → 0.
@@ -499,6 +529,32 @@ mod tests {
         tiktoken_rs::o200k_base_singleton()
             .encode_ordinary(text)
             .len()
+    }
+
+    #[test]
+    fn counting_json_text_equals_counting_parsed_messages() {
+        let messages: Vec<Value> = (0..50)
+            .map(|i| json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": format!("message {i} 你好 🎉 ").repeat(i + 1)}))
+            .collect();
+        let text = serde_json::to_string(&messages).unwrap();
+        assert_eq!(
+            count_list_json(Encoding::O200kBase, &text).unwrap(),
+            count_each(Encoding::O200kBase, &messages)
+        );
+        let mut broken = messages.clone();
+        broken[30] = json!({"role": "user"});
+        let error = count_list_json(
+            Encoding::O200kBase,
+            &serde_json::to_string(&broken).unwrap(),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(error, ListError::Invalid(e) if e.to_string() == "messages[30].content is missing")
+        );
+        assert!(matches!(
+            count_list_json(Encoding::O200kBase, "{}"),
+            Err(ListError::Invalid(_))
+        ));
     }
 
     #[test]
