@@ -496,6 +496,26 @@ impl HttpProvider {
         requested.clamp(1, limit.max(1))
     }
 
+    /// Posts one summary request (logged without its content) and returns the raw response;
+    /// transport failures and non-2xx statuses come back as classified attempt errors.
+    pub async fn send(
+        &self,
+        url: &str,
+        headers: reqwest::header::HeaderMap,
+        body: &serde_json::Value,
+        protocol: http::Protocol,
+        request: &crate::summarize::SummaryRequest<'_>,
+    ) -> Result<http::Response, AttemptError> {
+        tracing::debug!(
+            provider = protocol.name(),
+            model = self.model.as_str(),
+            attempt = request.attempt,
+            prompt_chars = request.prompt.len(),
+            "sending a summary request to {url}"
+        );
+        http::post_json(&self.client, url, headers, body, self.timeout, protocol).await
+    }
+
     /// An attempt error with the key removed from its message.
     pub fn scrub(&self, mut error: AttemptError) -> AttemptError {
         error.message = http::redact(&error.message, self.key.expose());

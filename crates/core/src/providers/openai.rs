@@ -58,23 +58,10 @@ impl OpenAiSummarizer {
 
     async fn attempt(&self, request: &SummaryRequest<'_>) -> Result<String, AttemptError> {
         let body = self.body(&request.prompt, request.max_tokens);
-        tracing::debug!(
-            provider = "openai",
-            model = self.http.model.as_str(),
-            attempt = request.attempt,
-            prompt_chars = request.prompt.len(),
-            "sending a summary request to {}",
-            self.url
-        );
-        let response = http::post_json(
-            &self.http.client,
-            &self.url,
-            self.headers(),
-            &body,
-            self.http.timeout,
-            Protocol::OpenAi,
-        )
-        .await?;
+        let response = self
+            .http
+            .send(&self.url, self.headers(), &body, Protocol::OpenAi, request)
+            .await?;
         parse_response(response.status, &response.body)
     }
 }
