@@ -50,6 +50,7 @@ pub mod models;
 pub mod options;
 pub mod partition;
 pub mod pipeline;
+pub mod pretokenize;
 pub mod prompt;
 pub mod providers;
 pub mod selective;
