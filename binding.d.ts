@@ -20,29 +20,29 @@ export declare function calibrateJson(calibrationJson: string | undefined | null
 export declare function cancelToken(id: number): void
 
 /**
- * The validity report of a JSON message list (`check::check_conversation`), as a JSON array
+ * The validity report of a message list (`check::check_conversation`), as a JSON array
  * of `{ index, kind, message }`. Only a value that is not an array throws; invalid messages
  * are reported as `invalid_message` problems.
  */
-export declare function checkJson(messagesJson: string): string
+export declare function checkJson(messages: object[]): string
 
 /**
  * Runs a compaction. Resolves with the outcome as JSON, or rejects with `AbortError` when the
  * token is cancelled.
  */
-export declare function compactJson(messagesJson: string, optionsJson?: string | undefined | null, counts?: Array<number> | undefined | null, summarizer?: JsSummarizerFn | undefined | null, onEvent?: JsEventFn | undefined | null, cancelId?: number | undefined | null, calibrationJson?: string | undefined | null, onLog?: JsLogFn | undefined | null, onBeforeCompact?: JsBeforeCompactFn | undefined | null): Promise<string>
+export declare function compactJson(messages: object[], optionsJson?: string | undefined | null, counts?: Array<number> | undefined | null, summarizer?: JsSummarizerFn | undefined | null, onEvent?: JsEventFn | undefined | null, cancelId?: number | undefined | null, calibrationJson?: string | undefined | null, onLog?: JsLogFn | undefined | null, onBeforeCompact?: JsBeforeCompactFn | undefined | null): Promise<string>
 
-/** Token count of each message of a JSON message list. */
-export declare function countEachJson(messagesJson: string, encoding?: string | undefined | null): Array<number>
+/** Token count of each message of a message list. */
+export declare function countEachJson(messages: object[], encoding?: string | undefined | null): Array<number>
 
-/** Exact token count of a JSON message list. */
-export declare function countTokensJson(messagesJson: string, encoding?: string | undefined | null): number
+/** Exact token count of a message list. */
+export declare function countTokensJson(messages: object[], encoding?: string | undefined | null): number
 
 /** Creates a cancellation token and returns its id. */
 export declare function createCancelToken(): number
 
 /** Summarizes messages (the whole list is the "middle") and resolves with the summary text. */
-export declare function generateSummaryJson(messagesJson: string, optionsJson?: string | undefined | null, summarizer?: JsSummarizerFn | undefined | null, cancelId?: number | undefined | null, onLog?: JsLogFn | undefined | null): Promise<string>
+export declare function generateSummaryJson(messages: object[], optionsJson?: string | undefined | null, summarizer?: JsSummarizerFn | undefined | null, cancelId?: number | undefined | null, onLog?: JsLogFn | undefined | null): Promise<string>
 
 /** The archives of a session as a JSON array of `ArchiveInfo`. */
 export declare function listArchivesJson(outputDir: string, sessionId: string): Promise<string>
@@ -64,11 +64,11 @@ export interface NativePartition {
   tailStart: number
 }
 
-/** Partitions a JSON message list. */
-export declare function partitionJson(messagesJson: string, tailRetentionTokens: number, optionsJson?: string | undefined | null): NativePartition
+/** Partitions a message list. */
+export declare function partitionJson(messages: object[], tailRetentionTokens: number, optionsJson?: string | undefined | null): NativePartition
 
 /** Writes an archive of messages and resolves with its path. */
-export declare function persistMessagesJson(messagesJson: string, outputDir: string, sessionId: string): Promise<string>
+export declare function persistMessagesJson(messages: object[], outputDir: string, sessionId: string): Promise<string>
 
 /** Preloads an encoding's tables (the first count otherwise pays for it). */
 export declare function preloadEncoding(encoding?: string | undefined | null): void
@@ -80,19 +80,41 @@ export declare function pruneArchivesJson(outputDir: string, olderThanDays?: num
 export declare function releaseCancelToken(id: number): void
 
 /**
- * Restores a compacted JSON message list. Resolves with `{"pieces": [...]}` (an index into
+ * The summary prompt for messages (a JS summarizer's `request.prompt`, rendered when it is
+ * first read): the same text the HTTP providers send.
+ */
+export declare function renderSummaryPromptJson(messages: object[], instructions: string, previousSummary?: string | undefined | null, maxToolResultChars?: number | undefined | null): string
+
+/**
+ * Restores a compacted message list. Resolves with `{"pieces": [...]}` (an index into
  * the input, or a message read back from an archive) or, when an archive is missing or
  * unusable, `{"error": {"code", "message"}}` for the JS layer to throw.
  */
-export declare function restoreMessagesJson(messagesJson: string, outputDir?: string | undefined | null, sessionId?: string | undefined | null): Promise<string>
+export declare function restoreMessagesJson(messages: object[], outputDir?: string | undefined | null, sessionId?: string | undefined | null): Promise<string>
 
-/** One summary request, as passed to the JS layer (which adds the caller's message objects). */
+/**
+ * One summary request, as passed to the JS layer (which adds the caller's message objects).
+ *
+ * The prompt is not rendered up front: a JS summarizer may never read it (one that sends
+ * `request.messages` to its own model), and for a long middle it is the largest thing a
+ * compaction builds. The JS layer renders it on first access with `renderSummaryPromptJson`.
+ */
 export interface SummarizeCall {
-  /** Index of the first message to summarize in the list given to `compactMessages`. */
+  /** Index of the first message to summarize in the list the round works on. */
   start: number
   /** One past the last. */
   end: number
-  prompt: string
+  /**
+   * For each message to summarize, its index in the list given to `compactMessages`, or
+   * null for one the library made (an earlier round's summary, in `made`).
+   */
+  origins: Array<number | undefined | null>
+  /** The JSON of the messages whose origin is null, in order. */
+  made: Array<string>
+  /** The instructions that open the prompt. */
+  instructions: string
+  /** How long a tool result may be in the transcript (null: no limit). */
+  maxToolResultChars?: number
   previousSummary?: string
   model?: string
   customInstructions?: string
@@ -107,10 +129,10 @@ export declare function tailRetentionTokensJson(optionsJson?: string | undefined
  * The UTF-8 bytes of the tool results each message of a JSON list carries (the
  * `maxToolOutputBytes` trigger).
  */
-export declare function toolOutputBytesJson(messagesJson: string): Array<number>
+export declare function toolOutputBytesJson(messages: object[]): Array<number>
 
-/** Validates a JSON message list (throws like the other functions; returns nothing). */
-export declare function validateJson(messagesJson: string): void
+/** Validates a message list (throws like the other functions; returns nothing). */
+export declare function validateJson(messages: object[]): void
 
 /** Validates a session id. */
 export declare function validateSessionId(sessionId: string): void

@@ -850,6 +850,7 @@ module.exports.persistMessagesJson = nativeBinding.persistMessagesJson
 module.exports.preloadEncoding = nativeBinding.preloadEncoding
 module.exports.pruneArchivesJson = nativeBinding.pruneArchivesJson
 module.exports.releaseCancelToken = nativeBinding.releaseCancelToken
+module.exports.renderSummaryPromptJson = nativeBinding.renderSummaryPromptJson
 module.exports.restoreMessagesJson = nativeBinding.restoreMessagesJson
 module.exports.tailRetentionTokensJson = nativeBinding.tailRetentionTokensJson
 module.exports.toolOutputBytesJson = nativeBinding.toolOutputBytesJson

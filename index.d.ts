@@ -163,9 +163,15 @@ export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessa
 
 /** What a custom summarizer is asked to do. */
 export interface SummaryRequest {
-  /** The messages to summarize (the middle, or one chunk of a middle too large for the model), as given. */
+  /**
+   * The messages to summarize (the middle, or one chunk of a middle too large for the model):
+   * the very objects you passed (in a further round, also the summary the previous round made).
+   */
   messages: Message[]
-  /** The rendered instructions and transcript, ready to send to an LLM as one user message. */
+  /**
+   * The rendered instructions and transcript, ready to send to an LLM as one user message.
+   * Rendered when first read, so a summarizer that only uses `messages` does not pay for it.
+   */
   prompt: string
   /** The text of an earlier summary found in these messages, which the new summary must update. */
   previousSummary: string | null

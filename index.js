@@ -57,16 +57,14 @@ function callNative(fn, indexMap) {
   }
 }
 
-function messagesJson(messages, name = 'messages') {
+// Messages cross into the addon as the objects themselves: the addon reads them with
+// JSON.stringify's rules (src/js_json.rs), so no JSON text of the conversation is built on
+// either side. Only the array itself is checked here, for a clear error.
+function checkedMessages(messages, name = 'messages') {
   if (!Array.isArray(messages)) {
     throw invalidArgument(`${name} must be an array of message objects, got ${describe(messages)}`)
   }
-  try {
-    return JSON.stringify(messages)
-  } catch (error) {
-    // Circular structures, BigInt values, nesting too deep for the JS stack.
-    throw invalidArgument(`${name} cannot be serialized as JSON: ${error.message}`)
-  }
+  return messages
 }
 
 function checkOptions(options, name = 'options') {
@@ -131,8 +129,8 @@ function abortError(signal) {
 
 function countTokens(messages, options) {
   const opts = checkOptions(options)
-  const json = messagesJson(messages)
-  return callNative(() => native.countTokensJson(json, encodingOf(opts)))
+  const list = checkedMessages(messages)
+  return callNative(() => native.countTokensJson(list, encodingOf(opts)))
 }
 
 function lastAssistantIndex(messages) {
@@ -187,13 +185,13 @@ function needsToolBytes(opts) {
 
 function toolOutputBytes(messages, opts) {
   if (!needsToolBytes(opts)) return 0
-  const json = messagesJson(messages)
-  return callNative(() => native.toolOutputBytesJson(json)).reduce((a, b) => a + b, 0)
+  const list = checkedMessages(messages)
+  return callNative(() => native.toolOutputBytesJson(list)).reduce((a, b) => a + b, 0)
 }
 
 function countEach(messages, opts) {
-  const json = messagesJson(messages)
-  return callNative(() => native.countEachJson(json, encodingOf(opts)))
+  const list = checkedMessages(messages)
+  return callNative(() => native.countEachJson(list, encodingOf(opts)))
 }
 
 function measureTokens(messages, options) {
@@ -212,8 +210,8 @@ function partitionMessages(messages, tailRetentionTokens, options) {
   if (typeof tailRetentionTokens !== 'number' || !(tailRetentionTokens >= 0)) {
     throw invalidArgument(`tailRetentionTokens must be a non-negative number, got ${describe(tailRetentionTokens)}`)
   }
-  const json = messagesJson(messages)
-  const cut = callNative(() => native.partitionJson(json, tailRetentionTokens, optionsJson(opts)))
+  const list = checkedMessages(messages)
+  const cut = callNative(() => native.partitionJson(list, tailRetentionTokens, optionsJson(opts)))
   return {
     head: messages.slice(0, cut.headLen),
     middle: messages.slice(cut.headLen, cut.tailStart),
@@ -235,8 +233,8 @@ function assembleMessages(head, summary, tail) {
 // Validity report (what the APIs would reject with a 400). Logic in crates/core/src/check.rs.
 
 function checkMessages(messages) {
-  const json = messagesJson(messages)
-  return JSON.parse(callNative(() => native.checkJson(json)))
+  const list = checkedMessages(messages)
+  return JSON.parse(callNative(() => native.checkJson(list)))
 }
 
 // ------------------------------------------------------------------------------------------
@@ -244,19 +242,48 @@ function checkMessages(messages) {
 
 // Wraps the caller's summarizer so the addon always gets a Promise of a string, and the
 // caller gets its own message objects.
+// The request a JS summarizer receives. `messages` are the caller's own objects (and, in a
+// later round, the summary the library made); `prompt` is rendered when it is first read, since
+// many summarizers never read it (see `SummarizeCall` in src/lib.rs).
+function summaryRequest(call, messages) {
+  let made = 0
+  const chunk = call.origins.map((origin) => (origin === null ? JSON.parse(call.made[made++]) : messages[origin]))
+  let prompt
+  const request = {
+    messages: chunk,
+    previousSummary: call.previousSummary ?? null,
+    model: call.model ?? null,
+    customInstructions: call.customInstructions ?? null,
+    maxTokens: call.maxTokens,
+    attempt: call.attempt,
+  }
+  Object.defineProperty(request, 'prompt', {
+    enumerable: true,
+    configurable: true,
+    get() {
+      if (prompt === undefined) {
+        prompt = callNative(() =>
+          native.renderSummaryPromptJson(
+            checkedMessages(chunk),
+            call.instructions,
+            call.previousSummary ?? null,
+            call.maxToolResultChars ?? null,
+          ),
+        )
+      }
+      return prompt
+    },
+    set(value) {
+      prompt = value
+    },
+  })
+  return request
+}
+
 function wrapSummarizer(summarizer, messages) {
   if (!summarizer) return undefined
   return async (call) => {
-    const request = {
-      messages: messages.slice(call.start, call.end),
-      prompt: call.prompt,
-      previousSummary: call.previousSummary ?? null,
-      model: call.model ?? null,
-      customInstructions: call.customInstructions ?? null,
-      maxTokens: call.maxTokens,
-      attempt: call.attempt,
-    }
-    const text = await summarizer(request)
+    const text = await summarizer(summaryRequest(call, messages))
     if (typeof text !== 'string') {
       throw new TypeError(`the summarizer must resolve with a string, got ${describe(text)}`)
     }
@@ -337,13 +364,13 @@ async function withSignal(signal, run) {
 
 async function generateSummary(middle, options) {
   const opts = checkOptions(options)
-  const json = messagesJson(middle, 'middle')
+  const list = checkedMessages(middle, 'middle')
   const summarizer = wrapSummarizer(checkFunction(opts, 'summarizer'), middle)
   const signal = checkSignal(opts)
   const onLog = wrapLog(opts)
   const optsJson = optionsJson(opts)
   try {
-    return await withSignal(signal, (cancelId) => native.generateSummaryJson(json, optsJson, summarizer, cancelId, onLog))
+    return await withSignal(signal, (cancelId) => native.generateSummaryJson(list, optsJson, summarizer, cancelId, onLog))
   } catch (error) {
     // "OVERLOADED: … (after 3 attempt(s))": expose the stable code like CompactResult.error does.
     const match = error && error.name !== 'AbortError' && /^([A-Z_]+): /.exec(error.message)
@@ -353,14 +380,14 @@ async function generateSummary(middle, options) {
 }
 
 async function persistMessages(middle, outputDir, sessionId) {
-  const json = messagesJson(middle, 'middle')
+  const list = checkedMessages(middle, 'middle')
   if (typeof outputDir !== 'string' || outputDir === '') {
     throw invalidArgument(`outputDir must be a non-empty string, got ${describe(outputDir)}`)
   }
   if (typeof sessionId !== 'string') throw invalidArgument(`sessionId must be a string, got ${describe(sessionId)}`)
   callNative(() => native.validateSessionId(sessionId))
   try {
-    return await native.persistMessagesJson(json, outputDir, sessionId)
+    return await native.persistMessagesJson(list, outputDir, sessionId)
   } catch (error) {
     throw translateError(error)
   }
@@ -398,10 +425,10 @@ async function listArchives(outputDir, sessionId) {
 
 async function restoreMessages(messages, options) {
   const opts = checkOptions(options)
-  const json = messagesJson(messages)
+  const list = checkedMessages(messages)
   const outputDir = opts.outputDir == null ? null : checkOutputDir(opts.outputDir, 'options.outputDir')
   const sessionId = opts.sessionId == null ? null : checkSessionId(opts.sessionId, 'options.sessionId')
-  const out = JSON.parse(await nativeAsync(() => native.restoreMessagesJson(json, outputDir, sessionId)))
+  const out = JSON.parse(await nativeAsync(() => native.restoreMessagesJson(list, outputDir, sessionId)))
   if (out.error) {
     // Not the caller's mistake but a missing or unusable archive: a plain Error with a code.
     const error = new Error(out.error.message)
@@ -470,23 +497,16 @@ function wrapBeforeCompact(onBeforeCompact) {
 
 async function runCompaction(messages, opts, counts, calibration, markMap) {
   if (isCustomStrategy(opts.strategy)) return runCustomStrategy(messages, opts, counts, calibration, markMap)
-  let json = messagesJson(messages)
+  checkedMessages(messages)
   const summarizer = wrapSummarizer(checkFunction(opts, 'summarizer'), messages)
   const onEvent = wrapEvents(checkFunction(opts, 'onEvent'))
   const onBeforeCompact = wrapBeforeCompact(checkFunction(opts, 'onBeforeCompact'))
   const onLog = wrapLog(opts)
   const signal = checkSignal(opts)
   const optsJson = optionsJson(opts)
-  // The addon copies the JSON text when the call starts; drop our reference so that the
-  // (two-byte) string can be collected while the summary is being written.
-  const takeJson = () => {
-    const text = json
-    json = null
-    return text
-  }
   const outcomeJson = await withSignal(signal, (cancelId) =>
     native.compactJson(
-      takeJson(),
+      messages,
       optsJson,
       counts ?? null,
       summarizer,
@@ -626,7 +646,7 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
   }
   const output = out.messages
   try {
-    callNative(() => native.validateJson(messagesJson(output, 'compress().messages')))
+    callNative(() => native.validateJson(checkedMessages(output, 'compress().messages')))
   } catch (error) {
     return fail(strategyFailure(`compress() returned invalid messages: ${error.message}`))
   }
@@ -645,7 +665,7 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
   if (removed.length > 0) {
     try {
       archivePath = await native.persistMessagesJson(
-        messagesJson(removed),
+        checkedMessages(removed),
         opts.outputDir ?? './.context-compact',
         opts.sessionId ?? 'default',
       )
@@ -815,7 +835,7 @@ class Compactor {
   // Messages are treated as immutable once counted (as agent loops treat their history).
   #countEach(messages) {
     return cachedPerMessage(this.#counts, messages, (missing, missingIndex) =>
-      callNative(() => native.countEachJson(messagesJson(missing), encodingOf(this.#options)), missingIndex),
+      callNative(() => native.countEachJson(checkedMessages(missing), encodingOf(this.#options)), missingIndex),
     )
   }
 
@@ -823,7 +843,7 @@ class Compactor {
   #toolOutputBytes(messages, opts) {
     if (!needsToolBytes(opts)) return 0
     const bytes = cachedPerMessage(this.#toolBytes, messages, (missing) =>
-      callNative(() => native.toolOutputBytesJson(messagesJson(missing))),
+      callNative(() => native.toolOutputBytesJson(checkedMessages(missing))),
     )
     return bytes.reduce((a, b) => a + b, 0)
   }

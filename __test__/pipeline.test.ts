@@ -205,6 +205,71 @@ describe('invalid input throws a TypeError naming the index and field', () => {
     expect(() => shouldCompact([user('x')], { sessionId: '../etc' })).toThrow(TypeError)
   })
 
+  it('messages are read exactly as JSON.stringify writes them (what the API receives)', async () => {
+    class Point {
+      constructor(public x: number, public y: number) {}
+      toJSON() {
+        return `${this.x},${this.y}`
+      }
+    }
+    const proto = { inherited: 'not own, not sent' }
+    const withProto = Object.assign(Object.create(proto), { own: 1 })
+    const withGetter = Object.defineProperty({ a: 1 }, 'computed', { get: () => 'got', enumerable: true })
+    const hidden = Object.defineProperty({ shown: true }, 'hidden', { value: 'no', enumerable: false })
+    const input: Record<string, unknown> = {
+      z: 1,
+      2: 'two',
+      a: [1, undefined, () => 1, Symbol('s'), NaN, -Infinity, null],
+      1: 'one',
+      skipped: undefined,
+      fn: () => 1,
+      [Symbol('key')]: 'symbol keys are not sent',
+      when: new Date(Date.UTC(2026, 10, 22, 6, 0, 0)),
+      point: new Point(3, 4),
+      numbers: [1e21, 1e-7, 0.1 + 0.2, -0, 2 ** 53 + 2, 5e-324, Number.MAX_VALUE, 123456789.125],
+      withProto,
+      withGetter,
+      hidden,
+      text: 'emoji 😀, CJK 中文',
+    }
+    const asSent = JSON.stringify(input)
+    const tool = (x: unknown): Message => ({ role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'run', input: x }] })
+    // tool_use counts name + JSON.stringify(input): equal iff the addon read the same JSON.
+    expect(countTokens([tool(input)])).toBe(countTokens([{ role: 'user', content: 'run' }]) + countTokens([{ role: 'user', content: asSent }]))
+    // The archive holds the same JSON, indented.
+    // A lone surrogate (legal in a JS string, not in UTF-8) is read as U+FFFD.
+    const result = { type: 'tool_result', tool_use_id: 't1', content: 'lone \ud800 surrogate', extra: undefined }
+    const messages: Message[] = [tool(input), { role: 'user', content: [result as any] }]
+    const path = await persistMessages(messages, tempDir(), 'stringify')
+    expect(readFileSync(path, 'utf8')).toBe(JSON.stringify(messages, null, 2).replace('\\ud800', '\ufffd'))
+  })
+
+  it('values JSON.stringify cannot write are TypeErrors naming the message, and nothing is left pending', () => {
+    const ok: Message = { role: 'user', content: 'fine' }
+    expect(() => countTokens([ok, { role: 'user', content: 'x', n: 10n } as any])).toThrow(/^messages\[1\] cannot be serialized as JSON: .*BigInt/)
+    const throwing = Object.defineProperty({ role: 'user' }, 'content', { get() { throw new Error('boom getter') }, enumerable: true })
+    expect(() => countTokens([ok, ok, throwing as any])).toThrow(/^messages\[2\] cannot be serialized as JSON: .*boom getter/)
+    const badToJson = { role: 'user', content: [{ type: 'text', text: 'x', toJSON() { throw new RangeError('no json') } }] }
+    expect(() => countTokens([badToJson as any])).toThrow(TypeError)
+    // The process goes on normally afterwards.
+    expect(countTokens([ok])).toBe(1)
+  })
+
+  it('property: any JSON-like tool input counts as JSON.stringify of it', () => {
+    const odd = fc.oneof(fc.constant(undefined), fc.constant(NaN), fc.date({ noInvalidDate: true }), fc.double(), fc.constant(-0))
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof({ depthSize: 'small' }, fc.jsonValue(), odd, fc.array(tie('node'), { maxLength: 4 }), fc.dictionary(fc.string(), tie('node'), { maxKeys: 4 })),
+    })).node
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), value, { maxKeys: 6 }), (input) => {
+        const message: Message = { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'x', input }] }
+        const expected = countTokens([{ role: 'user', content: 'x' }]) + countTokens([{ role: 'user', content: JSON.stringify(input) }])
+        expect(countTokens([message])).toBe(expected)
+      }),
+      { numRuns: 300 },
+    )
+  })
+
   it('unknown fields and block types are accepted', () => {
     expect(countTokens([{ role: 'user', content: [{ type: 'future_block', x: 1 }], metadata: { id: 7 } } as any])).toBe(0)
   })

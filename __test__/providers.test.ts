@@ -197,6 +197,36 @@ describe('anthropic provider', () => {
     expectNoKeyAnywhere(result, outputDir, [logs])
   })
 
+  it("a JS summarizer's request.prompt (rendered when read) is exactly what the provider sends, chunked or not", async () => {
+    // Long tool results, so that a small summary window shortens them and splits the middle.
+    const messages = conversation()
+    for (let i = 3; i < 40; i += 8) {
+      messages.splice(i, 0, {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: `toolu_${i}`, name: 'read_file', input: { path: `src/m${i}.ts` } }],
+      }, {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: `toolu_${i}`, content: `line ${i}\n`.repeat(900) }],
+      })
+    }
+    for (const window of [undefined, 6000]) {
+      const server = await startServer(() => anthropicOk('## Goal\nEdit the modules'))
+      const options = { ...base(server.url, tempDir()), customInstructions: 'Mention the files.', summaryContextTokens: window }
+      await compactMessages(messages, { ...options, provider: 'anthropic' })
+      const prompts: string[] = []
+      await compactMessages(messages, {
+        ...options,
+        summarizer: async (request) => {
+          prompts.push(request.prompt)
+          return '## Goal\nEdit the modules'
+        },
+      })
+      expect(prompts.length).toBe(window === undefined ? 1 : server.requests.length)
+      expect(prompts.length).toBeGreaterThan(window === undefined ? 0 : 1)
+      expect(prompts).toEqual(server.requests.map((r) => r.body.messages[0].content))
+    }
+  })
+
   it('529 every time: compacted false, the input array itself, OVERLOADED after 3 attempts', async () => {
     const server = await startServer(() => anthropicError(529, 'overloaded_error', 'Overloaded'))
     const outputDir = tempDir()

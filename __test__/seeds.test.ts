@@ -605,6 +605,20 @@ describe('Pi Agent seed: confirmation, events, summary cap, recursive compaction
     expect(s.calls).toBe(result.rounds)
     // The second round updates the first summary.
     expect(s.requests[1].previousSummary).toContain('fix the bugs')
+    // Its messages are the first round's summary, then the caller's own objects that follow
+    // the first middle, in order (not the caller's list sliced at the round's indices).
+    const [madeSummary, ...carried] = s.requests[1].messages
+    expect(madeSummary).toEqual({ role: 'user', content: expect.stringContaining('fix the bugs') })
+    expect(messages.includes(madeSummary)).toBe(false)
+    const firstMiddleEnd = messages.indexOf(s.requests[0].messages.at(-1)!) + 1
+    expect(carried.length).toBeGreaterThan(0)
+    carried.forEach((message, i) => expect(message).toBe(messages[firstMiddleEnd + i]))
+    // The prompt, rendered on first read, is the transcript of exactly these messages.
+    const prompt = s.requests[1].prompt
+    expect(prompt).toContain('<previous_summary>\n## Goal\nfix the bugs')
+    expect(prompt).toContain((carried[0] as { content: string }).content)
+    expect(prompt).not.toContain((s.requests[0].messages[0] as { content: string }).content + '\n')
+    expect(s.requests[1].prompt).toBe(prompt)
     expect(result.stats.compactedTokenCount < total * 0.5 || result.rounds === 3).toBe(true)
     expect(result.stats.compactedMessageCount + result.stats.retainedMessageCount).toBe(messages.length)
     expect(pairingProblems(result.messages)).toEqual([])

@@ -1,8 +1,9 @@
 //! The Node.js binding of `context-compact-core`.
 //!
-//! It only converts: messages arrive as one JSON string (measured cheaper than converting
-//! objects property by property, see `benchmark/`), results leave as JSON or plain objects, and
-//! core errors become JS errors with a `code`. The public, documented API is the thin
+//! It only converts: messages arrive as the JS objects themselves, read into `serde_json`
+//! values with `JSON.stringify`'s rules (`js_json`: faster than a JSON text crossing and no
+//! copy of the conversation on the JS heap, see `benchmark/`), results leave as JSON or plain
+//! objects, and core errors become JS errors with a `code`. The public, documented API is the thin
 //! JavaScript layer in `index.js` / `index.d.ts`, which keeps the caller's own message objects
 //! for everything that is retained. No core logic lives here.
 
@@ -21,7 +22,7 @@ use context_compact_core::summarize::{
     AttemptError, AttemptObserver, BoxFuture, Retry, Summarizer, SummaryFailure, SummaryRequest,
 };
 use context_compact_core::trigger::{self, Calibration, TriggerInput, Usage};
-use context_compact_core::{archive, message, partition, tokens};
+use context_compact_core::{archive, message, partition, prompt, tokens};
 use futures::FutureExt;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -29,7 +30,10 @@ use napi_derive::napi;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
+mod js_json;
 mod logging;
+
+use js_json::JsMessages;
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -56,19 +60,16 @@ fn parse_json(text: &str, what: &str) -> Result<Value> {
         .map_err(|e| Error::new(Status::InvalidArg, format!("{what}: {e}")))
 }
 
-fn list_error(error: message::ListError) -> Error {
-    match error {
-        message::ListError::Json(e) => Error::new(Status::InvalidArg, format!("messages: {e}")),
-        message::ListError::Invalid(e) => invalid(e),
-    }
+/// Messages cross from JS as the objects themselves, read with `JSON.stringify`'s rules (see
+/// `js_json`): no JSON text is built on either side.
+fn count_list(encoding: tokens::Encoding, messages: JsMessages) -> Result<Vec<usize>> {
+    let messages = parse_messages(messages)?;
+    Ok(tokens::count_each(encoding, &messages))
 }
 
-fn count_list(encoding: tokens::Encoding, messages_json: &str) -> Result<Vec<usize>> {
-    tokens::count_list_json(encoding, messages_json).map_err(list_error)
-}
-
-fn parse_messages(messages_json: &str) -> Result<Vec<Value>> {
-    message::parse_list(messages_json).map_err(list_error)
+fn parse_messages(messages: JsMessages) -> Result<Vec<Value>> {
+    message::validate(&messages.0).map_err(invalid)?;
+    Ok(messages.0)
 }
 
 fn parse_options(options_json: Option<String>) -> Result<CompactOptions> {
@@ -103,22 +104,28 @@ fn parse_encoding(encoding: Option<String>) -> Result<tokens::Encoding> {
 // ---------------------------------------------------------------------------------------------
 // Counting, trigger, partition
 
-/// Exact token count of a JSON message list.
+/// Exact token count of a message list.
 #[napi]
-pub fn count_tokens_json(messages_json: String, encoding: Option<String>) -> Result<u32> {
+pub fn count_tokens_json(
+    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
+    encoding: Option<String>,
+) -> Result<u32> {
     guarded("countTokens", || {
         let encoding = parse_encoding(encoding)?;
-        let counts = count_list(encoding, &messages_json)?;
+        let counts = count_list(encoding, messages)?;
         Ok(counts.into_iter().sum::<usize>() as u32)
     })
 }
 
-/// Token count of each message of a JSON message list.
+/// Token count of each message of a message list.
 #[napi]
-pub fn count_each_json(messages_json: String, encoding: Option<String>) -> Result<Vec<u32>> {
+pub fn count_each_json(
+    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
+    encoding: Option<String>,
+) -> Result<Vec<u32>> {
     guarded("countTokens", || {
         let encoding = parse_encoding(encoding)?;
-        Ok(count_list(encoding, &messages_json)?
+        Ok(count_list(encoding, messages)?
             .into_iter()
             .map(|n| n as u32)
             .collect())
@@ -180,9 +187,11 @@ pub fn measure_json(
 /// The UTF-8 bytes of the tool results each message of a JSON list carries (the
 /// `maxToolOutputBytes` trigger).
 #[napi]
-pub fn tool_output_bytes_json(messages_json: String) -> Result<Vec<f64>> {
+pub fn tool_output_bytes_json(
+    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
+) -> Result<Vec<f64>> {
     guarded("toolOutputBytes", || {
-        let messages = parse_messages(&messages_json)?;
+        let messages = parse_messages(messages)?;
         Ok(messages
             .iter()
             .map(|m| trigger::tool_output_bytes(m) as f64)
@@ -230,10 +239,10 @@ pub struct NativePartition {
     pub tail_start: u32,
 }
 
-/// Partitions a JSON message list.
+/// Partitions a message list.
 #[napi]
 pub fn partition_json(
-    messages_json: String,
+    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
     tail_retention_tokens: f64,
     options_json: Option<String>,
 ) -> Result<NativePartition> {
@@ -245,7 +254,7 @@ pub fn partition_json(
             )));
         }
         let options = parse_options(options_json)?;
-        let messages = parse_messages(&messages_json)?;
+        let messages = parse_messages(messages)?;
         let counts = tokens::count_each(options.encoding, &messages);
         let plan = partition::partition(
             &messages,
@@ -262,21 +271,19 @@ pub fn partition_json(
     })
 }
 
-/// Validates a JSON message list (throws like the other functions; returns nothing).
+/// Validates a message list (throws like the other functions; returns nothing).
 #[napi]
-pub fn validate_json(messages_json: String) -> Result<()> {
-    guarded("validate", || parse_messages(&messages_json).map(|_| ()))
+pub fn validate_json(#[napi(ts_arg_type = "object[]")] messages: JsMessages) -> Result<()> {
+    guarded("validate", || parse_messages(messages).map(|_| ()))
 }
 
-/// The validity report of a JSON message list (`check::check_conversation`), as a JSON array
+/// The validity report of a message list (`check::check_conversation`), as a JSON array
 /// of `{ index, kind, message }`. Only a value that is not an array throws; invalid messages
 /// are reported as `invalid_message` problems.
 #[napi]
-pub fn check_json(messages_json: String) -> Result<String> {
+pub fn check_json(#[napi(ts_arg_type = "object[]")] messages: JsMessages) -> Result<String> {
     guarded("checkMessages", || {
-        let value = parse_json(&messages_json, "messages")?;
-        let list = message::validate_list(&value).map_err(invalid)?;
-        let problems = context_compact_core::check::check_conversation(list);
+        let problems = context_compact_core::check::check_conversation(&messages.0);
         serde_json::to_string(&problems).map_err(|_| internal("checkMessages"))
     })
 }
@@ -343,13 +350,25 @@ fn token_for(id: Option<u32>) -> CancellationToken {
 // The JavaScript summarizer callback behind the core's `Summarizer` trait.
 
 /// One summary request, as passed to the JS layer (which adds the caller's message objects).
+///
+/// The prompt is not rendered up front: a JS summarizer may never read it (one that sends
+/// `request.messages` to its own model), and for a long middle it is the largest thing a
+/// compaction builds. The JS layer renders it on first access with `renderSummaryPromptJson`.
 #[napi(object)]
 pub struct SummarizeCall {
-    /// Index of the first message to summarize in the list given to `compactMessages`.
+    /// Index of the first message to summarize in the list the round works on.
     pub start: u32,
     /// One past the last.
     pub end: u32,
-    pub prompt: String,
+    /// For each message to summarize, its index in the list given to `compactMessages`, or
+    /// null for one the library made (an earlier round's summary, in `made`).
+    pub origins: Vec<Option<u32>>,
+    /// The JSON of the messages whose origin is null, in order.
+    pub made: Vec<String>,
+    /// The instructions that open the prompt.
+    pub instructions: String,
+    /// How long a tool result may be in the transcript (null: no limit).
+    pub max_tool_result_chars: Option<f64>,
     pub previous_summary: Option<String>,
     pub model: Option<String>,
     pub custom_instructions: Option<String>,
@@ -371,10 +390,27 @@ impl Summarizer for JsSummarizer {
         &'a self,
         request: &'a SummaryRequest<'a>,
     ) -> BoxFuture<'a, std::result::Result<String, AttemptError>> {
+        let made = request
+            .messages
+            .iter()
+            .zip(request.origins)
+            .filter(|(_, origin)| origin.is_none())
+            .map(|(message, _)| message.to_string())
+            .collect();
         let call = SummarizeCall {
             start: request.range.start as u32,
             end: request.range.end as u32,
-            prompt: request.prompt.clone(),
+            origins: request
+                .origins
+                .iter()
+                .map(|origin| origin.map(|i| i as u32))
+                .collect(),
+            made,
+            instructions: request.instructions.clone(),
+            max_tool_result_chars: match request.render_limits.max_tool_result_chars {
+                usize::MAX => None,
+                chars => Some(chars as f64),
+            },
             previous_summary: request.previous_summary.clone(),
             model: request.model.clone(),
             custom_instructions: request.custom_instructions.clone(),
@@ -401,6 +437,36 @@ impl Summarizer for JsSummarizer {
     fn model(&self) -> Option<&str> {
         self.model.as_deref()
     }
+
+    fn renders_prompt_on_demand(&self) -> bool {
+        true
+    }
+}
+
+/// The summary prompt for messages (a JS summarizer's `request.prompt`, rendered when it is
+/// first read): the same text the HTTP providers send.
+#[napi]
+pub fn render_summary_prompt_json(
+    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
+    instructions: String,
+    previous_summary: Option<String>,
+    max_tool_result_chars: Option<f64>,
+) -> Result<String> {
+    guarded("renderSummaryPrompt", || {
+        let messages = parse_messages(messages)?;
+        let limits = match max_tool_result_chars {
+            Some(chars) if chars.is_finite() && chars >= 0.0 => prompt::RenderLimits {
+                max_tool_result_chars: chars as usize,
+            },
+            _ => prompt::RenderLimits::default(),
+        };
+        Ok(prompt::render_prompt(
+            &instructions,
+            previous_summary.as_deref(),
+            &messages,
+            limits,
+        ))
+    })
 }
 
 /// The JS `onBeforeCompact` callback, wrapped by the JS layer so that it resolves with a
@@ -516,7 +582,7 @@ fn outcome_json(outcome: &CompactOutcome) -> Value {
 /// token is cancelled.
 #[napi]
 pub async fn compact_json(
-    messages_json: String,
+    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
     options_json: Option<String>,
     counts: Option<Vec<u32>>,
     summarizer: Option<JsSummarizerFn>,
@@ -529,10 +595,8 @@ pub async fn compact_json(
     let work = async move {
         let (mut options, raw_options) = parse_options_and_value(options_json)?;
         options.calibration = parse_calibration(calibration_json)?;
-        let messages = parse_messages(&messages_json)?;
-        // The parsed messages are all that is needed from here on; the summary call can take
-        // seconds, so give the JSON text's memory back now.
-        drop(messages_json);
+        // Each message's text was dropped as soon as it was parsed.
+        let messages = parse_messages(messages)?;
         let counts = counts
             .filter(|c| c.len() == messages.len())
             .map(|c| c.into_iter().map(|n| n as usize).collect());
@@ -567,11 +631,11 @@ pub async fn compact_json(
 /// Writes an archive of messages and resolves with its path.
 #[napi]
 pub async fn persist_messages_json(
-    messages_json: String,
+    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
     output_dir: String,
     session_id: String,
 ) -> Result<String> {
-    let messages = parse_messages(&messages_json)?;
+    let messages = parse_messages(messages)?;
     archive::validate_session_id(&session_id).map_err(invalid)?;
     let dir = PathBuf::from(output_dir);
     let written = tokio::task::spawn_blocking(move || {
@@ -622,16 +686,16 @@ pub async fn list_archives_json(output_dir: String, session_id: String) -> Resul
     serde_json::to_string(&infos).map_err(|_| internal("listArchives"))
 }
 
-/// Restores a compacted JSON message list. Resolves with `{"pieces": [...]}` (an index into
+/// Restores a compacted message list. Resolves with `{"pieces": [...]}` (an index into
 /// the input, or a message read back from an archive) or, when an archive is missing or
 /// unusable, `{"error": {"code", "message"}}` for the JS layer to throw.
 #[napi]
 pub async fn restore_messages_json(
-    messages_json: String,
+    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
     output_dir: Option<String>,
     session_id: Option<String>,
 ) -> Result<String> {
-    let messages = parse_messages(&messages_json)?;
+    let messages = parse_messages(messages)?;
     if let Some(session_id) = &session_id {
         archive::validate_session_id(session_id).map_err(invalid)?;
     }
@@ -683,7 +747,7 @@ pub async fn prune_archives_json(
 /// Summarizes messages (the whole list is the "middle") and resolves with the summary text.
 #[napi]
 pub async fn generate_summary_json(
-    messages_json: String,
+    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
     options_json: Option<String>,
     summarizer: Option<JsSummarizerFn>,
     cancel_id: Option<u32>,
@@ -691,16 +755,18 @@ pub async fn generate_summary_json(
 ) -> Result<String> {
     let work = async move {
         let (options, raw_options) = parse_options_and_value(options_json)?;
-        let messages = parse_messages(&messages_json)?;
+        let messages = parse_messages(messages)?;
         let summarizer = choose_summarizer(summarizer, &options, &raw_options)?;
         let cancel = token_for(cancel_id);
         let observer = EventBridge {
             callback: None,
             before_compact: None,
         };
+        let origins: Vec<Option<usize>> = (0..messages.len()).map(Some).collect();
         match compact::summarize_middle(
             &messages,
             0,
+            &origins,
             &options,
             summarizer.as_ref(),
             &cancel,

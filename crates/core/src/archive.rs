@@ -205,6 +205,15 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
 /// Writes `bytes` to `dir/<name>` atomically and privately (0600), never replacing an existing
 /// entry. Returns `AlreadyExists` when the name is taken.
 pub fn write_new_file(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
+    let temp = write_temp_file(dir, |file| file.write_all(bytes))?;
+    link_new_file(temp, dir, name).map_err(|(_, e)| e)
+}
+
+/// Writes a private (0600) temporary file in `dir` through `write` and makes it durable.
+fn write_temp_file(
+    dir: &Path,
+    write: impl FnOnce(&mut io::BufWriter<&mut fs::File>) -> io::Result<()>,
+) -> io::Result<tempfile::NamedTempFile> {
     let mut temp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
     #[cfg(unix)]
     {
@@ -212,10 +221,24 @@ pub fn write_new_file(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBu
         temp.as_file()
             .set_permissions(fs::Permissions::from_mode(0o600))?;
     }
-    temp.write_all(bytes)?;
+    let mut writer = io::BufWriter::new(temp.as_file_mut());
+    write(&mut writer)?;
+    writer.flush()?;
+    drop(writer);
     temp.as_file().sync_all()?;
+    Ok(temp)
+}
+
+/// Gives a written temporary file its name, never replacing anything already there; on
+/// failure the temporary file comes back with the error, to try another name.
+fn link_new_file(
+    temp: tempfile::NamedTempFile,
+    dir: &Path,
+    name: &str,
+) -> Result<PathBuf, (tempfile::NamedTempFile, io::Error)> {
     let target = dir.join(name);
-    temp.persist_noclobber(&target).map_err(|e| e.error)?;
+    temp.persist_noclobber(&target)
+        .map_err(|e| (e.file, e.error))?;
     sync_dir(dir);
     Ok(target)
 }
@@ -231,6 +254,11 @@ fn sync_dir(dir: &Path) {
 /// The indented JSON of messages, as they were given (key order, numbers, unknown fields).
 pub fn archive_json(messages: &[Value]) -> String {
     serde_json::to_string_pretty(messages).unwrap_or_else(|_| "[]".into())
+}
+
+/// Writes [`archive_json`] of `messages` without building it in memory first.
+fn write_archive_json(writer: &mut impl Write, messages: &[Value]) -> io::Result<()> {
+    serde_json::to_writer_pretty(writer, messages).map_err(io::Error::from)
 }
 
 /// A written archive.
@@ -251,10 +279,11 @@ pub fn persist_messages(
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     let dir = session_dir(output_dir, session_id);
     create_private_dir(&dir)?;
-    let json = archive_json(middle);
-    // Sequence numbers must be unique whatever the timestamp, so choosing one and linking the
-    // file happen under an exclusive lock on the session directory's lock file (an advisory
-    // `flock`: it serializes threads and processes alike).
+    // The archive is written (streamed, a compacted middle can be large) before the lock is
+    // taken. Sequence numbers must be unique whatever the timestamp, so choosing one and
+    // naming the file happen under an exclusive lock on the session directory's lock file (an
+    // advisory `flock`: it serializes threads and processes alike).
+    let mut temp = Some(write_temp_file(&dir, |w| write_archive_json(w, middle))?);
     let mut lock = open_lock_file(&dir)?;
     lock.lock()?;
     let result = (|| {
@@ -266,7 +295,10 @@ pub fn persist_messages(
         for _ in 0..1_000 {
             let timestamp = timestamp_now();
             let name = format!("compact-{timestamp}-{sequence}.json");
-            match write_new_file(&dir, &name, json.as_bytes()) {
+            let file = temp
+                .take()
+                .expect("the temporary file is returned on every failure");
+            match link_new_file(file, &dir, &name) {
                 Ok(path) => {
                     write_counter(&mut lock, sequence);
                     return Ok(ArchiveFile {
@@ -275,8 +307,11 @@ pub fn persist_messages(
                         timestamp,
                     });
                 }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => sequence += 1,
-                Err(e) => return Err(e),
+                Err((file, e)) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    temp = Some(file);
+                    sequence += 1;
+                }
+                Err((_, e)) => return Err(e),
             }
         }
         Err(io::Error::other(

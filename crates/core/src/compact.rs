@@ -435,10 +435,12 @@ pub async fn compact(
 }
 
 /// One summary round: summarizes the middle of `plan` (not empty), archives it and builds the
-/// outcome (not recorded). `trigger_tokens` / `threshold_tokens` are reported as given.
+/// outcome (not recorded). `trigger_tokens` / `threshold_tokens` are reported as given;
+/// `origins` maps `messages` to the compaction's input (see [`SummaryRequest::origins`]).
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn summary_round(
     messages: &[Value],
+    origins: &[Option<usize>],
     counts: &[usize],
     plan: Partition,
     trigger_tokens: usize,
@@ -453,6 +455,7 @@ pub(crate) async fn summary_round(
     let summary = match summarize_middle(
         middle,
         plan.head_len,
+        &origins[plan.middle()],
         options,
         summarizer,
         cancel,
@@ -559,10 +562,12 @@ const CHARS_PER_TOKEN: usize = 3;
 
 /// Summarizes the middle: finds an earlier summary to update, bounds the transcript to what
 /// the summary model can read (shortening tool results, then summarizing in chunks folded with
-/// the update prompt), and appends the ledger.
+/// the update prompt), and appends the ledger. `origins` maps each middle message to the
+/// compaction's input (see [`SummaryRequest::origins`]).
 pub async fn summarize_middle(
     middle: &[Value],
     middle_start: usize,
+    origins: &[Option<usize>],
     options: &CompactOptions,
     summarizer: &dyn Summarizer,
     cancel: &CancellationToken,
@@ -613,24 +618,24 @@ pub async fn summarize_middle(
                 prompt::continuation_instructions(options.custom_instructions.as_deref())
             }
         };
-        let prompt_text = if summarizer.wants_prompt() {
-            let transcript = prompt::render_transcript(messages, chunk.limits);
-            prompt::build_prompt(&instructions, running_summary.as_deref(), &transcript)
-        } else {
-            String::new()
-        };
-        let request = SummaryRequest {
+        let mut request = SummaryRequest {
             messages,
             range: middle_start + chunk.range.start..middle_start + chunk.range.end,
-            prompt: prompt_text,
+            origins: &origins[chunk.range.clone()],
+            prompt: String::new(),
+            instructions,
+            render_limits: chunk.limits,
             previous_summary: running_summary.clone(),
             model: options.model.clone(),
             custom_instructions: options.custom_instructions.clone(),
             max_tokens,
             attempt: 0,
         };
+        if summarizer.wants_prompt() && !summarizer.renders_prompt_on_demand() {
+            request.prompt = request.render_prompt();
+        }
         let (text, used) =
-            summarize_with_retries(summarizer, &request, policy, cancel, observer).await?;
+            summarize_with_retries(summarizer, request, policy, cancel, observer).await?;
         attempts += used;
         running_summary = Some(strip_ledger(&unwrap_summary_tags(&text)));
     }

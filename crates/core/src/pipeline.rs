@@ -395,8 +395,10 @@ async fn summary_rounds(
     observer: &dyn AttemptObserver,
 ) -> Result<CompactOutcome, Aborted> {
     let (trigger_tokens, threshold_tokens) = (measure.tokens as usize, measure.threshold as usize);
+    let input_origins: Vec<Option<usize>> = (0..messages.len()).map(Some).collect();
     let mut outcome = summary_round(
         messages,
+        &input_origins,
         counts,
         plan,
         trigger_tokens,
@@ -415,6 +417,14 @@ async fn summary_rounds(
     let mut budget = options.tail_retention_tokens();
     while outcome.rounds < MAX_ROUNDS {
         let current = materialize(messages, &outcome.pieces);
+        let current_origins: Vec<Option<usize>> = outcome
+            .pieces
+            .iter()
+            .map(|piece| match piece {
+                Piece::Original(i) => Some(*i),
+                Piece::New(_) => None,
+            })
+            .collect();
         let current_counts: Vec<usize> = outcome
             .pieces
             .iter()
@@ -442,6 +452,7 @@ async fn summary_rounds(
         }
         let mut next = summary_round(
             &current,
+            &current_origins,
             &current_counts,
             next_plan,
             trigger_tokens,

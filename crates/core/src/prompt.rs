@@ -2,7 +2,7 @@
 //! instructions that say what a summary must preserve.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
+use std::fmt::Write;
 
 use serde_json::Value;
 
@@ -258,6 +258,12 @@ impl Default for RenderLimits {
 /// the model separately, as the summary to update).
 pub fn render_transcript(messages: &[Value], limits: RenderLimits) -> String {
     let mut out = String::new();
+    render_transcript_into(&mut out, messages, limits);
+    out
+}
+
+/// [`render_transcript`], written to `out`.
+fn render_transcript_into(out: &mut impl Write, messages: &[Value], limits: RenderLimits) {
     let mut tool_names: HashMap<&str, &str> = HashMap::new();
     for message in messages {
         if is_summary_message(message) {
@@ -272,7 +278,7 @@ pub fn render_transcript(messages: &[Value], limits: RenderLimits) -> String {
                     .get("is_error")
                     .and_then(Value::as_bool)
                     .unwrap_or(false);
-                render_tool_result(&mut out, name, is_error, message.get("content"), limits);
+                render_tool_result(out, name, is_error, message.get("content"), limits);
             }
             _ => {
                 match message.get("content") {
@@ -283,7 +289,7 @@ pub fn render_transcript(messages: &[Value], limits: RenderLimits) -> String {
                         let mut wrote_header = false;
                         for block in blocks {
                             render_block(
-                                &mut out,
+                                out,
                                 role,
                                 &mut wrote_header,
                                 block,
@@ -316,18 +322,17 @@ pub fn render_transcript(messages: &[Value], limits: RenderLimits) -> String {
             }
         }
     }
-    out
 }
 
 fn render_block<'a>(
-    out: &mut String,
+    out: &mut impl Write,
     role: &str,
     wrote_header: &mut bool,
     block: &'a Value,
     tool_names: &mut HashMap<&'a str, &'a str>,
     limits: RenderLimits,
 ) {
-    let mut header = |out: &mut String| {
+    let mut header = |out: &mut dyn Write| {
         if !*wrote_header {
             let _ = writeln!(out, "[{role}]");
             *wrote_header = true;
@@ -378,7 +383,7 @@ fn render_block<'a>(
         }
         "image" | "image_url" => {
             header(out);
-            out.push_str("[image]\n\n");
+            let _ = out.write_str("[image]\n\n");
         }
         "document" => {
             header(out);
@@ -397,7 +402,7 @@ fn render_block<'a>(
 }
 
 fn render_tool_result(
-    out: &mut String,
+    out: &mut impl Write,
     name: &str,
     is_error: bool,
     content: Option<&Value>,
@@ -452,6 +457,51 @@ pub fn clip_middle(text: &str, max_chars: usize) -> String {
     )
 }
 
+/// The full prompt for `messages`: [`build_prompt`] with their [`render_transcript`].
+///
+/// The transcript is rendered twice, first only to measure it, so that the prompt is written
+/// once into a buffer of its exact size: for a long middle the prompt is the largest thing a
+/// compaction allocates, and a growing buffer would briefly need twice that.
+pub fn render_prompt(
+    instructions: &str,
+    previous_summary: Option<&str>,
+    messages: &[Value],
+    limits: RenderLimits,
+) -> String {
+    let mut measured = ByteCount(0);
+    render_transcript_into(&mut measured, messages, limits);
+    let mut prompt = String::with_capacity(
+        instructions.len() + previous_summary.map_or(0, str::len) + measured.0 + 128,
+    );
+    prompt.push_str(instructions);
+    push_previous_summary(&mut prompt, previous_summary);
+    prompt.push_str("\n<transcript>\n");
+    let start = prompt.len();
+    render_transcript_into(&mut prompt, messages, limits);
+    let end = start + prompt[start..].trim_end().len();
+    prompt.truncate(end);
+    prompt.push_str("\n</transcript>\n");
+    prompt
+}
+
+/// A `fmt::Write` that only counts the bytes written to it.
+struct ByteCount(usize);
+
+impl Write for ByteCount {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0 += s.len();
+        Ok(())
+    }
+}
+
+fn push_previous_summary(prompt: &mut String, previous_summary: Option<&str>) {
+    if let Some(previous) = previous_summary {
+        prompt.push_str("\n<previous_summary>\n");
+        prompt.push_str(previous.trim());
+        prompt.push_str("\n</previous_summary>\n");
+    }
+}
+
 /// The full prompt: instructions, the previous summary (if any), the transcript.
 pub fn build_prompt(
     instructions: &str,
@@ -460,11 +510,7 @@ pub fn build_prompt(
 ) -> String {
     let mut prompt = String::with_capacity(instructions.len() + transcript.len() + 256);
     prompt.push_str(instructions);
-    if let Some(previous) = previous_summary {
-        prompt.push_str("\n<previous_summary>\n");
-        prompt.push_str(previous.trim());
-        prompt.push_str("\n</previous_summary>\n");
-    }
+    push_previous_summary(&mut prompt, previous_summary);
     prompt.push_str("\n<transcript>\n");
     prompt.push_str(transcript.trim_end());
     prompt.push_str("\n</transcript>\n");
@@ -475,6 +521,43 @@ pub fn build_prompt(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn render_prompt_is_build_prompt_of_the_transcript_in_one_exact_buffer() {
+        let conversations = [
+            vec![],
+            vec![json!({"role": "user", "content": "   "})],
+            vec![
+                json!({"role": "user", "content": "fix src/a.ts  \n\n"}),
+                json!({"role": "assistant", "content": [
+                    {"type": "text", "text": "reading"},
+                    {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "src/a.ts"}}
+                ]}),
+                json!({"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "x\n".repeat(3000)}
+                ]}),
+            ],
+        ];
+        for messages in &conversations {
+            for limits in [
+                RenderLimits::default(),
+                RenderLimits {
+                    max_tool_result_chars: 100,
+                },
+            ] {
+                for previous in [None, Some("## Goal\nearlier")] {
+                    let expected = build_prompt(
+                        "INSTRUCTIONS",
+                        previous,
+                        &render_transcript(messages, limits),
+                    );
+                    let prompt = render_prompt("INSTRUCTIONS", previous, messages, limits);
+                    assert_eq!(prompt, expected);
+                    assert!(prompt.capacity() <= prompt.len() + 128, "one exact buffer");
+                }
+            }
+        }
+    }
 
     #[test]
     fn transcript_shows_roles_tools_errors_and_placeholders() {

@@ -15,6 +15,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{CompactError, ErrorCode};
+use crate::prompt::{self, RenderLimits};
 
 /// A boxed future, so that the trait stays object-safe.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -24,10 +25,19 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub struct SummaryRequest<'a> {
     /// The messages to summarize, exactly as given (the middle, or one chunk of it).
     pub messages: &'a [Value],
-    /// Their indices in the list passed to `compactMessages`.
+    /// Their indices in the list the compaction round works on: the list passed to
+    /// `compactMessages` in the first round, that round's result in a later one.
     pub range: Range<usize>,
-    /// The rendered instructions and transcript.
+    /// For each of `messages`, its index in the list passed to `compactMessages`, or `None`
+    /// for a message the library made (an earlier round's summary).
+    pub origins: &'a [Option<usize>],
+    /// The rendered instructions and transcript; empty for a summarizer that renders it on
+    /// demand ([`Summarizer::renders_prompt_on_demand`]), with [`SummaryRequest::render_prompt`].
     pub prompt: String,
+    /// The instructions that open the prompt.
+    pub instructions: String,
+    /// How the transcript of `messages` is rendered into the prompt.
+    pub render_limits: RenderLimits,
     /// The text of an earlier summary found in these messages, to be updated (UC-002).
     pub previous_summary: Option<String>,
     /// The summary model, when one was chosen.
@@ -38,6 +48,18 @@ pub struct SummaryRequest<'a> {
     pub max_tokens: u32,
     /// 1 for the first attempt, 2 for the first retry, …
     pub attempt: u32,
+}
+
+impl SummaryRequest<'_> {
+    /// The prompt: the instructions, the summary to update (if any) and the transcript.
+    pub fn render_prompt(&self) -> String {
+        prompt::render_prompt(
+            &self.instructions,
+            self.previous_summary.as_deref(),
+            self.messages,
+            self.render_limits,
+        )
+    }
 }
 
 /// Whether a failed attempt may be retried.
@@ -105,6 +127,13 @@ pub trait Summarizer: Send + Sync {
     fn wants_prompt(&self) -> bool {
         true
     }
+
+    /// True for summarizers that render the prompt only if they need it (a JS callback may
+    /// never read it), so that none is rendered up front: `prompt` is then empty and
+    /// [`SummaryRequest::render_prompt`] makes it.
+    fn renders_prompt_on_demand(&self) -> bool {
+        false
+    }
 }
 
 /// How attempts are repeated.
@@ -160,10 +189,12 @@ pub enum SummaryFailure {
 }
 
 /// Calls `summarizer` until it produces a non-empty summary, retrying as SPEC §5 says.
-/// Returns the trimmed summary and the number of attempts it took.
+/// Returns the trimmed summary and the number of attempts it took. The request is taken whole
+/// (its `attempt` is set for each attempt) rather than cloned per attempt: its prompt can be
+/// the size of the whole middle.
 pub async fn summarize_with_retries(
     summarizer: &dyn Summarizer,
-    request: &SummaryRequest<'_>,
+    mut request: SummaryRequest<'_>,
     policy: RetryPolicy,
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
@@ -175,12 +206,11 @@ pub async fn summarize_with_retries(
             return Err(SummaryFailure::Aborted);
         }
         observer.attempt_started(attempt);
-        let mut this_request = request.clone();
-        this_request.attempt = attempt;
+        request.attempt = attempt;
         let outcome = tokio::select! {
             biased;
             _ = cancel.cancelled() => return Err(SummaryFailure::Aborted),
-            outcome = summarizer.summarize(&this_request) => outcome,
+            outcome = summarizer.summarize(&request) => outcome,
         };
         let error = match outcome {
             Ok(text) if !text.trim().is_empty() => return Ok((text.trim().to_string(), attempt)),
@@ -269,7 +299,10 @@ mod tests {
         SummaryRequest {
             messages: &[],
             range: 0..0,
+            origins: &[],
             prompt: String::new(),
+            instructions: String::new(),
+            render_limits: RenderLimits::default(),
             previous_summary: None,
             model: None,
             custom_instructions: None,
@@ -294,7 +327,7 @@ mod tests {
         let s = Scripted::new(vec![failure(), Ok("  ".into()), Ok(" summary ".into())]);
         let out = summarize_with_retries(
             &s,
-            &request(),
+            request(),
             fast(2),
             &CancellationToken::new(),
             &NoObserver,
@@ -309,7 +342,7 @@ mod tests {
         let s = Scripted::new(vec![failure(), failure(), failure()]);
         let out = summarize_with_retries(
             &s,
-            &request(),
+            request(),
             fast(2),
             &CancellationToken::new(),
             &NoObserver,
@@ -331,7 +364,7 @@ mod tests {
         let s = Scripted::new(vec![failure()]);
         let out = summarize_with_retries(
             &s,
-            &request(),
+            request(),
             fast(0),
             &CancellationToken::new(),
             &NoObserver,
@@ -353,7 +386,7 @@ mod tests {
         .with_status(400))]);
         let out = summarize_with_retries(
             &s,
-            &request(),
+            request(),
             fast(5),
             &CancellationToken::new(),
             &NoObserver,
@@ -374,7 +407,7 @@ mod tests {
         let s = Scripted::new(vec![Ok(String::new()), Ok("\n\t ".into())]);
         let out = summarize_with_retries(
             &s,
-            &request(),
+            request(),
             fast(1),
             &CancellationToken::new(),
             &NoObserver,
@@ -395,7 +428,7 @@ mod tests {
         let s = Scripted::new(vec![]);
         let cancel = CancellationToken::new();
         cancel.cancel();
-        let out = summarize_with_retries(&s, &request(), fast(2), &cancel, &NoObserver).await;
+        let out = summarize_with_retries(&s, request(), fast(2), &cancel, &NoObserver).await;
         assert_eq!(out, Err(SummaryFailure::Aborted));
         assert_eq!(s.calls.load(Ordering::SeqCst), 0);
     }

@@ -51,7 +51,10 @@ fn request(prompt: &str) -> SummaryRequest<'static> {
     SummaryRequest {
         messages: &[],
         range: 0..0,
+        origins: &[],
         prompt: prompt.to_string(),
+        instructions: String::new(),
+        render_limits: Default::default(),
         previous_summary: None,
         model: None,
         custom_instructions: None,
@@ -70,7 +73,7 @@ fn fast(max_retries: u32) -> RetryPolicy {
 async fn run(s: &dyn Summarizer, max_retries: u32) -> Result<(String, u32), SummaryFailure> {
     summarize_with_retries(
         s,
-        &request(PROMPT),
+        request(PROMPT),
         fast(max_retries),
         &CancellationToken::new(),
         &NoObserver,
@@ -164,9 +167,11 @@ async fn anthropic_success_sends_the_documented_request() {
         retry_base_delay: Duration::ZERO,
         ..Default::default()
     };
+    let origins: Vec<Option<usize>> = (0..middle.len()).map(Some).collect();
     let summary = compact::summarize_middle(
         &middle,
         0,
+        &origins,
         &options,
         s.as_ref(),
         &CancellationToken::new(),
@@ -304,7 +309,7 @@ async fn rate_limited_429_with_retry_after_then_200_makes_two_requests() {
     let s = anthropic(&server);
     let (text, attempts) = summarize_with_retries(
         s.as_ref(),
-        &request(PROMPT),
+        request(PROMPT),
         policy,
         &CancellationToken::new(),
         &NoObserver,
@@ -889,7 +894,7 @@ async fn abort_mid_request_returns_at_once() {
     });
     let started = Instant::now();
     let out =
-        summarize_with_retries(s.as_ref(), &request(PROMPT), fast(5), &cancel, &NoObserver).await;
+        summarize_with_retries(s.as_ref(), request(PROMPT), fast(5), &cancel, &NoObserver).await;
     assert_eq!(out, Err(SummaryFailure::Aborted));
     assert!(
         started.elapsed() < Duration::from_secs(3),
