@@ -155,6 +155,10 @@ export type OpenMessage = {
  * A message, Anthropic or OpenAI style. Every field the library does not know is preserved,
  * and retained messages are returned as the very objects you passed. The SDKs' own message
  * types (`Anthropic.MessageParam`, `OpenAI.ChatCompletionMessageParam`) are assignable to it.
+ *
+ * Messages are read as `JSON.stringify` would send them to the API: `toJSON()` is applied,
+ * `undefined` fields are left out, and a lone UTF-16 surrogate reads as U+FFFD. A `BigInt`, a
+ * cycle or nesting deeper than 128 levels is a `TypeError` naming the message.
  */
 export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage | FunctionMessage | OpenMessage
 

@@ -251,6 +251,8 @@ describe('invalid input throws a TypeError naming the index and field', () => {
     expect(() => countTokens([ok, ok, throwing as any])).toThrow(/^messages\[2\] cannot be serialized as JSON: .*boom getter/)
     const badToJson = { role: 'user', content: [{ type: 'text', text: 'x', toJSON() { throw new RangeError('no json') } }] }
     expect(() => countTokens([badToJson as any])).toThrow(TypeError)
+    // A list claiming a billion (empty) slots is refused before anything is allocated.
+    expect(() => countTokens(new Array(1e9))).toThrow(/at most 10000000/)
     // The process goes on normally afterwards.
     expect(countTokens([ok])).toBe(1)
   })

@@ -23,6 +23,13 @@ use serde_json::{Map, Number, Value};
 /// `serde_json`'s parser, so the text and object crossings refuse the same inputs.
 pub const MAX_DEPTH: usize = 128;
 
+/// At most this many values are read in one call (a 2M-token conversation has about 100 000):
+/// a sparse array of a billion holes must be an error, not an attempt to allocate it.
+pub const MAX_VALUES: usize = 10_000_000;
+
+/// Arrays reserve at most this many slots up front, whatever length they claim.
+const MAX_RESERVED: usize = 1 << 16;
+
 /// A message list read from a JS array. Elements that are not objects are kept as they are
 /// (validation reports them with their index).
 pub struct JsMessages(pub Vec<Value>);
@@ -41,21 +48,53 @@ impl ValidateNapiValue for JsMessages {}
 
 impl FromNapiValue for JsMessages {
     unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> Result<Self> {
-        let reader = Reader { env };
-        if !reader.is_array(value)? {
+        let list = unsafe { JsMessageList::from_napi_value(env, value)? };
+        let mut messages = Vec::with_capacity((list.length as usize).min(MAX_RESERVED));
+        list.for_each(|_, message| {
+            messages.push(message);
+            Ok(())
+        })?;
+        Ok(JsMessages(messages))
+    }
+}
+
+/// A JS message array not read yet (the handles it holds live until the native call returns).
+struct JsMessageList {
+    env: sys::napi_env,
+    array: sys::napi_value,
+    length: u32,
+}
+
+impl FromNapiValue for JsMessageList {
+    unsafe fn from_napi_value(env: sys::napi_env, array: sys::napi_value) -> Result<Self> {
+        let reader = Reader::new(env);
+        if !reader.is_array(array)? {
             return Err(Error::new(
                 Status::InvalidArg,
                 "messages must be an array of message objects".to_string(),
             ));
         }
-        let length = reader.array_length(value)?;
-        let mut messages = Vec::with_capacity(length as usize);
-        for index in 0..length {
+        let length = reader.array_length(array)?;
+        if length as usize > MAX_VALUES {
+            return Err(Error::new(
+                Status::InvalidArg,
+                format!("messages has {length} elements; at most {MAX_VALUES} can be read"),
+            ));
+        }
+        Ok(JsMessageList { env, array, length })
+    }
+}
+
+impl JsMessageList {
+    /// Reads the messages in order, giving each to `f` (`undefined` and the like are read as
+    /// `null`, as in a JSON array). Stops at the first error, of reading or of `f`.
+    fn for_each(&self, mut f: impl FnMut(usize, Value) -> Result<()>) -> Result<()> {
+        let reader = Reader::new(self.env);
+        for index in 0..self.length {
             // A scope per message keeps the handles of a long conversation from piling up.
             let message = reader.in_handle_scope(|| {
-                let element = reader.element(value, index)?;
-                let key = index.to_string();
-                reader.read(element, &key, 0)
+                let element = reader.element(self.array, index)?;
+                reader.read(element, &index.to_string(), 0)
             });
             let message = message.map_err(|error| {
                 Error::new(
@@ -66,20 +105,38 @@ impl FromNapiValue for JsMessages {
                     ),
                 )
             })?;
-            messages.push(message.unwrap_or(Value::Null));
+            f(index as usize, message.unwrap_or(Value::Null))?;
         }
-        Ok(JsMessages(messages))
+        Ok(())
     }
 }
 
 struct Reader {
     env: sys::napi_env,
+    /// How many more values may be read (see [`MAX_VALUES`]).
+    remaining: std::cell::Cell<usize>,
 }
 
 impl Reader {
+    fn new(env: sys::napi_env) -> Reader {
+        Reader {
+            env,
+            remaining: std::cell::Cell::new(MAX_VALUES),
+        }
+    }
+
     /// The JSON value of `value`, the value of property `key` (`None`: a value
     /// `JSON.stringify` leaves out).
     fn read(&self, value: sys::napi_value, key: &str, depth: usize) -> Result<Option<Value>> {
+        match self.remaining.get().checked_sub(1) {
+            Some(left) => self.remaining.set(left),
+            None => {
+                return Err(Error::new(
+                    Status::InvalidArg,
+                    format!("the messages hold more than {MAX_VALUES} JSON values"),
+                ))
+            }
+        }
         if self.type_of(value)? != ValueType::Object {
             return self.read_value(value, depth);
         }
@@ -121,7 +178,7 @@ impl Reader {
             }
             ValueType::Object if self.is_array(value)? => {
                 let length = self.array_length(value)?;
-                let mut items = Vec::with_capacity(length as usize);
+                let mut items = Vec::with_capacity((length as usize).min(MAX_RESERVED));
                 for index in 0..length {
                     let element = self.element(value, index)?;
                     let item = self.read(element, &index.to_string(), depth + 1)?;
