@@ -19,8 +19,8 @@ use napi::bindgen_prelude::{FromNapiValue, TypeName, ValidateNapiValue};
 use napi::{sys, Error, Result, Status, ValueType};
 use serde_json::{Map, Number, Value};
 
-/// Deeper nesting than this is refused (and a cycle always reaches it). The same limit as
-/// `serde_json`'s parser, so the text and object crossings refuse the same inputs.
+/// Deeper nesting than this is refused (and a cycle always reaches it): the limit of
+/// `serde_json`'s parser, which reads the same messages from JSON text in the Rust API.
 pub const MAX_DEPTH: usize = 128;
 
 /// At most this many values are read in one call (a 2M-token conversation has about 100 000):
@@ -67,7 +67,7 @@ struct JsMessageList {
 
 impl FromNapiValue for JsMessageList {
     unsafe fn from_napi_value(env: sys::napi_env, array: sys::napi_value) -> Result<Self> {
-        let reader = Reader::new(env);
+        let reader = Reader::new(env)?;
         if !reader.is_array(array)? {
             return Err(Error::new(
                 Status::InvalidArg,
@@ -89,12 +89,12 @@ impl JsMessageList {
     /// Reads the messages in order, giving each to `f` (`undefined` and the like are read as
     /// `null`, as in a JSON array). Stops at the first error, of reading or of `f`.
     fn for_each(&self, mut f: impl FnMut(usize, Value) -> Result<()>) -> Result<()> {
-        let reader = Reader::new(self.env);
+        let reader = Reader::new(self.env)?;
         for index in 0..self.length {
             // A scope per message keeps the handles of a long conversation from piling up.
             let message = reader.in_handle_scope(|| {
                 let element = reader.element(self.array, index)?;
-                reader.read(element, &index.to_string(), 0)
+                reader.read(element, Key::Index(index), 0)
             });
             let message = message.map_err(|error| {
                 Error::new(
@@ -111,23 +111,39 @@ impl JsMessageList {
     }
 }
 
+/// Which property a value is, for `toJSON(key)` (made into a JS string only when called).
+#[derive(Clone, Copy)]
+enum Key<'a> {
+    Index(u32),
+    Name(&'a str),
+}
+
 struct Reader {
     env: sys::napi_env,
+    /// The JS string "toJSON", made once.
+    to_json_name: sys::napi_value,
     /// How many more values may be read (see [`MAX_VALUES`]).
     remaining: std::cell::Cell<usize>,
 }
 
 impl Reader {
-    fn new(env: sys::napi_env) -> Reader {
-        Reader {
+    fn new(env: sys::napi_env) -> Result<Reader> {
+        const TO_JSON: &CStr = c"toJSON";
+        let mut to_json_name = ptr::null_mut();
+        let status =
+            unsafe { sys::napi_create_string_utf8(env, TO_JSON.as_ptr(), 6, &mut to_json_name) };
+        let reader = Reader {
             env,
+            to_json_name,
             remaining: std::cell::Cell::new(MAX_VALUES),
-        }
+        };
+        reader.check(status)?;
+        Ok(reader)
     }
 
     /// The JSON value of `value`, the value of property `key` (`None`: a value
     /// `JSON.stringify` leaves out).
-    fn read(&self, value: sys::napi_value, key: &str, depth: usize) -> Result<Option<Value>> {
+    fn read(&self, value: sys::napi_value, key: Key, depth: usize) -> Result<Option<Value>> {
         match self.remaining.get().checked_sub(1) {
             Some(left) => self.remaining.set(left),
             None => {
@@ -181,7 +197,7 @@ impl Reader {
                 let mut items = Vec::with_capacity((length as usize).min(MAX_RESERVED));
                 for index in 0..length {
                     let element = self.element(value, index)?;
-                    let item = self.read(element, &index.to_string(), depth + 1)?;
+                    let item = self.read(element, Key::Index(index), depth + 1)?;
                     items.push(item.unwrap_or(Value::Null));
                 }
                 Value::Array(items)
@@ -211,7 +227,7 @@ impl Reader {
             let key = unsafe { String::from_napi_value(self.env, name)? };
             let mut property = ptr::null_mut();
             self.check(unsafe { sys::napi_get_property(self.env, object, name, &mut property) })?;
-            if let Some(item) = self.read(property, &key, depth + 1)? {
+            if let Some(item) = self.read(property, Key::Name(&key), depth + 1)? {
                 map.insert(key, item);
             }
         }
@@ -219,15 +235,22 @@ impl Reader {
     }
 
     /// The result of `value.toJSON(key)`, when `value` has such a method.
-    fn to_json_result(&self, value: sys::napi_value, key: &str) -> Result<Option<sys::napi_value>> {
-        const TO_JSON: &CStr = c"toJSON";
+    fn to_json_result(&self, value: sys::napi_value, key: Key) -> Result<Option<sys::napi_value>> {
         let mut method = ptr::null_mut();
         self.check(unsafe {
-            sys::napi_get_named_property(self.env, value, TO_JSON.as_ptr(), &mut method)
+            sys::napi_get_property(self.env, value, self.to_json_name, &mut method)
         })?;
         if self.type_of(method)? != ValueType::Function {
             return Ok(None);
         }
+        let index;
+        let key = match key {
+            Key::Index(i) => {
+                index = i.to_string();
+                index.as_str()
+            }
+            Key::Name(name) => name,
+        };
         let mut key_value = ptr::null_mut();
         self.check(unsafe {
             sys::napi_create_string_utf8(
