@@ -269,6 +269,15 @@ impl CharClasses {
     /// at the last character of the upper run, or the one right after it, that is lower.
     #[inline]
     fn upper_star_lower_plus(&self, text: &[u8], start: usize) -> Option<usize> {
+        let (_, lower_start) = self.upper_run(text, start);
+        Some(self.run_end(text, lower_start?, LOWERISH))
+    }
+
+    /// Scans the `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*` run at `start`: where it ends, and the
+    /// last position in it, or right after it, of a lower character (where `[…]+` of the lower
+    /// class can start once the starred run gives characters back).
+    #[inline]
+    fn upper_run(&self, text: &[u8], start: usize) -> (usize, Option<usize>) {
         let mut index = start;
         let mut lower_start = None;
         loop {
@@ -277,11 +286,10 @@ impl CharClasses {
                 lower_start = Some(index);
             }
             if bits & UPPERISH == 0 {
-                break;
+                return (index, lower_start);
             }
             index += len;
         }
-        Some(self.run_end(text, lower_start?, LOWERISH))
     }
 
     /// `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*` at `start`.
@@ -389,18 +397,7 @@ impl CharClasses {
     /// (the same as [`Self::upper_star_lower_plus`] or else [`Self::upper_plus_lower_star`]).
     #[inline]
     fn word_end(&self, text: &[u8], start: usize) -> Option<usize> {
-        let mut index = start;
-        let mut lower_start = None;
-        loop {
-            let (bits, len) = self.at(text, index);
-            if bits & LOWERISH != 0 {
-                lower_start = Some(index);
-            }
-            if bits & UPPERISH == 0 {
-                break;
-            }
-            index += len;
-        }
+        let (index, lower_start) = self.upper_run(text, start);
         match lower_start {
             Some(lower_start) => Some(self.run_end(text, lower_start, LOWERISH)),
             // The upper run is followed by no lower character: the second alternative, whose
