@@ -64,6 +64,13 @@ export interface NativePartition {
   tailStart: number
 }
 
+/**
+ * `offloadToolResults`: shortens oversized tool results (or, with `scope: 'all'`, any message
+ * text) to about `maxTokens`, archiving the originals. Resolves with
+ * `{"pieces", "offloaded", "archivePath", "error"}` as JSON.
+ */
+export declare function offloadToolResultsJson(messages: object[], maxTokens: number, optionsJson?: string | undefined | null): Promise<string>
+
 /** Partitions a message list. */
 export declare function partitionJson(messages: object[], tailRetentionTokens: number, optionsJson?: string | undefined | null): NativePartition
 

@@ -845,6 +845,7 @@ module.exports.createCancelToken = nativeBinding.createCancelToken
 module.exports.generateSummaryJson = nativeBinding.generateSummaryJson
 module.exports.listArchivesJson = nativeBinding.listArchivesJson
 module.exports.measureJson = nativeBinding.measureJson
+module.exports.offloadToolResultsJson = nativeBinding.offloadToolResultsJson
 module.exports.partitionJson = nativeBinding.partitionJson
 module.exports.persistMessagesJson = nativeBinding.persistMessagesJson
 module.exports.preloadEncoding = nativeBinding.preloadEncoding

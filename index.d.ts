@@ -607,6 +607,24 @@ export interface CompactOptions {
    */
   extractMemory?: boolean
   /**
+   * What may be shortened when the kept messages alone keep the result at or over the threshold
+   * (e.g. one tool output of 200K tokens in the tail), SPEC §4.7:
+   * - `'tool-results'`: the largest tool results of the kept messages after the summary are
+   *   shortened — their head and end kept, a marker in between saying how many tokens were
+   *   elided and which archive holds the original — only as far as needed for the result to
+   *   fit under the threshold with `tailRetentionTokens` of room for the next turns. The
+   *   originals are archived (`offloadArchivePath`), so {@link restoreMessages} stays exact.
+   * - `'all'`: tool results and also the text of user and assistant messages (a giant paste).
+   *   User text is the user's own words, so this is opt-in.
+   * - `'off'` (or `false`): nothing is shortened; a result that cannot fit says
+   *   `STILL_OVER_LIMIT`.
+   *
+   * Tool-call inputs, images, system messages and summaries are never shortened. Every change is
+   * listed in `result.offloaded`.
+   * @default 'tool-results'
+   */
+  offload?: OffloadScope | boolean
+  /**
    * Asked before anything is summarized or written (Pi Agent seed's confirmation); return
    * `false` (or a Promise of `false`) to decline: the result is then not compacted, `messages`
    * is your array, and `error.code` is `'DECLINED'`. A hook that throws declines too. Asked
@@ -701,6 +719,8 @@ export interface CompactStats {
  *   messages that break the tool-call pairing.
  */
 export type CompactErrorCode =
+  | 'STILL_OVER_LIMIT'
+  | 'NOT_SMALLER'
   | 'NOTHING_TO_COMPACT'
   | 'SUMMARIZER_ERROR'
   | 'EMPTY_SUMMARY'
@@ -727,6 +747,31 @@ export interface CompactError {
   attempts: number
   /** The HTTP status of the last failed attempt, when there was one. */
   status?: number
+  /**
+   * `STILL_OVER_LIMIT` / `NOT_SMALLER`: the estimate of the compacted list (the trigger's own,
+   * billed-calibrated measure), the input's estimate, and the threshold.
+   */
+  tokens?: number
+  originalTokens?: number
+  threshold?: number
+}
+
+/** What may be shortened to make a result fit (see {@link CompactOptions.offload}). */
+export type OffloadScope = 'tool-results' | 'all' | 'off'
+
+/** One shortened text of a kept message. */
+export interface OffloadedText {
+  /** The message's index in the returned list. */
+  index: number
+  /** Its index in the list you passed. */
+  originalIndex: number
+  /** Where the shortened string is, e.g. `'messages.7.content.0.content'`. */
+  path: string
+  /** Tokens before, and after (kept text plus marker). */
+  originalTokens: number
+  tokens: number
+  /** A tool result, or (with `offload: 'all'`) user or assistant text. */
+  kind: 'tool_result' | 'text'
 }
 
 export interface CompactResult<M extends Message = Message> {
@@ -747,7 +792,15 @@ export interface CompactResult<M extends Message = Message> {
   /** The archive holding the compacted messages, or `null` (not compacted, or the write failed). */
   archivePath: string | null
   stats: CompactStats
-  /** Why compaction was skipped, or `null` (also `null` below the threshold). */
+  /**
+   * Why compaction was skipped, or `null` (also `null` below the threshold). Two codes come with
+   * the numbers (`tokens`, `originalTokens`, `threshold`):
+   * - `STILL_OVER_LIMIT` with `compacted: true`: the result is smaller but still at or over the
+   *   threshold (e.g. one user message larger than the window with `offload` not `'all'`).
+   *   A result over the threshold always says so here.
+   * - `NOT_SMALLER` with `compacted: false`: the compacted list would not have had fewer tokens
+   *   than the input, so the input is returned.
+   */
   error: CompactError | null
   /** Problems that did not stop the compaction (e.g. an archive write failure). */
   warnings: string[]
@@ -785,6 +838,14 @@ export interface CompactResult<M extends Message = Message> {
   fallback: boolean
   /** What `extractMemory` appended, or `null`. */
   extracted: ExtractedMemory | null
+  /**
+   * Kept messages whose oversized text was shortened to fit (see {@link CompactOptions.offload});
+   * empty when none was. Those messages are new objects; their originals are in
+   * `offloadArchivePath`.
+   */
+  offloaded: OffloadedText[]
+  /** The archive holding the originals of the `offloaded` messages, or `null`. */
+  offloadArchivePath: string | null
   /** Custom strategies only: the mark map `compress` returned (`null` when it was not valid). */
   markMap?: MessageMarkMap | null
 }
@@ -1005,6 +1066,44 @@ export interface PruneResult {
  * - `INVALID_ARCHIVE`: an archive is not a JSON array, is a symlink, or archives name each other;
  * - `IO_ERROR`: reading failed.
  */
+export interface OffloadOptions {
+  /** A text longer than this many tokens is shortened to about this many (marker included). */
+  maxTokens: number
+  /** Where the originals are archived. @default './.context-compact' */
+  outputDir?: string
+  /** The session whose archives these are. @default 'default' */
+  sessionId?: string
+  /** `'tool-results'` (default) or `'all'` (also user and assistant text). */
+  scope?: Exclude<OffloadScope, 'off'>
+  /** The tokenizer. @default 'o200k_base' */
+  encoding?: Encoding
+}
+
+export interface OffloadResult<M extends Message = Message> {
+  /** Your list with the oversized messages replaced by shortened copies (the others are your objects). */
+  messages: M[]
+  offloaded: OffloadedText[]
+  /** The archive holding the originals, or `null` when nothing was shortened. */
+  archivePath: string | null
+  /**
+   * `ARCHIVE_FAILED` when the originals could not be archived: then nothing was shortened
+   * (a shortened message must stay restorable) and `messages` is your array.
+   */
+  error: CompactError | null
+}
+
+/**
+ * Context offload on its own (PRD UC-004), for offload pipelines: every tool result longer than
+ * `maxTokens` is shortened to about `maxTokens` — its head and end kept, a marker in between
+ * saying how many tokens were elided and which archive holds the original. The originals are
+ * archived in the session's next archive, so {@link restoreMessages} gives them back exactly.
+ * Your list is not changed.
+ */
+export declare function offloadToolResults<M extends Message = Message>(
+  messages: M[],
+  options: OffloadOptions,
+): Promise<OffloadResult<M>>
+
 export type RestoreErrorCode = 'ARCHIVE_NOT_FOUND' | 'INVALID_ARCHIVE_REFERENCE' | 'INVALID_ARCHIVE' | 'IO_ERROR'
 
 /**

@@ -394,6 +394,35 @@ async function persistMessages(middle, outputDir, sessionId) {
 }
 
 // ------------------------------------------------------------------------------------------
+// Context offload on its own (PRD UC-004). Logic in crates/core/src/offload.rs.
+
+const OFFLOAD_SCOPES = new Set(['tool-results', 'all'])
+
+async function offloadToolResults(messages, options) {
+  const opts = checkOptions(options)
+  const list = checkedMessages(messages)
+  const maxTokens = opts.maxTokens
+  if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens <= 0 || maxTokens > 0xffffffff) {
+    throw invalidArgument(`options.maxTokens must be a positive integer, got ${describe(maxTokens)}`)
+  }
+  const scope = opts.scope ?? 'tool-results'
+  if (!OFFLOAD_SCOPES.has(scope)) {
+    throw invalidArgument(`options.scope must be 'tool-results' or 'all', got ${describe(scope)}`)
+  }
+  if (opts.outputDir != null) checkOutputDir(opts.outputDir, 'options.outputDir')
+  if (opts.sessionId != null) checkSessionId(opts.sessionId, 'options.sessionId')
+  const optsJson = optionsJson({ outputDir: opts.outputDir, sessionId: opts.sessionId, encoding: opts.encoding, offload: scope })
+  const out = JSON.parse(await nativeAsync(() => native.offloadToolResultsJson(list, maxTokens, optsJson)))
+  const changed = out.pieces.some((piece) => typeof piece !== 'number')
+  return {
+    messages: changed ? out.pieces.map((piece) => (typeof piece === 'number' ? messages[piece] : piece)) : messages,
+    offloaded: out.offloaded,
+    archivePath: out.archivePath ?? null,
+    error: out.error ?? null,
+  }
+}
+
+// ------------------------------------------------------------------------------------------
 // History (SanBot): list, restore (rollback), prune (retention). Logic in crates/core.
 
 function checkOutputDir(outputDir, name = 'outputDir') {
@@ -465,6 +494,8 @@ function buildResult(messages, outcome) {
     removed: outcome.removed ?? null,
     fallback: outcome.fallback ?? false,
     extracted: outcome.extracted ?? null,
+    offloaded: outcome.offloaded ?? [],
+    offloadArchivePath: outcome.offloadArchivePath ?? null,
   }
   if (!outcome.compacted) {
     return {
@@ -483,7 +514,8 @@ function buildResult(messages, outcome) {
     summary: outcome.summary,
     archivePath: outcome.archivePath ?? null,
     stats: outcome.stats,
-    error: null,
+    // A compacted result still over the threshold says so (STILL_OVER_LIMIT).
+    error: outcome.error ?? null,
     ...base,
   }
 }
@@ -1018,6 +1050,7 @@ module.exports = {
   assembleMessages,
   persistMessages,
   compactMessages,
+  offloadToolResults,
   listArchives,
   restoreMessages,
   pruneArchives,

@@ -17,6 +17,7 @@ export const {
   assembleMessages,
   persistMessages,
   compactMessages,
+  offloadToolResults,
   listArchives,
   restoreMessages,
   pruneArchives,

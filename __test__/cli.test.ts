@@ -365,9 +365,12 @@ describe('history, restore, prune', () => {
     const history = await cli(['history', '--output-dir', outputDir, '--session-id', 's1', '--json'])
     expect(history.code, history.stderr).toBe(0)
     const archives = JSON.parse(history.stdout)
-    expect(archives.map((a: { sequence: number }) => a.sequence)).toEqual([1, 2])
+    // The second compaction's kept tail alone is over a 3000-token window: its largest tool
+    // result was shortened to fit, and that message's original went into archive 3.
+    expect(archives.map((a: { sequence: number }) => a.sequence)).toEqual([1, 2, 3])
+    expect(readFileSync(second, 'utf8')).toContain('tokens elided from this tool result')
     const text = await cli(['history', '--output-dir', outputDir, '--session-id', 's1'])
-    expect(text.stdout).toMatch(/2 archives for session "s1"/)
+    expect(text.stdout).toMatch(/3 archives for session "s1"/)
     expect(text.stdout).toMatch(/#1 .* messages/)
 
     const restored = await cli(['restore', second, '--output-dir', outputDir, '--session-id', 's1'])
@@ -380,10 +383,11 @@ describe('history, restore, prune', () => {
 
     const kept = await cli(['prune', '--output-dir', outputDir, '--older-than-days', '30', '--json'])
     expect(kept.code).toBe(0)
-    expect(JSON.parse(kept.stdout)).toEqual({ removed: [], kept: 2 })
+    expect(JSON.parse(kept.stdout)).toEqual({ removed: [], kept: 3 })
     const pruned = await cli(['prune', '--output-dir', outputDir, '--older-than-days', '0', '--session-id', 's1'])
     expect(pruned.code, pruned.stderr).toBe(0)
-    expect(pruned.stdout).toMatch(/removed 4 files, kept 0 archives/)
+    // Three archives and the metadata of the two compactions.
+    expect(pruned.stdout).toMatch(/removed 5 files, kept 0 archives/)
     const after = await cli(['history', '--output-dir', outputDir, '--session-id', 's1', '--json'])
     expect(JSON.parse(after.stdout)).toEqual([])
   })

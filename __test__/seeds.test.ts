@@ -462,7 +462,9 @@ describe('triggers', () => {
   })
 
   it('maxToolOutputBytes fires when the tool results exceed N UTF-8 bytes', async () => {
-    const messages = session(4, 100)
+    // Results large enough that clearing one saves more tokens than the notice costs (a
+    // compaction that would not shrink the list returns it unchanged: NOT_SMALLER).
+    const messages = session(4, 300)
     const bytes = messages.reduce((n, m) => n + (Array.isArray(m.content) ? m.content.filter((b: any) => b.type === 'tool_result').reduce((k: number, b: any) => k + Buffer.byteLength(b.content), 0) : 0), 0)
     expect(shouldCompact(messages, { maxToolOutputBytes: bytes })).toBe(false)
     expect(measureTokens(messages, { maxToolOutputBytes: bytes - 1 }).trigger).toBe('tool_output')
@@ -605,11 +607,10 @@ describe('Pi Agent seed: confirmation, events, summary cap, recursive compaction
     expect(s.calls).toBe(result.rounds)
     // The second round updates the first summary.
     expect(s.requests[1].previousSummary).toContain('fix the bugs')
-    // Its messages are the first round's summary, then the caller's own objects that follow
-    // the first middle, in order (not the caller's list sliced at the round's indices).
-    const [madeSummary, ...carried] = s.requests[1].messages
-    expect(madeSummary).toEqual({ role: 'user', content: expect.stringContaining('fix the bugs') })
-    expect(messages.includes(madeSummary)).toBe(false)
+    // Its messages are the caller's own objects that follow the first middle, in order; the
+    // first round's summary is what it updates (previousSummary), so one summary replaces one
+    // contiguous part of the input and one archive holds it.
+    const carried = s.requests[1].messages
     const firstMiddleEnd = messages.indexOf(s.requests[0].messages.at(-1)!) + 1
     expect(carried.length).toBeGreaterThan(0)
     carried.forEach((message, i) => expect(message).toBe(messages[firstMiddleEnd + i]))
@@ -623,9 +624,23 @@ describe('Pi Agent seed: confirmation, events, summary cap, recursive compaction
     expect(result.stats.compactedMessageCount + result.stats.retainedMessageCount).toBe(messages.length)
     expect(pairingProblems(result.messages)).toEqual([])
     expect(await restoreMessages(result.messages, { outputDir: dir, sessionId: 'rec' })).toEqual(messages)
-    // A tail of one turn is not compacted again.
-    const single = await compactMessages(messages, { contextTokenLimit: total, thresholdRatio: 0.5, tailRetentionRatio: 0.0001, outputDir: tempDir(), summarizer: async () => 'long summary '.repeat(3000) })
-    expect(single.rounds).toBe(1)
+    // A tail of one turn is not compacted again: one summary call. That summary is longer than
+    // what it replaces, so the input stands (NOT_SMALLER) rather than a list that grew.
+    let singleCalls = 0
+    const single = await compactMessages(messages, {
+      contextTokenLimit: total,
+      thresholdRatio: 0.5,
+      tailRetentionRatio: 0.0001,
+      outputDir: tempDir(),
+      summarizer: async () => {
+        singleCalls += 1
+        return 'long summary '.repeat(3000)
+      },
+    })
+    expect(singleCalls).toBe(1)
+    expect(single.compacted).toBe(false)
+    expect(single.messages).toBe(messages)
+    expect(single.error).toMatchObject({ code: 'NOT_SMALLER', originalTokens: total })
   })
 })
 

@@ -22,7 +22,7 @@ use context_compact_core::summarize::{
     AttemptError, AttemptObserver, BoxFuture, Retry, Summarizer, SummaryFailure, SummaryRequest,
 };
 use context_compact_core::trigger::{self, Calibration, TriggerInput, Usage};
-use context_compact_core::{archive, message, partition, prompt, tokens};
+use context_compact_core::{archive, message, offload, partition, prompt, tokens};
 use futures::FutureExt;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -575,6 +575,8 @@ fn outcome_json(outcome: &CompactOutcome) -> Value {
         "removed": outcome.removed,
         "fallback": outcome.fallback,
         "extracted": outcome.extracted,
+        "offloaded": outcome.offloaded,
+        "offloadArchivePath": outcome.offload_archive_path.as_ref().map(|p| p.display().to_string()),
     })
 }
 
@@ -653,6 +655,48 @@ pub async fn persist_messages_json(
             format!("could not write the archive: {e}"),
         )),
     }
+}
+
+/// `offloadToolResults`: shortens oversized tool results (or, with `scope: 'all'`, any message
+/// text) to about `maxTokens`, archiving the originals. Resolves with
+/// `{"pieces", "offloaded", "archivePath", "error"}` as JSON.
+#[napi]
+pub async fn offload_tool_results_json(
+    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
+    max_tokens: u32,
+    options_json: Option<String>,
+) -> Result<String> {
+    let messages = parse_messages(messages)?;
+    let options = parse_options(options_json)?;
+    let work = move || {
+        let outcome = offload::offload_tool_results(
+            &messages,
+            max_tokens as usize,
+            options.offload,
+            &options.output_dir,
+            &options.session_id,
+            options.encoding,
+        );
+        let pieces: Vec<Value> = outcome
+            .pieces
+            .into_iter()
+            .map(|piece| match piece {
+                Piece::Original(index) => json!(index),
+                Piece::New(message) => message,
+            })
+            .collect();
+        json!({
+            "pieces": pieces,
+            "offloaded": outcome.offloaded,
+            "archivePath": outcome.archive_path.map(|p| p.display().to_string()),
+            "error": outcome.error,
+        })
+        .to_string()
+    };
+    tokio::task::spawn_blocking(move || std::panic::catch_unwind(AssertUnwindSafe(work)))
+        .await
+        .map_err(|_| internal("offloadToolResults"))?
+        .map_err(|_| internal("offloadToolResults"))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -113,6 +113,11 @@ pub enum ErrorCode {
     Declined,
     /// The provider needs an API key and none was found.
     MissingApiKey,
+    /// The compacted list is still at or over the threshold (the result is returned, smaller;
+    /// e.g. one user message larger than the window).
+    StillOverLimit,
+    /// The compacted list would not be smaller than the input: the input is returned.
+    NotSmaller,
 }
 
 impl ErrorCode {
@@ -135,6 +140,8 @@ impl ErrorCode {
             ErrorCode::ArchiveFailed => "ARCHIVE_FAILED",
             ErrorCode::Declined => "DECLINED",
             ErrorCode::MissingApiKey => "MISSING_API_KEY",
+            ErrorCode::StillOverLimit => "STILL_OVER_LIMIT",
+            ErrorCode::NotSmaller => "NOT_SMALLER",
         }
     }
 }
@@ -156,6 +163,14 @@ pub struct CompactError {
     /// The HTTP status of the last failed attempt, when there was one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
+    /// `STILL_OVER_LIMIT` / `NOT_SMALLER`: the estimate of the compacted list (the trigger's
+    /// measure), the input's estimate, and the threshold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<u64>,
 }
 
 impl CompactError {
@@ -165,7 +180,18 @@ impl CompactError {
             message: message.into(),
             attempts: 0,
             status: None,
+            tokens: None,
+            original_tokens: None,
+            threshold: None,
         }
+    }
+
+    /// The same with the numbers of a result that does not fit.
+    pub fn with_numbers(mut self, tokens: u64, original_tokens: u64, threshold: u64) -> Self {
+        self.tokens = Some(tokens);
+        self.original_tokens = Some(original_tokens);
+        self.threshold = Some(threshold);
+        self
     }
 }
 

@@ -229,10 +229,9 @@ pub async fn summarize_with_retries(
                 error.message
             );
             return Err(SummaryFailure::Failed(CompactError {
-                code: error.code,
-                message: error.message,
                 attempts: attempt,
                 status: error.status,
+                ..CompactError::new(error.code, error.message)
             }));
         }
         let delay = error

@@ -185,8 +185,10 @@ fn a_compaction_writes_metadata_an_audit_line_and_the_cumulative_summary() {
     assert!(summaries.contains(body));
     assert_eq!(mode(&session.join(archive::SUMMARIES_FILE)), 0o600);
 
-    // A second compaction appends (never rewrites) both files.
-    let again = run(&assembled(&messages, &outcome), &options(tmp.path()));
+    // A second compaction (after the conversation went on) appends (never rewrites) both files.
+    let mut grown = assembled(&messages, &outcome);
+    grown.extend(turns(8, 8));
+    let again = run(&grown, &options(tmp.path()));
     assert!(again.compacted);
     assert_eq!(events(&session).len(), 2);
     let summaries = fs::read_to_string(session.join(archive::SUMMARIES_FILE)).unwrap();
@@ -358,11 +360,16 @@ fn restore_after_three_compactions_equals_the_whole_history() {
 #[test]
 fn restore_resolves_archives_by_file_name_so_a_moved_directory_works() {
     let tmp = tempfile::tempdir().unwrap();
-    let original = conversation();
+    let mut original = conversation();
     let mut current = original.clone();
-    for _ in 0..2 {
+    for round in 0..2 {
         let outcome = run(&current, &options(&tmp.path().join("before")));
+        assert!(outcome.compacted, "{:?}", outcome.error);
         current = assembled(&current, &outcome);
+        // The conversation goes on before the next compaction.
+        let more = turns(8 + 8 * round, 8);
+        original.extend(more.iter().cloned());
+        current.extend(more);
     }
     fs::rename(tmp.path().join("before"), tmp.path().join("after")).unwrap();
     let restored = restore_messages(&current, &tmp.path().join("after"), "s").unwrap();

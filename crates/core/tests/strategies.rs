@@ -505,8 +505,12 @@ fn recursive_rounds_end_below_the_threshold_or_after_the_last_round() {
     opts.tail_retention_ratio = 0.0001;
     let s = Counting::new(&"long summary ".repeat(2_000));
     let outcome = run(&messages, &opts, &s, &NoHooks);
-    assert!(outcome.compacted);
-    assert_eq!(outcome.rounds, 1);
+    assert_eq!(s.calls(), 1);
+    // The one round's summary is longer than what it replaced: the input stands.
+    assert!(!outcome.compacted);
+    let error = outcome.error.unwrap();
+    assert_eq!(error.code, ErrorCode::NotSmaller);
+    assert!(error.tokens.unwrap() >= error.original_tokens.unwrap());
 }
 
 #[test]

@@ -94,6 +94,8 @@ pub(crate) fn record_outcome(options: &CompactOptions, outcome: &mut CompactOutc
     let mut problems: Vec<String> = Vec::new();
 
     let mut fields = Map::new();
+    // A compaction whose result is still over the threshold says so here too.
+    let code = code.or_else(|| outcome.error.as_ref().map(|e| e.code.as_str()));
     if let Some(code) = code {
         fields.insert("code".into(), json!(code));
         fields.insert(
@@ -113,6 +115,13 @@ pub(crate) fn record_outcome(options: &CompactOptions, outcome: &mut CompactOutc
                 .map(|(_, s)| s)),
         );
         fields.insert("stats".into(), json!(outcome.stats));
+        if let Some(offload) = &outcome.offload_archive_path {
+            fields.insert(
+                "offloadArchive".into(),
+                json!(offload.file_name().and_then(|n| n.to_str())),
+            );
+            fields.insert("offloaded".into(), json!(outcome.offloaded.len()));
+        }
     }
     if outcome.provider.is_some() {
         fields.insert("provider".into(), json!(outcome.provider));

@@ -16,6 +16,7 @@ use super::{
     with_session_lock, write_counter, DEFAULT_OUTPUT_DIR, DEFAULT_SESSION_ID,
 };
 use crate::error::ValidationError;
+use crate::offload;
 use crate::prompt;
 
 /// SanBot's retention: archives older than this many days are pruned by default.
@@ -255,7 +256,12 @@ pub fn restore_messages(
             continue;
         }
         if !prompt::is_summary_message(message) {
-            out.push(Restored::Original(index));
+            out.push(
+                match unshortened(message, &dir, &format!("messages[{index}]"))? {
+                    Some(original) => Restored::Archived(original),
+                    None => Restored::Original(index),
+                },
+            );
             continue;
         }
         let name = archive_of(message, &dir, &format!("messages[{index}]"))?;
@@ -277,7 +283,10 @@ pub fn restore_messages(
                 continue;
             }
             if !prompt::is_summary_message(&item) {
-                out.push(Restored::Archived(item));
+                let place = format!("a message of {current}");
+                out.push(Restored::Archived(
+                    unshortened(&item, &dir, &place)?.unwrap_or(item),
+                ));
                 continue;
             }
             let place = format!("a message of {current}");
@@ -294,24 +303,57 @@ pub fn restore_messages(
     Ok(out)
 }
 
+/// The original of a message the fit step shortened (offload), following shortenings of
+/// shortened messages; `None` when `message` was not shortened.
+fn unshortened(message: &Value, dir: &Path, place: &str) -> Result<Option<Value>, HistoryError> {
+    let mut current: Option<Value> = None;
+    let mut seen: Vec<(String, usize)> = Vec::new();
+    loop {
+        let reference = match offload::original_of(current.as_ref().unwrap_or(message)) {
+            Some(reference) => reference,
+            None => return Ok(current),
+        };
+        let archive = reference.archive.unwrap_or_default();
+        let name = archive_name_of(archive, place)?;
+        if seen.iter().any(|(n, i)| *n == name && *i == reference.item) {
+            return Err(HistoryError::InvalidArchive(format!(
+                "{place} is a shortened message whose originals name each other ({name})"
+            )));
+        }
+        let item = reference.item;
+        let mut archived = read_archive(dir, &name)?;
+        if item >= archived.len() {
+            return Err(HistoryError::InvalidArchive(format!(
+                "{place} is a shortened message naming message {item} of {name}, which holds {} messages",
+                archived.len()
+            )));
+        }
+        seen.push((name, item));
+        current = Some(archived.swap_remove(item));
+    }
+}
+
+/// The archive file name in a reference (a path), refused when it is not one.
+fn archive_name_of(reference: &str, place: &str) -> Result<String, HistoryError> {
+    // The last path component, whatever the separator (archives written on Windows).
+    let name = reference
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(reference)
+        .trim();
+    if parse_archive_name(name).is_none() {
+        return Err(HistoryError::InvalidReference(format!(
+            "{place} names {reference:?}, which is not an archive file name \
+             (compact-<timestamp>-<sequence>.json); refusing to read it"
+        )));
+    }
+    Ok(name.to_string())
+}
+
 /// The archive file name a summary message stands for.
 fn archive_of(message: &Value, dir: &Path, place: &str) -> Result<String, HistoryError> {
     match prompt::summary_archive(message) {
-        Some(reference) => {
-            // The last path component, whatever the separator (archives written on Windows).
-            let name = reference
-                .rsplit(['/', '\\'])
-                .next()
-                .unwrap_or(reference)
-                .trim();
-            if parse_archive_name(name).is_none() {
-                return Err(HistoryError::InvalidReference(format!(
-                    "{place} is a summary naming {reference:?}, which is not an archive file name \
-                     (compact-<timestamp>-<sequence>.json); refusing to read it"
-                )));
-            }
-            Ok(name.to_string())
-        }
+        Some(reference) => archive_name_of(reference, &format!("{place} is a summary that")),
         None => {
             let content = message.get("content").and_then(Value::as_str).unwrap_or("");
             find_by_summary(dir, content).ok_or_else(|| {

@@ -1,0 +1,72 @@
+//! Step 6, **archive**: the replaced region goes into the session's next archive (F-006), and
+//! the originals of the messages the fit step shortened into one more, so `restoreMessages`
+//! gives back the original exactly. A write that fails is a warning (PRD F-006), or the
+//! compaction's error with `requireArchive`.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::fit::Fitting;
+use super::Draft;
+use crate::archive;
+use crate::error::{CompactError, ErrorCode};
+use crate::options::CompactOptions;
+
+/// Where the archives went (`None`: not written, with a warning).
+#[derive(Debug, Default)]
+pub(crate) struct Archived {
+    pub region: Option<PathBuf>,
+    pub offload: Option<PathBuf>,
+    pub warnings: Vec<String>,
+}
+
+pub(crate) fn archive(
+    messages: &[Value],
+    draft: &Draft,
+    fitting: &Fitting,
+    options: &CompactOptions,
+) -> Result<Archived, CompactError> {
+    let mut archived = Archived::default();
+    let region = &messages[draft.region.clone()];
+    archived.region = persist(
+        region,
+        draft.removed_what(),
+        options,
+        &mut archived.warnings,
+    )?;
+    if !fitting.cuts.is_empty() {
+        let originals: Vec<Value> = fitting
+            .cuts
+            .iter()
+            .map(|(index, _)| messages[*index].clone())
+            .collect();
+        archived.offload = persist(&originals, "shortened", options, &mut archived.warnings)?;
+    }
+    Ok(archived)
+}
+
+fn persist(
+    messages: &[Value],
+    what: &str,
+    options: &CompactOptions,
+    warnings: &mut Vec<String>,
+) -> Result<Option<PathBuf>, CompactError> {
+    match archive::persist_messages(messages, &options.output_dir, &options.session_id) {
+        Ok(file) => Ok(Some(file.path)),
+        Err(e) => {
+            let message = format!(
+                "could not archive the {} {what} messages in {}: {e}",
+                messages.len(),
+                options.output_dir.display()
+            );
+            if options.require_archive {
+                tracing::error!("{message}; compaction skipped (requireArchive)");
+                return Err(CompactError::new(ErrorCode::ArchiveFailed, message));
+            }
+            tracing::warn!("{message}");
+            warnings.push(message);
+            Ok(None)
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! Step 7, **assemble**: the new message list, as pieces — messages of the input (by index)
+//! and new ones (the summary or notice, cleared and shortened messages).
+
+use serde_json::{json, Value};
+
+use super::fit::Fitting;
+use super::Draft;
+use crate::offload::{self, OriginalRef};
+use crate::outcome::Piece;
+use crate::tokens::Encoding;
+
+/// Builds `[...head, { role: 'user', content: summary }, ...tail]` (F-005).
+pub fn assemble_messages(head: &[Value], summary: &str, tail: &[Value]) -> Vec<Value> {
+    if summary.trim().is_empty() {
+        tracing::warn!("assembling messages with an empty summary");
+    }
+    let mut out = Vec::with_capacity(head.len() + 1 + tail.len());
+    out.extend_from_slice(head);
+    out.push(summary_message(summary));
+    out.extend_from_slice(tail);
+    out
+}
+
+/// `{ role: 'user', content: summary }`.
+pub fn summary_message(summary: &str) -> Value {
+    json!({ "role": "user", "content": summary })
+}
+
+/// The context window a summary model can read, for bounding the transcript.
+pub fn summary_model_window(model: &str) -> Option<usize> {
+    crate::models::context_window(model)
+}
+
+/// Where the archives of a compaction are (or, while fitting, a stand-in as long as a real
+/// path, so what is counted then is not less than what is sent).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ArchiveRefs<'a> {
+    /// The archive of the replaced region, as the summary or notice names it.
+    pub region: Option<&'a str>,
+    /// The archive of the offloaded originals.
+    pub offload: Option<&'a str>,
+}
+
+/// A message the fit step shortened: its input index, its position in the pieces, and the new
+/// token count of each of its cuts.
+pub(crate) type Shortened = (usize, usize, Vec<usize>);
+
+/// The pieces of the compacted list, and the messages `fitting` shortened.
+pub(crate) fn assemble(
+    messages: &[Value],
+    draft: &Draft,
+    fitting: &Fitting,
+    refs: ArchiveRefs<'_>,
+    encoding: Encoding,
+) -> (Vec<Piece>, Vec<Shortened>) {
+    let region = draft.region.clone();
+    let mut pieces: Vec<Piece> = (0..region.start).map(Piece::Original).collect();
+    pieces.push(Piece::New(summary_message(
+        &draft.replacement_text(refs.region),
+    )));
+    let archive_name = refs
+        .region
+        .map(|path| path.rsplit(['/', '\\']).next().unwrap_or(path));
+    pieces.extend(draft.region_items(messages, archive_name));
+    pieces.extend((region.end..messages.len()).map(Piece::Original));
+
+    let mut shortened = Vec::new();
+    for (item, (index, cuts)) in fitting.cuts.iter().enumerate() {
+        let original = OriginalRef {
+            archive: refs.offload,
+            item,
+        };
+        let (message, counts) = offload::apply_cuts(&messages[*index], cuts, &original, encoding);
+        if let Some(position) = pieces
+            .iter()
+            .position(|p| matches!(p, Piece::Original(i) if i == index))
+        {
+            pieces[position] = Piece::New(message);
+            shortened.push((*index, position, counts));
+        }
+    }
+    (pieces, shortened)
+}

@@ -1,0 +1,108 @@
+//! Step 5, **fit**: the result must fit (SPEC §4.7). The draft — the new list with a stand-in
+//! for the archive paths — is measured with the trigger's own estimate. When it is still at or
+//! over the threshold, the largest texts of the kept messages after the summary are shortened
+//! ([`crate::offload`]: tool results by default), as far as needed for the estimate to fall
+//! below the threshold with room for the next turns: `threshold − tailRetentionTokens` (at most
+//! half the threshold of room). Fitting only under the threshold would have the very next turn
+//! compact again.
+//!
+//! What cannot be made to fit is not hidden: the report step compares the final list with the
+//! threshold and the input, and says `STILL_OVER_LIMIT` or `NOT_SMALLER`.
+
+use serde_json::Value;
+
+use super::assemble::{assemble, ArchiveRefs};
+use super::measure::Estimator;
+use super::Draft;
+use crate::offload::{self, MessageCuts, Site};
+use crate::options::CompactOptions;
+use crate::outcome::Piece;
+use crate::tokens;
+
+/// The shortening the fit step decided: the cuts of each kept message, by input index, in
+/// order. The index of a message here is its index in the offload archive.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Fitting {
+    pub cuts: Vec<(usize, MessageCuts)>,
+    /// Raw tokens of the draft's messages with the cuts applied (stand-in archive paths).
+    pub tokens: usize,
+}
+
+/// How many times the cuts are re-planned when the exact count after cutting is not yet low
+/// enough (token counts of cut text are not proportional to its length).
+const MAX_REFITS: usize = 4;
+
+/// Decides the shortening of `draft` for it to fit. `stand_in` is a path at least as long as
+/// the real archive paths will be.
+pub(crate) fn fit(
+    messages: &[Value],
+    counts: &[usize],
+    draft: &Draft,
+    estimator: &Estimator,
+    stand_in: &str,
+    options: &CompactOptions,
+) -> Fitting {
+    let refs = ArchiveRefs {
+        region: Some(stand_in),
+        offload: Some(stand_in),
+    };
+    let mut fitting = Fitting::default();
+    fitting.tokens = draft_tokens(messages, counts, draft, &fitting, refs, options);
+    let estimate = estimator.after(fitting.tokens);
+    let threshold = estimator.threshold();
+    if estimate < threshold {
+        return fitting;
+    }
+    let sites: Vec<Site> = offload::find_sites(
+        messages,
+        draft.kept_after(messages.len()),
+        options.offload,
+        options.encoding,
+    );
+    if sites.is_empty() {
+        return fitting;
+    }
+    let room = (options.tail_retention_tokens() as u64).min(threshold / 2);
+    let target = threshold - room;
+    let mut reduce = estimator.raw_for(estimate - target);
+    let mut last_plan = Vec::new();
+    for _ in 0..MAX_REFITS {
+        let plan = offload::plan_cuts(&sites, reduce);
+        if plan.is_empty() || plan == last_plan {
+            break;
+        }
+        fitting.cuts = offload::cuts_by_message(&sites, &plan);
+        fitting.tokens = draft_tokens(messages, counts, draft, &fitting, refs, options);
+        let estimate = estimator.after(fitting.tokens);
+        if estimate <= target {
+            break;
+        }
+        reduce += estimator.raw_for(estimate - target);
+        last_plan = plan;
+    }
+    fitting
+}
+
+/// Raw tokens of the messages of `draft` with `fitting` applied.
+fn draft_tokens(
+    messages: &[Value],
+    counts: &[usize],
+    draft: &Draft,
+    fitting: &Fitting,
+    refs: ArchiveRefs<'_>,
+    options: &CompactOptions,
+) -> usize {
+    let (pieces, _) = assemble(messages, draft, fitting, refs, options.encoding);
+    pieces_tokens(counts, &pieces, options)
+}
+
+/// Raw tokens of `pieces`: originals from `counts`, new messages counted.
+pub(crate) fn pieces_tokens(counts: &[usize], pieces: &[Piece], options: &CompactOptions) -> usize {
+    pieces
+        .iter()
+        .map(|piece| match piece {
+            Piece::Original(i) => counts[*i],
+            Piece::New(message) => tokens::count_message(options.encoding, message),
+        })
+        .sum()
+}

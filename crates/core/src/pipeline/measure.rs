@@ -1,0 +1,93 @@
+//! Step 1, **measure**: the trigger's estimate of the list (SPEC §4.2: usage, calibration,
+//! model factor or raw count), what fires a compaction, and the same estimate for the list a
+//! compaction would return — the measure of the post-condition (SPEC §4.7).
+
+use serde_json::Value;
+
+use crate::options::CompactOptions;
+use crate::trigger::{
+    model_factor, tool_output_bytes, Calibration, EstimateSource, Measure, TriggerKind,
+};
+
+/// The trigger's view of a list.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Measured {
+    pub measure: Measure,
+    /// What fires a compaction; `None`: nothing does.
+    pub trigger: Option<TriggerKind>,
+    pub estimator: Estimator,
+}
+
+pub(crate) fn measure(messages: &[Value], counts: &[usize], options: &CompactOptions) -> Measured {
+    let measure = options.measure(messages, counts);
+    let tool_bytes = if options.max_tool_output_bytes.is_some() {
+        messages.iter().map(tool_output_bytes).sum()
+    } else {
+        0
+    };
+    Measured {
+        measure,
+        trigger: options.fired(&measure, messages.len(), tool_bytes),
+        estimator: Estimator::new(&measure, options),
+    }
+}
+
+/// The estimate of a list a compaction changed: the input's estimate minus the raw tokens
+/// that went away, times what one raw token is billed. With a usage report, the part of the
+/// billed input that is not in the messages (a system prompt or tools the caller did not pass)
+/// stays in the estimate, as it stays in the next request; without one this is the changed
+/// list's raw count times the factor (model family or calibration).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Estimator {
+    tokens: f64,
+    raw: f64,
+    extra: usize,
+    /// Billed tokens per raw token removed. With usage, only what is known per token (a
+    /// calibration slope or a model factor), else 1: the ratio a usage report implies includes
+    /// the overhead outside the messages, and would make removals look bigger than they are.
+    per_token: f64,
+    threshold: u64,
+}
+
+impl Estimator {
+    fn new(measure: &Measure, options: &CompactOptions) -> Self {
+        let per_token = match measure.source {
+            EstimateSource::Usage => options
+                .calibration
+                .as_ref()
+                .and_then(Calibration::slope)
+                .or_else(|| options.trigger_model().map(model_factor))
+                .unwrap_or(1.0),
+            _ => measure.factor,
+        };
+        Estimator {
+            tokens: measure.tokens as f64,
+            raw: measure.raw_tokens as f64,
+            extra: options.extra_tokens(),
+            per_token: per_token.max(1.0),
+            threshold: measure.threshold,
+        }
+    }
+
+    /// The estimate for a list whose messages have `message_tokens` raw tokens.
+    pub fn after(&self, message_tokens: usize) -> u64 {
+        let raw_after = (message_tokens + self.extra) as f64;
+        let estimate = self.tokens - (self.raw - raw_after) * self.per_token;
+        estimate.max(raw_after).ceil() as u64
+    }
+
+    /// Would a list of `message_tokens` raw tokens still reach the threshold?
+    pub fn over(&self, message_tokens: usize) -> bool {
+        self.after(message_tokens) >= self.threshold
+    }
+
+    /// The threshold the estimate is compared with.
+    pub fn threshold(&self) -> u64 {
+        self.threshold
+    }
+
+    /// Raw tokens to remove for the estimate to fall by `billed` tokens.
+    pub fn raw_for(&self, billed: u64) -> usize {
+        (billed as f64 / self.per_token).ceil() as usize
+    }
+}

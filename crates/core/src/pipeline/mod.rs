@@ -1,0 +1,557 @@
+//! The compaction pipeline, one step a module, run top to bottom by [`compact_with_hooks`]:
+//!
+//! 1. [`measure`] — the trigger's estimate (SPEC §4.2) and what fires: tokens, `maxMessages`,
+//!    `maxToolOutputBytes`, `force`; a `token_limit_exceeded` event when the estimate reaches
+//!    the threshold.
+//! 2. [`plan`] — what the strategy would do, without side effects; then the confirmation hook
+//!    (Pi Agent seed's `require_confirmation`) may decline.
+//! 3. [`summarize`] — the summary of the middle, in further rounds while still over the
+//!    threshold (strategies without a summary skip this).
+//! 4. [`fit`] — the result must fit: oversized kept text is shortened (offload).
+//! 5. [`archive`] — the replaced region and the shortened originals are archived.
+//! 6. [`assemble`] — the new list.
+//! 7. [`report`] — the post-condition (below the threshold, smaller than the input), the
+//!    statistics, the records (metadata, audit), memory extraction and events.
+
+pub mod archive;
+pub mod assemble;
+pub mod fit;
+pub mod measure;
+pub mod plan;
+pub mod report;
+pub mod summarize;
+
+use std::ops::Range;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{CompactError, ErrorCode};
+use crate::options::CompactOptions;
+use crate::outcome::{Aborted, CompactOutcome, Piece};
+use crate::partition::Partition;
+use crate::prompt;
+use crate::strategy::{RegionItem, Rewrite, Strategy};
+use crate::summarize::{AttemptObserver, BoxFuture, Summarizer};
+use crate::tokens;
+use crate::trigger::TriggerKind;
+
+use self::assemble::ArchiveRefs;
+use self::plan::Plan;
+
+pub use self::summarize::MAX_ROUNDS;
+
+/// What the confirmation hook sees before anything is written (`onBeforeCompact(info)`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BeforeCompactInfo {
+    /// The trigger's estimate and the threshold.
+    pub tokens: usize,
+    pub threshold: usize,
+    pub message_count: usize,
+    /// Messages that would be summarized, removed or changed.
+    pub middle_count: usize,
+    /// Where the part that changes begins, and the index of the first message kept after it
+    /// (a selective compaction may keep some messages in between).
+    pub head_length: usize,
+    pub tail_start: usize,
+    pub trigger: TriggerKind,
+    pub strategy: Strategy,
+    /// A selective compaction that will fall back to a full summary.
+    pub fallback: bool,
+}
+
+/// The answer of the confirmation hook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confirmation {
+    Proceed,
+    /// Do not compact; the reason goes into the result's error (`DECLINED`).
+    Decline(String),
+}
+
+/// The caller's hooks: confirmation and events. The napi binding implements it over the JS
+/// callbacks `onBeforeCompact` and `onEvent`; the core never sees napi types.
+pub trait CompactHooks: Send + Sync {
+    /// Asked once per compaction, after planning and before any summary call or write.
+    fn before_compact<'a>(&'a self, _info: &'a BeforeCompactInfo) -> BoxFuture<'a, Confirmation> {
+        Box::pin(async { Confirmation::Proceed })
+    }
+    /// An event: `token_limit_exceeded`, `started`, `completed`, `failed` (`retry` events go
+    /// through the [`AttemptObserver`]).
+    fn event(&self, _event: Value) {}
+}
+
+/// No hooks.
+pub struct NoHooks;
+impl CompactHooks for NoHooks {}
+
+/// The new list before its archives are written: the region of the input that is replaced,
+/// and what replaces it.
+pub(crate) struct Draft {
+    pub region: Range<usize>,
+    pub replacement: Replacement,
+}
+
+pub(crate) enum Replacement {
+    /// A summary message (model text + ledger).
+    Summary(summarize::Summarized),
+    /// A notice, followed by what a strategy without a summary keeps of the region.
+    Rewrite(Rewrite),
+}
+
+impl Draft {
+    /// The content of the message that stands for the region, naming `archive`.
+    pub fn replacement_text(&self, archive: Option<&str>) -> String {
+        match &self.replacement {
+            Replacement::Summary(summary) => {
+                prompt::summary_message_text(self.region.len(), archive, &summary.body)
+            }
+            Replacement::Rewrite(rewrite) => format!(
+                "{}\n\n{}",
+                prompt::notice_header(
+                    self.region.len(),
+                    &rewrite.how(),
+                    rewrite.items.len(),
+                    archive
+                ),
+                rewrite.detail()
+            ),
+        }
+    }
+
+    /// What a strategy without a summary keeps of the region (cleared results name the
+    /// archive file).
+    pub fn region_items(&self, messages: &[Value], archive_name: Option<&str>) -> Vec<Piece> {
+        match &self.replacement {
+            Replacement::Summary(_) => Vec::new(),
+            Replacement::Rewrite(rewrite) => rewrite.render_items(messages, archive_name),
+        }
+    }
+
+    /// The input messages kept unchanged after the replacement: what the fit step may shorten.
+    pub fn kept_after(&self, len: usize) -> Vec<usize> {
+        let mut kept = Vec::new();
+        if let Replacement::Rewrite(rewrite) = &self.replacement {
+            kept.extend(rewrite.items.iter().filter_map(|item| match item {
+                RegionItem::Keep(i) => Some(*i),
+                RegionItem::Clear { .. } => None,
+            }));
+        }
+        kept.extend(self.region.end..len);
+        kept
+    }
+
+    /// How the archive's messages are described in a warning.
+    pub fn removed_what(&self) -> &'static str {
+        match self.replacement {
+            Replacement::Summary(_) => "compacted",
+            Replacement::Rewrite(_) => "removed",
+        }
+    }
+}
+
+/// [`crate::compact::compact`] with the confirmation hook and events.
+pub async fn compact_with_hooks(
+    messages: &[Value],
+    counts: Option<Vec<usize>>,
+    options: &CompactOptions,
+    summarizer: &dyn Summarizer,
+    cancel: &CancellationToken,
+    observer: &dyn AttemptObserver,
+    hooks: &dyn CompactHooks,
+) -> Result<CompactOutcome, Aborted> {
+    let counts = counts.unwrap_or_else(|| tokens::count_each(options.encoding, messages));
+    let measured = measure::measure(messages, &counts, options);
+    let result = run(
+        messages, &counts, &measured, options, summarizer, cancel, observer, hooks,
+    )
+    .await;
+    match result {
+        Ok(mut outcome) => {
+            outcome.measure = Some(measured.measure);
+            outcome.trigger = measured.trigger;
+            Ok(outcome)
+        }
+        Err(Aborted) => {
+            crate::archive::record_aborted(options);
+            Err(Aborted)
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run(
+    messages: &[Value],
+    counts: &[usize],
+    measured: &measure::Measured,
+    options: &CompactOptions,
+    summarizer: &dyn Summarizer,
+    cancel: &CancellationToken,
+    observer: &dyn AttemptObserver,
+    hooks: &dyn CompactHooks,
+) -> Result<CompactOutcome, Aborted> {
+    let report = report::Reporter::new(messages, counts, measured, options, hooks);
+
+    // 1. measure
+    let Some(trigger) = measured.trigger else {
+        return Ok(report.skipped(None));
+    };
+    if measured.measure.reached() {
+        hooks.event(json!({
+            "type": "token_limit_exceeded",
+            "tokensUsed": measured.measure.tokens,
+            "tokenLimit": measured.measure.threshold,
+        }));
+    }
+    if options.strategy == Strategy::Noop {
+        // The type seed's NoOpCompressionStrategy: the list stands, nothing is written.
+        return Ok(report.skipped(None));
+    }
+
+    // 2. plan, and the caller's confirmation
+    let (plan, fallback) = plan::plan(messages, counts, measured, options);
+    let Some(plan) = plan else {
+        let partition = plan::summary_partition(messages, counts, options);
+        let error = CompactError::new(
+            ErrorCode::NothingToCompact,
+            format!(
+                "compaction was triggered ({}: {} tokens, threshold {}), but the {} strategy keeps every message; nothing to compact",
+                trigger.as_str(),
+                measured.measure.tokens,
+                measured.measure.threshold,
+                options.strategy.as_str()
+            ),
+        );
+        return Ok(report.not_compacted(error, options.strategy, partition, fallback));
+    };
+    let (strategy, head_length, tail_start, middle_count) = plan.shape();
+    let info = BeforeCompactInfo {
+        tokens: measured.measure.tokens as usize,
+        threshold: measured.measure.threshold as usize,
+        message_count: messages.len(),
+        middle_count,
+        head_length,
+        tail_start,
+        trigger,
+        strategy,
+        fallback,
+    };
+    let confirmation = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => return Err(Aborted),
+        answer = hooks.before_compact(&info) => answer,
+    };
+    let planned = Partition {
+        head_len: head_length,
+        tail_start,
+    };
+    if let Confirmation::Decline(reason) = confirmation {
+        let error = CompactError::new(ErrorCode::Declined, reason);
+        return Ok(report.not_compacted(error, strategy, planned, fallback));
+    }
+    hooks.event(json!({
+        "type": "started",
+        "tokens": info.tokens,
+        "threshold": info.threshold,
+        "messageCount": messages.len(),
+        "middleCount": info.middle_count,
+        "trigger": trigger.as_str(),
+        "strategy": strategy.as_str(),
+    }));
+
+    // 3. summarize
+    let stand_in = stand_in_archive_path(options);
+    let draft = match plan {
+        Plan::Summary(partition) => {
+            let summarized = summarize::summarize(
+                messages,
+                counts,
+                partition,
+                &measured.estimator,
+                &stand_in,
+                options,
+                summarizer,
+                cancel,
+                observer,
+            )
+            .await?;
+            match summarized {
+                Ok(summarized) => Draft {
+                    region: summarized.region.clone(),
+                    replacement: Replacement::Summary(summarized),
+                },
+                Err(error) => {
+                    let attempts = error.attempts;
+                    let mut outcome = report.failed(error, strategy, planned, fallback);
+                    outcome.provider = Some(summarizer.provider().to_string());
+                    outcome.model = summarizer.model().map(str::to_string);
+                    outcome.attempts = attempts;
+                    return Ok(outcome);
+                }
+            }
+        }
+        Plan::Rewrite(rewrite) => Draft {
+            region: rewrite.region.clone(),
+            replacement: Replacement::Rewrite(rewrite),
+        },
+    };
+    let summarizer_used =
+        matches!(draft.replacement, Replacement::Summary(_)).then_some(summarizer);
+
+    // 4. fit
+    let fitting = fit::fit(
+        messages,
+        counts,
+        &draft,
+        &measured.estimator,
+        &stand_in,
+        options,
+    );
+    if let Some(error) = report.grows(&fitting) {
+        return Ok(report.failed(error, strategy, planned, fallback));
+    }
+
+    // 5. archive
+    let archived = match archive::archive(messages, &draft, &fitting, options) {
+        Ok(archived) => archived,
+        Err(error) => return Ok(report.failed(error, strategy, planned, fallback)),
+    };
+
+    // 6. assemble
+    let region_path = archived.region.as_ref().map(|p| p.display().to_string());
+    let offload_path = archived.offload.as_ref().map(|p| p.display().to_string());
+    let refs = ArchiveRefs {
+        region: region_path.as_deref(),
+        offload: offload_path.as_deref(),
+    };
+    let (pieces, shortened) =
+        assemble::assemble(messages, &draft, &fitting, refs, options.encoding);
+
+    // 7. report
+    Ok(report.compacted(report::Compacted {
+        draft,
+        fitting,
+        shortened,
+        archived,
+        pieces,
+        strategy,
+        fallback,
+        summarizer: summarizer_used,
+    }))
+}
+
+/// A path at least as long as the archive paths this compaction will write, for counting the
+/// draft before they exist.
+fn stand_in_archive_path(options: &CompactOptions) -> String {
+    crate::archive::session_dir(&options.output_dir, &options.session_id)
+        .join("compact-20000101T000000Z-99999999999.json")
+        .display()
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compact::{compact, token_budget, CompactStats};
+    use crate::outcome::Piece;
+    use crate::summarize::SummaryRequest;
+    use crate::summarize::{AttemptError, BoxFuture, NoObserver};
+    use crate::tokens::Encoding;
+    use std::sync::Mutex;
+
+    /// (prompt, previous summary, range) of each request.
+    type Seen = (String, Option<String>, std::ops::Range<usize>);
+
+    struct Recording {
+        requests: Mutex<Vec<Seen>>,
+        reply: String,
+    }
+
+    impl Summarizer for Recording {
+        fn summarize<'a>(
+            &'a self,
+            request: &'a SummaryRequest<'a>,
+        ) -> BoxFuture<'a, Result<String, AttemptError>> {
+            self.requests.lock().unwrap().push((
+                request.prompt.clone(),
+                request.previous_summary.clone(),
+                request.range.clone(),
+            ));
+            let reply = self.reply.clone();
+            Box::pin(async move { Ok(reply) })
+        }
+        fn provider(&self) -> &str {
+            "custom"
+        }
+    }
+
+    fn recording(reply: &str) -> Recording {
+        Recording {
+            requests: Mutex::new(Vec::new()),
+            reply: reply.into(),
+        }
+    }
+
+    fn conversation(turns: usize, words: usize) -> Vec<Value> {
+        let mut messages = vec![json!({"role": "system", "content": "You are helpful."})];
+        for i in 0..turns {
+            messages.push(json!({"role": "user", "content": format!("question {i} {}", "word ".repeat(words))}));
+            messages.push(json!({"role": "assistant", "content": format!("answer {i} {}", "word ".repeat(words))}));
+        }
+        messages
+    }
+
+    fn options(limit: usize) -> CompactOptions {
+        let dir = std::env::temp_dir().join(format!("cc-test-{}", std::process::id()));
+        CompactOptions {
+            context_token_limit: limit,
+            output_dir: dir,
+            ..CompactOptions::default()
+        }
+    }
+
+    async fn run(
+        messages: &[Value],
+        options: &CompactOptions,
+        summarizer: &dyn Summarizer,
+    ) -> CompactOutcome {
+        compact(
+            messages,
+            None,
+            options,
+            summarizer,
+            &CancellationToken::new(),
+            &NoObserver,
+        )
+        .await
+        .unwrap()
+    }
+
+    #[test]
+    fn budgets_are_exact_at_the_boundary() {
+        assert_eq!(token_budget(200_000, 0.92), 184_000);
+        assert_eq!(token_budget(200_000, 0.10), 20_000);
+        assert_eq!(token_budget(999, 0.92), 920);
+        assert_eq!(token_budget(180_000, 0.92), 165_600);
+    }
+
+    #[tokio::test]
+    async fn below_threshold_nothing_happens() {
+        let messages = conversation(3, 5);
+        let s = recording("x");
+        let outcome = run(&messages, &options(200_000), &s).await;
+        assert!(!outcome.compacted);
+        assert_eq!(outcome.stats, CompactStats::default());
+        assert!(outcome.error.is_none());
+        assert!(s.requests.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn at_the_threshold_compacts_and_reports_exact_stats() {
+        let messages = conversation(20, 50);
+        let total = tokens::count_messages(Encoding::O200kBase, &messages);
+        // A limit whose 92 % is exactly the total: compacts (≥).
+        let mut opts = options(1);
+        opts.threshold_ratio = 1.0;
+        opts.context_token_limit = total;
+        opts.tail_retention_ratio = 0.1;
+        let s = recording("## Goal\nanswer questions");
+        let outcome = run(&messages, &opts, &s).await;
+        assert!(outcome.compacted, "{outcome:?}");
+        let plan = outcome.partition.unwrap();
+        assert_eq!(plan.head_len, 1);
+        let rebuilt: Vec<Value> = outcome
+            .pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Original(i) => messages[*i].clone(),
+                Piece::New(v) => v.clone(),
+            })
+            .collect();
+        assert_eq!(rebuilt[0], messages[0]);
+        assert_eq!(rebuilt[1]["role"], "user");
+        assert_eq!(
+            rebuilt[1]["content"].as_str().unwrap(),
+            outcome.summary.as_deref().unwrap()
+        );
+        assert_eq!(outcome.stats.original_token_count, total);
+        assert_eq!(
+            outcome.stats.compacted_token_count,
+            tokens::count_messages(Encoding::O200kBase, &rebuilt)
+        );
+        assert_eq!(outcome.stats.compacted_message_count, plan.middle_len());
+        assert_eq!(
+            outcome.stats.retained_message_count,
+            messages.len() - plan.middle_len()
+        );
+        assert!(outcome.archive_path.is_some());
+        // One token fewer: below the threshold.
+        opts.context_token_limit = total + 1;
+        let outcome = run(&messages, &opts, &s).await;
+        assert!(!outcome.compacted);
+    }
+
+    #[tokio::test]
+    async fn a_previous_summary_is_updated_not_summarized_as_chat() {
+        let mut messages = conversation(10, 30);
+        let earlier = prompt::summary_message_text(5, None, "## Goal\nthe old goal");
+        messages.insert(1, json!({"role": "user", "content": earlier}));
+        let s = recording("## Goal\nnew");
+        let mut opts = options(100);
+        opts.force = true;
+        let outcome = run(&messages, &opts, &s).await;
+        assert!(outcome.compacted);
+        let requests = s.requests.lock().unwrap();
+        let (prompt_text, previous, _) = &requests[0];
+        assert_eq!(previous.as_deref(), Some("## Goal\nthe old goal"));
+        assert!(prompt_text.contains("<previous_summary>\n## Goal\nthe old goal"));
+        assert!(!prompt_text.contains("[user]\n[context-compact]"));
+    }
+
+    #[tokio::test]
+    async fn an_oversized_middle_is_summarized_in_chunks() {
+        let messages = conversation(200, 400);
+        let s = recording("## Goal\nchunk summary");
+        let mut opts = options(100);
+        opts.force = true;
+        opts.summary_context_tokens = Some(12_000);
+        let outcome = run(&messages, &opts, &s).await;
+        assert!(outcome.compacted);
+        let requests = s.requests.lock().unwrap();
+        assert!(requests.len() > 1, "{} requests", requests.len());
+        for (i, (prompt_text, previous, _)) in requests.iter().enumerate() {
+            assert!(
+                prompt_text.len() <= (12_000 - 4096) * 3 + 10_000,
+                "chunk {i} too long: {}",
+                prompt_text.len()
+            );
+            assert_eq!(previous.is_some(), i > 0);
+        }
+        // Chunks cover the middle in order without gaps.
+        let plan = outcome.partition.unwrap();
+        assert_eq!(requests.first().unwrap().2.start, plan.head_len);
+        assert_eq!(requests.last().unwrap().2.end, plan.tail_start);
+        for pair in requests.windows(2) {
+            assert_eq!(pair[0].2.end, pair[1].2.start);
+        }
+    }
+
+    #[tokio::test]
+    async fn unwritable_archive_degrades_or_fails_closed() {
+        let messages = conversation(10, 30);
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let mut opts = options(100);
+        opts.force = true;
+        opts.output_dir = file.path().join("under-a-file");
+        let s = recording("## Goal\nx");
+        let outcome = run(&messages, &opts, &s).await;
+        assert!(outcome.compacted);
+        assert!(outcome.archive_path.is_none());
+        assert_eq!(outcome.warnings.len(), 1);
+        opts.require_archive = true;
+        let outcome = run(&messages, &opts, &s).await;
+        assert!(!outcome.compacted);
+        assert_eq!(outcome.error.unwrap().code, ErrorCode::ArchiveFailed);
+    }
+}

@@ -1,0 +1,312 @@
+//! Step 7, **report**: the post-condition (SPEC §4.7) — the result is below the threshold by the
+//! trigger's own estimate, or its error says `STILL_OVER_LIMIT` with the numbers; a list that
+//! would not be smaller is never returned (`NOT_SMALLER`, the input stands) — then the
+//! statistics, the records beside the archive (metadata, audit line, summaries file), key
+//! information extraction and the `completed` / `failed` events.
+
+use serde_json::{json, Value};
+
+use super::archive::Archived;
+use super::assemble::Shortened;
+use super::fit::{pieces_tokens, Fitting};
+use super::measure::Measured;
+use super::{CompactHooks, Draft, Replacement};
+use crate::archive;
+use crate::error::{CompactError, ErrorCode};
+use crate::memory;
+use crate::offload::Offloaded;
+use crate::options::CompactOptions;
+use crate::outcome::{CompactOutcome, CompactStats, Piece};
+use crate::partition::Partition;
+use crate::strategy::Strategy;
+use crate::summarize::Summarizer;
+
+/// Builds the outcomes of one compaction call.
+pub(crate) struct Reporter<'a> {
+    messages: &'a [Value],
+    counts: &'a [usize],
+    measured: &'a Measured,
+    options: &'a CompactOptions,
+    hooks: &'a dyn CompactHooks,
+}
+
+/// What a compaction that went through produced.
+pub(crate) struct Compacted<'a> {
+    pub draft: Draft,
+    pub fitting: Fitting,
+    pub shortened: Vec<Shortened>,
+    pub archived: Archived,
+    pub pieces: Vec<Piece>,
+    pub strategy: Strategy,
+    pub fallback: bool,
+    pub summarizer: Option<&'a dyn Summarizer>,
+}
+
+impl<'a> Reporter<'a> {
+    pub fn new(
+        messages: &'a [Value],
+        counts: &'a [usize],
+        measured: &'a Measured,
+        options: &'a CompactOptions,
+        hooks: &'a dyn CompactHooks,
+    ) -> Self {
+        Reporter {
+            messages,
+            counts,
+            measured,
+            options,
+            hooks,
+        }
+    }
+
+    fn original_tokens(&self) -> usize {
+        self.counts.iter().sum()
+    }
+
+    /// Nothing to do (below the threshold, or the no-op strategy): nothing is written.
+    pub fn skipped(&self, error: Option<CompactError>) -> CompactOutcome {
+        let mut outcome = CompactOutcome::skipped(
+            self.measured.measure.tokens as usize,
+            self.measured.measure.threshold as usize,
+            error,
+        );
+        outcome.strategy = self.options.strategy;
+        outcome
+    }
+
+    /// The input stands, with `error` saying why; recorded in the audit log.
+    pub fn not_compacted(
+        &self,
+        error: CompactError,
+        strategy: Strategy,
+        partition: Partition,
+        fallback: bool,
+    ) -> CompactOutcome {
+        let mut outcome = self.skipped(Some(error));
+        outcome.strategy = strategy;
+        outcome.fallback = fallback;
+        outcome.trigger = self.measured.trigger;
+        outcome.partition = Some(partition);
+        archive::record_outcome(self.options, &mut outcome);
+        outcome
+    }
+
+    /// [`Self::not_compacted`] after the compaction started: also a `failed` event.
+    pub fn failed(
+        &self,
+        error: CompactError,
+        strategy: Strategy,
+        partition: Partition,
+        fallback: bool,
+    ) -> CompactOutcome {
+        let outcome = self.not_compacted(error, strategy, partition, fallback);
+        if let Some(error) = &outcome.error {
+            self.hooks
+                .event(json!({ "type": "failed", "error": error }));
+        }
+        outcome
+    }
+
+    /// `NOT_SMALLER` when the fitted draft has no fewer tokens than the input.
+    pub fn grows(&self, fitting: &Fitting) -> Option<CompactError> {
+        self.not_smaller(fitting.tokens)
+    }
+
+    fn not_smaller(&self, tokens: usize) -> Option<CompactError> {
+        let original = self.original_tokens();
+        if tokens < original {
+            return None;
+        }
+        let estimator = &self.measured.estimator;
+        Some(
+            CompactError::new(
+                ErrorCode::NotSmaller,
+                format!(
+                    "the compacted list would have {tokens} tokens, not fewer than the {original} of the input; the input is returned unchanged"
+                ),
+            )
+            .with_numbers(
+                estimator.after(tokens),
+                self.measured.measure.tokens,
+                estimator.threshold(),
+            ),
+        )
+    }
+
+    /// The outcome of a compaction that went through, checked against the post-condition and
+    /// recorded.
+    pub fn compacted(&self, done: Compacted<'_>) -> CompactOutcome {
+        let Compacted {
+            draft,
+            fitting,
+            shortened,
+            archived,
+            pieces,
+            strategy,
+            fallback,
+            summarizer,
+        } = done;
+        let planned = Partition {
+            head_len: draft.region.start,
+            tail_start: draft.region.end,
+        };
+        let original = self.original_tokens();
+        let compacted = pieces_tokens(self.counts, &pieces, self.options);
+        if let Some(error) = self.not_smaller(compacted) {
+            // The stand-in paths made the draft look no larger than this; only a path of
+            // unusual length gets here, after the archives were written (they stay, recorded).
+            return self.failed(error, strategy, planned, fallback);
+        }
+        let estimator = &self.measured.estimator;
+        let estimate = estimator.after(compacted);
+        let threshold = estimator.threshold();
+
+        let mut warnings = archived.warnings;
+        let mut outcome = self.skipped(None);
+        if let Replacement::Summary(summary) = &draft.replacement {
+            warnings.extend(summary.warnings.iter().cloned());
+            outcome.summary = pieces
+                .get(draft.region.start)
+                .and_then(|piece| match piece {
+                    Piece::New(message) => message
+                        .get("content")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    Piece::Original(_) => None,
+                });
+            outcome.attempts = summary.attempts;
+            outcome.rounds = summary.rounds;
+        }
+        if let Replacement::Rewrite(rewrite) = &draft.replacement {
+            outcome.removed = Some(rewrite.removal.clone());
+        }
+        if let Some(summarizer) = summarizer {
+            outcome.provider = Some(summarizer.provider().to_string());
+            outcome.model = summarizer.model().map(str::to_string);
+        }
+        for ((index, cuts), (_, position, counts)) in fitting.cuts.iter().zip(&shortened) {
+            for ((site, _), tokens) in cuts.iter().zip(counts) {
+                outcome.offloaded.push(Offloaded {
+                    index: *position,
+                    original_index: *index,
+                    path: site.path_at(*position),
+                    original_tokens: site.tokens,
+                    tokens: *tokens,
+                    kind: if site.tool_result {
+                        "tool_result"
+                    } else {
+                        "text"
+                    },
+                });
+            }
+        }
+        if !outcome.offloaded.is_empty() {
+            warnings.push(format!(
+                "{} oversized text(s) of kept messages were shortened to fit (see offloaded)",
+                outcome.offloaded.len()
+            ));
+        }
+        if estimate >= threshold {
+            let message = format!(
+                "the compacted list is still over the threshold: about {estimate} tokens (from {}), threshold {threshold}; {}",
+                self.measured.measure.tokens,
+                self.cannot_fit_reason(&fitting)
+            );
+            tracing::warn!("{message}");
+            warnings.push(message.clone());
+            outcome.error = Some(
+                CompactError::new(ErrorCode::StillOverLimit, message).with_numbers(
+                    estimate,
+                    self.measured.measure.tokens,
+                    threshold,
+                ),
+            );
+        }
+
+        let retained = pieces
+            .iter()
+            .filter(|p| matches!(p, Piece::Original(_)))
+            .count();
+        outcome.compacted = true;
+        outcome.stats = CompactStats {
+            original_token_count: original,
+            compacted_token_count: compacted,
+            compaction_ratio: if original == 0 {
+                0.0
+            } else {
+                compacted as f64 / original as f64
+            },
+            compacted_message_count: self.messages.len() - retained,
+            retained_message_count: retained,
+        };
+        outcome.pieces = pieces;
+        outcome.archive_path = archived.region;
+        outcome.offload_archive_path = archived.offload;
+        outcome.warnings = warnings;
+        outcome.partition = Some(planned);
+        outcome.strategy = strategy;
+        outcome.fallback = fallback;
+        outcome.trigger = self.measured.trigger;
+        archive::record_outcome(self.options, &mut outcome);
+        if self.options.extract_memory {
+            self.extract_memory(&mut outcome);
+        }
+        let stats = outcome.stats;
+        self.hooks.event(json!({
+            "type": "completed",
+            "originalTokens": stats.original_token_count,
+            "newTokens": stats.compacted_token_count,
+            "savedRatio": if stats.original_token_count == 0 {
+                0.0
+            } else {
+                1.0 - stats.compacted_token_count as f64 / stats.original_token_count as f64
+            },
+            "summary": outcome.summary,
+            "strategy": outcome.strategy.as_str(),
+            "rounds": outcome.rounds,
+            "archivePath": outcome.archive_path.as_ref().map(|p| p.display().to_string()),
+            "error": outcome.error,
+        }));
+        outcome
+    }
+
+    /// Why a result could not be brought under the threshold, for its error message.
+    fn cannot_fit_reason(&self, fitting: &Fitting) -> String {
+        match self.options.offload {
+            crate::offload::Scope::Off => {
+                "shortening oversized kept messages is turned off (offload: 'off')".to_string()
+            }
+            _ if fitting.cuts.is_empty() => format!(
+                "what is kept (system prompt, summary, recent messages) cannot be shortened further with offload: '{}' (oversized user or assistant text is only shortened with offload: 'all')",
+                self.options.offload.as_str()
+            ),
+            _ => "the oversized tool results were shortened as far as they can be; what else is kept (system prompt, summary, user or assistant text) is still too large".to_string(),
+        }
+    }
+
+    /// SanBot's key-information extraction over the input messages the compaction replaced.
+    fn extract_memory(&self, outcome: &mut CompactOutcome) {
+        let mut kept = vec![false; self.messages.len()];
+        for piece in &outcome.pieces {
+            if let Piece::Original(i) = piece {
+                kept[*i] = true;
+            }
+        }
+        let gone: Vec<Value> = self
+            .messages
+            .iter()
+            .zip(&kept)
+            .filter(|(_, kept)| !**kept)
+            .map(|(m, _)| m.clone())
+            .collect();
+        let found = memory::extract(&gone);
+        match memory::write(&self.options.output_dir, &self.options.session_id, &found) {
+            Ok(extracted) => outcome.extracted = Some(extracted),
+            Err(e) => {
+                let message = format!("could not write the extracted memory: {e}");
+                tracing::warn!("{message}");
+                outcome.warnings.push(message);
+            }
+        }
+    }
+}

@@ -1,0 +1,365 @@
+//! Step 4, **summarize**: the middle becomes a summary (F-004) — bounded to what the summary
+//! model can read, an earlier summary updated rather than summarized as chat (UC-002), the
+//! ledger appended (SPEC §4.5). When the result would still be over the threshold, further
+//! rounds fold the oldest part of the tail into the summary (the Pi Agent seed's recursive
+//! compaction, "保留更少的历史"), at most [`MAX_ROUNDS`] in all.
+
+use std::ops::Range;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::measure::Estimator;
+use crate::error::CompactError;
+use crate::ledger::{Ledger, LEDGER_HEADER};
+use crate::options::{CompactOptions, PromptStyle};
+use crate::outcome::Aborted;
+use crate::partition::{is_user_turn, partition, Partition};
+use crate::prompt::{self, RenderLimits};
+use crate::summarize::{
+    summarize_with_retries, AttemptObserver, RetryPolicy, Summarizer, SummaryFailure,
+    SummaryRequest,
+};
+use crate::tokens;
+
+/// The most summary rounds one compaction runs: the first, and at most two more when the
+/// result is still over the threshold.
+pub const MAX_ROUNDS: u32 = 3;
+
+/// What the summary step produced.
+pub(crate) struct Summarized {
+    /// The part of the input the summary replaces.
+    pub region: Range<usize>,
+    /// The summary body (model text + ledger).
+    pub body: String,
+    pub attempts: u32,
+    pub rounds: u32,
+    pub warnings: Vec<String>,
+}
+
+/// Summarizes the middle of `plan`, then, while the result (estimated with `stand_in` as the
+/// archive path) is still over the threshold and its tail holds more than one user turn, folds
+/// the oldest part of the tail into the summary with half the tail budget. Every round
+/// summarizes messages of the input, so the summary always replaces one contiguous region and
+/// one archive holds all of it. A failed first round is the compaction's error; a failed later
+/// round leaves the earlier summary standing, with a warning.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn summarize(
+    messages: &[Value],
+    counts: &[usize],
+    plan: Partition,
+    estimator: &Estimator,
+    stand_in: &str,
+    options: &CompactOptions,
+    summarizer: &dyn Summarizer,
+    cancel: &CancellationToken,
+    observer: &dyn AttemptObserver,
+) -> Result<Result<Summarized, CompactError>, Aborted> {
+    let origins: Vec<Option<usize>> = (0..messages.len()).map(Some).collect();
+    let first = summarize_middle(
+        &messages[plan.middle()],
+        plan.head_len,
+        &origins[plan.middle()],
+        options,
+        summarizer,
+        cancel,
+        observer,
+    )
+    .await;
+    let mut summarized = match first {
+        Ok(summary) => Summarized {
+            region: plan.middle(),
+            body: summary.body,
+            attempts: summary.attempts,
+            rounds: 1,
+            warnings: Vec::new(),
+        },
+        Err(SummaryFailure::Aborted) => return Err(Aborted),
+        Err(SummaryFailure::Failed(error)) => return Ok(Err(error)),
+    };
+    let head_tokens: usize = counts[..plan.head_len].iter().sum();
+    let mut budget = options.tail_retention_tokens();
+    while summarized.rounds < MAX_ROUNDS {
+        let region = summarized.region.clone();
+        let text = prompt::summary_message_text(region.len(), Some(stand_in), &summarized.body);
+        let tail_tokens: usize = counts[region.end..].iter().sum();
+        let total = head_tokens + tokens::count_text(options.encoding, &text) + tail_tokens;
+        if !estimator.over(total) {
+            break;
+        }
+        if messages[region.end..]
+            .iter()
+            .filter(|m| is_user_turn(m))
+            .count()
+            <= 1
+        {
+            break;
+        }
+        budget /= 2;
+        let next = partition(messages, counts, budget, options.tail_rules());
+        if next.head_len != region.start || next.tail_start <= region.end {
+            // Nothing more would be folded: no progress possible.
+            break;
+        }
+        let fold = region.end..next.tail_start;
+        let round = summarize_after(
+            Some(summarized.body.clone()),
+            &messages[fold.clone()],
+            fold.start,
+            &origins[fold.clone()],
+            options,
+            summarizer,
+            cancel,
+            observer,
+        )
+        .await;
+        match round {
+            Ok(summary) => {
+                summarized.region = region.start..fold.end;
+                summarized.body = summary.body;
+                summarized.attempts += summary.attempts;
+                summarized.rounds += 1;
+            }
+            Err(SummaryFailure::Aborted) => return Err(Aborted),
+            Err(SummaryFailure::Failed(error)) => {
+                summarized.attempts += error.attempts;
+                summarized.warnings.push(format!(
+                    "the result is still over the threshold; a further compaction round failed: {error}"
+                ));
+                break;
+            }
+        }
+    }
+    Ok(Ok(summarized))
+}
+
+/// A finished summary body (model text + ledger).
+pub struct Summary {
+    pub body: String,
+    pub attempts: u32,
+}
+
+/// How many characters of transcript fit in a token budget, conservatively (≈ 3 chars a token;
+/// real text averages ~4, code ~3.5).
+const CHARS_PER_TOKEN: usize = 3;
+
+/// Summarizes the middle: finds an earlier summary to update, bounds the transcript to what
+/// the summary model can read (shortening tool results, then summarizing in chunks folded with
+/// the update prompt), and appends the ledger. `origins` maps each middle message to the
+/// compaction's input (see [`SummaryRequest::origins`]).
+pub async fn summarize_middle(
+    middle: &[Value],
+    middle_start: usize,
+    origins: &[Option<usize>],
+    options: &CompactOptions,
+    summarizer: &dyn Summarizer,
+    cancel: &CancellationToken,
+    observer: &dyn AttemptObserver,
+) -> Result<Summary, SummaryFailure> {
+    // Notices (strategies without a summary) start like summaries but hold none.
+    let previous = middle
+        .iter()
+        .rev()
+        .find(|m| prompt::is_summary_message(m) && !prompt::is_notice(m));
+    let previous_summary = previous.and_then(prompt::summary_body).map(str::to_string);
+    summarize_after(
+        previous_summary,
+        middle,
+        middle_start,
+        origins,
+        options,
+        summarizer,
+        cancel,
+        observer,
+    )
+    .await
+}
+
+/// [`summarize_middle`] updating `previous_summary` (a summary body with its ledger).
+#[allow(clippy::too_many_arguments)]
+async fn summarize_after(
+    previous_summary: Option<String>,
+    middle: &[Value],
+    middle_start: usize,
+    origins: &[Option<usize>],
+    options: &CompactOptions,
+    summarizer: &dyn Summarizer,
+    cancel: &CancellationToken,
+    observer: &dyn AttemptObserver,
+) -> Result<Summary, SummaryFailure> {
+    let previous_ledger = previous_summary.as_deref().and_then(Ledger::parse);
+    let ledger = match &previous_ledger {
+        Some(earlier) => Ledger::extract(middle).merged_after(earlier),
+        None => Ledger::extract(middle),
+    };
+    let policy = RetryPolicy {
+        max_retries: options.max_retries,
+        base_delay: options.retry_base_delay,
+    };
+    let max_tokens = options.summary_max_tokens;
+
+    let window = options
+        .summary_context_tokens
+        .or_else(|| summarizer.context_window());
+    let budget_chars =
+        window.map(|w| w.saturating_sub(max_tokens as usize + 2_000).max(1_000) * CHARS_PER_TOKEN);
+
+    let chunks = if summarizer.wants_prompt() {
+        plan_chunks(middle, budget_chars)
+    } else {
+        vec![Chunk {
+            range: 0..middle.len(),
+            limits: RenderLimits::default(),
+        }]
+    };
+
+    let mut running_summary = previous_summary.as_deref().map(strip_ledger);
+    let mut attempts = 0;
+    for chunk in chunks {
+        let messages = &middle[chunk.range.clone()];
+        let instructions = match options.prompt_style {
+            PromptStyle::Structured => prompt::instructions(
+                running_summary.as_deref(),
+                options.custom_instructions.as_deref(),
+            ),
+            PromptStyle::Continuation => {
+                prompt::continuation_instructions(options.custom_instructions.as_deref())
+            }
+        };
+        let mut request = SummaryRequest {
+            messages,
+            range: middle_start + chunk.range.start..middle_start + chunk.range.end,
+            origins: &origins[chunk.range.clone()],
+            prompt: String::new(),
+            instructions,
+            render_limits: chunk.limits,
+            previous_summary: running_summary.clone(),
+            model: options.model.clone(),
+            custom_instructions: options.custom_instructions.clone(),
+            max_tokens,
+            attempt: 0,
+        };
+        if summarizer.wants_prompt() && !summarizer.renders_prompt_on_demand() {
+            request.prompt = request.render_prompt();
+        }
+        let (text, used) =
+            summarize_with_retries(summarizer, request, policy, cancel, observer).await?;
+        attempts += used;
+        running_summary = Some(strip_ledger(&unwrap_summary_tags(&text)));
+    }
+    let mut body = running_summary.unwrap_or_default();
+    if let Some(max) = options.summary_max_chars {
+        body = cap_chars(&body, max);
+    }
+    if !ledger.is_empty() {
+        body.push_str("\n\n");
+        body.push_str(&ledger.render());
+    }
+    Ok(Summary { body, attempts })
+}
+
+/// A part of the middle summarized in one request.
+struct Chunk {
+    range: std::ops::Range<usize>,
+    limits: RenderLimits,
+}
+
+/// Tool results longer than this are shortened first when the transcript is too long.
+const SHORTENED_TOOL_RESULT_CHARS: usize = 2_000;
+
+fn plan_chunks(middle: &[Value], budget_chars: Option<usize>) -> Vec<Chunk> {
+    let Some(budget) = budget_chars else {
+        return vec![Chunk {
+            range: 0..middle.len(),
+            limits: RenderLimits::default(),
+        }];
+    };
+    let full = RenderLimits::default();
+    let sizes: Vec<usize> = middle
+        .iter()
+        .map(|m| approx_rendered_chars(m, full))
+        .collect();
+    if sizes.iter().sum::<usize>() <= budget {
+        return vec![Chunk {
+            range: 0..middle.len(),
+            limits: full,
+        }];
+    }
+    let short = RenderLimits {
+        max_tool_result_chars: SHORTENED_TOOL_RESULT_CHARS,
+    };
+    let sizes: Vec<usize> = middle
+        .iter()
+        .map(|m| approx_rendered_chars(m, short))
+        .collect();
+    if sizes.iter().sum::<usize>() <= budget {
+        return vec![Chunk {
+            range: 0..middle.len(),
+            limits: short,
+        }];
+    }
+    // Chunks that each fit (a single oversized message gets a chunk of its own; its long
+    // parts are clipped by the render limits).
+    let mut chunks = Vec::new();
+    let mut start = 0;
+    let mut used = 0;
+    for (i, size) in sizes.iter().enumerate() {
+        if i > start && used + size > budget {
+            chunks.push(Chunk {
+                range: start..i,
+                limits: short,
+            });
+            start = i;
+            used = 0;
+        }
+        used += size;
+    }
+    chunks.push(Chunk {
+        range: start..middle.len(),
+        limits: short,
+    });
+    chunks
+}
+
+fn approx_rendered_chars(message: &Value, limits: RenderLimits) -> usize {
+    prompt::render_transcript(std::slice::from_ref(message), limits).len()
+}
+
+/// The summary length cap (`summaryMaxChars`, the Pi Agent seed's `summary_max_length`): the
+/// model's text cut at `max` characters, at a line or sentence end when one is in the last
+/// fifth, with a marker saying it was cut. The ledger is appended after the cap and kept whole:
+/// it is the part of a summary that cannot be regenerated (SPEC §4.5).
+pub fn cap_chars(text: &str, max: usize) -> String {
+    const MARKER: &str = "\n[summary truncated]";
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let keep = max.saturating_sub(MARKER.chars().count()).max(1);
+    let cut: String = text.chars().take(keep).collect();
+    let floor = cut.len() * 4 / 5;
+    let end = cut
+        .char_indices()
+        .rev()
+        .take_while(|(i, _)| *i >= floor)
+        .find(|(_, c)| matches!(c, '\n' | '.' | '。'))
+        .map_or(cut.len(), |(i, c)| i + c.len_utf8());
+    let mut out = cut[..end].trim_end().to_string();
+    out.push_str(MARKER);
+    out
+}
+
+fn strip_ledger(summary: &str) -> String {
+    match summary.find(LEDGER_HEADER) {
+        Some(pos) => summary[..pos].trim_end().to_string(),
+        None => summary.trim().to_string(),
+    }
+}
+
+fn unwrap_summary_tags(text: &str) -> String {
+    match (text.find("<summary>"), text.rfind("</summary>")) {
+        (Some(start), Some(end)) if end > start => {
+            text[start + "<summary>".len()..end].trim().to_string()
+        }
+        _ => text.trim().to_string(),
+    }
+}
