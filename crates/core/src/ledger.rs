@@ -4,6 +4,9 @@
 //! were touched" their weakest point, so these lists are extracted deterministically from the
 //! tool calls and appended to every summary, merged across repeated compactions.
 
+mod protocols;
+mod shell;
+
 use std::collections::HashMap;
 
 use serde_json::Value;
@@ -29,67 +32,38 @@ pub struct Ledger {
     pub failed_calls: Vec<String>,
 }
 
-/// Input fields that name a file, in the spellings common tools use.
-const PATH_FIELDS: &[&str] = &[
-    "path",
-    "file_path",
-    "filePath",
-    "filename",
-    "file",
-    "notebook_path",
-    "target_file",
-    "absolute_path",
-];
-const COMMAND_FIELDS: &[&str] = &["command", "cmd", "script", "commandLine"];
-
+/// What a tool call does to a file. Only the ledger's lists expose it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum FileOp {
+pub(crate) enum FileOp {
     Read,
     Create,
     Modify,
     Delete,
 }
 
-fn file_op_of(tool_name: &str, input: &Value) -> Option<FileOp> {
-    let name = tool_name.to_ascii_lowercase();
-    // Anthropic's text editor tool says what it does in `command`.
-    if let Some(command) = input.get("command").and_then(Value::as_str) {
-        if name.contains("str_replace") || name.contains("text_editor") || name == "edit_file" {
-            return Some(match command {
-                "view" => FileOp::Read,
-                "create" => FileOp::Create,
-                _ => FileOp::Modify,
-            });
-        }
-    }
-    let has = |words: &[&str]| words.iter().any(|w| name.contains(w));
-    if has(&["delete", "remove", "unlink"]) {
-        Some(FileOp::Delete)
-    } else if has(&["create", "write", "save", "new_file"]) {
-        Some(FileOp::Create)
-    } else if has(&[
-        "edit", "replace", "patch", "modify", "update", "insert", "append",
-    ]) {
-        Some(FileOp::Modify)
-    } else if has(&["read", "view", "open", "cat", "get_file", "show", "load"]) {
-        Some(FileOp::Read)
+/// A call whose file operations wait for its result: a file tool whose result is an error did
+/// nothing, so its operations are dropped then. A shell command's effects stand even when it
+/// fails (`sed -i … && pytest` fails after the edit).
+struct PendingCall {
+    id: String,
+    files: Vec<(FileOp, String)>,
+    keep_on_error: bool,
+    /// Its output is a `git diff` of the working tree, which names the files that differ.
+    prints_worktree_diff: bool,
+    settled: bool,
+}
+
+/// The files a patch names, in Codex's envelope or as a unified diff.
+fn files_in_patch(patch: &str) -> Vec<(FileOp, String)> {
+    if patch.contains("*** Begin Patch")
+        || ["*** Add File: ", "*** Update File: ", "*** Delete File: "]
+            .iter()
+            .any(|marker| patch.contains(marker))
+    {
+        shell::codex_patch_files(patch)
     } else {
-        None
+        shell::diff_files(patch, None)
     }
-}
-
-fn path_of(input: &Value) -> Option<String> {
-    PATH_FIELDS
-        .iter()
-        .find_map(|field| input.get(*field).and_then(Value::as_str))
-        .map(str::to_string)
-}
-
-fn command_of(input: &Value) -> Option<String> {
-    COMMAND_FIELDS
-        .iter()
-        .find_map(|field| input.get(*field).and_then(Value::as_str))
-        .map(str::to_string)
 }
 
 fn one_line(text: &str) -> String {
@@ -130,46 +104,74 @@ fn cap(list: &mut Vec<String>, max: usize) {
 
 impl Ledger {
     /// Extracts the ledger of a list of messages.
+    ///
+    /// File tools are read through the table in `protocols`, shell commands through the
+    /// scanner in `shell`. Each path is listed once among created / modified / deleted, under
+    /// what happened to it last: a file written after the session read it (or wrote it) existed
+    /// before, so it counts as modified; a file deleted after it was created is listed as
+    /// deleted.
     pub fn extract(messages: &[Value]) -> Ledger {
         let mut ledger = Ledger::default();
         let mut calls_by_id: HashMap<String, (String, Value)> = HashMap::new();
+        let mut pending: Vec<PendingCall> = Vec::new();
+        let mut known = shell::KnownContents::default();
         for message in messages {
             for call in tool_calls(message) {
                 let input = call.input.as_ref();
                 calls_by_id.insert(call.id.to_string(), (call.name.to_string(), input.clone()));
-                if let Some(command) = command_of(input) {
-                    let is_editor_command = matches!(
-                        command.as_str(),
-                        "view" | "create" | "str_replace" | "insert" | "undo_edit"
-                    ) && path_of(input).is_some();
-                    if !is_editor_command {
-                        push_unique(&mut ledger.commands, clip(command.trim(), MAX_ITEM_CHARS));
-                        for deleted in deleted_by_shell(&command) {
-                            push_unique(&mut ledger.files_deleted, deleted);
+                let tool_use = protocols::interpret(call.name, input);
+                for (path, content) in &tool_use.contents {
+                    known.remember(path, content);
+                }
+                let mut files = tool_use.files;
+                if let Some(patch) = &tool_use.patch {
+                    files.extend(files_in_patch(patch));
+                }
+                let mut prints_worktree_diff = false;
+                if let Some(command_line) = &tool_use.command_line {
+                    push_unique(
+                        &mut ledger.commands,
+                        clip(command_line.trim(), MAX_ITEM_CHARS),
+                    );
+                    let effects = shell::scan(command_line, &mut known);
+                    files.extend(effects.files);
+                    prints_worktree_diff = effects.prints_worktree_diff;
+                }
+                pending.push(PendingCall {
+                    id: call.id.to_string(),
+                    files,
+                    keep_on_error: tool_use.command_line.is_some(),
+                    prints_worktree_diff,
+                    settled: false,
+                });
+            }
+            for result in tool_results(message) {
+                if let Some(call) = pending
+                    .iter_mut()
+                    .rev()
+                    .find(|call| !call.settled && call.id == result.tool_use_id)
+                {
+                    call.settled = true;
+                    if !result.is_error || call.keep_on_error {
+                        for (op, path) in std::mem::take(&mut call.files) {
+                            ledger.record(op, path);
+                        }
+                    }
+                    if call.prints_worktree_diff {
+                        let output = tool_result_text(result.content);
+                        for (op, path) in shell::diff_files(&output, None) {
+                            ledger.record(op, path);
                         }
                     }
                 }
-                if let (Some(path), Some(op)) = (path_of(input), file_op_of(call.name, input)) {
-                    let list = match op {
-                        FileOp::Read => &mut ledger.files_read,
-                        FileOp::Create => &mut ledger.files_created,
-                        FileOp::Modify => &mut ledger.files_modified,
-                        FileOp::Delete => &mut ledger.files_deleted,
-                    };
-                    push_unique(list, path);
-                }
-            }
-            for result in tool_results(message) {
                 if !result.is_error {
                     continue;
                 }
                 let (name, detail) = match calls_by_id.get(result.tool_use_id) {
-                    Some((name, input)) => {
-                        let what = command_of(input)
-                            .or_else(|| path_of(input))
-                            .unwrap_or_default();
-                        (name.clone(), what)
-                    }
+                    Some((name, input)) => (
+                        name.clone(),
+                        protocols::subject_of(input).unwrap_or_default(),
+                    ),
                     None => ("tool".to_string(), String::new()),
                 };
                 let error = one_line(&tool_result_text(result.content));
@@ -184,8 +186,41 @@ impl Ledger {
                 push_unique(&mut ledger.failed_calls, item);
             }
         }
+        // Calls whose results are not among the messages: assume they did what they said.
+        for call in pending.into_iter().filter(|call| !call.settled) {
+            for (op, path) in call.files {
+                ledger.record(op, path);
+            }
+        }
         ledger.cap();
         ledger
+    }
+
+    /// Notes one file operation; see [`Ledger::extract`] for how the lists relate.
+    fn record(&mut self, op: FileOp, path: String) {
+        if path.is_empty() {
+            return;
+        }
+        let remove = |list: &mut Vec<String>, path: &str| list.retain(|item| item != path);
+        match op {
+            FileOp::Read => push_unique(&mut self.files_read, path),
+            FileOp::Create | FileOp::Modify => {
+                remove(&mut self.files_deleted, &path);
+                let created_here = self.files_created.contains(&path);
+                let existed =
+                    self.files_modified.contains(&path) || self.files_read.contains(&path);
+                if created_here || (op == FileOp::Create && !existed) {
+                    push_unique(&mut self.files_created, path);
+                } else {
+                    push_unique(&mut self.files_modified, path);
+                }
+            }
+            FileOp::Delete => {
+                remove(&mut self.files_created, &path);
+                remove(&mut self.files_modified, &path);
+                push_unique(&mut self.files_deleted, path);
+            }
+        }
     }
 
     fn cap(&mut self) {
@@ -206,14 +241,22 @@ impl Ledger {
             && self.failed_calls.is_empty()
     }
 
-    /// `earlier` followed by `self`: the union of both, newest last, bounded.
+    /// `earlier` followed by `self`: the union of both, newest last, bounded. A file's latest
+    /// status wins, as within one extraction.
     pub fn merged_after(&self, earlier: &Ledger) -> Ledger {
         let mut merged = earlier.clone();
+        // Writes before reads: a file this ledger created and then read is still created.
+        for (op, items) in [
+            (FileOp::Create, &self.files_created),
+            (FileOp::Modify, &self.files_modified),
+            (FileOp::Delete, &self.files_deleted),
+            (FileOp::Read, &self.files_read),
+        ] {
+            for item in items {
+                merged.record(op, item.clone());
+            }
+        }
         for (into, from) in [
-            (&mut merged.files_read, &self.files_read),
-            (&mut merged.files_created, &self.files_created),
-            (&mut merged.files_modified, &self.files_modified),
-            (&mut merged.files_deleted, &self.files_deleted),
             (&mut merged.commands, &self.commands),
             (&mut merged.failed_calls, &self.failed_calls),
         ] {
@@ -297,24 +340,6 @@ impl Ledger {
     }
 }
 
-/// Paths a shell command deletes with `rm` (best effort: plain arguments only).
-fn deleted_by_shell(command: &str) -> Vec<String> {
-    let mut deleted = Vec::new();
-    for segment in command.split(['&', ';', '|', '\n']) {
-        let mut words = segment.split_whitespace();
-        if words.next() != Some("rm") {
-            continue;
-        }
-        for word in words {
-            if word.starts_with('-') {
-                continue;
-            }
-            deleted.push(word.trim_matches(['"', '\'']).to_string());
-        }
-    }
-    deleted
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -371,5 +396,122 @@ mod tests {
         };
         let merged = Ledger::extract(&conversation()).merged_after(&earlier);
         assert_eq!(merged.files_read, vec!["x", "src/a.rs"]);
+    }
+
+    fn tool_use(id: &str, name: &str, input: Value) -> Value {
+        json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": name, "input": input}]})
+    }
+
+    fn tool_result(id: &str, is_error: bool, content: &str) -> Value {
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "is_error": is_error, "content": content}]})
+    }
+
+    #[test]
+    fn a_file_tool_that_fails_changes_nothing_but_a_failing_command_still_ran() {
+        let messages = vec![
+            tool_use(
+                "1",
+                "Edit",
+                json!({"file_path": "/p/a.ex", "old_string": "x", "new_string": "y"}),
+            ),
+            tool_result("1", true, "String to replace not found in file."),
+            tool_use(
+                "2",
+                "Bash",
+                json!({"command": "sed -i 's/a/b/' /p/b.ex && mix test"}),
+            ),
+            tool_result("2", true, "1 test, 1 failure"),
+        ];
+        let ledger = Ledger::extract(&messages);
+        assert_eq!(ledger.files_modified, vec!["/p/b.ex"]);
+        assert_eq!(ledger.failed_calls.len(), 2);
+    }
+
+    #[test]
+    fn each_file_is_listed_under_what_happened_to_it_last() {
+        let messages = vec![
+            tool_use("1", "Read", json!({"file_path": "/p/old.ex"})),
+            tool_result("1", false, "..."),
+            // Written after it was read: it existed, so it is modified, not created.
+            tool_use(
+                "2",
+                "Write",
+                json!({"file_path": "/p/old.ex", "content": "x"}),
+            ),
+            tool_result("2", false, "ok"),
+            tool_use(
+                "3",
+                "Write",
+                json!({"file_path": "/p/scratch.py", "content": "x"}),
+            ),
+            tool_result("3", false, "ok"),
+            tool_use("4", "Bash", json!({"command": "rm /p/scratch.py"})),
+            tool_result("4", false, ""),
+        ];
+        let ledger = Ledger::extract(&messages);
+        assert_eq!(ledger.files_created, Vec::<String>::new());
+        assert_eq!(ledger.files_modified, vec!["/p/old.ex"]);
+        assert_eq!(ledger.files_deleted, vec!["/p/scratch.py"]);
+        assert_eq!(ledger.files_read, vec!["/p/old.ex"]);
+    }
+
+    #[test]
+    fn scripts_written_in_one_call_are_followed_when_run_in_another() {
+        let messages = vec![
+            tool_use(
+                "1",
+                "bash",
+                json!({"command": "cat <<'EOF' > setup.sh\nmkdir -p pkg\necho x > pkg/gen.py\nEOF"}),
+            ),
+            tool_result("1", false, ""),
+            tool_use("2", "bash", json!({"command": "bash setup.sh"})),
+            tool_result("2", false, ""),
+        ];
+        let ledger = Ledger::extract(&messages);
+        assert_eq!(ledger.files_created, vec!["setup.sh", "pkg/gen.py"]);
+    }
+
+    #[test]
+    fn a_worktree_diff_in_a_result_names_the_changed_files() {
+        let messages = vec![
+            tool_use("1", "bash", json!({"command": "git add -A && git diff --cached"})),
+            tool_result("1", false, "diff --git a/src/a.py b/src/a.py\nindex 1..2 100644\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-a\n+b\ndiff --git a/new.txt b/new.txt\nnew file mode 100644\n"),
+            tool_use("2", "bash", json!({"command": "git show HEAD~3"})),
+            tool_result("2", false, "diff --git a/historic.py b/historic.py\n"),
+        ];
+        let ledger = Ledger::extract(&messages);
+        assert_eq!(ledger.files_modified, vec!["src/a.py"]);
+        assert_eq!(ledger.files_created, vec!["new.txt"]);
+    }
+
+    #[test]
+    fn patch_tools_name_their_files() {
+        let messages = vec![tool_use(
+            "1",
+            "apply_patch",
+            json!({"input": "*** Begin Patch\n*** Update File: src/lib.rs\n@@\n-a\n+b\n*** Add File: src/new.rs\n+x\n*** End Patch"}),
+        )];
+        let ledger = Ledger::extract(&messages);
+        assert_eq!(ledger.files_modified, vec!["src/lib.rs"]);
+        assert_eq!(ledger.files_created, vec!["src/new.rs"]);
+    }
+
+    #[test]
+    fn merging_keeps_the_latest_status() {
+        let earlier = Ledger {
+            files_created: vec!["a.py".into()],
+            files_modified: vec!["b.py".into()],
+            ..Ledger::default()
+        };
+        let later = Ledger {
+            files_deleted: vec!["a.py".into()],
+            files_created: vec!["c.py".into()],
+            files_read: vec!["c.py".into()],
+            ..Ledger::default()
+        };
+        let merged = later.merged_after(&earlier);
+        assert_eq!(merged.files_created, vec!["c.py"]);
+        assert_eq!(merged.files_modified, vec!["b.py"]);
+        assert_eq!(merged.files_deleted, vec!["a.py"]);
     }
 }
