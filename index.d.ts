@@ -1207,7 +1207,18 @@ export declare function checkMessages(messages: Message[]): Problem[]
 /**
  * The stateful form: options bound once, and a token cache keyed by message object, so that
  * calling `shouldCompact` every turn on a growing conversation only counts the new messages.
- * Messages are treated as immutable once counted (mutate one and its count goes stale).
+ *
+ * The cache is never stale: every call compares each cached message with a snapshot of what
+ * was counted (its keys, array lengths and values, strings by identity or content) and counts
+ * it again on any difference. Messages may be changed in place freely — text appended while
+ * streaming, content replaced, blocks pushed or spliced, a tool input or `tool_calls` edited,
+ * keys added or deleted — and `countTokens`, `measure`, `shouldCompact` and `compact` give
+ * what the stateless functions give for the same list (tool output bytes for
+ * `maxToolOutputBytes` included). Getters and `toJSON` (e.g. a `Date`) are read again on every
+ * call, so they are followed too, provided that reading one twice with nothing changed in
+ * between gives the same value. The check costs a walk over the messages' objects and keys
+ * (about 0.1 ms for a 200K-token conversation); the snapshots refer to the messages' own
+ * strings and live as long as the message objects.
  */
 export declare class Compactor {
   constructor(options?: CompactOptions)

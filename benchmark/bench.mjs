@@ -7,7 +7,8 @@
 //   2. warm countTokens on 200K-token conversations not seen before (a different seed each
 //      round), the three implementations counting the same messages the same way, with their
 //      totals checked to be identical;
-//   3. Compactor.shouldCompact after appending one message to a 200K conversation;
+//   3. Compactor.shouldCompact after appending one message to a 200K conversation, and after
+//      appending text in place to its last message (a streamed reply: the cache must see it);
 //   4. compactMessages on 200K with an instant summarizer: overhead, and peak memory (child
 //      processes) against the messages' JSON size;
 //   5. scaling of countTokens and compactMessages over 20K, 200K and 2M tokens;
@@ -168,6 +169,24 @@ function nextAppended() {
   // A new object every time, so the Compactor cannot have seen it.
   return poolIndex < list.length ? list[i] : structuredClone(list[i])
 }
+// A streamed reply: an assistant message (a copy, counted once untimed), then a chunk of text
+// appended in place to its last text block, as a streaming loop does before calling
+// shouldCompact again.
+const replies = pool200.messages.filter((m) => m.role === 'assistant' && Array.isArray(m.content) && m.content.some((b) => b.type === 'text'))
+const chunks = ['The test fails because the fixture', ' path is resolved relative to the', ' working directory, not the file; ', 'fixing it in `loadFixture`.\n']
+let replyIndex = 0
+function streamedReply() {
+  return structuredClone(replies[replyIndex++ % replies.length])
+}
+function appendChunk(message, n) {
+  const blocks = message.content
+  for (let b = blocks.length - 1; b >= 0; b--) {
+    if (blocks[b].type === 'text') {
+      blocks[b].text += chunks[n % chunks.length]
+      return
+    }
+  }
+}
 
 const s = {
   fresh: { library: [], 'gpt-tokenizer': [], 'js-tiktoken': [] },
@@ -178,6 +197,7 @@ const s = {
   nativeCount: [],
   crossingWhole: [],
   incremental: [],
+  streamed: [],
   memory: [],
   memoryCount: [],
   memory2M: [],
@@ -242,6 +262,17 @@ for (let round = 0; round < ROUNDS; round++) {
     base.pop()
   }
 
+  // 3b. Compactor.shouldCompact after text is appended in place to the last message.
+  for (let i = 0; i < INCREMENTAL; i++) {
+    const reply = streamedReply()
+    base.push(reply)
+    compactor.shouldCompact(base)
+    appendChunk(reply, i)
+    const [ms] = time(() => compactor.shouldCompact(base))
+    s.streamed.push(ms)
+    base.pop()
+  }
+
   // 4a. compactMessages overhead on 200K.
   gc()
   const [compactMs, result] = await timeAsync(() => library.compactMessages(c.messages, compactOptions(`r${round}`)))
@@ -274,6 +305,7 @@ const lib = {
   freshRequire: med(s.freshRequire.library),
   warm: med(s.warm.library),
   incremental: med(s.incremental),
+  streamed: med(s.streamed),
   compact: med(s.compact['200K']),
 }
 const gpt = { fresh: med(s.fresh['gpt-tokenizer']), freshRequire: med(s.freshRequire['gpt-tokenizer']), warm: med(s.warm['gpt-tokenizer']) }
@@ -323,6 +355,7 @@ out(`| \`countTokens\`, first call in a fresh process (load + count) | ${fmt(lib
 out(`| … of which loading the module (\`require\`) | ${fmt(lib.freshRequire)} ms | ${fmt(gpt.freshRequire)} ms | ${fmt(jst.freshRequire)} ms | |`)
 out(`| \`countTokens\`, warm, conversation not seen before | ${fmt(lib.warm)} ms | ${fmt(gpt.warm)} ms (${ratio(gpt.warm / lib.warm)}) | ${fmt(jst.warm)} ms (${ratio(jst.warm / lib.warm)}) | ≥ 3× faster than gpt-tokenizer ${check(warmRatio >= 3)} |`)
 out(`| \`Compactor.shouldCompact\` after appending one message | ${fmt(lib.incremental)} ms | | | < 1 ms ${check(lib.incremental < 1)} |`)
+out(`| \`Compactor.shouldCompact\` after appending text in place to the last message (streaming) | ${fmt(lib.streamed)} ms | | | |`)
 out(`| \`compactMessages\` overhead (instant summarizer) | ${fmt(lib.compact)} ms | | | < 100 ms ${check(lib.compact < 100)} |`)
 out(`| \`compactMessages\` peak RSS growth ÷ JSON size | ${memRatio.toFixed(2)}× (${mb(memPeak)} MB for ${mb(jsonLength)} M chars; ${memRatioBytes.toFixed(2)}× of ${mb(jsonBytes)} MB UTF-8) | | | ≤ 2× ${check(memRatio <= 2)} |`)
 out(`| \`countTokens\` peak RSS growth ÷ JSON size (for comparison) | ${memCountRatio.toFixed(2)}× (${mb(memCountPeak)} MB) | | | |`)
