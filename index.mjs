@@ -26,5 +26,6 @@ export const {
   getBatchIndex,
   createMarkMap,
   Compactor,
+  isContextOverflow,
 } = api
 export default api
