@@ -44,6 +44,13 @@ export declare function createCancelToken(): number
 /** Summarizes messages (the whole list is the "middle") and resolves with the summary text. */
 export declare function generateSummaryJson(messages: object[], optionsJson?: string | undefined | null, summarizer?: JsSummarizerFn | undefined | null, cancelId?: number | undefined | null, onLog?: JsLogFn | undefined | null): Promise<string>
 
+/**
+ * Whether an API error was a context overflow (`overflow::is_context_overflow`), from the
+ * statuses, codes and messages `index.js` gathered from the error object. Never throws: a
+ * panic answers `false`, as the public `isContextOverflow` promises a boolean for any input.
+ */
+export declare function isContextOverflowSignals(statuses: Array<number>, codes: Array<string>, messages: Array<string>): boolean
+
 /** The archives of a session as a JSON array of `ArchiveInfo`. */
 export declare function listArchivesJson(outputDir: string, sessionId: string): Promise<string>
 

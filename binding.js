@@ -843,6 +843,7 @@ module.exports.countEachJson = nativeBinding.countEachJson
 module.exports.countTokensJson = nativeBinding.countTokensJson
 module.exports.createCancelToken = nativeBinding.createCancelToken
 module.exports.generateSummaryJson = nativeBinding.generateSummaryJson
+module.exports.isContextOverflowSignals = nativeBinding.isContextOverflowSignals
 module.exports.listArchivesJson = nativeBinding.listArchivesJson
 module.exports.measureJson = nativeBinding.measureJson
 module.exports.offloadToolResultsJson = nativeBinding.offloadToolResultsJson

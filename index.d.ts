@@ -1258,3 +1258,45 @@ export declare class Compactor {
   partitionMessages(messages: Message[], tailRetentionTokens: number): Partition
   generateSummary(middle: Message[], overrides?: CompactOptions): Promise<string>
 }
+
+// ---------------------------------------------------------------------------------------------
+// Overflow recovery (SPEC §4.8)
+
+/**
+ * Whether an API error means the request was longer than the model's context window, so the
+ * agent loop should compact the conversation (regardless of the estimate) and try again.
+ *
+ * Accepts whatever was caught or received, and never throws:
+ * - an SDK's error object: Anthropic (`APIError`: `.status`, `.error` body), OpenAI (`APIError`:
+ *   `.status`, `.code`, `.error`), the Vercel AI SDK (`APICallError`: `.statusCode`,
+ *   `.responseBody`, `.data`; `RetryError`: `.lastError`), Google GenAI (`ApiError`: `.status`,
+ *   the body as JSON in `.message`), AWS Bedrock (`ValidationException`: `.name`, `.message`,
+ *   `.$metadata.httpStatusCode`), or any error whose `cause` chain holds one of these;
+ * - a raw response body (parsed, or as a JSON string), or just the error message.
+ *
+ * Recognised: the overflow texts and codes of Anthropic (also on Bedrock and Vertex AI: "prompt is
+ * too long: N tokens > M maximum"), OpenAI (`context_length_exceeded`, "This model's maximum
+ * context length is …", "Your input exceeds the context window of this model"), Gemini and Vertex
+ * AI ("The input token count (N) exceeds the maximum number of tokens allowed (M)"), Bedrock
+ * ("Input is too long for requested model", "Too many input tokens"), OpenRouter, Groq, Mistral,
+ * xAI, DeepSeek, Ollama, llama.cpp, vLLM, Hugging Face TGI, LM Studio, Together and others.
+ *
+ * Not an overflow (compacting would not help): rate limits, throttling and quotas (any 429, even
+ * when it speaks of tokens, e.g. "tokens per minute"), authentication errors, an output limit
+ * ("max_tokens is too large", "maximum allowed number of output tokens"), a `max_tokens` that by
+ * itself fills the window, a byte-size limit (413 `request_too_large`), a 400 without a body.
+ * When the input plus `max_tokens` exceed the window (the providers report it with their overflow
+ * text), it is an overflow: a shorter conversation makes the request fit.
+ *
+ * A fetch `Response` cannot be read synchronously: pass its parsed body (with the status, e.g.
+ * `{ status: res.status, ...await res.json() }`).
+ *
+ * @example
+ * try {
+ *   reply = await client.messages.create({ model, max_tokens, messages })
+ * } catch (error) {
+ *   if (!isContextOverflow(error)) throw error
+ *   messages = (await compactMessages(messages, { force: true })).messages
+ * }
+ */
+export declare function isContextOverflow(error: unknown): boolean

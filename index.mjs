@@ -27,5 +27,6 @@ export const {
   getBatchIndex,
   createMarkMap,
   Compactor,
+  isContextOverflow,
 } = api
 export default api

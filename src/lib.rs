@@ -850,3 +850,34 @@ pub fn preload_encoding(encoding: Option<String>) -> Result<()> {
 fn init() {
     logging::install();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Overflow recovery (SPEC §4.8)
+
+/// Whether an API error was a context overflow (`overflow::is_context_overflow`), from the
+/// statuses, codes and messages `index.js` gathered from the error object. Never throws: a
+/// panic answers `false`, as the public `isContextOverflow` promises a boolean for any input.
+#[napi]
+pub fn is_context_overflow_signals(
+    statuses: Vec<u32>,
+    codes: Vec<String>,
+    messages: Vec<String>,
+) -> bool {
+    use context_compact_core::overflow::{self, ErrorSignals};
+    std::panic::catch_unwind(move || {
+        let mut signals = ErrorSignals::default();
+        for status in statuses {
+            if let Ok(status) = u16::try_from(status) {
+                signals.add_status(status);
+            }
+        }
+        for code in &codes {
+            signals.add_code(code);
+        }
+        for message in &messages {
+            signals.add_message(message);
+        }
+        overflow::is_context_overflow(&signals)
+    })
+    .unwrap_or(false)
+}

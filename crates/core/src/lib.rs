@@ -18,6 +18,7 @@
 //! - [`strategy`] / [`selective`]: the other seeds' strategies (selective rules, keep-recent,
 //!   sliding window, no-op); [`pipeline`]: triggers, confirmation hook, events, recursive
 //!   summary rounds; [`memory`]: key-information extraction.
+//! - [`overflow::is_context_overflow`]: recognises the providers' "prompt too long" errors.
 //!
 //! ```
 //! use context_compact_core::{compact::{compact, CompactOptions}, extractive::ExtractiveSummarizer,
@@ -50,6 +51,7 @@ pub mod models;
 pub mod offload;
 pub mod options;
 pub mod outcome;
+pub mod overflow;
 pub mod partition;
 pub mod pipeline;
 pub mod pretokenize;

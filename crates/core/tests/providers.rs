@@ -505,7 +505,8 @@ async fn spend_limit_429_is_not_retried() {
         e.message
     );
 
-    // A spend limit in Anthropic's error shape.
+    // A spend-limit name as the error type (older and compatible servers; Anthropic's own shape
+    // is in `anthropic_spend_cap_in_error_details_is_sent_once`).
     let server = MockServer::start().await;
     mount(
         &server,
@@ -520,6 +521,68 @@ async fn spend_limit_429_is_not_retried() {
     let e = run_failed(anthropic(&server).as_ref(), 3).await;
     assert_eq!(requests(&server).await.len(), 1);
     assert_eq!(e.code, ErrorCode::QuotaExceeded);
+}
+
+/// Anthropic's monthly spend cap, as the API sends it: a 429 `rate_limit_error` without
+/// `retry-after`, the specific code in `error.details.error_code` (the shape
+/// @anthropic-ai/sdk's `EnforcedSpendLimitReachedError` is built from). Retrying cannot help
+/// until the month ends, so it is sent once.
+#[tokio::test]
+async fn anthropic_spend_cap_in_error_details_is_sent_once() {
+    for code in [
+        "enforced_spend_limit_reached",
+        "contract_spend_limit_reached",
+    ] {
+        let server = MockServer::start().await;
+        mount(
+            &server,
+            MESSAGES,
+            ResponseTemplate::new(429).set_body_json(json!({
+                "type": "error",
+                "error": {
+                    "type": "rate_limit_error",
+                    "message": "You have reached your API usage limits. You will regain access on 2026-11-01 at 00:00 UTC.",
+                    "details": {"error_code": code}
+                },
+                "request_id": "req_011CspendCap"
+            })),
+        )
+        .await;
+        let e = run_failed(anthropic(&server).as_ref(), 2).await;
+        assert_eq!(requests(&server).await.len(), 1, "{code}");
+        assert_eq!(e.code, ErrorCode::QuotaExceeded, "{code}");
+        assert_eq!(e.attempts, 1);
+        assert_eq!(e.status, Some(429));
+        assert!(e.message.contains(code), "{}", e.message);
+    }
+}
+
+/// OpenAI's hard spend limit: a 429 whose `error.code` is the specific limit and whose
+/// `error.type` is the broader `insufficient_quota` or, as here, neither of the old names.
+#[tokio::test]
+async fn openai_spend_limit_codes_are_sent_once() {
+    for code in [
+        "organization_spend_limit_exceeded",
+        "project_spend_limit_exceeded",
+        "credit_balance_exhausted",
+    ] {
+        let server = MockServer::start().await;
+        mount(
+            &server,
+            COMPLETIONS,
+            ResponseTemplate::new(429)
+                .insert_header("retry-after", "0")
+                .set_body_json(json!({"error": {
+                    "message": "You have reached your spend limit.",
+                    "type": "requests", "param": null, "code": code
+                }})),
+        )
+        .await;
+        let e = run_failed(openai(&server).as_ref(), 2).await;
+        assert_eq!(requests(&server).await.len(), 1, "{code}");
+        assert_eq!(e.code, ErrorCode::QuotaExceeded, "{code}");
+        assert_eq!(e.status, Some(429));
+    }
 }
 
 #[tokio::test]
@@ -587,7 +650,7 @@ fn retry_after_values_are_parsed_and_clamped() {
 #[test]
 fn status_classification_follows_the_sdks() {
     use ErrorCode::*;
-    let c = |s, t: Option<&str>, r| http::classify_status(s, t, None, r);
+    let c = |s, t: Option<&str>, r| http::classify_status(s, &t.into_iter().collect::<Vec<_>>(), r);
     assert_eq!(c(408, None, None), (Timeout, Retry::Yes));
     assert_eq!(c(409, None, None), (ServerError, Retry::Yes));
     assert_eq!(c(429, None, None), (RateLimited, Retry::Yes));
@@ -604,17 +667,17 @@ fn status_classification_follows_the_sdks() {
     assert_eq!(c(404, None, None), (BadRequest, Retry::No));
     assert_eq!(c(402, None, None), (QuotaExceeded, Retry::No));
     assert_eq!(
-        http::classify_status(429, Some("insufficient_quota"), None, None),
+        http::classify_status(429, &["insufficient_quota"], None),
         (QuotaExceeded, Retry::No)
     );
     assert_eq!(
-        http::classify_status(429, Some("requests"), Some("insufficient_quota"), None),
+        http::classify_status(429, &["requests", "insufficient_quota"], None),
         (QuotaExceeded, Retry::No)
     );
     assert_eq!(c(500, None, Some(false)), (ServerError, Retry::No));
     assert_eq!(c(400, None, Some(true)), (BadRequest, Retry::Yes));
     assert_eq!(
-        http::classify_status(429, Some("insufficient_quota"), None, Some(true)),
+        http::classify_status(429, &["insufficient_quota"], Some(true)),
         (QuotaExceeded, Retry::Yes)
     );
 }

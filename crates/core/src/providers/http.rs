@@ -220,33 +220,47 @@ pub fn retry_after_from_headers(headers: &HeaderMap, now: SystemTime) -> Option<
     retry_after(get("retry-after-ms"), get("retry-after"), now)
 }
 
-/// Error types/codes of a 429 (or any status) that mean a spend limit or quota: waiting does
-/// not help, so they are not retried.
+/// Error codes that mean a spend limit, quota or exhausted balance: waiting does not help, so a
+/// 429 carrying one is not retried. Where they sit in the body:
+/// - OpenAI: `error.type` / `error.code` `insufficient_quota`, and the codes of its spend-limit
+///   guide: `organization_spend_limit_exceeded`, `project_spend_limit_exceeded`,
+///   `organization_usage_limit_exceeded`, `credit_balance_exhausted`;
+/// - Anthropic: `error.type` is `rate_limit_error` and the code is in `error.details.error_code`
+///   (`enforced_spend_limit_reached`: the tier's monthly cap, sent without `retry-after`;
+///   `contract_spend_limit_reached`), as the official SDK's error classes read it;
+/// - older or compatible servers: the remaining names, as `type` or `code`.
 const QUOTA_ERRORS: &[&str] = &[
     "insufficient_quota",
+    "organization_spend_limit_exceeded",
+    "project_spend_limit_exceeded",
+    "organization_usage_limit_exceeded",
+    "credit_balance_exhausted",
     "enforced_spend_limit_reached",
+    "contract_spend_limit_reached",
     "spend_limit_reached",
     "billing_hard_limit_reached",
     "billing_error",
     "credit_balance_too_low",
 ];
 
+/// True for a spend-limit / quota code (case-insensitive), wherever it was found.
+pub fn is_quota_code(code: &str) -> bool {
+    QUOTA_ERRORS.iter().any(|q| q.eq_ignore_ascii_case(code))
+}
+
 /// The error code and retry decision for an HTTP status (SPEC §5):
 /// retried: 408, 409, 429, 5xx (529 and `overloaded_error` are `OVERLOADED`);
 /// not retried: other 4xx (401/403 `AUTHENTICATION_FAILED`, 402 and quota 429s
 /// `QUOTA_EXCEEDED`, the rest `BAD_REQUEST`).
+/// `error_codes` are every type and code the body carries ([`ApiErrorBody::codes`]).
 /// `x-should-retry` (`should_retry`) overrides the decision either way.
 pub fn classify_status(
     status: u16,
-    error_type: Option<&str>,
-    error_code: Option<&str>,
+    error_codes: &[&str],
     should_retry: Option<bool>,
 ) -> (ErrorCode, Retry) {
-    let is_quota = [error_type, error_code]
-        .iter()
-        .flatten()
-        .any(|t| QUOTA_ERRORS.contains(&t.to_ascii_lowercase().as_str()));
-    let overloaded = error_type == Some("overloaded_error");
+    let is_quota = error_codes.iter().any(|c| is_quota_code(c));
+    let overloaded = error_codes.contains(&"overloaded_error");
     let (code, retry) = match status {
         401 | 403 => (ErrorCode::AuthenticationFailed, Retry::No),
         402 => (ErrorCode::QuotaExceeded, Retry::No),
@@ -269,13 +283,32 @@ pub fn classify_status(
 }
 
 /// The `{type, message, code}` of an API error body: Anthropic
-/// `{type:'error', error:{type, message}}`, OpenAI `{error:{message, type, code}}`, or a bare
-/// `{message}` / `{error: "text"}` from compatible servers.
+/// `{type:'error', error:{type, message, details:{error_code}}}`, OpenAI
+/// `{error:{message, type, code}}`, or a bare `{message}` / `{error: "text"}` from compatible
+/// servers.
 #[derive(Debug, Default, PartialEq)]
 pub struct ApiErrorBody {
     pub error_type: Option<String>,
     pub code: Option<String>,
+    /// Anthropic's specific code under the general type (`error.details.error_code`).
+    pub detail_code: Option<String>,
     pub message: Option<String>,
+}
+
+impl ApiErrorBody {
+    /// The type and the codes, most general first, without repeats.
+    pub fn codes(&self) -> Vec<&str> {
+        let mut codes: Vec<&str> = Vec::new();
+        for code in [&self.error_type, &self.code, &self.detail_code]
+            .into_iter()
+            .flatten()
+        {
+            if !codes.contains(&code.as_str()) {
+                codes.push(code);
+            }
+        }
+        codes
+    }
 }
 
 pub fn parse_error_body(body: &[u8]) -> Option<ApiErrorBody> {
@@ -291,17 +324,17 @@ pub fn parse_error_body(body: &[u8]) -> Option<ApiErrorBody> {
         Some(error @ Value::Object(_)) => ApiErrorBody {
             error_type: text(error.get("type")),
             code: text(error.get("code")),
+            detail_code: text(error.get("details").and_then(|d| d.get("error_code"))),
             message: text(error.get("message")),
         },
         Some(Value::String(message)) => ApiErrorBody {
-            error_type: None,
-            code: None,
             message: Some(message.clone()),
+            ..Default::default()
         },
         _ => ApiErrorBody {
-            error_type: None,
             code: text(value.get("code")),
             message: text(value.get("message")).or_else(|| text(value.get("detail"))),
+            ..Default::default()
         },
     };
     Some(out)
@@ -334,8 +367,7 @@ pub fn status_error(
     let parsed = parse_error_body(body);
     let (code, retry) = classify_status(
         status.as_u16(),
-        parsed.as_ref().and_then(|p| p.error_type.as_deref()),
-        parsed.as_ref().and_then(|p| p.code.as_deref()),
+        &parsed.as_ref().map(ApiErrorBody::codes).unwrap_or_default(),
         should_retry_header(headers),
     );
     let reason = status.canonical_reason().unwrap_or("");
@@ -345,15 +377,10 @@ pub fn status_error(
         message.push_str(reason);
     }
     match &parsed {
-        Some(p) if p.error_type.is_some() || p.code.is_some() || p.message.is_some() => {
-            let kind = match (&p.error_type, &p.code) {
-                (Some(t), Some(c)) if t != c => Some(format!("{t}/{c}")),
-                (Some(t), _) => Some(t.clone()),
-                (None, Some(c)) => Some(c.clone()),
-                (None, None) => None,
-            };
-            if let Some(kind) = kind {
-                message.push_str(&format!(" ({kind})"));
+        Some(p) if !p.codes().is_empty() || p.message.is_some() => {
+            let codes = p.codes();
+            if !codes.is_empty() {
+                message.push_str(&format!(" ({})", codes.join("/")));
             }
             if let Some(text) = &p.message {
                 message.push_str(": ");
@@ -436,13 +463,79 @@ mod tests {
             ApiErrorBody {
                 error_type: Some("overloaded_error".into()),
                 code: None,
+                detail_code: None,
                 message: Some("Overloaded".into())
             }
         );
         let o = br#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#;
         let p = parse_error_body(o).unwrap();
         assert_eq!(p.code.as_deref(), Some("insufficient_quota"));
+        assert_eq!(p.codes(), ["insufficient_quota"]);
         assert!(parse_error_body(b"<html>").is_none());
+    }
+
+    #[test]
+    fn anthropic_spend_cap_code_is_read_from_error_details() {
+        // The tier's monthly cap: a 429 `rate_limit_error` whose specific code sits in
+        // `error.details.error_code` (as @anthropic-ai/sdk's `EnforcedSpendLimitReachedError`
+        // reads it), without `retry-after`.
+        let body = br#"{"type":"error","error":{"type":"rate_limit_error","message":"You have reached your API usage limits. You will regain access on 2026-11-01 at 00:00 UTC.","details":{"error_code":"enforced_spend_limit_reached"}},"request_id":"req_1"}"#;
+        let p = parse_error_body(body).unwrap();
+        assert_eq!(p.error_type.as_deref(), Some("rate_limit_error"));
+        assert_eq!(
+            p.detail_code.as_deref(),
+            Some("enforced_spend_limit_reached")
+        );
+        assert_eq!(
+            p.codes(),
+            ["rate_limit_error", "enforced_spend_limit_reached"]
+        );
+        assert_eq!(
+            classify_status(429, &p.codes(), None),
+            (ErrorCode::QuotaExceeded, Retry::No)
+        );
+        // An ordinary rate limit, and Anthropic's ramp limit (retry after `retry-after`), are retried.
+        let ordinary = parse_error_body(
+            br#"{"type":"error","error":{"type":"rate_limit_error","message":"Rate limited","details":null}}"#,
+        )
+        .unwrap();
+        assert_eq!(ordinary.detail_code, None);
+        assert_eq!(
+            classify_status(429, &ordinary.codes(), None),
+            (ErrorCode::RateLimited, Retry::Yes)
+        );
+        assert_eq!(
+            classify_status(429, &["rate_limit_error", "ramp_limit_exceeded"], None),
+            (ErrorCode::RateLimited, Retry::Yes)
+        );
+        // OpenAI's spend-limit codes under the broader `insufficient_quota` type, or alone.
+        for code in [
+            "organization_spend_limit_exceeded",
+            "project_spend_limit_exceeded",
+            "organization_usage_limit_exceeded",
+            "credit_balance_exhausted",
+        ] {
+            assert_eq!(
+                classify_status(429, &["requests", code], None),
+                (ErrorCode::QuotaExceeded, Retry::No),
+                "{code}"
+            );
+        }
+        // The message names both, so the log says which limit it was.
+        let error = status_error(
+            StatusCode::TOO_MANY_REQUESTS,
+            &HeaderMap::new(),
+            body,
+            Protocol::Anthropic,
+            SystemTime::now(),
+        );
+        assert!(
+            error
+                .message
+                .contains("(rate_limit_error/enforced_spend_limit_reached)"),
+            "{}",
+            error.message
+        );
     }
 
     #[test]
