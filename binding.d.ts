@@ -16,6 +16,13 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  */
 export declare function calibrateJson(calibrationJson: string | undefined | null, coveredRawTokens: number, usageJson: string): string
 
+/**
+ * A calibration raised after a context-overflow error: the request of `raw_tokens` (messages
+ * + system + tools) was billed at least the prompt size the error names, else more than the
+ * context window of the options. Returns the calibration as JSON.
+ */
+export declare function calibrateOverflowJson(calibrationJson: string | undefined | null, rawTokens: number, messages: Array<string>, optionsJson?: string | undefined | null): string
+
 /** Cancels the work using a token. */
 export declare function cancelToken(id: number): void
 
@@ -89,6 +96,14 @@ export declare function preloadEncoding(encoding?: string | undefined | null): v
 
 /** Prunes old archives; resolves with `{"removed": [...], "kept": n}` as JSON. */
 export declare function pruneArchivesJson(outputDir: string, olderThanDays?: number | undefined | null, sessionId?: string | undefined | null): Promise<string>
+
+/**
+ * Records a compaction a custom JS strategy made (the pipeline records its own): the audit line
+ * and, with `extractMemory`, the key information of the removed messages. `record_json` holds
+ * `{archivePath, stats, tokens, threshold, error, warnings}`. Resolves with
+ * `{"warnings", "extracted"}` as JSON.
+ */
+export declare function recordCustomCompactionJson(removed: object[], optionsJson: string | undefined | null, recordJson: string): Promise<string>
 
 /** Forgets a token. */
 export declare function releaseCancelToken(id: number): void

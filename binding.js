@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.calibrateJson = nativeBinding.calibrateJson
+module.exports.calibrateOverflowJson = nativeBinding.calibrateOverflowJson
 module.exports.cancelToken = nativeBinding.cancelToken
 module.exports.checkJson = nativeBinding.checkJson
 module.exports.compactJson = nativeBinding.compactJson
@@ -851,6 +852,7 @@ module.exports.partitionJson = nativeBinding.partitionJson
 module.exports.persistMessagesJson = nativeBinding.persistMessagesJson
 module.exports.preloadEncoding = nativeBinding.preloadEncoding
 module.exports.pruneArchivesJson = nativeBinding.pruneArchivesJson
+module.exports.recordCustomCompactionJson = nativeBinding.recordCustomCompactionJson
 module.exports.releaseCancelToken = nativeBinding.releaseCancelToken
 module.exports.renderSummaryPromptJson = nativeBinding.renderSummaryPromptJson
 module.exports.restoreMessagesJson = nativeBinding.restoreMessagesJson

@@ -625,6 +625,21 @@ export interface CompactOptions {
    */
   offload?: OffloadScope | boolean
   /**
+   * The error your agent's API returned when it refused the last request as too long (see
+   * {@link isContextOverflow}): overflow recovery, the last line of defence when the estimate was
+   * low (no usage yet, an unknown model, a system prompt you did not pass). The compaction runs
+   * whatever the estimate says, and the estimate is raised so that it is never again below what
+   * that request must have been billed — the prompt size the error names, else more than the
+   * window. A `Compactor` keeps the raised calibration for its later calls.
+   * @example
+   * try { reply = await client.messages.create({ model, messages }) }
+   * catch (error) {
+   *   if (!isContextOverflow(error)) throw error
+   *   messages = (await compactor.compact(messages, { overflow: error })).messages
+   * }
+   */
+  overflow?: unknown
+  /**
    * Asked before anything is summarized or written (Pi Agent seed's confirmation); return
    * `false` (or a Promise of `false`) to decline: the result is then not compacted, `messages`
    * is your array, and `error.code` is `'DECLINED'`. A hook that throws declines too. Asked

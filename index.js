@@ -23,7 +23,7 @@ const ZERO_STATS = Object.freeze({
 })
 
 // Options that are functions or objects the addon cannot read; everything else is passed on.
-const JS_ONLY_OPTIONS = new Set(['summarizer', 'signal', 'onEvent', 'onBeforeCompact', 'onLog', 'logger'])
+const JS_ONLY_OPTIONS = new Set(['summarizer', 'signal', 'onEvent', 'onBeforeCompact', 'onLog', 'logger', 'overflow'])
 
 function describe(value) {
   if (value === null) return 'null'
@@ -553,7 +553,24 @@ async function runCompaction(messages, opts, counts, calibration, markMap) {
 }
 
 async function compactMessages(messages, options) {
-  return runCompaction(messages, checkOptions(options))
+  const opts = checkOptions(options)
+  if (opts.overflow === undefined || opts.overflow === null) return runCompaction(messages, opts)
+  const counts = countEach(messages, opts)
+  const calibration = overflowCalibration(messages, counts, opts, null)
+  return runCompaction(messages, { ...opts, force: true }, counts, calibration)
+}
+
+// `overflow`: the agent's API refused the last request as too long (see isContextOverflow), so
+// the estimate was low. The calibration is raised so that no estimate is below what that
+// request must have been billed — the prompt size the error names, else more than the window
+// (SPEC §4.8) — and the compaction runs whatever the estimate says.
+function overflowCalibration(messages, counts, opts, calibration) {
+  const raw = measureCounts(messages, counts, { ...opts, usage: undefined }, null).rawTokens
+  const { messages: texts } = gatherErrorSignals(opts.overflow)
+  const json = callNative(() =>
+    native.calibrateOverflowJson(calibration ? JSON.stringify(calibration) : null, raw, texts, optionsJson(opts)),
+  )
+  return JSON.parse(json)
 }
 
 // ------------------------------------------------------------------------------------------
@@ -619,6 +636,8 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
     removed: null,
     fallback: false,
     extracted: null,
+    offloaded: [],
+    offloadArchivePath: null,
   }
   const unchanged = (error) => ({
     messages,
@@ -655,9 +674,17 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
   }
   abortIfNeeded()
   emit({ type: 'started', tokens: m.tokens, threshold: m.threshold, messageCount: messages.length, middleCount: null, trigger, strategy: 'custom' })
-  const fail = (error) => {
+  const fail = async (error) => {
     emit({ type: 'failed', error })
-    return unchanged(error)
+    const result = unchanged(error)
+    // The audit log records failed attempts too.
+    try {
+      const record = { compacted: false, tokens: m.tokens, threshold: m.threshold, error, warnings: [] }
+      await native.recordCustomCompactionJson([], optionsJson(opts), JSON.stringify(record))
+    } catch (recordError) {
+      result.warnings = [...result.warnings, `could not record the compaction: ${recordError && recordError.message}`]
+    }
+    return result
   }
   const compression = opts.compression && typeof opts.compression === 'object' ? opts.compression : {}
   const config = {
@@ -693,6 +720,20 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
   const removed = messages.filter((message) => !kept.has(message))
   const same = output.length === messages.length && output.every((message, i) => message === messages[i])
   if (same) return unchanged(null)
+  // The post-condition holds for custom strategies too (SPEC §4.7): never a larger list, and a
+  // result over the threshold says so.
+  const original = counts.reduce((a, b) => a + b, 0)
+  const compactedTokens = output.length === 0 ? 0 : countTokens(output, opts)
+  const estimate = Math.ceil(m.tokens - (original - compactedTokens) * Math.max(1, m.factor))
+  const numbers = { tokens: estimate, originalTokens: m.tokens, threshold: m.threshold }
+  if (compactedTokens >= original) {
+    return fail({
+      code: 'NOT_SMALLER',
+      message: `the strategy's result has ${compactedTokens} tokens, not fewer than the ${original} of the input; the input is returned unchanged`,
+      attempts: 0,
+      ...numbers,
+    })
+  }
   let archivePath = null
   if (removed.length > 0) {
     try {
@@ -707,8 +748,6 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
       base.warnings.push(warning)
     }
   }
-  const original = counts.reduce((a, b) => a + b, 0)
-  const compactedTokens = output.length === 0 ? 0 : countTokens(output, opts)
   const retained = output.filter((message) => messages.includes(message)).length
   const stats = {
     originalTokenCount: original,
@@ -716,6 +755,23 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
     compactionRatio: original === 0 ? 0 : compactedTokens / original,
     compactedMessageCount: messages.length - retained,
     retainedMessageCount: retained,
+  }
+  let error = null
+  if (estimate >= m.threshold) {
+    const message = `the compacted list is still over the threshold: about ${estimate} tokens (from ${m.tokens}), threshold ${m.threshold}; the custom strategy kept too much`
+    error = { code: 'STILL_OVER_LIMIT', message, attempts: 0, ...numbers }
+    base.warnings.push(message)
+  }
+  // The audit line and extracted memory, as for the built-in strategies.
+  try {
+    const record = { compacted: true, archivePath, stats, tokens: m.tokens, threshold: m.threshold, error, warnings: base.warnings }
+    const recorded = JSON.parse(
+      await native.recordCustomCompactionJson(checkedMessages(removed), optionsJson(opts), JSON.stringify(record)),
+    )
+    base.warnings = recorded.warnings
+    base.extracted = recorded.extracted ?? null
+  } catch (recordError) {
+    base.warnings.push(`could not record the compaction: ${recordError && recordError.message}`)
   }
   emit({
     type: 'completed',
@@ -726,6 +782,7 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
     strategy: 'custom',
     rounds: 0,
     archivePath,
+    error,
   })
   const result = {
     messages: output,
@@ -733,7 +790,7 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
     summary: null,
     archivePath,
     stats,
-    error: null,
+    error,
     ...base,
     removed: {
       messagesRemoved: removed.length,
@@ -948,6 +1005,9 @@ class Compactor {
   #markMap = createMarkMap(0)
   #batches = []
   #lastMessages = null
+  // The list shouldCompact last reported as over the limit (token_limit_exceeded), so that
+  // compact() on the same list does not report it again.
+  #limitReported = null
 
   constructor(options) {
     this.#options = { ...checkOptions(options) }
@@ -1095,9 +1155,11 @@ class Compactor {
   /** Also emits `token_limit_exceeded` through `onEvent` when the estimate reaches the threshold. */
   shouldCompact(messages, overrides) {
     const measure = this.measure(messages, overrides)
+    this.#limitReported = null
     if (messages.length > 0 && measure.tokens >= measure.threshold) {
       const onEvent = { ...this.#options, ...(overrides ?? {}) }.onEvent
       if (typeof onEvent === 'function') {
+        this.#limitReported = { messages, length: messages.length }
         try {
           onEvent({ type: 'token_limit_exceeded', tokensUsed: measure.tokens, tokenLimit: measure.threshold })
         } catch (error) {
@@ -1109,10 +1171,31 @@ class Compactor {
   }
 
   async compact(messages, overrides) {
-    const opts = { ...this.#options, ...checkOptions(overrides, 'overrides') }
+    let opts = { ...this.#options, ...checkOptions(overrides, 'overrides') }
     const counts = this.#countEach(messages)
     this.#track(messages)
     this.#observe(messages, counts, opts)
+    if (opts.overflow !== undefined && opts.overflow !== null) {
+      this.#calibration = overflowCalibration(messages, counts, opts, this.#calibration)
+      opts = { ...opts, force: true }
+    }
+    // shouldCompact already told onEvent that this very list is over the limit: once is enough.
+    const reported = this.#limitReported
+    this.#limitReported = null
+    if (reported && reported.messages === messages && reported.length === messages.length && typeof opts.onEvent === 'function') {
+      const onEvent = opts.onEvent
+      let skipped = false
+      opts = {
+        ...opts,
+        onEvent: (event) => {
+          if (!skipped && event && event.type === 'token_limit_exceeded') {
+            skipped = true
+            return
+          }
+          return onEvent(event)
+        },
+      }
+    }
     const result = await runCompaction(messages, opts, counts, this.#calibration, this.#markMap)
     if (result.compacted) {
       // New messages (summary, notice, cleared tool results) are counted now, so the next turn

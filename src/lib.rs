@@ -699,6 +699,39 @@ pub async fn offload_tool_results_json(
         .map_err(|_| internal("offloadToolResults"))
 }
 
+/// Records a compaction a custom JS strategy made (the pipeline records its own): the audit line
+/// and, with `extractMemory`, the key information of the removed messages. `record_json` holds
+/// `{archivePath, stats, tokens, threshold, error, warnings}`. Resolves with
+/// `{"warnings", "extracted"}` as JSON.
+#[napi]
+pub async fn record_custom_compaction_json(
+    #[napi(ts_arg_type = "object[]")] removed: JsMessages,
+    options_json: Option<String>,
+    record_json: String,
+) -> Result<String> {
+    let removed = parse_messages(removed)?;
+    let options = parse_options(options_json)?;
+    let record = parse_json(&record_json, "record")?;
+    let work = move || {
+        let mut outcome = CompactOutcome::skipped(
+            record["tokens"].as_u64().unwrap_or(0) as usize,
+            record["threshold"].as_u64().unwrap_or(0) as usize,
+            serde_json::from_value(record["error"].clone()).ok(),
+        );
+        outcome.compacted = record["compacted"] == true;
+        outcome.archive_path = record["archivePath"].as_str().map(PathBuf::from);
+        outcome.stats = serde_json::from_value(record["stats"].clone()).unwrap_or_default();
+        outcome.warnings = serde_json::from_value(record["warnings"].clone()).unwrap_or_default();
+        outcome.provider = Some("custom".to_string());
+        pipeline::report::record_external(&options, &removed, &mut outcome);
+        json!({ "warnings": outcome.warnings, "extracted": outcome.extracted }).to_string()
+    };
+    tokio::task::spawn_blocking(move || std::panic::catch_unwind(AssertUnwindSafe(work)))
+        .await
+        .map_err(|_| internal("recordCustomCompaction"))?
+        .map_err(|_| internal("recordCustomCompaction"))
+}
+
 // ---------------------------------------------------------------------------------------------
 // History: list, restore, prune (SanBot). File IO runs on the blocking pool.
 
@@ -854,6 +887,26 @@ fn init() {
 // ---------------------------------------------------------------------------------------------
 // Overflow recovery (SPEC §4.8)
 
+fn error_signals(
+    statuses: Vec<u32>,
+    codes: Vec<String>,
+    messages: Vec<String>,
+) -> context_compact_core::overflow::ErrorSignals {
+    let mut signals = context_compact_core::overflow::ErrorSignals::default();
+    for status in statuses {
+        if let Ok(status) = u16::try_from(status) {
+            signals.add_status(status);
+        }
+    }
+    for code in &codes {
+        signals.add_code(code);
+    }
+    for message in &messages {
+        signals.add_message(message);
+    }
+    signals
+}
+
 /// Whether an API error was a context overflow (`overflow::is_context_overflow`), from the
 /// statuses, codes and messages `index.js` gathered from the error object. Never throws: a
 /// panic answers `false`, as the public `isContextOverflow` promises a boolean for any input.
@@ -863,21 +916,34 @@ pub fn is_context_overflow_signals(
     codes: Vec<String>,
     messages: Vec<String>,
 ) -> bool {
-    use context_compact_core::overflow::{self, ErrorSignals};
     std::panic::catch_unwind(move || {
-        let mut signals = ErrorSignals::default();
-        for status in statuses {
-            if let Ok(status) = u16::try_from(status) {
-                signals.add_status(status);
-            }
-        }
-        for code in &codes {
-            signals.add_code(code);
-        }
-        for message in &messages {
-            signals.add_message(message);
-        }
-        overflow::is_context_overflow(&signals)
+        context_compact_core::overflow::is_context_overflow(&error_signals(
+            statuses, codes, messages,
+        ))
     })
     .unwrap_or(false)
+}
+
+/// A calibration raised after a context-overflow error: the request of `raw_tokens` (messages
+/// + system + tools) was billed at least the prompt size the error names, else more than the
+/// context window of the options. Returns the calibration as JSON.
+#[napi]
+pub fn calibrate_overflow_json(
+    calibration_json: Option<String>,
+    raw_tokens: f64,
+    messages: Vec<String>,
+    options_json: Option<String>,
+) -> Result<String> {
+    guarded("calibrateOverflow", || {
+        let mut calibration = parse_calibration(calibration_json)?.unwrap_or_default();
+        let options = parse_options(options_json)?;
+        let reported = context_compact_core::overflow::reported_prompt_tokens(&error_signals(
+            Vec::new(),
+            Vec::new(),
+            messages,
+        ));
+        let billed = reported.unwrap_or(options.context_token_limit as u64 + 1);
+        calibration.observe_overflow(raw_tokens as u64, billed);
+        Ok(serde_json::to_string(&calibration).unwrap_or_default())
+    })
 }

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Invalid input: names the message index and the field, e.g.
 /// `messages[3].content[1].tool_use_id is missing`.
@@ -75,7 +75,7 @@ impl std::error::Error for ValidationError {}
 
 /// Why a compaction did not happen. Stable, documented string codes so callers can branch
 /// without parsing messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 #[non_exhaustive]
 pub enum ErrorCode {
@@ -118,6 +118,8 @@ pub enum ErrorCode {
     StillOverLimit,
     /// The compacted list would not be smaller than the input: the input is returned.
     NotSmaller,
+    /// A custom strategy's `compress` failed or returned messages that cannot be used.
+    StrategyFailed,
 }
 
 impl ErrorCode {
@@ -142,6 +144,7 @@ impl ErrorCode {
             ErrorCode::MissingApiKey => "MISSING_API_KEY",
             ErrorCode::StillOverLimit => "STILL_OVER_LIMIT",
             ErrorCode::NotSmaller => "NOT_SMALLER",
+            ErrorCode::StrategyFailed => "STRATEGY_FAILED",
         }
     }
 }
@@ -153,12 +156,13 @@ impl fmt::Display for ErrorCode {
 }
 
 /// Why a compaction was skipped: returned on the result, never thrown.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactError {
     pub code: ErrorCode,
     pub message: String,
     /// How many summary attempts were made (0 when none was needed).
+    #[serde(default)]
     pub attempts: u32,
     /// The HTTP status of the last failed attempt, when there was one.
     #[serde(skip_serializing_if = "Option::is_none")]

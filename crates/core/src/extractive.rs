@@ -167,35 +167,19 @@ pub fn extractive_summary(messages: &[Value], previous: Option<&str>) -> String 
             let text = tool_result_text(result.content);
             if result.is_error {
                 tool_uses.entry(name.clone()).or_default().1 += 1;
-                let first = text
-                    .lines()
-                    .map(str::trim)
-                    .find(|l| !l.is_empty())
-                    .unwrap_or("(no output)");
                 push_unique(
                     &mut errors,
-                    format!("{name}: {}", clip(first, 240)),
+                    format!("{name}: {}", clip(error_line(&text), 240)),
                     MAX_ITEMS,
                 );
             } else {
                 // Error lines inside successful results (compiler errors, failing tests).
-                for line in text.lines().take(2_000) {
-                    let trimmed = line.trim_start();
-                    let lower_start: String =
-                        trimmed.chars().take(12).collect::<String>().to_lowercase();
-                    if lower_start.starts_with("error")
-                        || lower_start.starts_with("fatal")
-                        || lower_start.starts_with("traceback")
-                        || trimmed.starts_with("FAILED")
-                        || trimmed.contains("panicked at")
-                    {
-                        push_unique(
-                            &mut errors,
-                            format!("{name}: {}", clip(trimmed, 240)),
-                            MAX_ITEMS,
-                        );
-                        break;
-                    }
+                if let Some(line) = text.lines().take(2_000).find(|l| is_error_line(l)) {
+                    push_unique(
+                        &mut errors,
+                        format!("{name}: {}", clip(line.trim(), 240)),
+                        MAX_ITEMS,
+                    );
                 }
             }
         }
@@ -261,6 +245,38 @@ pub fn extractive_summary(messages: &[Value], previous: Option<&str>) -> String 
     out
 }
 
+/// Does this output line state an error (compiler errors, failing tests, tracebacks)?
+fn is_error_line(line: &str) -> bool {
+    let trimmed = line.trim_start();
+    let lower_start: String = trimmed.chars().take(12).collect::<String>().to_lowercase();
+    lower_start.starts_with("error")
+        || lower_start.starts_with("fatal")
+        || lower_start.starts_with("traceback")
+        || trimmed.starts_with("FAILED")
+        || trimmed.starts_with("FAIL ")
+        || trimmed.starts_with('×')
+        || trimmed.starts_with('✗')
+        || trimmed.contains("panicked at")
+        || trimmed.contains("AssertionError")
+        || trimmed.contains("Exception:")
+}
+
+/// The line of a failed tool's output that says what went wrong: the first error line, else the
+/// first line that is not a runner's banner ("RUN v3.2.4 /repo", "> npm test", "$ cmd"), else the
+/// first line. A test runner prints its banner first, and quoting it says nothing.
+fn error_line(text: &str) -> &str {
+    let lines = || text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let banner = |l: &&str| {
+        l.starts_with("RUN ") || l.starts_with("> ") || l.starts_with("$ ") || l.starts_with("+ ")
+    };
+    lines()
+        .take(2_000)
+        .find(|l| is_error_line(l))
+        .or_else(|| lines().find(|l| !banner(l)))
+        .or_else(|| lines().next())
+        .unwrap_or("(no output)")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,6 +305,30 @@ mod tests {
         for header in SECTION_HEADERS {
             assert!(summary.contains(header));
         }
+    }
+
+    #[test]
+    fn a_failed_test_run_is_quoted_by_its_failure_not_its_banner() {
+        let vitest = "\n RUN  v3.2.4 /repo\n\n ✓ src/a.test.ts (3 tests) 5ms\n × src/b.test.ts > adds 2ms\n   → expected 3 to be 4\n\n Test Files  1 failed | 1 passed (2)";
+        assert_eq!(error_line(vitest), "× src/b.test.ts > adds 2ms");
+        let npm = "> app@1.0.0 test\n> jest\n\nFAIL src/sum.test.js\n  ● adds";
+        assert_eq!(error_line(npm), "FAIL src/sum.test.js");
+        assert_eq!(
+            error_line("> build\nsomething odd happened"),
+            "something odd happened"
+        );
+        assert_eq!(error_line("   \n"), "(no output)");
+        let messages = vec![
+            json!({"role": "user", "content": "run the tests"}),
+            json!({"role": "assistant", "content": [{"type": "tool_use", "id": "1", "name": "bash", "input": {"command": "npx vitest run"}}]}),
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "1", "is_error": true, "content": vitest}]}),
+        ];
+        let summary = extractive_summary(&messages, None);
+        assert!(
+            summary.contains("bash: × src/b.test.ts > adds 2ms"),
+            "{summary}"
+        );
+        assert!(!summary.contains("RUN  v3.2.4"), "{summary}");
     }
 
     #[test]

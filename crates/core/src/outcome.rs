@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::CompactError;
@@ -14,7 +14,7 @@ use crate::strategy::{Removal, Strategy};
 use crate::trigger::{Measure, TriggerKind};
 
 /// The PRD's statistics (F-008). All zero when nothing was compacted.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactStats {
     /// Tokens of the messages before compaction (raw tokenizer count).

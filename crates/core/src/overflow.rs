@@ -387,6 +387,24 @@ pub fn is_context_overflow(signals: &ErrorSignals) -> bool {
     !throttled && signals.messages.iter().any(|m| OVERFLOW_TEXT.is_match(m))
 }
 
+/// The prompt size an overflow error reports, when it names one: the largest number of at least
+/// 1 000 in its messages ("prompt is too long: 210000 tokens > 200000 maximum", "you requested
+/// 130000 tokens", "The input token count (1048577) exceeds …"). The request was at least this
+/// large, so it is what a calibration raised after the error must not estimate below. Where a
+/// message also names the completion, the largest number includes it: an estimate too high by
+/// the completion is early, never late.
+pub fn reported_prompt_tokens(signals: &ErrorSignals) -> Option<u64> {
+    static NUMBER: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\d[\d,]{3,}").expect("valid pattern"));
+    signals
+        .messages
+        .iter()
+        .flat_map(|m| NUMBER.find_iter(m))
+        .filter_map(|n| n.as_str().replace(',', "").parse::<u64>().ok())
+        .filter(|n| *n >= 1_000)
+        .max()
+}
+
 /// [`is_context_overflow`] of an HTTP error response (status and raw body).
 pub fn is_context_overflow_response(status: u16, body: &[u8]) -> bool {
     is_context_overflow(&ErrorSignals::from_response(status, body))

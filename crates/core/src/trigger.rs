@@ -127,6 +127,11 @@ pub struct Calibration {
     pub latest: Option<(u64, u64)>,
     /// How many usage reports were observed.
     pub samples: u32,
+    /// Billed tokens per raw token at least, learned from a context-overflow error: the API
+    /// refused a request of this many raw tokens as too long, so no estimate may again be
+    /// lower than what it must have billed (SPEC §4.8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor: Option<f64>,
 }
 
 /// Below this much raw growth between observations the slope is too noisy to use.
@@ -155,6 +160,16 @@ impl Calibration {
         }
         self.latest = Some((raw, billed));
         self.samples += 1;
+    }
+
+    /// Records that a request of `raw` tokens (messages + system + tools) was refused as too
+    /// long: it was billed at least `billed` (the number the error gave, else the window + 1).
+    pub fn observe_overflow(&mut self, raw: u64, billed: u64) {
+        if raw == 0 || billed == 0 {
+            return;
+        }
+        let ratio = billed as f64 / raw as f64;
+        self.floor = Some(self.floor.map_or(ratio, |f| f.max(ratio)));
     }
 
     /// The billed-per-raw slope, when enough growth was observed.
@@ -217,6 +232,28 @@ pub struct TriggerInput {
 
 /// Estimates the tokens the API will bill for the next request.
 pub fn measure(
+    input: TriggerInput,
+    threshold: u64,
+    usage: Option<Usage>,
+    model: Option<&str>,
+    calibration: Option<&Calibration>,
+) -> Measure {
+    let measure = estimate(input, threshold, usage, model, calibration);
+    // After a context-overflow error nothing may be estimated below what that request proved.
+    match calibration.and_then(|c| c.floor) {
+        Some(floor) if (measure.raw_tokens as f64 * floor).ceil() as u64 > measure.tokens => {
+            Measure {
+                tokens: (measure.raw_tokens as f64 * floor).ceil() as u64,
+                source: EstimateSource::Calibration,
+                factor: measure.factor.max(floor),
+                ..measure
+            }
+        }
+        _ => measure,
+    }
+}
+
+fn estimate(
     input: TriggerInput,
     threshold: u64,
     usage: Option<Usage>,

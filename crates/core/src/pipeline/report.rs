@@ -286,27 +286,44 @@ impl<'a> Reporter<'a> {
 
     /// SanBot's key-information extraction over the input messages the compaction replaced.
     fn extract_memory(&self, outcome: &mut CompactOutcome) {
-        let mut kept = vec![false; self.messages.len()];
-        for piece in &outcome.pieces {
-            if let Piece::Original(i) = piece {
-                kept[*i] = true;
-            }
+        extract_memory_into(self.messages, self.options, outcome);
+    }
+}
+
+/// The records of a compaction made outside the pipeline (a custom JS strategy): the audit line
+/// and, with `extractMemory`, the key information of the `removed` messages. `outcome` carries
+/// what is recorded (archive, statistics, tokens, threshold, warnings); problems writing become
+/// its warnings.
+pub fn record_external(options: &CompactOptions, removed: &[Value], outcome: &mut CompactOutcome) {
+    archive::record_outcome(options, outcome);
+    if outcome.compacted && options.extract_memory {
+        let pieces = std::mem::take(&mut outcome.pieces);
+        extract_memory_into(removed, options, outcome);
+        outcome.pieces = pieces;
+    }
+}
+
+/// Extracts key information from the `messages` not kept in `outcome.pieces`.
+fn extract_memory_into(messages: &[Value], options: &CompactOptions, outcome: &mut CompactOutcome) {
+    let mut kept = vec![false; messages.len()];
+    for piece in &outcome.pieces {
+        if let Piece::Original(i) = piece {
+            kept[*i] = true;
         }
-        let gone: Vec<Value> = self
-            .messages
-            .iter()
-            .zip(&kept)
-            .filter(|(_, kept)| !**kept)
-            .map(|(m, _)| m.clone())
-            .collect();
-        let found = memory::extract(&gone);
-        match memory::write(&self.options.output_dir, &self.options.session_id, &found) {
-            Ok(extracted) => outcome.extracted = Some(extracted),
-            Err(e) => {
-                let message = format!("could not write the extracted memory: {e}");
-                tracing::warn!("{message}");
-                outcome.warnings.push(message);
-            }
+    }
+    let gone: Vec<Value> = messages
+        .iter()
+        .zip(&kept)
+        .filter(|(_, kept)| !**kept)
+        .map(|(m, _)| m.clone())
+        .collect();
+    let found = memory::extract(&gone);
+    match memory::write(&options.output_dir, &options.session_id, &found) {
+        Ok(extracted) => outcome.extracted = Some(extracted),
+        Err(e) => {
+            let message = format!("could not write the extracted memory: {e}");
+            tracing::warn!("{message}");
+            outcome.warnings.push(message);
         }
     }
 }
