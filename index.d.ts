@@ -46,7 +46,7 @@ export interface ImageBlock {
     | { type: string }
 }
 
-/** A document (PDF or text). PDFs are estimated per page; text sources are counted. */
+/** A document (PDF or text). PDFs are estimated per page; text sources, `title` and `context` are counted. */
 export interface DocumentBlock {
   type: 'document'
   source: { type: string }
@@ -66,15 +66,18 @@ export interface RedactedThinkingBlock {
   data: string
 }
 
-/** An OpenAI-style image part. */
+/** An OpenAI-style image part, estimated with OpenAI's 512-px tile rule (`detail: 'low'`: 85 tokens). */
 export interface ImageUrlBlock {
   type: 'image_url'
   image_url: { url: string; detail?: string }
 }
 
 /**
- * Any other block (server-tool blocks, future types). Passed through untouched; unknown types
- * count 0 tokens, with one warning per type.
+ * Any other block: server-tool blocks (`server_tool_use`, `web_search_tool_result`,
+ * `code_execution_tool_result`, `mcp_tool_use`, …), `compaction`, `search_result`, OpenAI
+ * `input_audio` / `file` / `refusal` parts, future types. Passed through untouched; the known
+ * ones are counted by their text (encrypted fields and media estimated from their size),
+ * unknown types count 0 tokens, with one warning per type.
  */
 export interface UnknownBlock {
   type: string
@@ -102,7 +105,7 @@ export interface OpenAIToolCall {
   function: { name: string; arguments: string }
 }
 
-/** Tool calls of other types (e.g. OpenAI `custom` tools): passed through, not counted. */
+/** Tool calls of other types (e.g. OpenAI `custom` tools: `custom.name` + `custom.input` are counted). */
 export interface OtherToolCall {
   id: string
   type: string

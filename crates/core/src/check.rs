@@ -54,8 +54,11 @@ struct Call<'a> {
 }
 
 /// Client tool calls of an assistant message (`tool_use` blocks and OpenAI `tool_calls`).
-/// Server tool calls (`server_tool_use`, `mcp_tool_use`) are answered inside the same message
-/// by the server and are not checked.
+/// Server tool calls ([`message::is_server_tool_call`]: `server_tool_use`, `mcp_tool_use`) are
+/// answered inside the same message by the server (a `*_tool_result` block naming the call in
+/// its `tool_use_id`, [`message::is_server_tool_result`]) and are not checked: a call without
+/// its result is legal there (a `pause_turn` response ends that way and is sent back as is),
+/// and `message::tool_results` does not return server results, so they are never orphans.
 fn calls_of(message: &Value) -> Vec<Call<'_>> {
     if message::role_of(message) != Some(Role::Assistant) {
         return Vec::new();
@@ -526,6 +529,49 @@ mod tests {
             ]}
         ]));
         assert_eq!(problems, vec![]);
+    }
+
+    #[test]
+    fn server_and_mcp_blocks_of_every_kind_are_neither_orphans_nor_missing() {
+        let problems = check(json!([
+            {"role": "user", "content": [
+                {"type": "text", "text": "research and run it"},
+                {"type": "container_upload", "file_id": "file_1"}
+            ]},
+            {"role": "assistant", "content": [
+                {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "q"}},
+                {"type": "web_search_tool_result", "tool_use_id": "s1", "content": [
+                    {"type": "web_search_result", "url": "u", "title": "t", "encrypted_content": "AAAA"}]},
+                {"type": "server_tool_use", "id": "s2", "name": "web_fetch", "input": {"url": "u"}},
+                {"type": "web_fetch_tool_result", "tool_use_id": "s2", "content": {
+                    "type": "web_fetch_result", "url": "u", "content": {"type": "document",
+                        "source": {"type": "text", "media_type": "text/plain", "data": "d"}}}},
+                {"type": "server_tool_use", "id": "s3", "name": "code_execution", "input": {"code": "1"}},
+                {"type": "code_execution_tool_result", "tool_use_id": "s3", "content": {
+                    "type": "code_execution_tool_result_error", "error_code": "unavailable"}},
+                {"type": "server_tool_use", "id": "s4", "name": "tool_search_tool_regex", "input": {"query": "w"}},
+                {"type": "tool_search_tool_result", "tool_use_id": "s4", "content": {
+                    "type": "tool_search_tool_search_result", "tool_references": [{"type": "tool_reference", "tool_name": "w"}]}},
+                {"type": "mcp_tool_use", "id": "m1", "name": "echo", "server_name": "srv", "input": {}},
+                {"type": "mcp_tool_result", "tool_use_id": "m1", "content": [{"type": "text", "text": "e"}]},
+                {"type": "tool_use", "id": "t1", "name": "w", "input": {}}
+            ]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "sunny"}]},
+            // A paused turn ends with a server call whose result comes in the continuation.
+            {"role": "assistant", "content": [
+                {"type": "server_tool_use", "id": "s5", "name": "web_search", "input": {"query": "q2"}}
+            ]}
+        ]));
+        assert_eq!(problems, vec![]);
+        // A user `tool_result` cannot answer a server call.
+        let problems = check(json!([
+            {"role": "user", "content": "search"},
+            {"role": "assistant", "content": [
+                {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}}
+            ]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "s1", "content": "x"}]}
+        ]));
+        assert_eq!(kinds(&problems), vec![(2, ORPHAN_TOOL_RESULT)]);
     }
 
     #[test]

@@ -45,6 +45,7 @@ pub mod compact;
 pub mod error;
 pub mod extractive;
 pub mod ledger;
+pub mod media;
 pub mod memory;
 pub mod message;
 pub mod models;

@@ -425,7 +425,8 @@ pub fn openai_tool_calls(message: &Value) -> &[Value] {
 
 /// True when the message answers tool calls: it is `role: 'tool'`, or it carries at least one
 /// `tool_result` block. Such a message must directly follow the message that made the calls,
-/// so no cut may fall right before it.
+/// so no cut may fall right before it. Server tool results ([`is_server_tool_result`]) do not
+/// count: they sit in the assistant message beside their call.
 pub fn carries_tool_results(message: &Value) -> bool {
     if matches!(role_of(message), Some(Role::Tool | Role::Function)) {
         return true;
@@ -433,6 +434,22 @@ pub fn carries_tool_results(message: &Value) -> bool {
     blocks(message)
         .iter()
         .any(|block| block_type(block) == "tool_result")
+}
+
+/// True for a call the API runs itself: `server_tool_use` (web search, web fetch, code
+/// execution, tool search, …) and the MCP connector's `mcp_tool_use`. Its result comes back in
+/// the same assistant message, as a block whose `tool_use_id` names the call
+/// ([`is_server_tool_result`]), never in a user `tool_result`: such calls are not paired across
+/// messages, so a cut between messages can never separate them.
+pub fn is_server_tool_call(block_type: &str) -> bool {
+    matches!(block_type, "server_tool_use" | "mcp_tool_use")
+}
+
+/// True for the result of a server tool call (`web_search_tool_result`,
+/// `code_execution_tool_result`, `mcp_tool_result`, … any `*_tool_result` but a client
+/// `tool_result`). See [`is_server_tool_call`].
+pub fn is_server_tool_result(block_type: &str) -> bool {
+    block_type != "tool_result" && block_type.ends_with("_tool_result")
 }
 
 /// A tool call made by an assistant message, in either dialect.
@@ -445,12 +462,16 @@ pub struct ToolCall<'a> {
     pub input: std::borrow::Cow<'a, Value>,
 }
 
-/// The tool calls an assistant message makes (Anthropic `tool_use` blocks and OpenAI
-/// `tool_calls`).
+/// The tool calls an assistant message makes (Anthropic `tool_use` blocks, the server tool
+/// calls it reports, and OpenAI `tool_calls`): what was done, for the ledger and summaries.
+/// Only `tool_use` and `tool_calls` need a result in the next message (see [`check`]).
+///
+/// [`check`]: crate::check
 pub fn tool_calls(message: &Value) -> Vec<ToolCall<'_>> {
     let mut calls = Vec::new();
     for block in blocks(message) {
-        if matches!(block_type(block), "tool_use" | "server_tool_use") {
+        let kind = block_type(block);
+        if kind == "tool_use" || is_server_tool_call(kind) {
             calls.push(ToolCall {
                 id: block.get("id").and_then(Value::as_str).unwrap_or(""),
                 name: block.get("name").and_then(Value::as_str).unwrap_or(""),
@@ -718,5 +739,29 @@ mod tests {
             &json!({"role": "tool", "tool_call_id": "b", "content": "x"})
         ));
         assert!(!carries_tool_results(&anthropic));
+    }
+
+    #[test]
+    fn server_tool_calls_are_calls_and_their_results_stay_in_the_assistant_message() {
+        // Anthropic server tools and the MCP connector: call and result in one assistant
+        // message, paired by `tool_use_id` (web search tool and MCP connector docs).
+        let assistant = json!({"role": "assistant", "content": [
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "bash_code_execution", "input": {"command": "ls"}},
+            {"type": "bash_code_execution_tool_result", "tool_use_id": "srvtoolu_1", "content": {
+                "type": "bash_code_execution_result", "stdout": "a", "stderr": "", "return_code": 0, "content": []}},
+            {"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "echo", "server_name": "s", "input": {}},
+            {"type": "mcp_tool_result", "tool_use_id": "mcptoolu_1", "is_error": true, "content": "boom"},
+            {"type": "text", "text": "done"}
+        ]});
+        validate(std::slice::from_ref(&assistant)).unwrap();
+        let names: Vec<&str> = tool_calls(&assistant).iter().map(|c| c.name).collect();
+        assert_eq!(names, ["bash_code_execution", "echo"]);
+        // Not results a user message must carry: no cut is forced before or after it.
+        assert!(!carries_tool_results(&assistant));
+        assert!(tool_results(&assistant).is_empty());
+        assert!(is_server_tool_call("mcp_tool_use") && !is_server_tool_call("tool_use"));
+        assert!(is_server_tool_result("web_fetch_tool_result"));
+        assert!(is_server_tool_result("mcp_tool_result"));
+        assert!(!is_server_tool_result("tool_result"));
     }
 }

@@ -201,6 +201,25 @@ mod tests {
     }
 
     #[test]
+    fn server_tool_results_do_not_move_the_cut() {
+        // Call and result share the assistant message: a tail may start right at it or after it.
+        let m = json!([
+            {"role": "user", "content": "search"},
+            {"role": "assistant", "content": [
+                {"type": "server_tool_use", "id": "s", "name": "web_search", "input": {"query": "q"}},
+                {"type": "web_search_tool_result", "tool_use_id": "s", "content": []},
+                {"type": "mcp_tool_use", "id": "m", "name": "echo", "server_name": "x", "input": {}},
+                {"type": "mcp_tool_result", "tool_use_id": "m", "content": "e"},
+                {"type": "text", "text": "found"}
+            ]},
+            {"role": "user", "content": "thanks"},
+            {"role": "assistant", "content": "welcome"}
+        ]);
+        assert_eq!(cut(&m, &[1, 100, 1, 1], 100), (0, 1));
+        assert_eq!(cut(&m, &[1, 100, 1, 1], 2), (0, 2));
+    }
+
+    #[test]
     fn keep_recent_turns_extends_the_tail() {
         let m = json!([
             {"role": "user", "content": "1"}, {"role": "assistant", "content": "a"},
