@@ -90,7 +90,7 @@ describe('a kept tool result larger than the window', () => {
     const off = await compactMessages(session(10, 5000), { contextTokenLimit, outputDir: dir, sessionId: 's', provider: 'extractive', offload: false })
     expect(off.error?.code).toBe('STILL_OVER_LIMIT')
     expect(off.offloaded).toEqual([])
-    expect(() => compactMessages(messages, { offload: 'some' as any })).rejects.toThrow(TypeError)
+    await expect(compactMessages(messages, { offload: 'some' as any })).rejects.toThrow(TypeError)
   })
 })
 
