@@ -301,6 +301,31 @@ describe('compact', () => {
     expect(JSON.parse(run.stdout)).toEqual(conversation)
   })
 
+  it('the result fits or says so: a giant last message is shortened, or exit 1 with STILL_OVER_LIMIT', async () => {
+    const log = Array.from({ length: 3000 }, (_, i) => `line ${i} of the build output`).join('\n')
+    const giant = [
+      ...conversation,
+      { role: 'assistant', content: 'Shall I go on?' },
+      { role: 'user', content: `Here is the whole log:\n${log}` },
+    ]
+    const file = join(dir, 'giant.json')
+    writeFileSync(file, JSON.stringify(giant))
+    const limit = String(Math.floor(countTokens(giant.slice(-1) as Message[]) * 0.75))
+    const over = await cli(['compact', file, '--limit', limit, '--output-dir', join(dir, 'a7')])
+    expect(over.code).toBe(1)
+    expect(over.stderr).toMatch(/compacted, but the result does not fit: STILL_OVER_LIMIT: .*threshold/)
+    const smaller = JSON.parse(over.stdout) as Message[]
+    expect(countTokens(smaller)).toBeLessThan(countTokens(giant as Message[]))
+    const fits = await cli(['compact', file, '--limit', limit, '--offload', 'all', '--json', '--output-dir', join(dir, 'a7')])
+    expect(fits.code, fits.stderr).toBe(0)
+    const result = JSON.parse(fits.stdout) as CompactResult
+    expect(result.error).toBeNull()
+    expect(result.offloaded).toMatchObject([{ kind: 'text', originalIndex: giant.length - 1 }])
+    expect(countTokens(result.messages)).toBeLessThan(result.threshold)
+    const bad = await cli(['compact', file, '--offload', 'some'])
+    expect(bad.code).toBe(2)
+  })
+
   describe('against a mock Anthropic server', () => {
     let server: Server
     let url: string

@@ -129,6 +129,7 @@ function jsonFlag(values, name) {
 const ENCODINGS = ['o200k_base', 'cl100k_base']
 const PROVIDERS = ['anthropic', 'openai', 'extractive']
 const PROMPT_STYLES = ['structured', 'continuation']
+const OFFLOAD_SCOPES = ['tool-results', 'all', 'off']
 
 const COMMON = {
   json: { type: 'boolean' },
@@ -575,11 +576,14 @@ Options:
   --output-dir <dir>              where archives go (default ${DEFAULT_OUTPUT_DIR})
   --session-id <id>               the archive session (default "default")
   --require-archive               skip the compaction when the archive cannot be written
+  --offload <scope>               what may be shortened when the kept messages alone do not fit:
+                                  tool-results (default), all (user text too) or off
   --encoding <name>               o200k_base (default) or cl100k_base
   -h, --help                      show this help
 
 Exit status: 0 compacted or below the threshold, 1 invalid input or a failed compaction
-(the output is then the input unchanged), 2 usage error.`
+(the output is then the input unchanged) or a result still over the threshold
+(STILL_OVER_LIMIT: the output is the smaller, compacted list), 2 usage error.`
 
 const COMPACT_FLAGS = {
   ...COMMON,
@@ -602,6 +606,7 @@ const COMPACT_FLAGS = {
   'output-dir': { type: 'string' },
   'session-id': { type: 'string' },
   'require-archive': { type: 'boolean' },
+  offload: { type: 'string' },
 }
 
 function compactOptions(values, conversation) {
@@ -622,6 +627,7 @@ function compactOptions(values, conversation) {
   set('summaryContextTokens', number(values, 'summary-context-tokens', { integer: true, min: 1 }))
   set('customInstructions', values['custom-instructions'])
   set('promptStyle', choice(values, 'prompt-style', PROMPT_STYLES))
+  set('offload', choice(values, 'offload', OFFLOAD_SCOPES))
   set('outputDir', values['output-dir'])
   set('sessionId', values['session-id'])
   if (values.force) options.force = true
@@ -692,7 +698,8 @@ async function cmdCompact(argv) {
     writeJson(values.output, output)
   }
   if (result.error) {
-    stderr(`${NAME}: compaction failed: ${result.error.code}: ${oneLine(result.error.message)}`)
+    const what = result.compacted ? 'compacted, but the result does not fit' : 'compaction failed'
+    stderr(`${NAME}: ${what}: ${result.error.code}: ${oneLine(result.error.message)}`)
     process.exitCode = 1
   }
 }
