@@ -17,19 +17,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 fn run(messages: &[Value], options: &CompactOptions) -> CompactOutcome {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(compact(
-            messages,
-            None,
-            options,
-            &ExtractiveSummarizer,
-            &CancellationToken::new(),
-            &NoObserver,
-        ))
-        .unwrap()
+    run_with(messages, options, &ExtractiveSummarizer)
 }
 
 /// A summarizer that writes more than it was given.

@@ -223,7 +223,12 @@ async fn run(
                 options.strategy.as_str()
             ),
         );
-        return Ok(report.not_compacted(error, options.strategy, partition, fallback));
+        let planned = report::Planned {
+            strategy: options.strategy,
+            partition,
+            fallback,
+        };
+        return Ok(report.not_compacted(error, &planned));
     };
     let (strategy, head_length, tail_start, middle_count) = plan.shape();
     let info = BeforeCompactInfo {
@@ -242,13 +247,17 @@ async fn run(
         _ = cancel.cancelled() => return Err(Aborted),
         answer = hooks.before_compact(&info) => answer,
     };
-    let planned = Partition {
-        head_len: head_length,
-        tail_start,
+    let planned = report::Planned {
+        strategy,
+        partition: Partition {
+            head_len: head_length,
+            tail_start,
+        },
+        fallback,
     };
     if let Confirmation::Decline(reason) = confirmation {
         let error = CompactError::new(ErrorCode::Declined, reason);
-        return Ok(report.not_compacted(error, strategy, planned, fallback));
+        return Ok(report.not_compacted(error, &planned));
     }
     hooks.event(json!({
         "type": "started",
@@ -283,7 +292,7 @@ async fn run(
                 },
                 Err(error) => {
                     let attempts = error.attempts;
-                    let mut outcome = report.failed(error, strategy, planned, fallback);
+                    let mut outcome = report.failed(error, &planned);
                     outcome.provider = Some(summarizer.provider().to_string());
                     outcome.model = summarizer.model().map(str::to_string);
                     outcome.attempts = attempts;
@@ -309,13 +318,13 @@ async fn run(
         options,
     );
     if let Some(error) = report.grows(&fitting) {
-        return Ok(report.failed(error, strategy, planned, fallback));
+        return Ok(report.failed(error, &planned));
     }
 
     // 5. archive
     let archived = match archive::archive(messages, &draft, &fitting, options) {
         Ok(archived) => archived,
-        Err(error) => return Ok(report.failed(error, strategy, planned, fallback)),
+        Err(error) => return Ok(report.failed(error, &planned)),
     };
 
     // 6. assemble
@@ -335,8 +344,7 @@ async fn run(
         shortened,
         archived,
         pieces,
-        strategy,
-        fallback,
+        planned,
         summarizer: summarizer_used,
     }))
 }

@@ -30,6 +30,14 @@ pub(crate) struct Reporter<'a> {
     hooks: &'a dyn CompactHooks,
 }
 
+/// What the plan step decided: the strategy that runs, where the part that changes is, and
+/// whether a selective compaction fell back to a summary.
+pub(crate) struct Planned {
+    pub strategy: Strategy,
+    pub partition: Partition,
+    pub fallback: bool,
+}
+
 /// What a compaction that went through produced.
 pub(crate) struct Compacted<'a> {
     pub draft: Draft,
@@ -37,8 +45,7 @@ pub(crate) struct Compacted<'a> {
     pub shortened: Vec<Shortened>,
     pub archived: Archived,
     pub pieces: Vec<Piece>,
-    pub strategy: Strategy,
-    pub fallback: bool,
+    pub planned: Planned,
     pub summarizer: Option<&'a dyn Summarizer>,
 }
 
@@ -75,31 +82,19 @@ impl<'a> Reporter<'a> {
     }
 
     /// The input stands, with `error` saying why; recorded in the audit log.
-    pub fn not_compacted(
-        &self,
-        error: CompactError,
-        strategy: Strategy,
-        partition: Partition,
-        fallback: bool,
-    ) -> CompactOutcome {
+    pub fn not_compacted(&self, error: CompactError, planned: &Planned) -> CompactOutcome {
         let mut outcome = self.skipped(Some(error));
-        outcome.strategy = strategy;
-        outcome.fallback = fallback;
+        outcome.strategy = planned.strategy;
+        outcome.fallback = planned.fallback;
         outcome.trigger = self.measured.trigger;
-        outcome.partition = Some(partition);
+        outcome.partition = Some(planned.partition);
         archive::record_outcome(self.options, &mut outcome);
         outcome
     }
 
     /// [`Self::not_compacted`] after the compaction started: also a `failed` event.
-    pub fn failed(
-        &self,
-        error: CompactError,
-        strategy: Strategy,
-        partition: Partition,
-        fallback: bool,
-    ) -> CompactOutcome {
-        let outcome = self.not_compacted(error, strategy, partition, fallback);
+    pub fn failed(&self, error: CompactError, planned: &Planned) -> CompactOutcome {
+        let outcome = self.not_compacted(error, planned);
         if let Some(error) = &outcome.error {
             self.hooks
                 .event(json!({ "type": "failed", "error": error }));
@@ -142,11 +137,10 @@ impl<'a> Reporter<'a> {
             shortened,
             archived,
             pieces,
-            strategy,
-            fallback,
+            planned,
             summarizer,
         } = done;
-        let planned = Partition {
+        let region = Partition {
             head_len: draft.region.start,
             tail_start: draft.region.end,
         };
@@ -155,7 +149,7 @@ impl<'a> Reporter<'a> {
         if let Some(error) = self.not_smaller(compacted) {
             // The stand-in paths made the draft look no larger than this; only a path of
             // unusual length gets here, after the archives were written (they stay, recorded).
-            return self.failed(error, strategy, planned, fallback);
+            return self.failed(error, &planned);
         }
         let estimator = &self.measured.estimator;
         let estimate = estimator.after(compacted);
@@ -243,9 +237,9 @@ impl<'a> Reporter<'a> {
         outcome.archive_path = archived.region;
         outcome.offload_archive_path = archived.offload;
         outcome.warnings = warnings;
-        outcome.partition = Some(planned);
-        outcome.strategy = strategy;
-        outcome.fallback = fallback;
+        outcome.partition = Some(region);
+        outcome.strategy = planned.strategy;
+        outcome.fallback = planned.fallback;
         outcome.trigger = self.measured.trigger;
         archive::record_outcome(self.options, &mut outcome);
         if self.options.extract_memory {
