@@ -628,6 +628,30 @@ export interface CompactOptions {
    */
   offload?: OffloadScope | boolean
   /**
+   * What happens to the `thinking` and `redacted_thinking` blocks of the assistant turns kept
+   * after the summary (SPEC §3). On models with *preserved thinking* every thinking block is
+   * bound to the exact prefix before it, and a summary changes that prefix, so kept thinking
+   * gets a 400 ("Invalid `signature` in `thinking` block. The block is bound to a different
+   * conversation."). Older models need the thinking of the last turn of an unfinished tool loop.
+   * - `'keep'`: kept turns stay byte-identical.
+   * - `'strip'`: every kept assistant turn loses its thinking blocks (whole blocks; a turn that
+   *   held only thinking is left out, never sent empty).
+   * - `'auto'`: by `agentModel` — strip for the preserved-thinking models (claude-fable-5-1 and
+   *   later, claude-mythos-5-1+, claude-opus-5-5, claude-sonnet-5-5, claude-haiku-5-5, and any
+   *   Claude model not in the table), keep for the others (claude-opus-4-8 and earlier, Claude 5,
+   *   non-Claude models). With no `agentModel`, strip: that is accepted by every
+   *   preserved-thinking and every adaptive-thinking model; only the older manual-thinking
+   *   models in an unfinished tool loop need that turn's thinking, so name `agentModel` for them.
+   *
+   * Every removed block is listed in `result.transformations`, the originals are archived
+   * (`thinkingArchivePath`) and {@link restoreMessages} gives them back. To keep the thinking
+   * instead, use `'keep'` and send `thinking.block_binding.prefix_mismatch_behavior: "drop_block"`
+   * with the `anthropic-beta: thinking-binding-controls-2026-08-01` header: the API then drops
+   * what fails the check and lists it in its `input_transformations`.
+   * @default 'auto'
+   */
+  thinking?: ThinkingPolicy
+  /**
    * The error your agent's API returned when it refused the last request as too long (see
    * {@link isContextOverflow}): overflow recovery, the last line of defence when the estimate was
    * low (no usage yet, an unknown model, a system prompt you did not pass). The compaction runs
@@ -774,6 +798,20 @@ export interface CompactError {
   threshold?: number
 }
 
+/** See {@link CompactOptions.thinking}. */
+export type ThinkingPolicy = 'auto' | 'keep' | 'strip'
+
+/** One change the thinking policy made to a kept message (like Anthropic's `input_transformations`). */
+export interface Transformation {
+  type: 'thinking_dropped'
+  /** Where the block was in the messages you passed, e.g. `'messages.7.content.0'`. */
+  path: string
+  originalIndex: number
+  /** The message's index in the result, or `null` when it was left out (it held only thinking). */
+  index: number | null
+  blockType: 'thinking' | 'redacted_thinking'
+}
+
 /** What may be shortened to make a result fit (see {@link CompactOptions.offload}). */
 export type OffloadScope = 'tool-results' | 'all' | 'off'
 
@@ -864,6 +902,13 @@ export interface CompactResult<M extends Message = Message> {
   offloaded: OffloadedText[]
   /** The archive holding the originals of the `offloaded` messages, or `null`. */
   offloadArchivePath: string | null
+  /**
+   * Every thinking block the `thinking` policy removed from a kept turn (empty with `'keep'`).
+   * Those messages are new objects; their originals are in `thinkingArchivePath`.
+   */
+  transformations: Transformation[]
+  /** The archive holding the originals of the kept messages whose thinking was removed, or `null`. */
+  thinkingArchivePath: string | null
   /** Custom strategies only: the mark map `compress` returned (`null` when it was not valid). */
   markMap?: MessageMarkMap | null
 }

@@ -496,6 +496,8 @@ function buildResult(messages, outcome) {
     extracted: outcome.extracted ?? null,
     offloaded: outcome.offloaded ?? [],
     offloadArchivePath: outcome.offloadArchivePath ?? null,
+    transformations: outcome.transformations ?? [],
+    thinkingArchivePath: outcome.thinkingArchivePath ?? null,
   }
   if (!outcome.compacted) {
     return {
@@ -638,6 +640,8 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
     extracted: null,
     offloaded: [],
     offloadArchivePath: null,
+    transformations: [],
+    thinkingArchivePath: null,
   }
   const unchanged = (error) => ({
     messages,

@@ -577,6 +577,8 @@ fn outcome_json(outcome: &CompactOutcome) -> Value {
         "extracted": outcome.extracted,
         "offloaded": outcome.offloaded,
         "offloadArchivePath": outcome.offload_archive_path.as_ref().map(|p| p.display().to_string()),
+        "transformations": outcome.transformations,
+        "thinkingArchivePath": outcome.thinking_archive_path.as_ref().map(|p| p.display().to_string()),
     })
 }
 

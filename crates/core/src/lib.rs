@@ -61,6 +61,7 @@ pub mod providers;
 pub mod selective;
 pub mod strategy;
 pub mod summarize;
+pub mod thinking;
 pub mod tokens;
 pub mod trigger;
 

@@ -17,6 +17,7 @@ use crate::offload::Scope;
 use crate::partition::TailRules;
 use crate::selective::SelectiveRules;
 use crate::strategy::Strategy;
+use crate::thinking::ThinkingPolicy;
 use crate::tokens;
 use crate::tokens::Encoding;
 use crate::trigger::Usage;
@@ -108,6 +109,8 @@ pub struct CompactOptions {
     /// What the fit step may shorten when the kept messages alone keep the result over the
     /// threshold (SPEC §4.7). Default: tool results.
     pub offload: Scope,
+    /// What happens to the thinking of kept assistant turns (SPEC §3). Default: auto.
+    pub thinking: ThinkingPolicy,
 }
 
 impl Default for CompactOptions {
@@ -145,6 +148,7 @@ impl Default for CompactOptions {
             summary_max_chars: None,
             extract_memory: false,
             offload: Scope::ToolResults,
+            thinking: ThinkingPolicy::Auto,
         }
     }
 }
@@ -509,6 +513,14 @@ impl CompactOptions {
         o.summary_max_chars = get_count(&map, "summaryMaxChars")?.map(|v| v as usize);
         if let Some(v) = get_bool(&map, "extractMemory")? {
             o.extract_memory = v;
+        }
+        if let Some(name) = get_string(&map, "thinking")? {
+            o.thinking = ThinkingPolicy::parse(&name).ok_or_else(|| {
+                ValidationError::argument(
+                    "options.thinking",
+                    format!("expected 'auto', 'keep' or 'strip', got {name:?}"),
+                )
+            })?;
         }
         match field(&map, "offload") {
             None => {}

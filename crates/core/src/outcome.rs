@@ -76,6 +76,28 @@ pub struct CompactOutcome {
     pub offloaded: Vec<Offloaded>,
     /// Where the originals of the offloaded messages are.
     pub offload_archive_path: Option<PathBuf>,
+    /// Every change the thinking policy made to a kept message (SPEC §3), in the spirit of
+    /// Anthropic's `input_transformations`.
+    pub transformations: Vec<Transformation>,
+    /// Where the originals of the kept messages whose thinking was removed are.
+    pub thinking_archive_path: Option<PathBuf>,
+}
+
+/// One change to a kept message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Transformation {
+    /// `thinking_dropped`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Where the block was in the messages passed in: `messages.7.content.0`.
+    pub path: String,
+    pub original_index: usize,
+    /// The message's position in the result, or `None` when it was left out (it held only
+    /// thinking).
+    pub index: Option<usize>,
+    /// `thinking` or `redacted_thinking`.
+    pub block_type: String,
 }
 
 impl CompactOutcome {
@@ -107,6 +129,8 @@ impl CompactOutcome {
             extracted: None,
             offloaded: Vec::new(),
             offload_archive_path: None,
+            transformations: Vec::new(),
+            thinking_archive_path: None,
         }
     }
 }

@@ -112,14 +112,90 @@ pub fn is_summary_message(message: &Value) -> bool {
             .is_some_and(|text| text.starts_with(SUMMARY_PREFIX))
 }
 
-/// The body of a summary message (without its first, explanatory line).
+/// The body of a summary message (without its first, explanatory line, and without its
+/// thinking line).
 pub fn summary_body(message: &Value) -> Option<&str> {
     let text = message.get("content")?.as_str()?;
     let rest = text.strip_prefix(SUMMARY_PREFIX)?;
-    Some(match rest.split_once('\n') {
+    let body = match rest.split_once('\n') {
         Some((_, body)) => body.trim_start_matches('\n'),
         None => "",
+    };
+    Some(match body.rfind(THINKING_LINE_START) {
+        Some(at) if !body[at..].trim_end().contains('\n') => body[..at].trim_end(),
+        _ => body,
     })
+}
+
+/// The last line of a summary or notice after which kept messages had their thinking removed
+/// (the thinking policy): which of the following messages (by position, `*` for one left out
+/// because it held only thinking) and where their originals are, for `restoreMessages`.
+const THINKING_LINE_START: &str =
+    "[context-compact: thinking was removed from kept messages after this one (at ";
+const THINKING_LINE_LEFT_OUT: &str = "; * held only thinking and was left out)";
+const THINKING_LINE_ARCHIVE: &str = ". Originals: ";
+const THINKING_LINE_NOT_ARCHIVED: &str = ". The originals could not be archived.";
+
+/// What a thinking line says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThinkingLine<'a> {
+    /// (position after the summary, left out), in order.
+    pub kept: Vec<(usize, bool)>,
+    /// Where the originals are, in the same order.
+    pub archive: Option<&'a str>,
+}
+
+/// The thinking line for `kept` (see [`ThinkingLine`]).
+pub fn thinking_line_text(kept: &[(usize, bool)], archive: Option<&str>) -> String {
+    let positions: Vec<String> = kept
+        .iter()
+        .map(|(p, left_out)| {
+            if *left_out {
+                format!("{p}*")
+            } else {
+                p.to_string()
+            }
+        })
+        .collect();
+    let mut line = format!(
+        "{THINKING_LINE_START}{}{THINKING_LINE_LEFT_OUT}",
+        positions.join(", ")
+    );
+    match archive {
+        Some(path) => {
+            line.push_str(THINKING_LINE_ARCHIVE);
+            line.push_str(path);
+            line.push(']');
+        }
+        None => {
+            line.push_str(THINKING_LINE_NOT_ARCHIVED);
+            line.push(']');
+        }
+    }
+    line
+}
+
+/// The thinking line of a summary or notice message, if it has one.
+pub fn thinking_line(message: &Value) -> Option<ThinkingLine<'_>> {
+    let text = message.get("content")?.as_str()?;
+    if !text.starts_with(SUMMARY_PREFIX) {
+        return None;
+    }
+    let last = text.trim_end().rsplit('\n').next()?;
+    let rest = last.strip_prefix(THINKING_LINE_START)?;
+    let (positions, rest) = rest.split_once(THINKING_LINE_LEFT_OUT)?;
+    let kept = positions
+        .split(", ")
+        .map(|p| match p.strip_suffix('*') {
+            Some(n) => n.parse().ok().map(|n| (n, true)),
+            None => p.parse().ok().map(|n| (n, false)),
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let archive = rest
+        .strip_prefix(THINKING_LINE_ARCHIVE)
+        .and_then(|r| r.strip_suffix(']'))
+        .map(str::trim);
+    Some(ThinkingLine { kept, archive })
 }
 
 /// The archive a summary message names, if any.

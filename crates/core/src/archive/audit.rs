@@ -122,6 +122,16 @@ pub(crate) fn record_outcome(options: &CompactOptions, outcome: &mut CompactOutc
             );
             fields.insert("offloaded".into(), json!(outcome.offloaded.len()));
         }
+        if let Some(thinking) = &outcome.thinking_archive_path {
+            fields.insert(
+                "thinkingArchive".into(),
+                json!(thinking.file_name().and_then(|n| n.to_str())),
+            );
+            fields.insert(
+                "transformations".into(),
+                json!(outcome.transformations.len()),
+            );
+        }
     }
     if outcome.provider.is_some() {
         fields.insert("provider".into(), json!(outcome.provider));

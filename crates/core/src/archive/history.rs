@@ -248,59 +248,177 @@ pub fn restore_messages(
     // archive (a selective compaction's kept and cleared messages): once the frame is done,
     // that many of the following messages — wherever they are, in an enclosing archive or in
     // the list — are skipped, since the archive already gave them back in their original form.
-    let mut frames: Vec<(String, std::vec::IntoIter<Value>, usize)> = Vec::new();
+    // The kept messages after a summary whose thinking was removed get their originals back
+    // from the summary's thinking line ([`KeptOriginals`]), on the level the summary is on.
+    let mut frames: Vec<Frame> = Vec::new();
+    let mut top_kept: Option<KeptOriginals> = None;
     let mut skip = 0usize;
     for (index, message) in messages.iter().enumerate() {
         if skip > 0 {
             skip -= 1;
             continue;
         }
+        let place = format!("messages[{index}]");
         if !prompt::is_summary_message(message) {
-            out.push(
-                match unshortened(message, &dir, &format!("messages[{index}]"))? {
+            place_kept(&mut top_kept, &mut out, || {
+                Ok(match unshortened(message, &dir, &place)? {
                     Some(original) => Restored::Archived(original),
                     None => Restored::Original(index),
-                },
-            );
+                })
+            })?;
             continue;
         }
-        let name = archive_of(message, &dir, &format!("messages[{index}]"))?;
-        let following = prompt::notice_following(message);
-        frames.push((
-            name.clone(),
-            read_archive(&dir, &name)?.into_iter(),
-            following,
-        ));
-        while let Some((current, items, _)) = frames.last_mut() {
-            let Some(item) = items.next() else {
-                if let Some((_, _, following)) = frames.pop() {
-                    skip += following;
-                }
+        flush(&mut top_kept, &mut out);
+        frames.push(Frame::open(message, &dir, &place)?);
+        while let Some(frame) = frames.last_mut() {
+            let Some(item) = frame.items.next() else {
+                let Some(mut done) = frames.pop() else { break };
+                flush(&mut done.kept, &mut out);
+                skip += done.following;
+                let parent = match frames.last_mut() {
+                    Some(parent) => &mut parent.kept,
+                    None => &mut top_kept,
+                };
+                *parent = KeptOriginals::of(&done.summary, &dir, &done.place)?;
                 continue;
             };
             if skip > 0 {
                 skip -= 1;
                 continue;
             }
+            let place = format!("a message of {}", frame.name);
             if !prompt::is_summary_message(&item) {
-                let place = format!("a message of {current}");
-                out.push(Restored::Archived(
-                    unshortened(&item, &dir, &place)?.unwrap_or(item),
-                ));
+                place_kept(&mut frame.kept, &mut out, || {
+                    Ok(Restored::Archived(
+                        unshortened(&item, &dir, &place)?.unwrap_or(item),
+                    ))
+                })?;
                 continue;
             }
-            let place = format!("a message of {current}");
-            let name = archive_of(&item, &dir, &place)?;
-            if frames.iter().any(|(open, _, _)| *open == name) {
+            flush(&mut frame.kept, &mut out);
+            let next = Frame::open(&item, &dir, &place)?;
+            if frames.iter().any(|open| open.name == next.name) {
                 return Err(HistoryError::InvalidArchive(format!(
-                    "{place} names {name}, which is already being restored (the archives name each other)"
+                    "{place} names {}, which is already being restored (the archives name each other)",
+                    next.name
                 )));
             }
-            let loaded = read_archive(&dir, &name)?;
-            frames.push((name, loaded.into_iter(), prompt::notice_following(&item)));
+            frames.push(next);
         }
     }
+    flush(&mut top_kept, &mut out);
     Ok(out)
+}
+
+/// An archive being expanded in place of the summary (or notice) that names it.
+struct Frame {
+    name: String,
+    items: std::vec::IntoIter<Value>,
+    /// How many messages after the notice its archive already gives back.
+    following: usize,
+    /// The summary, for its thinking line once the frame is done.
+    summary: Value,
+    place: String,
+    /// The originals of the kept messages after a summary among this archive's items.
+    kept: Option<KeptOriginals>,
+}
+
+impl Frame {
+    fn open(summary: &Value, dir: &Path, place: &str) -> Result<Frame, HistoryError> {
+        let name = archive_of(summary, dir, place)?;
+        Ok(Frame {
+            items: read_archive(dir, &name)?.into_iter(),
+            name,
+            following: prompt::notice_following(summary),
+            summary: summary.clone(),
+            place: place.to_string(),
+            kept: None,
+        })
+    }
+}
+
+/// The originals of the kept messages whose thinking a compaction removed, by their position
+/// after the summary (counting the messages left out, which held only thinking).
+struct KeptOriginals {
+    /// (position, left out, original), in order.
+    entries: std::collections::VecDeque<(usize, bool, Value)>,
+    /// The position of the next message on this level.
+    position: usize,
+}
+
+impl KeptOriginals {
+    fn of(summary: &Value, dir: &Path, place: &str) -> Result<Option<KeptOriginals>, HistoryError> {
+        let Some(line) = prompt::thinking_line(summary) else {
+            return Ok(None);
+        };
+        let Some(archive) = line.archive else {
+            return Ok(None);
+        };
+        let name = archive_name_of(archive, &format!("{place} is a summary that"))?;
+        let originals = read_archive(dir, &name)?;
+        if originals.len() != line.kept.len() {
+            return Err(HistoryError::InvalidArchive(format!(
+                "{place} names {} kept messages whose thinking was removed, but {name} holds {}",
+                line.kept.len(),
+                originals.len()
+            )));
+        }
+        let entries = line
+            .kept
+            .into_iter()
+            .zip(originals)
+            .map(|((position, left_out), original)| (position, left_out, original))
+            .collect();
+        Ok(Some(KeptOriginals {
+            entries,
+            position: 0,
+        }))
+    }
+}
+
+/// Puts the next message of a level: first the originals of messages left out at this position,
+/// then the original of this message when its thinking was removed, else `current()`.
+fn place_kept(
+    kept: &mut Option<KeptOriginals>,
+    out: &mut Vec<Restored>,
+    current: impl FnOnce() -> Result<Restored, HistoryError>,
+) -> Result<(), HistoryError> {
+    let Some(k) = kept else {
+        out.push(current()?);
+        return Ok(());
+    };
+    while k
+        .entries
+        .front()
+        .is_some_and(|(position, left_out, _)| *left_out && *position == k.position)
+    {
+        if let Some((_, _, original)) = k.entries.pop_front() {
+            out.push(Restored::Archived(original));
+        }
+        k.position += 1;
+    }
+    let changed = k
+        .entries
+        .front()
+        .is_some_and(|(position, left_out, _)| !*left_out && *position == k.position);
+    match changed.then(|| k.entries.pop_front()).flatten() {
+        Some((_, _, original)) => out.push(Restored::Archived(original)),
+        None => out.push(current()?),
+    }
+    k.position += 1;
+    Ok(())
+}
+
+/// The end of a level: the originals of messages left out after its last message.
+fn flush(kept: &mut Option<KeptOriginals>, out: &mut Vec<Restored>) {
+    if let Some(k) = kept.take() {
+        out.extend(
+            k.entries
+                .into_iter()
+                .filter(|(_, left_out, _)| *left_out)
+                .map(|(_, _, original)| Restored::Archived(original)),
+        );
+    }
 }
 
 /// The original of a message the fit step shortened (offload), following shortenings of

@@ -18,6 +18,8 @@ use crate::options::CompactOptions;
 pub(crate) struct Archived {
     pub region: Option<PathBuf>,
     pub offload: Option<PathBuf>,
+    /// The originals of the kept messages after the region whose thinking was removed.
+    pub thinking: Option<PathBuf>,
     pub warnings: Vec<String>,
 }
 
@@ -42,6 +44,18 @@ pub(crate) fn archive(
             .map(|(index, _)| messages[*index].clone())
             .collect();
         archived.offload = persist(&originals, "shortened", options, &mut archived.warnings)?;
+    }
+    let changed: Vec<Value> = draft
+        .stripped_after_region()
+        .map(|s| messages[s.index].clone())
+        .collect();
+    if !changed.is_empty() {
+        archived.thinking = persist(
+            &changed,
+            "kept (thinking removed)",
+            options,
+            &mut archived.warnings,
+        )?;
     }
     Ok(archived)
 }

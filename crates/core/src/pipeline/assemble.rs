@@ -4,9 +4,10 @@
 use serde_json::{json, Value};
 
 use super::fit::Fitting;
-use super::Draft;
+use super::{Draft, Replacement};
 use crate::offload::{self, OriginalRef};
 use crate::outcome::Piece;
+use crate::strategy::RegionItem;
 use crate::tokens::Encoding;
 
 /// Builds `[...head, { role: 'user', content: summary }, ...tail]` (F-005).
@@ -39,30 +40,70 @@ pub(crate) struct ArchiveRefs<'a> {
     pub region: Option<&'a str>,
     /// The archive of the offloaded originals.
     pub offload: Option<&'a str>,
+    /// The archive of the kept messages whose thinking was removed.
+    pub thinking: Option<&'a str>,
 }
 
 /// A message the fit step shortened: its input index, its position in the pieces, and the new
 /// token count of each of its cuts.
 pub(crate) type Shortened = (usize, usize, Vec<usize>);
 
-/// The pieces of the compacted list, and the messages `fitting` shortened.
+/// The compacted list.
+pub(crate) struct Assembled {
+    pub pieces: Vec<Piece>,
+    /// The messages the fit step shortened.
+    pub shortened: Vec<Shortened>,
+    /// Where each message the thinking policy changed ended up: (input index, its position in
+    /// `pieces`, or `None` when it was left out).
+    pub stripped: Vec<(usize, Option<usize>)>,
+}
+
+/// The pieces of the compacted list, the messages `fitting` shortened and where the messages
+/// the thinking policy changed are.
 pub(crate) fn assemble(
     messages: &[Value],
     draft: &Draft,
     fitting: &Fitting,
     refs: ArchiveRefs<'_>,
     encoding: Encoding,
-) -> (Vec<Piece>, Vec<Shortened>) {
+) -> Assembled {
     let region = draft.region.clone();
     let mut pieces: Vec<Piece> = (0..region.start).map(Piece::Original).collect();
     pieces.push(Piece::New(summary_message(
-        &draft.replacement_text(refs.region),
+        &draft.replacement_text(refs.region, refs.thinking),
     )));
     let archive_name = refs
         .region
         .map(|path| path.rsplit(['/', '\\']).next().unwrap_or(path));
+    let mut stripped = Vec::new();
+    let items_start = pieces.len();
     pieces.extend(draft.region_items(messages, archive_name));
-    pieces.extend((region.end..messages.len()).map(Piece::Original));
+    if let Replacement::Rewrite(rewrite) = &draft.replacement {
+        // Items are kept in order; the ones left out are not among the pieces.
+        let mut position = items_start;
+        for item in &rewrite.items {
+            let index = match item {
+                RegionItem::Keep(i) | RegionItem::Clear { index: i, .. } => *i,
+            };
+            let left_out = draft
+                .stripped
+                .iter()
+                .any(|s| s.index == index && s.message.is_none());
+            if draft.stripped.iter().any(|s| s.index == index) {
+                stripped.push((index, (!left_out).then_some(position)));
+            }
+            if !left_out {
+                position += 1;
+            }
+        }
+    }
+    for index in region.end..messages.len() {
+        let piece = draft.kept_piece(Piece::Original(index));
+        if draft.stripped.iter().any(|s| s.index == index) {
+            stripped.push((index, piece.as_ref().map(|_| pieces.len())));
+        }
+        pieces.extend(piece);
+    }
 
     let mut shortened = Vec::new();
     for (item, (index, cuts)) in fitting.cuts.iter().enumerate() {
@@ -79,5 +120,9 @@ pub(crate) fn assemble(
             shortened.push((*index, position, counts));
         }
     }
-    (pieces, shortened)
+    Assembled {
+        pieces,
+        shortened,
+        stripped,
+    }
 }

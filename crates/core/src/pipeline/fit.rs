@@ -45,6 +45,7 @@ pub(crate) fn fit(
     let refs = ArchiveRefs {
         region: Some(stand_in),
         offload: Some(stand_in),
+        thinking: Some(stand_in),
     };
     let mut fitting = Fitting::default();
     fitting.tokens = draft_tokens(messages, counts, draft, &fitting, refs, options);
@@ -53,12 +54,15 @@ pub(crate) fn fit(
     if estimate < threshold {
         return fitting;
     }
-    let sites: Vec<Site> = offload::find_sites(
-        messages,
-        draft.kept_after(messages.len()),
-        options.offload,
-        options.encoding,
-    );
+    // Messages the thinking policy changed are not shortened too: a cut's path indexes the
+    // original content blocks, and their originals are archived once already.
+    let shortenable: Vec<usize> = draft
+        .kept_after(messages.len())
+        .into_iter()
+        .filter(|i| !draft.stripped.iter().any(|s| s.index == *i))
+        .collect();
+    let sites: Vec<Site> =
+        offload::find_sites(messages, shortenable, options.offload, options.encoding);
     if sites.is_empty() {
         return fitting;
     }
@@ -92,8 +96,8 @@ fn draft_tokens(
     refs: ArchiveRefs<'_>,
     options: &CompactOptions,
 ) -> usize {
-    let (pieces, _) = assemble(messages, draft, fitting, refs, options.encoding);
-    pieces_tokens(counts, &pieces, options)
+    let assembled = assemble(messages, draft, fitting, refs, options.encoding);
+    pieces_tokens(counts, &assembled.pieces, options)
 }
 
 /// Raw tokens of `pieces`: originals from `counts`, new messages counted.

@@ -34,6 +34,7 @@ use crate::partition::Partition;
 use crate::prompt;
 use crate::strategy::{RegionItem, Rewrite, Strategy};
 use crate::summarize::{AttemptObserver, BoxFuture, Summarizer};
+use crate::thinking::{self, Stripped};
 use crate::tokens;
 use crate::trigger::TriggerKind;
 
@@ -91,6 +92,8 @@ impl CompactHooks for NoHooks {}
 pub(crate) struct Draft {
     pub region: Range<usize>,
     pub replacement: Replacement,
+    /// Kept messages the thinking policy changed (SPEC §3), in order.
+    pub stripped: Vec<Stripped>,
 }
 
 pub(crate) enum Replacement {
@@ -101,31 +104,77 @@ pub(crate) enum Replacement {
 }
 
 impl Draft {
-    /// The content of the message that stands for the region, naming `archive`.
-    pub fn replacement_text(&self, archive: Option<&str>) -> String {
-        match &self.replacement {
+    /// The content of the message that stands for the region, naming `archive`, and ending
+    /// with the thinking line when kept messages after the region had their thinking removed
+    /// (their originals in `thinking_archive`).
+    pub fn replacement_text(
+        &self,
+        archive: Option<&str>,
+        thinking_archive: Option<&str>,
+    ) -> String {
+        let mut text = match &self.replacement {
             Replacement::Summary(summary) => {
                 prompt::summary_message_text(self.region.len(), archive, &summary.body)
             }
-            Replacement::Rewrite(rewrite) => format!(
-                "{}\n\n{}",
-                prompt::notice_header(
-                    self.region.len(),
-                    &rewrite.how(),
-                    rewrite.items.len(),
-                    archive
-                ),
-                rewrite.detail()
-            ),
+            Replacement::Rewrite(rewrite) => {
+                let following = rewrite.items.len() - self.left_out_items();
+                format!(
+                    "{}\n\n{}",
+                    prompt::notice_header(self.region.len(), &rewrite.how(), following, archive),
+                    rewrite.detail()
+                )
+            }
+        };
+        let tail: Vec<(usize, bool)> = self
+            .stripped_after_region()
+            .map(|s| (s.index - self.region.end, s.message.is_none()))
+            .collect();
+        if !tail.is_empty() {
+            text.push_str("\n\n");
+            text.push_str(&prompt::thinking_line_text(&tail, thinking_archive));
         }
+        text
+    }
+
+    /// The kept messages after the region whose thinking was removed (those inside the region
+    /// come back from the region's archive).
+    pub fn stripped_after_region(&self) -> impl Iterator<Item = &Stripped> {
+        self.stripped.iter().filter(|s| s.index >= self.region.end)
+    }
+
+    fn stripped_at(&self, index: usize) -> Option<&Stripped> {
+        self.stripped.iter().find(|s| s.index == index)
+    }
+
+    /// Kept messages of the region left out because they held only thinking.
+    fn left_out_items(&self) -> usize {
+        self.stripped
+            .iter()
+            .filter(|s| self.region.contains(&s.index) && s.message.is_none())
+            .count()
     }
 
     /// What a strategy without a summary keeps of the region (cleared results name the
-    /// archive file).
+    /// archive file), with the thinking policy applied.
     pub fn region_items(&self, messages: &[Value], archive_name: Option<&str>) -> Vec<Piece> {
         match &self.replacement {
             Replacement::Summary(_) => Vec::new(),
-            Replacement::Rewrite(rewrite) => rewrite.render_items(messages, archive_name),
+            Replacement::Rewrite(rewrite) => rewrite
+                .render_items(messages, archive_name)
+                .into_iter()
+                .filter_map(|piece| self.kept_piece(piece))
+                .collect(),
+        }
+    }
+
+    /// `piece` with the thinking policy applied: a stripped copy, or nothing when left out.
+    pub fn kept_piece(&self, piece: Piece) -> Option<Piece> {
+        match piece {
+            Piece::Original(index) => match self.stripped_at(index) {
+                Some(stripped) => stripped.message.clone().map(Piece::New),
+                None => Some(Piece::Original(index)),
+            },
+            new => Some(new),
         }
     }
 
@@ -289,6 +338,7 @@ async fn run(
                 Ok(summarized) => Draft {
                     region: summarized.region.clone(),
                     replacement: Replacement::Summary(summarized),
+                    stripped: Vec::new(),
                 },
                 Err(error) => {
                     let attempts = error.attempts;
@@ -303,8 +353,17 @@ async fn run(
         Plan::Rewrite(rewrite) => Draft {
             region: rewrite.region.clone(),
             replacement: Replacement::Rewrite(rewrite),
+            stripped: Vec::new(),
         },
     };
+
+    // The thinking policy for the kept turns (SPEC §3): decided from the agent's model.
+    let mut draft = draft;
+    draft.stripped = thinking::strip_kept(
+        messages,
+        &draft.kept_after(messages.len()),
+        thinking::decide(options.thinking, options.agent_model.as_deref()),
+    );
     let summarizer_used =
         matches!(draft.replacement, Replacement::Summary(_)).then_some(summarizer);
 
@@ -330,20 +389,20 @@ async fn run(
     // 6. assemble
     let region_path = archived.region.as_ref().map(|p| p.display().to_string());
     let offload_path = archived.offload.as_ref().map(|p| p.display().to_string());
+    let thinking_path = archived.thinking.as_ref().map(|p| p.display().to_string());
     let refs = ArchiveRefs {
         region: region_path.as_deref(),
         offload: offload_path.as_deref(),
+        thinking: thinking_path.as_deref(),
     };
-    let (pieces, shortened) =
-        assemble::assemble(messages, &draft, &fitting, refs, options.encoding);
+    let assembled = assemble::assemble(messages, &draft, &fitting, refs, options.encoding);
 
     // 7. report
     Ok(report.compacted(report::Compacted {
         draft,
         fitting,
-        shortened,
+        assembled,
         archived,
-        pieces,
         planned,
         summarizer: summarizer_used,
     }))

@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use super::archive::Archived;
-use super::assemble::Shortened;
+use super::assemble::Assembled;
 use super::fit::{pieces_tokens, Fitting};
 use super::measure::Measured;
 use super::{CompactHooks, Draft, Replacement};
@@ -16,7 +16,7 @@ use crate::error::{CompactError, ErrorCode};
 use crate::memory;
 use crate::offload::Offloaded;
 use crate::options::CompactOptions;
-use crate::outcome::{CompactOutcome, CompactStats, Piece};
+use crate::outcome::{CompactOutcome, CompactStats, Piece, Transformation};
 use crate::partition::Partition;
 use crate::strategy::Strategy;
 use crate::summarize::Summarizer;
@@ -42,9 +42,8 @@ pub(crate) struct Planned {
 pub(crate) struct Compacted<'a> {
     pub draft: Draft,
     pub fitting: Fitting,
-    pub shortened: Vec<Shortened>,
+    pub assembled: Assembled,
     pub archived: Archived,
-    pub pieces: Vec<Piece>,
     pub planned: Planned,
     pub summarizer: Option<&'a dyn Summarizer>,
 }
@@ -134,12 +133,16 @@ impl<'a> Reporter<'a> {
         let Compacted {
             draft,
             fitting,
-            shortened,
+            assembled,
             archived,
-            pieces,
             planned,
             summarizer,
         } = done;
+        let Assembled {
+            pieces,
+            shortened,
+            stripped,
+        } = assembled;
         let region = Partition {
             head_len: draft.region.start,
             tail_start: draft.region.end,
@@ -194,6 +197,24 @@ impl<'a> Reporter<'a> {
                 });
             }
         }
+        for (index, position) in stripped {
+            let Some(change) = draft.stripped.iter().find(|s| s.index == index) else {
+                continue;
+            };
+            let content = self.messages[index].get("content");
+            for &block in &change.removed {
+                outcome.transformations.push(Transformation {
+                    kind: "thinking_dropped",
+                    path: format!("messages.{index}.content.{block}"),
+                    original_index: index,
+                    index: position,
+                    block_type: content
+                        .and_then(|c| c.get(block))
+                        .map(|b| crate::message::block_type(b).to_string())
+                        .unwrap_or_default(),
+                });
+            }
+        }
         if !outcome.offloaded.is_empty() {
             warnings.push(format!(
                 "{} oversized text(s) of kept messages were shortened to fit (see offloaded)",
@@ -236,6 +257,7 @@ impl<'a> Reporter<'a> {
         outcome.pieces = pieces;
         outcome.archive_path = archived.region;
         outcome.offload_archive_path = archived.offload;
+        outcome.thinking_archive_path = archived.thinking;
         outcome.warnings = warnings;
         outcome.partition = Some(region);
         outcome.strategy = planned.strategy;
