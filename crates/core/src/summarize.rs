@@ -188,6 +188,133 @@ pub enum SummaryFailure {
     Aborted,
 }
 
+/// The retry loop of SPEC §5 as steps, so that any kind of attempt can use it: the summaries
+/// ([`summarize_with_retries`]) and Anthropic's on-demand compaction
+/// ([`crate::providers::anthropic_compaction`]). [`with_retries`] runs it over a closure.
+///
+/// ```text
+/// loop { let n = retries.begin()?; match retries.run(attempt(n)).await? { Ok(v) => return, Err(e) => retries.failed(e).await? } }
+/// ```
+pub struct Retries<'a> {
+    /// Who makes the attempts (`anthropic`, `custom`, …), for the logs.
+    provider: &'a str,
+    /// What is attempted (`summary`, `native compaction`), for the logs.
+    what: &'static str,
+    policy: RetryPolicy,
+    cancel: &'a CancellationToken,
+    observer: &'a dyn AttemptObserver,
+    attempt: u32,
+}
+
+impl<'a> Retries<'a> {
+    pub fn new(
+        provider: &'a str,
+        what: &'static str,
+        policy: RetryPolicy,
+        cancel: &'a CancellationToken,
+        observer: &'a dyn AttemptObserver,
+    ) -> Self {
+        Retries {
+            provider,
+            what,
+            policy,
+            cancel,
+            observer,
+            attempt: 0,
+        }
+    }
+
+    /// Starts the next attempt and returns its number (1 for the first), or `Aborted` when the
+    /// signal has fired.
+    pub fn begin(&mut self) -> Result<u32, SummaryFailure> {
+        self.attempt += 1;
+        if self.cancel.is_cancelled() {
+            return Err(SummaryFailure::Aborted);
+        }
+        self.observer.attempt_started(self.attempt);
+        Ok(self.attempt)
+    }
+
+    /// The number of the current attempt (0 before the first).
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// Runs one attempt, or returns `Aborted` as soon as the signal fires.
+    pub async fn run<T>(&self, attempt: impl Future<Output = T>) -> Result<T, SummaryFailure> {
+        tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => Err(SummaryFailure::Aborted),
+            outcome = attempt => Ok(outcome),
+        }
+    }
+
+    /// After a failed attempt: `Failed` when it may not be retried or no retries are left,
+    /// else waits (the server's `retry-after`, or the backoff) and returns `Ok` for the next
+    /// attempt; `Aborted` when the signal fires while waiting.
+    pub async fn failed(&mut self, error: AttemptError) -> Result<(), SummaryFailure> {
+        let attempt = self.attempt;
+        let retries_used = attempt.saturating_sub(1);
+        if error.retry == Retry::No || retries_used >= self.policy.max_retries {
+            tracing::warn!(
+                provider = self.provider,
+                attempt,
+                code = error.code.as_str(),
+                "{} failed: {}",
+                self.what,
+                error.message
+            );
+            return Err(SummaryFailure::Failed(CompactError {
+                attempts: attempt,
+                status: error.status,
+                ..CompactError::new(error.code, error.message)
+            }));
+        }
+        let delay = error
+            .retry_after
+            .unwrap_or_else(|| self.policy.backoff(retries_used));
+        tracing::warn!(
+            provider = self.provider,
+            attempt,
+            code = error.code.as_str(),
+            delay_ms = delay.as_millis() as u64,
+            "{} attempt failed, retrying: {}",
+            self.what,
+            error.message
+        );
+        self.observer.retrying(attempt, &error, delay);
+        tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => Err(SummaryFailure::Aborted),
+            _ = tokio::time::sleep(delay) => Ok(()),
+        }
+    }
+}
+
+/// Calls `attempt` (with the attempt number, 1 for the first) until it succeeds, retrying as
+/// SPEC §5 says. Returns the value and the number of attempts it took.
+pub async fn with_retries<T, F, Fut>(
+    provider: &str,
+    what: &'static str,
+    policy: RetryPolicy,
+    cancel: &CancellationToken,
+    observer: &dyn AttemptObserver,
+    mut attempt: F,
+) -> Result<(T, u32), SummaryFailure>
+where
+    F: FnMut(u32) -> Fut,
+    Fut: Future<Output = Result<T, AttemptError>>,
+{
+    let mut retries = Retries::new(provider, what, policy, cancel, observer);
+    loop {
+        let n = retries.begin()?;
+        match retries.run(attempt(n)).await? {
+            Ok(value) => return Ok((value, n)),
+            Err(error) => retries.failed(error).await?,
+        }
+    }
+}
+
 /// Calls `summarizer` until it produces a non-empty summary, retrying as SPEC §5 says.
 /// Returns the trimmed summary and the number of attempts it took. The request is taken whole
 /// (its `attempt` is set for each attempt) rather than cloned per attempt: its prompt can be
@@ -199,58 +326,20 @@ pub async fn summarize_with_retries(
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
 ) -> Result<(String, u32), SummaryFailure> {
-    let mut attempt = 0u32;
+    let mut retries = Retries::new(summarizer.provider(), "summary", policy, cancel, observer);
     loop {
-        attempt += 1;
-        if cancel.is_cancelled() {
-            return Err(SummaryFailure::Aborted);
-        }
-        observer.attempt_started(attempt);
-        request.attempt = attempt;
-        let outcome = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => return Err(SummaryFailure::Aborted),
-            outcome = summarizer.summarize(&request) => outcome,
-        };
+        request.attempt = retries.begin()?;
+        let outcome = retries.run(summarizer.summarize(&request)).await?;
         let error = match outcome {
-            Ok(text) if !text.trim().is_empty() => return Ok((text.trim().to_string(), attempt)),
+            Ok(text) if !text.trim().is_empty() => {
+                return Ok((text.trim().to_string(), request.attempt))
+            }
             Ok(_) => {
                 AttemptError::new(ErrorCode::EmptySummary, "the summary was empty", Retry::Yes)
             }
             Err(error) => error,
         };
-        let retries_used = attempt - 1;
-        if error.retry == Retry::No || retries_used >= policy.max_retries {
-            tracing::warn!(
-                provider = summarizer.provider(),
-                attempt,
-                code = error.code.as_str(),
-                "summary failed: {}",
-                error.message
-            );
-            return Err(SummaryFailure::Failed(CompactError {
-                attempts: attempt,
-                status: error.status,
-                ..CompactError::new(error.code, error.message)
-            }));
-        }
-        let delay = error
-            .retry_after
-            .unwrap_or_else(|| policy.backoff(retries_used));
-        tracing::warn!(
-            provider = summarizer.provider(),
-            attempt,
-            code = error.code.as_str(),
-            delay_ms = delay.as_millis() as u64,
-            "summary attempt failed, retrying: {}",
-            error.message
-        );
-        observer.retrying(attempt, &error, delay);
-        tokio::select! {
-            biased;
-            _ = cancel.cancelled() => return Err(SummaryFailure::Aborted),
-            _ = tokio::time::sleep(delay) => {}
-        }
+        retries.failed(error).await?;
     }
 }
 

@@ -83,6 +83,44 @@ pub struct Response {
     pub body: Vec<u8>,
 }
 
+/// Any response, whatever its status.
+pub struct RawResponse {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+/// Sends one JSON POST and reads the whole body, whatever the status; transport failures
+/// become `CONNECTION_FAILED` / `TIMEOUT` (both retried). For callers that read error bodies
+/// themselves (see [`post_json`] for the usual case).
+pub async fn post_json_raw(
+    client: &reqwest::Client,
+    url: &str,
+    headers: HeaderMap,
+    body: &Value,
+    timeout: Duration,
+) -> Result<RawResponse, AttemptError> {
+    let response = client
+        .post(url)
+        .headers(headers)
+        .timeout(timeout)
+        .json(body)
+        .send()
+        .await
+        .map_err(|e| transport_error(&e, url, timeout, false))?;
+    let status = response.status();
+    let headers = response.headers().clone();
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|e| transport_error(&e, url, timeout, true))?;
+    Ok(RawResponse {
+        status,
+        headers,
+        body: bytes.to_vec(),
+    })
+}
+
 /// Sends one JSON POST and reads the whole body. Non-2xx statuses become classified errors;
 /// transport failures become `CONNECTION_FAILED` / `TIMEOUT` (both retried).
 pub async fn post_json(
@@ -93,30 +131,17 @@ pub async fn post_json(
     timeout: Duration,
     protocol: Protocol,
 ) -> Result<Response, AttemptError> {
-    let response = client
-        .post(url)
-        .headers(headers)
-        .timeout(timeout)
-        .json(body)
-        .send()
-        .await
-        .map_err(|e| transport_error(&e, url, timeout, false))?;
-    let status = response.status();
-    let response_headers = response.headers().clone();
-    let bytes = response
-        .bytes()
-        .await
-        .map_err(|e| transport_error(&e, url, timeout, true))?;
-    if status.is_success() {
+    let response = post_json_raw(client, url, headers, body, timeout).await?;
+    if response.status.is_success() {
         return Ok(Response {
-            status: status.as_u16(),
-            body: bytes.to_vec(),
+            status: response.status.as_u16(),
+            body: response.body,
         });
     }
     Err(status_error(
-        status,
-        &response_headers,
-        &bytes,
+        response.status,
+        &response.headers,
+        &response.body,
         protocol,
         SystemTime::now(),
     ))

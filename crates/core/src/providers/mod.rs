@@ -4,7 +4,10 @@
 //!
 //! ```text
 //! provider   'anthropic' | 'openai' | 'extractive'   (default: see below)
-//! model      the summary model                      (claude-sonnet-4-5 / gpt-4o-mini)
+//!            | 'anthropic-compaction'
+//! model      the summary model                      (claude-sonnet-4-5 / gpt-4o-mini;
+//!                                                    claude-sonnet-4-6 for
+//!                                                    anthropic-compaction)
 //! apiKey     the API key                            (ANTHROPIC_API_KEY / OPENAI_API_KEY)
 //! baseUrl    the API's base URL                     (ANTHROPIC_BASE_URL / OPENAI_BASE_URL,
 //!                                                    then https://api.anthropic.com /
@@ -21,10 +24,21 @@
 //! An explicit `anthropic` or `openai` provider without a key anywhere does not fall back: the
 //! compaction is skipped with `MISSING_API_KEY`.
 //!
+//! `anthropic-compaction` is never inferred: it asks for Anthropic's on-demand compaction
+//! ([`anthropic_compaction`], beta `compact-2026-09-04`), with the key, base URL, timeouts and
+//! environment variables of `anthropic`. Its model is the `model` option (the documentation's
+//! loop compacts with the conversation's own model, so pass the agent's model when it is a
+//! Claude model), else [`DEFAULT_COMPACTION_MODEL`] (`claude-sonnet-4-6`, the newest Sonnet on the
+//! documented list of models that support it). [`compaction_from_options`] makes the client and
+//! its fallback, the plain [`anthropic::AnthropicSummarizer`] with the same key, base URL and
+//! model; [`from_options`] / [`build`] give that fallback alone, so a pipeline that does not use
+//! native compaction still writes summaries.
+//!
 //! The key is only ever placed in the request's auth header (marked sensitive); it is
 //! redacted from every error message and never logged, stored in results or archived.
 
 pub mod anthropic;
+pub mod anthropic_compaction;
 pub mod http;
 pub mod openai;
 
@@ -42,6 +56,9 @@ use crate::summarize::{AttemptError, BoxFuture, Retry, Summarizer, SummaryReques
 
 /// The default Anthropic summary model.
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+/// The default model of `anthropic-compaction` (on the documented list of models that support
+/// on-demand compaction; see [`anthropic_compaction::supports_compaction`]).
+pub const DEFAULT_COMPACTION_MODEL: &str = "claude-sonnet-4-6";
 /// The default OpenAI summary model.
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 /// The default Anthropic base URL.
@@ -57,6 +74,8 @@ pub enum ProviderKind {
     Anthropic,
     OpenAi,
     Extractive,
+    /// Anthropic's on-demand compaction (`anthropic-compaction`): only when named.
+    AnthropicCompaction,
 }
 
 impl ProviderKind {
@@ -65,6 +84,7 @@ impl ProviderKind {
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::OpenAi => "openai",
             ProviderKind::Extractive => "extractive",
+            ProviderKind::AnthropicCompaction => "anthropic-compaction",
         }
     }
 
@@ -73,13 +93,14 @@ impl ProviderKind {
             "anthropic" => Some(ProviderKind::Anthropic),
             "openai" => Some(ProviderKind::OpenAi),
             "extractive" => Some(ProviderKind::Extractive),
+            "anthropic-compaction" => Some(ProviderKind::AnthropicCompaction),
             _ => None,
         }
     }
 
     fn key_env(self) -> &'static str {
         match self {
-            ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+            ProviderKind::Anthropic | ProviderKind::AnthropicCompaction => "ANTHROPIC_API_KEY",
             ProviderKind::OpenAi => "OPENAI_API_KEY",
             ProviderKind::Extractive => "",
         }
@@ -87,7 +108,7 @@ impl ProviderKind {
 
     fn base_url_env(self) -> &'static str {
         match self {
-            ProviderKind::Anthropic => "ANTHROPIC_BASE_URL",
+            ProviderKind::Anthropic | ProviderKind::AnthropicCompaction => "ANTHROPIC_BASE_URL",
             ProviderKind::OpenAi => "OPENAI_BASE_URL",
             ProviderKind::Extractive => "",
         }
@@ -95,7 +116,9 @@ impl ProviderKind {
 
     fn default_base_url(self) -> &'static str {
         match self {
-            ProviderKind::Anthropic => DEFAULT_ANTHROPIC_BASE_URL,
+            ProviderKind::Anthropic | ProviderKind::AnthropicCompaction => {
+                DEFAULT_ANTHROPIC_BASE_URL
+            }
             ProviderKind::OpenAi | ProviderKind::Extractive => DEFAULT_OPENAI_BASE_URL,
         }
     }
@@ -103,6 +126,7 @@ impl ProviderKind {
     fn default_model(self) -> Option<&'static str> {
         match self {
             ProviderKind::Anthropic => Some(DEFAULT_ANTHROPIC_MODEL),
+            ProviderKind::AnthropicCompaction => Some(DEFAULT_COMPACTION_MODEL),
             ProviderKind::OpenAi => Some(DEFAULT_OPENAI_MODEL),
             ProviderKind::Extractive => None,
         }
@@ -166,7 +190,7 @@ impl ProviderOptions {
                 ValidationError::argument(
                     "options.provider",
                     format!(
-                        "unknown provider {:?} (expected \"anthropic\", \"openai\" or \"extractive\")",
+                        "unknown provider {:?} (expected \"anthropic\", \"openai\", \"extractive\" or \"anthropic-compaction\")",
                         crate::providers::http::clip(&name, 40)
                     ),
                 )
@@ -413,70 +437,155 @@ pub fn build(config: ProviderConfig) -> Box<dyn Summarizer> {
             }
             Box::new(ExtractiveSummarizer)
         }
-        kind @ (ProviderKind::Anthropic | ProviderKind::OpenAi) => {
+        kind @ (ProviderKind::Anthropic
+        | ProviderKind::OpenAi
+        | ProviderKind::AnthropicCompaction) => {
             let model = config.model.clone().unwrap_or_default();
-            let Some(key) = config.api_key.clone() else {
-                tracing::debug!(
-                    provider = kind.as_str(),
-                    "no API key for the {kind} provider (options.apiKey or {})",
-                    kind.key_env()
-                );
-                return Box::new(Unavailable {
-                    provider: kind.as_str(),
-                    model: Some(model),
-                    error: AttemptError::new(
-                        ErrorCode::MissingApiKey,
-                        format!(
-                            "the {kind} provider needs an API key: pass options.apiKey or set {}",
-                            kind.key_env()
-                        ),
-                        Retry::No,
-                    ),
-                });
-            };
-            let base_url = config
-                .base_url
-                .clone()
-                .unwrap_or_else(|| Url::parse(kind.default_base_url()).expect("default URL"));
-            let client = match http::build_client(&base_url) {
-                Ok(client) => client,
-                Err(e) => {
+            let common = match http_provider(&config) {
+                Ok(common) => common,
+                Err(error) => {
                     return Box::new(Unavailable {
-                        provider: kind.as_str(),
+                        provider: summary_kind(kind).as_str(),
                         model: Some(model),
-                        error: AttemptError::new(
-                            ErrorCode::ConnectionFailed,
-                            format!("could not create the HTTP client: {e}"),
-                            Retry::No,
-                        ),
+                        error,
                     })
                 }
             };
             tracing::info!(
                 provider = kind.as_str(),
                 model = model.as_str(),
-                base_url = base_url.as_str(),
+                base_url = common.base_url.as_str(),
                 timeout_ms = config.timeout.as_millis() as u64,
-                key_from = match config.key_source {
-                    KeySource::Option => "options.apiKey",
-                    _ => kind.key_env(),
-                },
-                "summaries by {kind} {model}"
+                key_from = key_from(&config),
+                "summaries by {} {model}",
+                summary_kind(kind)
             );
-            let common = HttpProvider {
-                client,
-                base_url,
-                model,
-                key,
-                timeout: config.timeout,
-                max_output_tokens: config.max_output_tokens,
-            };
             match kind {
-                ProviderKind::Anthropic => Box::new(anthropic::AnthropicSummarizer::new(common)),
-                _ => Box::new(openai::OpenAiSummarizer::new(common)),
+                ProviderKind::OpenAi => Box::new(openai::OpenAiSummarizer::new(common)),
+                _ => Box::new(anthropic::AnthropicSummarizer::new(common)),
             }
         }
     }
+}
+
+/// The provider that writes ordinary summaries for `kind`: `anthropic` for
+/// `anthropic-compaction` (its fallback).
+fn summary_kind(kind: ProviderKind) -> ProviderKind {
+    match kind {
+        ProviderKind::AnthropicCompaction => ProviderKind::Anthropic,
+        other => other,
+    }
+}
+
+/// Where the key came from, for the logs.
+fn key_from(config: &ProviderConfig) -> &'static str {
+    match config.key_source {
+        KeySource::Option => "options.apiKey",
+        _ => config.kind.key_env(),
+    }
+}
+
+/// The shared part of an HTTP provider, or the error every attempt would fail with (no key:
+/// `MISSING_API_KEY`; no HTTP client: `CONNECTION_FAILED`), not retried.
+fn http_provider(config: &ProviderConfig) -> Result<HttpProvider, AttemptError> {
+    let kind = config.kind;
+    let model = config.model.clone().unwrap_or_default();
+    let Some(key) = config.api_key.clone() else {
+        tracing::debug!(
+            provider = kind.as_str(),
+            "no API key for the {kind} provider (options.apiKey or {})",
+            kind.key_env()
+        );
+        return Err(AttemptError::new(
+            ErrorCode::MissingApiKey,
+            format!(
+                "the {kind} provider needs an API key: pass options.apiKey or set {}",
+                kind.key_env()
+            ),
+            Retry::No,
+        ));
+    };
+    let base_url = config
+        .base_url
+        .clone()
+        .unwrap_or_else(|| Url::parse(kind.default_base_url()).expect("default URL"));
+    let client = http::build_client(&base_url).map_err(|e| {
+        AttemptError::new(
+            ErrorCode::ConnectionFailed,
+            format!("could not create the HTTP client: {e}"),
+            Retry::No,
+        )
+    })?;
+    Ok(HttpProvider {
+        client,
+        base_url,
+        model,
+        key,
+        timeout: config.timeout,
+        max_output_tokens: config.max_output_tokens,
+    })
+}
+
+/// What `provider: 'anthropic-compaction'` makes: the on-demand compaction client and the
+/// summarizer to fall back to (same key, base URL, model and timeout).
+pub struct CompactionProviders {
+    /// The client, or why none can be made (no key: `MISSING_API_KEY`, not retried). The
+    /// fallback then fails the same way.
+    pub native: Result<anthropic_compaction::AnthropicCompactionClient, AttemptError>,
+    /// The plain [`anthropic::AnthropicSummarizer`] (as [`build`] makes it).
+    pub fallback: Box<dyn Summarizer>,
+}
+
+impl fmt::Debug for CompactionProviders {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CompactionProviders")
+            .field("native", &self.native)
+            .field("fallback", &self.fallback.provider())
+            .finish()
+    }
+}
+
+/// The compaction client and its fallback when the options name `anthropic-compaction`
+/// (`None` for any other provider), resolved against the process environment.
+pub fn compaction_from_options(
+    options: &Value,
+) -> Result<Option<CompactionProviders>, ValidationError> {
+    compaction_from_options_with_env(options, &process_env)
+}
+
+/// [`compaction_from_options`] with an injected environment.
+pub fn compaction_from_options_with_env(
+    options: &Value,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<CompactionProviders>, ValidationError> {
+    let options = ProviderOptions::from_json(options)?;
+    let config = resolve(&options, env)?;
+    Ok(build_compaction(config))
+}
+
+/// The compaction client and its fallback for a resolved configuration of kind
+/// `anthropic-compaction` (`None` for any other kind).
+pub fn build_compaction(config: ProviderConfig) -> Option<CompactionProviders> {
+    if config.kind != ProviderKind::AnthropicCompaction {
+        return None;
+    }
+    let native = http_provider(&config).map(|common| {
+        tracing::info!(
+            provider = config.kind.as_str(),
+            model = common.model.as_str(),
+            base_url = common.base_url.as_str(),
+            timeout_ms = config.timeout.as_millis() as u64,
+            key_from = key_from(&config),
+            supported = ?anthropic_compaction::supports_compaction(&common.model),
+            "on-demand compaction by anthropic {}",
+            common.model
+        );
+        anthropic_compaction::AnthropicCompactionClient::new(common)
+    });
+    Some(CompactionProviders {
+        native,
+        fallback: build(config),
+    })
 }
 
 /// What both HTTP providers hold.
