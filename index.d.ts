@@ -476,7 +476,17 @@ export interface CompactOptions {
    * - `'anthropic'`: the Anthropic Messages API (`POST {baseUrl}/v1/messages`);
    * - `'openai'`: any OpenAI-compatible Chat Completions server (`POST {baseUrl}/v1/chat/completions`:
    *   OpenAI, vLLM, Ollama, DeepSeek, …);
-   * - `'extractive'`: the built-in rule-based summarizer (offline, deterministic, free).
+   * - `'extractive'`: the built-in rule-based summarizer (offline, deterministic, free);
+   * - `'anthropic-compaction'`: Anthropic's on-demand compaction (beta `compact-2026-09-04`,
+   *   `compaction: { type: 'summarize' }`, your `customInstructions` as its instructions,
+   *   `system` and `tools` passed through). Its signed `compaction` block is put first in the
+   *   result, exactly as returned, in an assistant message with the ledger beside it; send the
+   *   beta header on every later request. It needs the messages in the Anthropic format with no
+   *   system message in the list. Where it is not offered (Amazon Bedrock, a model without it) or
+   *   it fails, the summary is written by `'anthropic'` instead and a warning says so; a
+   *   `Compactor` does not try that model again (`result.compactionUnavailable`). Kept turns keep
+   *   their thinking under `thinking: 'auto'`, since the API accepts it after its own summary.
+   *   The model is `model` (default `'claude-sonnet-4-6'`): use the conversation's own model.
    *
    * By default (zero configuration): `'anthropic'` when `ANTHROPIC_API_KEY` is set, else
    * `'openai'` when `OPENAI_API_KEY` is set, else `'extractive'` (with a warning). An `apiKey`
@@ -487,7 +497,7 @@ export interface CompactOptions {
    * `result.provider` / `result.model` report which one wrote the summary.
    * @default 'anthropic' | 'openai' | 'extractive', from the environment
    */
-  provider?: 'anthropic' | 'openai' | 'extractive'
+  provider?: 'anthropic' | 'openai' | 'extractive' | 'anthropic-compaction'
   /**
    * The model that writes the summary (also passed to `summarizer` as `request.model`).
    * @default 'claude-sonnet-4-5' (anthropic), 'gpt-4o-mini' (openai)
@@ -909,6 +919,11 @@ export interface CompactResult<M extends Message = Message> {
   transformations: Transformation[]
   /** The archive holding the originals of the kept messages whose thinking was removed, or `null`. */
   thinkingArchivePath: string | null
+  /**
+   * `provider: 'anthropic-compaction'`: the model on which on-demand compaction turned out to be
+   * unavailable (the summary was written by `'anthropic'`), else `null`.
+   */
+  compactionUnavailable: string | null
   /** Custom strategies only: the mark map `compress` returned (`null` when it was not valid). */
   markMap?: MessageMarkMap | null
 }

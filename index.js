@@ -498,6 +498,7 @@ function buildResult(messages, outcome) {
     offloadArchivePath: outcome.offloadArchivePath ?? null,
     transformations: outcome.transformations ?? [],
     thinkingArchivePath: outcome.thinkingArchivePath ?? null,
+    compactionUnavailable: outcome.compactionUnavailable ?? null,
   }
   if (!outcome.compacted) {
     return {
@@ -642,6 +643,7 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
     offloadArchivePath: null,
     transformations: [],
     thinkingArchivePath: null,
+    compactionUnavailable: null,
   }
   const unchanged = (error) => ({
     messages,
@@ -1009,6 +1011,8 @@ class Compactor {
   #markMap = createMarkMap(0)
   #batches = []
   #lastMessages = null
+  // Models on which provider 'anthropic-compaction' turned out to be unavailable.
+  #compactionUnavailable = new Set()
   // The list shouldCompact last reported as over the limit (token_limit_exceeded), so that
   // compact() on the same list does not report it again.
   #limitReported = null
@@ -1200,7 +1204,12 @@ class Compactor {
         },
       }
     }
+    // Models on which Anthropic's on-demand compaction was unavailable are not tried again.
+    if (this.#compactionUnavailable.size > 0) {
+      opts = { ...opts, compactionUnavailableModels: [...this.#compactionUnavailable, ...(opts.compactionUnavailableModels ?? [])] }
+    }
     const result = await runCompaction(messages, opts, counts, this.#calibration, this.#markMap)
+    if (result.compactionUnavailable) this.#compactionUnavailable.add(result.compactionUnavailable)
     if (result.compacted) {
       // New messages (summary, notice, cleared tool results) are counted now, so the next turn
       // only counts what it adds, and are never taken for originals.

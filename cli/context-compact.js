@@ -127,9 +127,10 @@ function jsonFlag(values, name) {
 }
 
 const ENCODINGS = ['o200k_base', 'cl100k_base']
-const PROVIDERS = ['anthropic', 'openai', 'extractive']
+const PROVIDERS = ['anthropic', 'openai', 'extractive', 'anthropic-compaction']
 const PROMPT_STYLES = ['structured', 'continuation']
 const OFFLOAD_SCOPES = ['tool-results', 'all', 'off']
+const THINKING_POLICIES = ['auto', 'keep', 'strip']
 
 const COMMON = {
   json: { type: 'boolean' },
@@ -561,7 +562,8 @@ Options:
   --tail-ratio <r>                tailRetentionRatio (default 0.1)
   --keep-recent-turns <n>         keepRecentTurns (default 0)
   --force                         compact even below the threshold
-  --provider <name>               anthropic, openai or extractive (default: from the environment)
+  --provider <name>               anthropic, openai, extractive or anthropic-compaction
+                                  (default: from the environment)
   --model <model>                 the summary model (default claude-sonnet-4-5 / gpt-4o-mini)
   --agent-model <model>           the agent's model (default: the request body's "model")
   --usage <json>                  usage reported for the last assistant message
@@ -578,6 +580,8 @@ Options:
   --require-archive               skip the compaction when the archive cannot be written
   --offload <scope>               what may be shortened when the kept messages alone do not fit:
                                   tool-results (default), all (user text too) or off
+  --thinking <policy>             thinking blocks of kept turns: auto (default, by the agent
+                                  model), keep or strip
   --encoding <name>               o200k_base (default) or cl100k_base
   -h, --help                      show this help
 
@@ -607,6 +611,7 @@ const COMPACT_FLAGS = {
   'session-id': { type: 'string' },
   'require-archive': { type: 'boolean' },
   offload: { type: 'string' },
+  thinking: { type: 'string' },
 }
 
 function compactOptions(values, conversation) {
@@ -628,6 +633,7 @@ function compactOptions(values, conversation) {
   set('customInstructions', values['custom-instructions'])
   set('promptStyle', choice(values, 'prompt-style', PROMPT_STYLES))
   set('offload', choice(values, 'offload', OFFLOAD_SCOPES))
+  set('thinking', choice(values, 'thinking', THINKING_POLICIES))
   set('outputDir', values['output-dir'])
   set('sessionId', values['session-id'])
   if (values.force) options.force = true

@@ -579,6 +579,7 @@ fn outcome_json(outcome: &CompactOutcome) -> Value {
         "offloadArchivePath": outcome.offload_archive_path.as_ref().map(|p| p.display().to_string()),
         "transformations": outcome.transformations,
         "thinkingArchivePath": outcome.thinking_archive_path.as_ref().map(|p| p.display().to_string()),
+        "compactionUnavailable": outcome.native_unavailable,
     })
 }
 
@@ -607,7 +608,19 @@ pub async fn compact_json(
         let counts = counts
             .filter(|c| c.len() == messages.len())
             .map(|c| c.into_iter().map(|n| n as usize).collect());
-        let summarizer = choose_summarizer(summarizer, &options, &raw_options)?;
+        // `provider: 'anthropic-compaction'`: Anthropic's on-demand compaction writes the
+        // summary, the plain Anthropic summarizer its fallback (a JS `summarizer` wins over both).
+        let compaction = match &summarizer {
+            Some(_) => None,
+            None => providers::compaction_from_options(&raw_options).map_err(invalid)?,
+        };
+        let summarizer = match compaction {
+            Some(compaction) => {
+                options.native_compaction = compaction.native.ok().map(std::sync::Arc::new);
+                compaction.fallback
+            }
+            None => choose_summarizer(summarizer, &options, &raw_options)?,
+        };
         let events = EventBridge {
             callback: on_event,
             before_compact: on_before_compact,

@@ -246,7 +246,7 @@ pub fn check_conversation(messages: &[Value]) -> Vec<Problem> {
     // conversation starts with a user message, and no system message follows.
     if !openai {
         let mut started = false;
-        for i in 0..messages.len() {
+        for (i, message) in messages.iter().enumerate() {
             let Some(r) = role(i) else { continue };
             if r.is_system() {
                 if started {
@@ -258,7 +258,13 @@ pub fn check_conversation(messages: &[Value]) -> Vec<Problem> {
                 }
                 continue;
             }
-            if !started && r != Role::User {
+            // Anthropic's on-demand compaction puts its block first, in an assistant message of
+            // its own (platform.claude.com/docs/en/build-with-claude/compaction-on-demand).
+            let starts_with_compaction = r == Role::Assistant
+                && message::blocks(message)
+                    .first()
+                    .is_some_and(|b| message::block_type(b) == "compaction");
+            if !started && r != Role::User && !starts_with_compaction {
                 push(
                     i,
                     FIRST_MESSAGE_NOT_USER,
@@ -622,6 +628,12 @@ mod tests {
             kinds(&problems),
             vec![(1, FIRST_MESSAGE_NOT_USER), (3, SYSTEM_NOT_AT_START)]
         );
+        // A compaction block may open the conversation, in an assistant message.
+        let compacted = check(json!([
+            {"role": "assistant", "content": [{"type": "compaction", "content": "S", "signature": "x"}]},
+            {"role": "user", "content": "go on"}
+        ]));
+        assert!(compacted.is_empty(), "{compacted:?}");
         assert_eq!(
             problems[0].message,
             "first message must use the \"user\" role"

@@ -6,6 +6,7 @@
 //! callers can pass one options object to several functions.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
@@ -15,6 +16,7 @@ use crate::error::ValidationError;
 use crate::message::type_name;
 use crate::offload::Scope;
 use crate::partition::TailRules;
+use crate::providers::anthropic_compaction::AnthropicCompactionClient;
 use crate::selective::SelectiveRules;
 use crate::strategy::Strategy;
 use crate::thinking::ThinkingPolicy;
@@ -111,6 +113,12 @@ pub struct CompactOptions {
     pub offload: Scope,
     /// What happens to the thinking of kept assistant turns (SPEC §3). Default: auto.
     pub thinking: ThinkingPolicy,
+    /// Anthropic's on-demand compaction as the summary writer (`provider:
+    /// 'anthropic-compaction'`); made by the binding from the provider options.
+    pub native_compaction: Option<Arc<AnthropicCompactionClient>>,
+    /// Models on which on-demand compaction turned out to be unavailable: not tried again (a
+    /// `Compactor` passes what it learned).
+    pub compaction_unavailable_models: Vec<String>,
 }
 
 impl Default for CompactOptions {
@@ -149,6 +157,8 @@ impl Default for CompactOptions {
             extract_memory: false,
             offload: Scope::ToolResults,
             thinking: ThinkingPolicy::Auto,
+            native_compaction: None,
+            compaction_unavailable_models: Vec::new(),
         }
     }
 }
@@ -513,6 +523,23 @@ impl CompactOptions {
         o.summary_max_chars = get_count(&map, "summaryMaxChars")?.map(|v| v as usize);
         if let Some(v) = get_bool(&map, "extractMemory")? {
             o.extract_memory = v;
+        }
+        if let Some(models) = field(&map, "compactionUnavailableModels") {
+            o.compaction_unavailable_models = models
+                .as_array()
+                .map(|list| {
+                    list.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .ok_or_else(|| {
+                    wrong(
+                        "compactionUnavailableModels",
+                        "an array of model names",
+                        models,
+                    )
+                })?;
         }
         if let Some(name) = get_string(&map, "thinking")? {
             o.thinking = ThinkingPolicy::parse(&name).ok_or_else(|| {

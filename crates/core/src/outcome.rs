@@ -81,6 +81,9 @@ pub struct CompactOutcome {
     pub transformations: Vec<Transformation>,
     /// Where the originals of the kept messages whose thinking was removed are.
     pub thinking_archive_path: Option<PathBuf>,
+    /// The model on which Anthropic's on-demand compaction turned out to be unavailable (a
+    /// `Compactor` does not try it again).
+    pub native_unavailable: Option<String>,
 }
 
 /// One change to a kept message.
@@ -131,6 +134,7 @@ impl CompactOutcome {
             offload_archive_path: None,
             transformations: Vec::new(),
             thinking_archive_path: None,
+            native_unavailable: None,
         }
     }
 }

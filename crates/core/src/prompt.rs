@@ -105,17 +105,60 @@ pub fn continuation_instructions(custom_instructions: Option<&str>) -> String {
 
 /// Is this message a summary written by this library?
 pub fn is_summary_message(message: &Value) -> bool {
-    role_of(message) == Some(Role::User)
-        && message
-            .get("content")
-            .and_then(Value::as_str)
-            .is_some_and(|text| text.starts_with(SUMMARY_PREFIX))
+    summary_text(message).is_some()
+}
+
+/// The text of a summary or notice message: the content of a user message we wrote, or the
+/// text block beside the signed `compaction` block of Anthropic's on-demand compaction (an
+/// assistant message whose first block is the compaction block).
+pub fn summary_text(message: &Value) -> Option<&str> {
+    match role_of(message)? {
+        Role::User => message
+            .get("content")?
+            .as_str()
+            .filter(|text| text.starts_with(SUMMARY_PREFIX)),
+        Role::Assistant => {
+            let blocks = message.get("content")?.as_array()?;
+            if blocks.first().map(block_type) != Some("compaction") {
+                return None;
+            }
+            blocks[1..]
+                .iter()
+                .filter(|block| block_type(block) == "text")
+                .find_map(|block| block.get("text")?.as_str())
+                .filter(|text| text.starts_with(SUMMARY_PREFIX))
+        }
+        _ => None,
+    }
+}
+
+/// The summary text of Anthropic's compaction block in a native summary message.
+pub fn native_summary(message: &Value) -> Option<&str> {
+    summary_text(message)?;
+    message.get("content")?.get(0)?.get("content")?.as_str()
+}
+
+/// The first line of the text beside a compaction block.
+pub fn native_header(summarized_messages: usize, archive_path: Option<&str>) -> String {
+    let plural = if summarized_messages == 1 { "" } else { "s" };
+    let mut line = format!(
+        "{SUMMARY_PREFIX}Earlier conversation ({summarized_messages} message{plural}) was compacted by Anthropic into the compaction block above; what its tool calls touched was compacted into the summary below."
+    );
+    match archive_path {
+        Some(path) => {
+            line.push(' ');
+            line.push_str(ARCHIVE_LABEL);
+            line.push_str(path);
+        }
+        None => line.push_str(" The originals were not archived."),
+    }
+    line
 }
 
 /// The body of a summary message (without its first, explanatory line, and without its
 /// thinking line).
 pub fn summary_body(message: &Value) -> Option<&str> {
-    let text = message.get("content")?.as_str()?;
+    let text = summary_text(message)?;
     let rest = text.strip_prefix(SUMMARY_PREFIX)?;
     let body = match rest.split_once('\n') {
         Some((_, body)) => body.trim_start_matches('\n'),
@@ -177,10 +220,7 @@ pub fn thinking_line_text(kept: &[(usize, bool)], archive: Option<&str>) -> Stri
 
 /// The thinking line of a summary or notice message, if it has one.
 pub fn thinking_line(message: &Value) -> Option<ThinkingLine<'_>> {
-    let text = message.get("content")?.as_str()?;
-    if !text.starts_with(SUMMARY_PREFIX) {
-        return None;
-    }
+    let text = summary_text(message)?;
     let last = text.trim_end().rsplit('\n').next()?;
     let rest = last.strip_prefix(THINKING_LINE_START)?;
     let (positions, rest) = rest.split_once(THINKING_LINE_LEFT_OUT)?;
@@ -200,7 +240,7 @@ pub fn thinking_line(message: &Value) -> Option<ThinkingLine<'_>> {
 
 /// The archive a summary message names, if any.
 pub fn summary_archive(message: &Value) -> Option<&str> {
-    let text = message.get("content")?.as_str()?;
+    let text = summary_text(message)?;
     let first_line = text.strip_prefix(SUMMARY_PREFIX)?.lines().next()?;
     let (_, path) = first_line.split_once(ARCHIVE_LABEL)?;
     Some(path.trim())
@@ -269,12 +309,9 @@ pub fn notice_header(
 
 /// Is this message a notice ([`notice_header`]) rather than a summary?
 pub fn is_notice(message: &Value) -> bool {
-    is_summary_message(message)
-        && message
-            .get("content")
-            .and_then(Value::as_str)
-            .and_then(|text| text.lines().next())
-            .is_some_and(|first| !first.contains(SUMMARY_PHRASE))
+    summary_text(message)
+        .and_then(|text| text.lines().next())
+        .is_some_and(|first| !first.contains(SUMMARY_PHRASE))
 }
 
 /// How many messages after a notice stand for part of its archive (0 for summaries).
@@ -282,11 +319,7 @@ pub fn notice_following(message: &Value) -> usize {
     if !is_notice(message) {
         return 0;
     }
-    let Some(first) = message
-        .get("content")
-        .and_then(Value::as_str)
-        .and_then(|text| text.lines().next())
-    else {
+    let Some(first) = summary_text(message).and_then(|text| text.lines().next()) else {
         return 0;
     };
     // Only the part before the archive path, which is the caller's text.

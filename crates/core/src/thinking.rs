@@ -19,8 +19,7 @@
 //! Blocks are never edited: a kept turn keeps a thinking block byte for byte, or the policy
 //! removes the whole block and reports it. Removing *all* of them is valid on preserved-thinking
 //! models ("Remove thinking blocks from the start of the history, from the end, or all of them —
-//! Valid"); removing some in the middle is not, which is why the policy never keeps a subset
-//! except the last tool-loop turn on models that require it.
+//! Valid"); removing some in the middle is not, which is why the policy keeps all or none.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -135,11 +134,8 @@ fn continues_version(rest: &str) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
     Keep,
-    /// Strip every kept assistant turn's thinking, except (when set) the last assistant
-    /// message of an unfinished tool loop, kept byte for byte.
-    Strip {
-        keep_last_tool_loop: bool,
-    },
+    /// Strip every kept assistant turn's thinking.
+    Strip,
 }
 
 /// The decision for `policy` with the agent's model (`None`: not named).
@@ -153,13 +149,9 @@ pub enum Decision {
 pub fn decide(policy: ThinkingPolicy, agent_model: Option<&str>) -> Decision {
     match policy {
         ThinkingPolicy::Keep => Decision::Keep,
-        ThinkingPolicy::Strip => Decision::Strip {
-            keep_last_tool_loop: false,
-        },
+        ThinkingPolicy::Strip => Decision::Strip,
         ThinkingPolicy::Auto => match agent_model.map(rule_for) {
-            None | Some(ModelRule::PrefixBound) => Decision::Strip {
-                keep_last_tool_loop: false,
-            },
+            None | Some(ModelRule::PrefixBound) => Decision::Strip,
             // Older turns' thinking is stripped by the API itself and the last tool-loop turn's
             // is required: kept turns stay byte-identical.
             Some(ModelRule::LastToolLoopRequired | ModelRule::Unbound | ModelRule::NotClaude) => {
@@ -188,21 +180,13 @@ pub struct Stripped {
 
 /// Applies `decision` to the kept messages `kept` (input indices, in order) of `messages`.
 pub fn strip_kept(messages: &[Value], kept: &[usize], decision: Decision) -> Vec<Stripped> {
-    let Decision::Strip {
-        keep_last_tool_loop,
-    } = decision
-    else {
+    if decision == Decision::Keep {
         return Vec::new();
-    };
-    let protected = if keep_last_tool_loop {
-        unfinished_tool_loop_turn(messages, kept)
-    } else {
-        None
-    };
+    }
     let mut out = Vec::new();
     for &index in kept {
         let message = &messages[index];
-        if role_of(message) != Some(Role::Assistant) || Some(index) == protected {
+        if role_of(message) != Some(Role::Assistant) {
             continue;
         }
         let content = blocks(message);
@@ -234,22 +218,6 @@ pub fn strip_kept(messages: &[Value], kept: &[usize], decision: Decision) -> Vec
         });
     }
     out
-}
-
-/// The last assistant message among `kept` when the conversation ends in its unfinished tool
-/// loop: it makes tool calls and only their results (or nothing) follow it.
-fn unfinished_tool_loop_turn(messages: &[Value], kept: &[usize]) -> Option<usize> {
-    let last = *kept
-        .iter()
-        .rev()
-        .find(|&&i| role_of(&messages[i]) == Some(Role::Assistant))?;
-    let calls = blocks(&messages[last])
-        .iter()
-        .any(|b| block_type(b) == "tool_use");
-    let only_results_after = messages[last + 1..]
-        .iter()
-        .all(crate::message::carries_tool_results);
-    (calls && only_results_after).then_some(last)
 }
 
 #[cfg(test)]
@@ -289,9 +257,7 @@ mod tests {
     #[test]
     fn decisions() {
         use ThinkingPolicy::*;
-        let strip_all = Decision::Strip {
-            keep_last_tool_loop: false,
-        };
+        let strip_all = Decision::Strip;
         assert_eq!(decide(Keep, Some("claude-fable-5-1")), Decision::Keep);
         assert_eq!(decide(Strip, Some("claude-sonnet-4-5")), strip_all);
         assert_eq!(decide(Auto, None), strip_all);
@@ -320,13 +286,7 @@ mod tests {
             json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "x"}]}),
         ];
         let kept: Vec<usize> = (0..messages.len()).collect();
-        let all = strip_kept(
-            &messages,
-            &kept,
-            Decision::Strip {
-                keep_last_tool_loop: false,
-            },
-        );
+        let all = strip_kept(&messages, &kept, Decision::Strip);
         assert_eq!(all.len(), 3);
         assert_eq!(all[0].index, 1);
         assert_eq!(all[0].removed, [0]);
@@ -337,15 +297,6 @@ mod tests {
         assert_eq!(all[1].index, 3);
         assert!(all[1].message.is_none());
         assert_eq!(all[2].index, 5);
-        // The unfinished tool loop's turn is kept when the model needs it.
-        let legacy = strip_kept(
-            &messages,
-            &kept,
-            Decision::Strip {
-                keep_last_tool_loop: true,
-            },
-        );
-        assert_eq!(legacy.iter().map(|s| s.index).collect::<Vec<_>>(), [1, 3]);
         assert!(strip_kept(&messages, &kept, Decision::Keep).is_empty());
     }
 }

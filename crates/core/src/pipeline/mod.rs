@@ -5,8 +5,10 @@
 //!    the threshold.
 //! 2. [`plan`] — what the strategy would do, without side effects; then the confirmation hook
 //!    (Pi Agent seed's `require_confirmation`) may decline.
-//! 3. [`summarize`] — the summary of the middle, in further rounds while still over the
-//!    threshold (strategies without a summary skip this).
+//! 3. [`summarize`] — the summary of the middle: Anthropic's on-demand compaction when asked
+//!    for and possible, else our own, in further rounds while still over the threshold
+//!    (strategies without a summary skip this). Then the thinking policy for the kept turns
+//!    ([`crate::thinking`]).
 //! 4. [`fit`] — the result must fit: oversized kept text is shortened (offload).
 //! 5. [`archive`] — the replaced region and the shortened originals are archived.
 //! 6. [`assemble`] — the new list.
@@ -94,11 +96,15 @@ pub(crate) struct Draft {
     pub replacement: Replacement,
     /// Kept messages the thinking policy changed (SPEC §3), in order.
     pub stripped: Vec<Stripped>,
+    /// Why on-demand compaction was not used, when it was asked for.
+    pub native_fallback: Option<summarize::NativeFallback>,
 }
 
 pub(crate) enum Replacement {
     /// A summary message (model text + ledger).
     Summary(summarize::Summarized),
+    /// Anthropic's signed compaction block, with the ledger beside it.
+    Native(summarize::NativeSummarized),
     /// A notice, followed by what a strategy without a summary keeps of the region.
     Rewrite(Rewrite),
 }
@@ -115,6 +121,14 @@ impl Draft {
         let mut text = match &self.replacement {
             Replacement::Summary(summary) => {
                 prompt::summary_message_text(self.region.len(), archive, &summary.body)
+            }
+            Replacement::Native(native) => {
+                let header = prompt::native_header(self.region.len(), archive);
+                if native.ledger.is_empty() {
+                    header
+                } else {
+                    format!("{header}\n\n{}", native.ledger)
+                }
             }
             Replacement::Rewrite(rewrite) => {
                 let following = rewrite.items.len() - self.left_out_items();
@@ -134,6 +148,24 @@ impl Draft {
             text.push_str(&prompt::thinking_line_text(&tail, thinking_archive));
         }
         text
+    }
+
+    /// The message that stands for the region: a user message with the summary or notice, or
+    /// (on-demand compaction) an assistant message whose first block is the signed compaction
+    /// block, as returned, with the text beside it.
+    pub fn replacement_message(
+        &self,
+        archive: Option<&str>,
+        thinking_archive: Option<&str>,
+    ) -> Value {
+        let text = self.replacement_text(archive, thinking_archive);
+        match &self.replacement {
+            Replacement::Native(native) => json!({
+                "role": "assistant",
+                "content": [native.block.clone(), { "type": "text", "text": text }],
+            }),
+            _ => assemble::summary_message(&text),
+        }
     }
 
     /// The kept messages after the region whose thinking was removed (those inside the region
@@ -158,7 +190,7 @@ impl Draft {
     /// archive file), with the thinking policy applied.
     pub fn region_items(&self, messages: &[Value], archive_name: Option<&str>) -> Vec<Piece> {
         match &self.replacement {
-            Replacement::Summary(_) => Vec::new(),
+            Replacement::Summary(_) | Replacement::Native(_) => Vec::new(),
             Replacement::Rewrite(rewrite) => rewrite
                 .render_items(messages, archive_name)
                 .into_iter()
@@ -194,7 +226,7 @@ impl Draft {
     /// How the archive's messages are described in a warning.
     pub fn removed_what(&self) -> &'static str {
         match self.replacement {
-            Replacement::Summary(_) => "compacted",
+            Replacement::Summary(_) | Replacement::Native(_) => "compacted",
             Replacement::Rewrite(_) => "removed",
         }
     }
@@ -322,6 +354,32 @@ async fn run(
     let stand_in = stand_in_archive_path(options);
     let draft = match plan {
         Plan::Summary(partition) => {
+            let native =
+                summarize::summarize_natively(messages, partition, options, cancel, observer)
+                    .await?;
+            let native_fallback = match native {
+                Some(Ok(native)) => {
+                    return finish(
+                        Draft {
+                            region: native.region.clone(),
+                            replacement: Replacement::Native(native),
+                            stripped: Vec::new(),
+                            native_fallback: None,
+                        },
+                        Steps {
+                            messages,
+                            counts,
+                            measured,
+                            options,
+                            report: &report,
+                            planned,
+                            summarizer: None,
+                        },
+                    );
+                }
+                Some(Err(fallback)) => Some(fallback),
+                None => None,
+            };
             let summarized = summarize::summarize(
                 messages,
                 counts,
@@ -339,6 +397,7 @@ async fn run(
                     region: summarized.region.clone(),
                     replacement: Replacement::Summary(summarized),
                     stripped: Vec::new(),
+                    native_fallback,
                 },
                 Err(error) => {
                     let attempts = error.attempts;
@@ -346,6 +405,10 @@ async fn run(
                     outcome.provider = Some(summarizer.provider().to_string());
                     outcome.model = summarizer.model().map(str::to_string);
                     outcome.attempts = attempts;
+                    if let Some(fallback) = native_fallback {
+                        outcome.warnings.push(fallback.warning);
+                        outcome.native_unavailable = fallback.unavailable_model;
+                    }
                     return Ok(outcome);
                 }
             }
@@ -354,18 +417,59 @@ async fn run(
             region: rewrite.region.clone(),
             replacement: Replacement::Rewrite(rewrite),
             stripped: Vec::new(),
+            native_fallback: None,
         },
     };
+    let summarizer_used =
+        matches!(draft.replacement, Replacement::Summary(_)).then_some(summarizer);
+    finish(
+        draft,
+        Steps {
+            messages,
+            counts,
+            measured,
+            options,
+            report: &report,
+            planned,
+            summarizer: summarizer_used,
+        },
+    )
+}
+
+/// What the steps after the summary need.
+struct Steps<'a> {
+    messages: &'a [Value],
+    counts: &'a [usize],
+    measured: &'a measure::Measured,
+    options: &'a CompactOptions,
+    report: &'a report::Reporter<'a>,
+    planned: report::Planned,
+    summarizer: Option<&'a dyn Summarizer>,
+}
+
+/// The steps after the summary: the thinking policy for the kept turns, fit, archive, assemble
+/// and report.
+fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, Aborted> {
+    let Steps {
+        messages,
+        counts,
+        measured,
+        options,
+        report,
+        planned,
+        summarizer,
+    } = steps;
+    let stand_in = stand_in_archive_path(options);
 
     // The thinking policy for the kept turns (SPEC §3): decided from the agent's model.
     let mut draft = draft;
-    draft.stripped = thinking::strip_kept(
-        messages,
-        &draft.kept_after(messages.len()),
-        thinking::decide(options.thinking, options.agent_model.as_deref()),
-    );
-    let summarizer_used =
-        matches!(draft.replacement, Replacement::Summary(_)).then_some(summarizer);
+    // After the API wrote the summary, the prefix check accepts the swap: `auto` keeps the
+    // kept turns' thinking then (platform.claude.com/docs/en/build-with-claude/compaction-thinking-blocks).
+    let decision = match (&draft.replacement, options.thinking) {
+        (Replacement::Native(_), thinking::ThinkingPolicy::Auto) => thinking::Decision::Keep,
+        _ => thinking::decide(options.thinking, options.agent_model.as_deref()),
+    };
+    draft.stripped = thinking::strip_kept(messages, &draft.kept_after(messages.len()), decision);
 
     // 4. fit
     let fitting = fit::fit(
@@ -404,7 +508,7 @@ async fn run(
         assembled,
         archived,
         planned,
-        summarizer: summarizer_used,
+        summarizer,
     }))
 }
 

@@ -18,6 +18,7 @@ use crate::offload::Offloaded;
 use crate::options::CompactOptions;
 use crate::outcome::{CompactOutcome, CompactStats, Piece, Transformation};
 use crate::partition::Partition;
+use crate::prompt;
 use crate::strategy::Strategy;
 use crate::summarize::Summarizer;
 
@@ -180,6 +181,32 @@ impl<'a> Reporter<'a> {
         if let Some(summarizer) = summarizer {
             outcome.provider = Some(summarizer.provider().to_string());
             outcome.model = summarizer.model().map(str::to_string);
+        }
+        if let Replacement::Native(native) = &draft.replacement {
+            let beside = pieces
+                .get(draft.region.start)
+                .and_then(|piece| match piece {
+                    Piece::New(message) => prompt::summary_text(message),
+                    Piece::Original(_) => None,
+                });
+            outcome.summary = Some(format!(
+                "{}\n\n{}",
+                native
+                    .block
+                    .get("content")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .trim(),
+                beside.unwrap_or("")
+            ));
+            outcome.provider = Some("anthropic-compaction".to_string());
+            outcome.model = Some(native.model.clone());
+            outcome.attempts = native.attempts;
+            outcome.rounds = 1;
+        }
+        if let Some(fallback) = &draft.native_fallback {
+            warnings.push(fallback.warning.clone());
+            outcome.native_unavailable = fallback.unavailable_model.clone();
         }
         for ((index, cuts), (_, position, counts)) in fitting.cuts.iter().zip(&shortened) {
             for ((site, _), tokens) in cuts.iter().zip(counts) {

@@ -26,6 +26,133 @@ use crate::tokens;
 /// result is still over the threshold.
 pub const MAX_ROUNDS: u32 = 3;
 
+/// What Anthropic's on-demand compaction produced.
+pub(crate) struct NativeSummarized {
+    pub region: Range<usize>,
+    /// The signed `compaction` block, as returned.
+    pub block: Value,
+    /// The ledger of the region, kept beside the block so a later compaction keeps it.
+    pub ledger: String,
+    pub attempts: u32,
+    pub model: String,
+}
+
+/// Why our own summary is written instead of the native one.
+pub(crate) struct NativeFallback {
+    pub warning: String,
+    /// The model, when on-demand compaction is unavailable for it (not to be tried again).
+    pub unavailable_model: Option<String>,
+}
+
+/// Anthropic's on-demand compaction of the middle of `plan`, when `provider:
+/// 'anthropic-compaction'` is set and the conversation allows it; otherwise why not (the
+/// caller then writes its own summary). `None`: not configured.
+pub(crate) async fn summarize_natively(
+    messages: &[Value],
+    plan: Partition,
+    options: &CompactOptions,
+    cancel: &CancellationToken,
+    observer: &dyn AttemptObserver,
+) -> Result<Option<Result<NativeSummarized, NativeFallback>>, Aborted> {
+    let Some(client) = options.native_compaction.as_deref() else {
+        return Ok(None);
+    };
+    let model = client.model().to_string();
+    let fallback = |why: String, unavailable: bool| {
+        NativeFallback {
+        warning: format!(
+            "anthropic-compaction was not used ({why}); the summary was written by the anthropic provider instead"
+        ),
+        unavailable_model: unavailable.then(|| model.clone()),
+    }
+    };
+    if options.compaction_unavailable_models.contains(&model) {
+        return Ok(Some(Err(fallback(
+            format!("on-demand compaction was found unavailable for {model} earlier"),
+            false,
+        ))));
+    }
+    if crate::providers::anthropic_compaction::supports_compaction(&model) == Some(false) {
+        return Ok(Some(Err(fallback(
+            format!("{model} does not offer on-demand compaction"),
+            true,
+        ))));
+    }
+    // The compaction block must come first in later requests: nothing may stay in front of it.
+    if plan.head_len > 0 {
+        return Ok(Some(Err(fallback(
+            "the list begins with system messages, and the compaction block must come first".into(),
+            false,
+        ))));
+    }
+    let middle = &messages[plan.middle()];
+    let openai = middle.iter().any(|m| {
+        matches!(
+            crate::message::role_of(m),
+            Some(crate::message::Role::Tool | crate::message::Role::Function)
+        ) || !crate::message::openai_tool_calls(m).is_empty()
+    });
+    if openai {
+        return Ok(Some(Err(fallback(
+            "the messages are not in the Anthropic format".into(),
+            false,
+        ))));
+    }
+    let policy = RetryPolicy {
+        max_retries: options.max_retries,
+        base_delay: options.retry_base_delay,
+    };
+    let result = client
+        .compact(
+            middle,
+            options.system.as_ref(),
+            options.tools.as_ref(),
+            options.custom_instructions.as_deref(),
+            options.summary_max_tokens,
+            policy,
+            cancel,
+            observer,
+        )
+        .await;
+    use crate::providers::anthropic_compaction::NativeFailure;
+    match result {
+        Ok(native) => {
+            let previous = middle
+                .iter()
+                .rev()
+                .find(|m| prompt::is_summary_message(m) && !prompt::is_notice(m))
+                .and_then(prompt::summary_body)
+                .and_then(Ledger::parse);
+            let ledger = match previous {
+                Some(earlier) => Ledger::extract(middle).merged_after(&earlier),
+                None => Ledger::extract(middle),
+            };
+            Ok(Some(Ok(NativeSummarized {
+                region: plan.middle(),
+                block: native.block,
+                ledger: if ledger.is_empty() {
+                    String::new()
+                } else {
+                    ledger.render()
+                },
+                attempts: native.attempts,
+                model,
+            })))
+        }
+        Err(NativeFailure::Aborted) => Err(Aborted),
+        Err(NativeFailure::Unavailable { status, message }) => Ok(Some(Err(fallback(
+            format!(
+                "unavailable for {model}{}: {message}",
+                status.map(|s| format!(" (HTTP {s})")).unwrap_or_default()
+            ),
+            true,
+        )))),
+        Err(NativeFailure::Failed(error)) => {
+            Ok(Some(Err(fallback(format!("it failed: {error}"), false))))
+        }
+    }
+}
+
 /// What the summary step produced.
 pub(crate) struct Summarized {
     /// The part of the input the summary replaces.
@@ -161,7 +288,14 @@ pub async fn summarize_middle(
         .iter()
         .rev()
         .find(|m| prompt::is_summary_message(m) && !prompt::is_notice(m));
-    let previous_summary = previous.and_then(prompt::summary_body).map(str::to_string);
+    // Anthropic's compaction block holds the summary itself; the text beside it, the ledger.
+    let previous_summary = previous.and_then(|m| {
+        let body = prompt::summary_body(m)?;
+        Some(match prompt::native_summary(m) {
+            Some(native) => format!("{}\n\n{body}", native.trim()),
+            None => body.to_string(),
+        })
+    });
     summarize_after(
         previous_summary,
         middle,
