@@ -140,9 +140,18 @@ pub fn native_summary(message: &Value) -> Option<&str> {
 
 /// The first line of the text beside a compaction block.
 pub fn native_header(summarized_messages: usize, archive_path: Option<&str>) -> String {
+    header_line(
+        summarized_messages,
+        "was compacted by Anthropic into the compaction block above; what its tool calls touched was compacted into the summary below.",
+        archive_path,
+    )
+}
+
+/// `[context-compact] Earlier conversation (N messages) <what>` and where the originals are.
+fn header_line(summarized_messages: usize, what: &str, archive_path: Option<&str>) -> String {
     let plural = if summarized_messages == 1 { "" } else { "s" };
     let mut line = format!(
-        "{SUMMARY_PREFIX}Earlier conversation ({summarized_messages} message{plural}) was compacted by Anthropic into the compaction block above; what its tool calls touched was compacted into the summary below."
+        "{SUMMARY_PREFIX}Earlier conversation ({summarized_messages} message{plural}) {what}"
     );
     match archive_path {
         Some(path) => {
@@ -250,19 +259,7 @@ const ARCHIVE_LABEL: &str = "Originals archived in: ";
 
 /// The first line of a summary message.
 pub fn summary_header(summarized_messages: usize, archive_path: Option<&str>) -> String {
-    let plural = if summarized_messages == 1 { "" } else { "s" };
-    let mut line = format!(
-        "{SUMMARY_PREFIX}Earlier conversation ({summarized_messages} message{plural}) was compacted into the summary below."
-    );
-    match archive_path {
-        Some(path) => {
-            line.push(' ');
-            line.push_str(ARCHIVE_LABEL);
-            line.push_str(path);
-        }
-        None => line.push_str(" The originals were not archived."),
-    }
-    line
+    header_line(summarized_messages, SUMMARY_PHRASE, archive_path)
 }
 
 /// The phrase that tells a summary (an LLM wrote the text below its first line) from a notice.

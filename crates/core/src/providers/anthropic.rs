@@ -68,9 +68,8 @@ impl AnthropicSummarizer {
     }
 }
 
-/// The summary text of a successful response: the concatenated `text` blocks. A refusal, a
-/// `max_tokens` cut, empty text or a body that is not a message are failed attempts.
-pub fn parse_response(status: u16, body: &[u8]) -> Result<String, AttemptError> {
+/// A 200's body as JSON: a Messages API message, or an error body sent with a 200 (retried).
+pub(crate) fn parse_message(status: u16, body: &[u8]) -> Result<Value, AttemptError> {
     let value: Value = serde_json::from_slice(body).map_err(|_| {
         http::invalid_response(Protocol::Anthropic, status, "a body that is not JSON", body)
     })?;
@@ -87,14 +86,28 @@ pub fn parse_response(status: u16, body: &[u8]) -> Result<String, AttemptError> 
         )
         .with_status(status));
     }
-    let Some(content) = value.get("content").and_then(Value::as_array) else {
-        return Err(http::invalid_response(
-            Protocol::Anthropic,
-            status,
-            "no content array",
-            body,
-        ));
-    };
+    Ok(value)
+}
+
+/// The `content` blocks of a message.
+pub(crate) fn message_content<'a>(
+    value: &'a Value,
+    status: u16,
+    body: &[u8],
+) -> Result<&'a Vec<Value>, AttemptError> {
+    value
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or_else(|| {
+            http::invalid_response(Protocol::Anthropic, status, "no content array", body)
+        })
+}
+
+/// The summary text of a successful response: the concatenated `text` blocks. A refusal, a
+/// `max_tokens` cut, empty text or a body that is not a message are failed attempts.
+pub fn parse_response(status: u16, body: &[u8]) -> Result<String, AttemptError> {
+    let value = parse_message(status, body)?;
+    let content = message_content(&value, status, body)?;
     let text: String = content
         .iter()
         .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))

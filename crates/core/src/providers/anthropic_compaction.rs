@@ -492,30 +492,8 @@ struct RawContent<'a> {
 
 /// The block and `usage` of a 200, or why it holds no summary.
 pub fn parse_response(status: u16, body: &[u8]) -> Result<Compacted, AttemptError> {
-    let value: Value = serde_json::from_slice(body).map_err(|_| {
-        http::invalid_response(Protocol::Anthropic, status, "a body that is not JSON", body)
-    })?;
-    if value.get("type").and_then(Value::as_str) == Some("error") {
-        let error = &value["error"];
-        return Err(AttemptError::new(
-            ErrorCode::InvalidResponse,
-            format!(
-                "anthropic API returned HTTP {status} with an error: {} {}",
-                error["type"].as_str().unwrap_or("error"),
-                http::clip(error["message"].as_str().unwrap_or(""), 500)
-            ),
-            Retry::Yes,
-        )
-        .with_status(status));
-    }
-    let Some(content) = value.get("content").and_then(Value::as_array) else {
-        return Err(http::invalid_response(
-            Protocol::Anthropic,
-            status,
-            "no content array",
-            body,
-        ));
-    };
+    let value = super::anthropic::parse_message(status, body)?;
+    let content = super::anthropic::message_content(&value, status, body)?;
     let stop_reason = value.get("stop_reason").and_then(Value::as_str);
     let fail = |code: ErrorCode, retry: Retry, what: String| {
         Err(AttemptError::new(code, what, retry).with_status(status))
