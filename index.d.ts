@@ -662,6 +662,13 @@ export interface CompactOptions {
    */
   thinking?: ThinkingPolicy
   /**
+   * `provider: 'anthropic-compaction'`: models on which on-demand compaction is known to be
+   * unavailable, so it is not tried (our own summary is written). A `Compactor` fills this in
+   * itself from `result.compactionUnavailable`.
+   * @default []
+   */
+  compactionUnavailableModels?: string[]
+  /**
    * The error your agent's API returned when it refused the last request as too long (see
    * {@link isContextOverflow}): overflow recovery, the last line of defence when the estimate was
    * low (no usage yet, an unknown model, a system prompt you did not pass). The compaction runs
