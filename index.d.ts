@@ -1161,7 +1161,7 @@ export interface OffloadOptions {
   /** `'tool-results'` (default) or `'all'` (also user and assistant text). */
   scope?: Exclude<OffloadScope, 'off'>
   /** The tokenizer. @default 'o200k_base' */
-  encoding?: Encoding
+  encoding?: 'o200k_base' | 'cl100k_base'
 }
 
 export interface OffloadResult<M extends Message = Message> {
