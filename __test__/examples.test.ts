@@ -238,6 +238,12 @@ describe('examples', () => {
     expect(result.code, result.stdout + result.stderr).toBe(0)
   }, 120_000)
 
+  it('type-check: index.d.ts on its own, strict, without skipLibCheck', async () => {
+    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
+    const result = await run(process.execPath, [tsc, '--noEmit', '--strict', join(ROOT, 'index.d.ts')], process.env, 120_000)
+    expect(result.code, result.stdout + result.stderr).toBe(0)
+  }, 120_000)
+
   it('anthropic-agent-loop: tool calls, compaction (summaries by the Anthropic provider), final answer', async () => {
     const mock = await startMock()
     try {
