@@ -38,7 +38,7 @@ function lib() {
     try {
       library = require('../index.js')
     } catch (error) {
-      throw new CliError(`cannot load the native addon (run \`npm run build\`): ${oneLine(error.message)}`)
+      throw new CliError(`cannot load the native addon: ${oneLine(error.message)}`)
     }
   }
   return library
