@@ -2,23 +2,16 @@
 //! the trigger's own estimate, or its error says why; a compaction never grows the list; kept
 //! oversized tool results are shortened only as far as needed and restored exactly.
 
-use context_compact_core::archive::{restore_messages, Restored};
 use context_compact_core::check::check_conversation;
-use context_compact_core::compact::{compact, CompactOptions, CompactOutcome, Piece};
+use context_compact_core::compact::{CompactOptions, Piece};
 use context_compact_core::error::ErrorCode;
-use context_compact_core::extractive::ExtractiveSummarizer;
 use context_compact_core::offload::{self, Scope};
 use context_compact_core::strategy::Strategy;
-use context_compact_core::summarize::{
-    AttemptError, BoxFuture, NoObserver, Summarizer, SummaryRequest,
-};
+use context_compact_core::summarize::{AttemptError, BoxFuture, Summarizer, SummaryRequest};
 use context_compact_core::tokens::{self, Encoding};
+mod common;
+use common::{assembled, restored, run, run_with};
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
-
-fn run(messages: &[Value], options: &CompactOptions) -> CompactOutcome {
-    run_with(messages, options, &ExtractiveSummarizer)
-}
 
 /// A summarizer that writes more than it was given.
 struct Verbose;
@@ -32,48 +25,6 @@ impl Summarizer for Verbose {
     fn provider(&self) -> &str {
         "custom"
     }
-}
-
-fn run_with(
-    messages: &[Value],
-    options: &CompactOptions,
-    summarizer: &dyn Summarizer,
-) -> CompactOutcome {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(compact(
-            messages,
-            None,
-            options,
-            summarizer,
-            &CancellationToken::new(),
-            &NoObserver,
-        ))
-        .unwrap()
-}
-
-fn assembled(messages: &[Value], outcome: &CompactOutcome) -> Vec<Value> {
-    outcome
-        .pieces
-        .iter()
-        .map(|piece| match piece {
-            Piece::Original(i) => messages[*i].clone(),
-            Piece::New(message) => message.clone(),
-        })
-        .collect()
-}
-
-fn restored(current: &[Value], dir: &std::path::Path) -> Vec<Value> {
-    restore_messages(current, dir, "s")
-        .unwrap()
-        .into_iter()
-        .map(|r| match r {
-            Restored::Original(i) => current[i].clone(),
-            Restored::Archived(m) => m,
-        })
-        .collect()
 }
 
 fn count(messages: &[Value]) -> usize {

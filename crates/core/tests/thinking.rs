@@ -4,54 +4,14 @@
 //! the originals archived and restored exactly, and signed or opaque blocks are kept byte for
 //! byte or removed whole — never edited.
 
-use context_compact_core::archive::{restore_messages, Restored};
 use context_compact_core::check::check_conversation;
-use context_compact_core::compact::{compact, CompactOptions, CompactOutcome, Piece};
-use context_compact_core::extractive::ExtractiveSummarizer;
+use context_compact_core::compact::{CompactOptions, Piece};
 use context_compact_core::prompt;
 use context_compact_core::strategy::Strategy;
-use context_compact_core::summarize::NoObserver;
 use context_compact_core::thinking::ThinkingPolicy;
+mod common;
+use common::{assembled, restored, run};
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
-
-fn run(messages: &[Value], options: &CompactOptions) -> CompactOutcome {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(compact(
-            messages,
-            None,
-            options,
-            &ExtractiveSummarizer,
-            &CancellationToken::new(),
-            &NoObserver,
-        ))
-        .unwrap()
-}
-
-fn assembled(messages: &[Value], outcome: &CompactOutcome) -> Vec<Value> {
-    outcome
-        .pieces
-        .iter()
-        .map(|piece| match piece {
-            Piece::Original(i) => messages[*i].clone(),
-            Piece::New(message) => message.clone(),
-        })
-        .collect()
-}
-
-fn restored(current: &[Value], dir: &std::path::Path) -> Vec<Value> {
-    restore_messages(current, dir, "s")
-        .unwrap()
-        .into_iter()
-        .map(|r| match r {
-            Restored::Original(i) => current[i].clone(),
-            Restored::Archived(m) => m,
-        })
-        .collect()
-}
 
 /// Turns with thinking in every assistant message (signed, redacted, one thinking-only turn), a
 /// DeepSeek-style `reasoning_content` field, and an unfinished tool loop at the end.

@@ -1,0 +1,61 @@
+//! Helpers shared by the integration tests that drive the whole pipeline.
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use context_compact_core::archive::{restore_messages, Restored};
+use context_compact_core::compact::{compact, CompactOptions, CompactOutcome, Piece};
+use context_compact_core::extractive::ExtractiveSummarizer;
+use context_compact_core::summarize::{NoObserver, Summarizer};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// One compaction with `summarizer`, on a runtime of its own.
+pub fn run_with(
+    messages: &[Value],
+    options: &CompactOptions,
+    summarizer: &dyn Summarizer,
+) -> CompactOutcome {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(compact(
+            messages,
+            None,
+            options,
+            summarizer,
+            &CancellationToken::new(),
+            &NoObserver,
+        ))
+        .unwrap()
+}
+
+/// One compaction with the extractive summarizer.
+pub fn run(messages: &[Value], options: &CompactOptions) -> CompactOutcome {
+    run_with(messages, options, &ExtractiveSummarizer)
+}
+
+/// The compacted list an outcome describes.
+pub fn assembled(messages: &[Value], outcome: &CompactOutcome) -> Vec<Value> {
+    outcome
+        .pieces
+        .iter()
+        .map(|piece| match piece {
+            Piece::Original(i) => messages[*i].clone(),
+            Piece::New(message) => message.clone(),
+        })
+        .collect()
+}
+
+/// `current` restored from the archives of session `s` under `dir`.
+pub fn restored(current: &[Value], dir: &Path) -> Vec<Value> {
+    restore_messages(current, dir, "s")
+        .unwrap()
+        .into_iter()
+        .map(|r| match r {
+            Restored::Original(i) => current[i].clone(),
+            Restored::Archived(m) => m,
+        })
+        .collect()
+}
