@@ -268,8 +268,8 @@ for (let round = 0; round < ROUNDS; round++) {
 
   // 6. The crossing: reading new objects (+ validation), then the native count and the whole
   // call on the same objects, and JSON.stringify alone.
-  const crossing = JSON.parse(c.json)
   gc()
+  const crossing = JSON.parse(c.json) // after the GC, so that its aftermath does not land in one row
   s.nativeParse.push(time(() => native.validateJson(crossing))[0])
   s.nativeCount.push(time(() => native.countTokensJson(crossing))[0])
   s.crossingWhole.push(time(() => countLibrary(crossing))[0])
