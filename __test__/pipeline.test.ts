@@ -257,6 +257,21 @@ describe('invalid input throws a TypeError naming the index and field', () => {
     expect(countTokens([ok])).toBe(1)
   })
 
+  it('countTokens reads, checks and counts message by message: the first bad message by index is reported, and counts equal the per-message counts', () => {
+    const ok: Message = { role: 'user', content: 'fine' }
+    // An invalid message before one that cannot be read: the invalid one is reported.
+    expect(() => countTokens([ok, { content: 'no role' } as any, { role: 'user', content: 'x', n: 10n } as any])).toThrow(/^messages\[1\]/)
+    // One that cannot be read before an invalid one: the unreadable one is reported.
+    expect(() => countTokens([ok, { role: 'user', content: 'x', n: 10n } as any, { content: 'no role' } as any])).toThrow(/^messages\[1\] cannot be serialized as JSON/)
+    // The total is the sum of the messages' counts, whatever the list's length.
+    const messages: Message[] = Array.from({ length: 300 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `message ${i}: ${'lorem ipsum '.repeat(i % 17)}你好 ${i * 7919}` }))
+    const native = createRequire(import.meta.url)('../binding.js')
+    const each: number[] = native.countEachJson(messages)
+    expect(each).toHaveLength(300)
+    expect(countTokens(messages)).toBe(each.reduce((a, b) => a + b, 0))
+    expect(each).toEqual(messages.map((m) => countTokens([m])))
+  })
+
   it('property: any JSON-like tool input counts as JSON.stringify of it', () => {
     const odd = fc.oneof(fc.constant(undefined), fc.constant(NaN), fc.date({ noInvalidDate: true }), fc.double(), fc.constant(-0))
     const value = fc.letrec((tie) => ({

@@ -1,13 +1,15 @@
 'use strict'
 
 // One measurement in a fresh Node.js process, spawned by bench.mjs:
-//   node benchmark/child.cjs fresh <library|gpt-tokenizer|js-tiktoken> <conversation.json>
+//   node benchmark/child.cjs fresh <library|gpt-tokenizer|js-tiktoken|tiktoken|@anthropic-ai/tokenizer> <conversation.json>
 //     → { requireMs, firstCountMs, tokens }: loading the module, then the first count of the
 //       conversation (which includes loading the tokenizer tables).
 //   node benchmark/child.cjs memory <compact|count> <conversation.json> <warmup.json> <outputDir>
 //     → { jsonLength, jsonBytes, peakRssGrowth, heapGrowth, ms }: peak RSS growth during one
 //       compactMessages (or countTokens) call (Linux: VmHWM after resetting it through /proc/self/clear_refs;
 //       elsewhere: RSS polled every millisecond).
+//   node benchmark/child.cjs generate <dir> <targetTokens> <seed>...
+//     → [{ seed, tokens, file }]: conversations from generate.mjs, written to <dir>.
 // Prints one JSON line on stdout.
 
 const { readFileSync, writeFileSync } = require('node:fs')
@@ -18,8 +20,7 @@ const [mode, ...args] = process.argv.slice(2)
 
 function fresh(impl, file) {
   const messages = JSON.parse(readFileSync(file, 'utf8'))
-  let t0 = performance.now()
-  let count
+  const t0 = performance.now()
   if (impl === 'library') {
     const library = require(join(root, 'index.js'))
     const t1 = performance.now()
@@ -28,27 +29,36 @@ function fresh(impl, file) {
     return { requireMs: t1 - t0, firstCountMs: t2 - t1, tokens }
   }
   const reference = require('./reference-count.cjs')
-  if (impl === 'gpt-tokenizer') {
-    const { countTokens } = require('gpt-tokenizer/encoding/o200k_base')
-    const t1 = performance.now()
-    const options = { disallowedSpecial: new Set() }
-    count = reference.makeMessageCounter((text) => countTokens(text, options))
-    const tokens = count(messages)
-    const t2 = performance.now()
-    return { requireMs: t1 - t0, firstCountMs: t2 - t1, tokens }
-  }
-  if (impl === 'js-tiktoken') {
-    const { Tiktoken } = require('js-tiktoken/lite')
-    const ranks = require('js-tiktoken/ranks/o200k_base')
-    const t1 = performance.now()
-    // Building the encoder from the ranks is js-tiktoken's table loading: part of the first call.
-    const encoder = new Tiktoken(ranks)
-    count = reference.makeMessageCounter((text) => encoder.encode(text, [], []).length)
-    const tokens = count(messages)
-    const t2 = performance.now()
-    return { requireMs: t1 - t0, firstCountMs: t2 - t1, tokens }
-  }
-  throw new Error(`unknown implementation ${impl}`)
+  // Loading the package's module is its `require`; building its encoder from the ranks (and,
+  // for tiktoken, the WASM encoder) is its table loading, part of the first call.
+  const modules = {
+    'gpt-tokenizer': ['gpt-tokenizer/encoding/o200k_base'],
+    'js-tiktoken': ['js-tiktoken/lite', 'js-tiktoken/ranks/o200k_base'],
+    tiktoken: ['tiktoken'],
+    '@anthropic-ai/tokenizer': ['@anthropic-ai/tokenizer'],
+  }[impl]
+  if (!modules) throw new Error(`unknown implementation ${impl}`)
+  for (const name of modules) require(name)
+  const t1 = performance.now()
+  const text = reference.loadPeer(impl)
+  const tokens = reference.makeMessageCounter(text)(messages)
+  const t2 = performance.now()
+  if (text.free) text.free()
+  return { requireMs: t1 - t0, firstCountMs: t2 - t1, tokens }
+}
+
+// Conversations made in this process, so that the benchmark's own process has never counted
+// them (its tokenizers' caches have not seen their text): writes <dir>/c<seed>.json for every
+// seed and prints [{ seed, tokens, file }].
+async function generate(dir, targetTokens, seeds) {
+  const { pathToFileURL } = require('node:url')
+  const { generateConversationWithCount } = await import(pathToFileURL(join(__dirname, 'generate.mjs')).href)
+  return seeds.map((seed) => {
+    const { messages, tokens } = generateConversationWithCount({ targetTokens: Number(targetTokens), seed: Number(seed) })
+    const file = join(dir, `c${targetTokens}-${seed}.json`)
+    writeFileSync(file, JSON.stringify(messages))
+    return { seed: Number(seed), tokens, file }
+  })
 }
 
 function status() {
@@ -109,6 +119,7 @@ async function memory(operation, file, warmupFile, outputDir) {
 async function main() {
   let result
   if (mode === 'fresh') result = fresh(args[0], args[1])
+  else if (mode === 'generate') result = await generate(args[0], args[1], args.slice(2))
   else if (mode === 'memory') result = await memory(args[0], args[1], args[2], args[3])
   else throw new Error(`unknown mode ${mode}`)
   process.stdout.write(JSON.stringify(result) + '\n')

@@ -40,6 +40,25 @@ function makeMessageCounter(countText) {
   }
 }
 
+/** The peers the benchmark compares against, in the order of its tables. */
+const PEERS = ['gpt-tokenizer', 'js-tiktoken', 'tiktoken', '@anthropic-ai/tokenizer']
+
+/** The installed version of a package (the benchmark pins them in devDependencies). */
+function versionOf(name) {
+  const { readFileSync } = require('node:fs')
+  const { dirname, join } = require('node:path')
+  let dir = dirname(require.resolve(name))
+  for (;;) {
+    try {
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
+      if (manifest.name === name && manifest.version) return manifest.version
+    } catch {}
+    const parent = dirname(dir)
+    if (parent === dir) return 'unknown'
+    dir = parent
+  }
+}
+
 /** gpt-tokenizer's o200k_base `countTokens`, with special tokens as ordinary text. */
 function loadGptTokenizer() {
   const { countTokens } = require('gpt-tokenizer/encoding/o200k_base')
@@ -55,4 +74,57 @@ function loadJsTiktoken() {
   return (text) => encoder.encode(text, [], []).length
 }
 
-module.exports = { makeMessageCounter, loadGptTokenizer, loadJsTiktoken }
+/**
+ * tiktoken (OpenAI's tokenizer compiled to WebAssembly) with o200k_base, with special tokens as
+ * ordinary text (`encode(text, [], [])`: none allowed, none refused). The encoder holds WASM
+ * memory: call `count.free()` when done.
+ */
+function loadTiktoken() {
+  const { get_encoding } = require('tiktoken')
+  const encoding = get_encoding('o200k_base')
+  const count = (text) => encoding.encode(text, [], []).length
+  count.free = () => encoding.free()
+  return count
+}
+
+/**
+ * @anthropic-ai/tokenizer: the tokenizer of Anthropic's older models (a different vocabulary:
+ * its totals differ from the o200k_base ones and are not checked). Its `countTokens(text)`
+ * builds the tokenizer from its ranks on every call (~100 ms); this makes it once and counts
+ * exactly as `countTokens` does (`encode(text.normalize('NFKC'), 'all')`). Call `count.free()`
+ * when done.
+ */
+function loadAnthropicTokenizer() {
+  const { getTokenizer } = require('@anthropic-ai/tokenizer')
+  const tokenizer = getTokenizer()
+  const count = (text) => tokenizer.encode(text.normalize('NFKC'), 'all').length
+  count.free = () => tokenizer.free()
+  return count
+}
+
+/** `count(text)` of a peer by package name. */
+function loadPeer(name) {
+  switch (name) {
+    case 'gpt-tokenizer':
+      return loadGptTokenizer()
+    case 'js-tiktoken':
+      return loadJsTiktoken()
+    case 'tiktoken':
+      return loadTiktoken()
+    case '@anthropic-ai/tokenizer':
+      return loadAnthropicTokenizer()
+    default:
+      throw new Error(`unknown tokenizer ${name}`)
+  }
+}
+
+module.exports = {
+  PEERS,
+  versionOf,
+  makeMessageCounter,
+  loadGptTokenizer,
+  loadJsTiktoken,
+  loadTiktoken,
+  loadAnthropicTokenizer,
+  loadPeer,
+}

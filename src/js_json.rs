@@ -58,12 +58,26 @@ impl FromNapiValue for JsMessages {
     }
 }
 
-/// A JS message array not read yet (the handles it holds live until the native call returns).
-struct JsMessageList {
+/// A JS message array not read yet (the handles it holds live until the native call returns):
+/// its messages are read one at a time by [`JsMessageList::for_each`], so that a caller can
+/// use each message while it is still in the CPU's cache and drop it before reading the next.
+pub struct JsMessageList {
     env: sys::napi_env,
     array: sys::napi_value,
     length: u32,
 }
+
+impl TypeName for JsMessageList {
+    fn type_name() -> &'static str {
+        "Array<object>"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ValidateNapiValue for JsMessageList {}
 
 impl FromNapiValue for JsMessageList {
     unsafe fn from_napi_value(env: sys::napi_env, array: sys::napi_value) -> Result<Self> {
@@ -86,9 +100,14 @@ impl FromNapiValue for JsMessageList {
 }
 
 impl JsMessageList {
+    /// The number of elements of the array.
+    pub fn len(&self) -> usize {
+        self.length as usize
+    }
+
     /// Reads the messages in order, giving each to `f` (`undefined` and the like are read as
     /// `null`, as in a JSON array). Stops at the first error, of reading or of `f`.
-    fn for_each(&self, mut f: impl FnMut(usize, Value) -> Result<()>) -> Result<()> {
+    pub fn for_each(&self, mut f: impl FnMut(usize, Value) -> Result<()>) -> Result<()> {
         let reader = Reader::new(self.env)?;
         for index in 0..self.length {
             // A scope per message keeps the handles of a long conversation from piling up.

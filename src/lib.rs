@@ -33,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 mod js_json;
 mod logging;
 
-use js_json::JsMessages;
+use js_json::{JsMessageList, JsMessages};
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -61,13 +61,21 @@ fn parse_json(text: &str, what: &str) -> Result<Value> {
 }
 
 /// Messages cross from JS as the objects themselves, read with `JSON.stringify`'s rules (see
-/// `js_json`): no JSON text is built on either side. They are read (on the JS thread, as
-/// N-API requires) and then counted in parallel. Counting each message on the thread pool as
-/// soon as it is read was measured slower on two cores: the pool's idle workers spin for work
-/// and take CPU from the reading thread.
-fn count_list(encoding: tokens::Encoding, messages: JsMessages) -> Result<Vec<usize>> {
-    let messages = parse_messages(messages)?;
-    Ok(tokens::count_each(encoding, &messages))
+/// `js_json`): no JSON text is built on either side. Each message is read (on the JS thread,
+/// as N-API requires), validated, counted and dropped before the next one is read, on the
+/// same thread: its strings are counted while they are still in the core's cache, and the
+/// whole conversation never exists at once in Rust. Reading everything first and counting on
+/// the thread pool was measured slower (README, "Performance"): the pool's workers count from
+/// cold caches, and on two cores they compete with V8's own background threads.
+/// The first invalid message by index is reported, as `message::validate` does.
+fn count_list(encoding: tokens::Encoding, messages: JsMessageList) -> Result<Vec<usize>> {
+    let mut counts = Vec::with_capacity(messages.len().min(1 << 16));
+    messages.for_each(|index, message| {
+        message::validate_message(index, &message).map_err(invalid)?;
+        counts.push(tokens::count_message(encoding, &message));
+        Ok(())
+    })?;
+    Ok(counts)
 }
 
 fn parse_messages(messages: JsMessages) -> Result<Vec<Value>> {
@@ -110,7 +118,7 @@ fn parse_encoding(encoding: Option<String>) -> Result<tokens::Encoding> {
 /// Exact token count of a message list.
 #[napi]
 pub fn count_tokens_json(
-    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
+    #[napi(ts_arg_type = "object[]")] messages: JsMessageList,
     encoding: Option<String>,
 ) -> Result<u32> {
     guarded("countTokens", || {
@@ -123,7 +131,7 @@ pub fn count_tokens_json(
 /// Token count of each message of a message list.
 #[napi]
 pub fn count_each_json(
-    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
+    #[napi(ts_arg_type = "object[]")] messages: JsMessageList,
     encoding: Option<String>,
 ) -> Result<Vec<u32>> {
     guarded("countTokens", || {

@@ -131,7 +131,8 @@ pub fn validate_list(value: &Value) -> Result<&Vec<Value>, ValidationError> {
     }
 }
 
-pub(crate) fn validate_message(index: usize, message: &Value) -> Result<Role, ValidationError> {
+/// Validates the message at `index` of a list (what [`validate`] checks of each message).
+pub fn validate_message(index: usize, message: &Value) -> Result<Role, ValidationError> {
     let err = |field: &str, problem: String| ValidationError::at(index, field, problem);
     let object = match message {
         Value::Object(object) => object,
