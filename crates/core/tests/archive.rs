@@ -7,22 +7,13 @@ use std::path::Path;
 use context_compact_core::archive::{
     self, list_archives, prune_archives, restore_messages, HistoryError, PruneOptions, Restored,
 };
-use context_compact_core::compact::{compact, CompactOptions, CompactOutcome, Piece};
+use context_compact_core::compact::CompactOptions;
 use context_compact_core::error::ErrorCode;
-use context_compact_core::extractive::ExtractiveSummarizer;
 use context_compact_core::prompt;
-use context_compact_core::summarize::{
-    AttemptError, BoxFuture, NoObserver, Retry, Summarizer, SummaryRequest,
-};
+use context_compact_core::summarize::{AttemptError, BoxFuture, Retry, Summarizer, SummaryRequest};
+mod common;
+use common::{assembled, run, run_with};
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// A conversation with tool calls, unknown fields, odd key order, big numbers and emoji.
 fn turns(from: usize, count: usize) -> Vec<Value> {
@@ -56,39 +47,6 @@ fn options(dir: &Path) -> CompactOptions {
         session_id: "s".into(),
         ..CompactOptions::default()
     }
-}
-
-fn run_with(
-    messages: &[Value],
-    options: &CompactOptions,
-    summarizer: &dyn Summarizer,
-) -> CompactOutcome {
-    runtime()
-        .block_on(compact(
-            messages,
-            None,
-            options,
-            summarizer,
-            &CancellationToken::new(),
-            &NoObserver,
-        ))
-        .unwrap()
-}
-
-fn run(messages: &[Value], options: &CompactOptions) -> CompactOutcome {
-    run_with(messages, options, &ExtractiveSummarizer)
-}
-
-/// The compacted list an outcome describes.
-fn assembled(messages: &[Value], outcome: &CompactOutcome) -> Vec<Value> {
-    outcome
-        .pieces
-        .iter()
-        .map(|piece| match piece {
-            Piece::Original(i) => messages[*i].clone(),
-            Piece::New(message) => message.clone(),
-        })
-        .collect()
 }
 
 fn rebuilt(messages: &[Value], restored: Vec<Restored>) -> Vec<Value> {

@@ -17,6 +17,8 @@ use context_compact_core::summarize::{
     summarize_with_retries, AttemptError, AttemptObserver, NoObserver, Retry, RetryPolicy,
     Summarizer, SummaryFailure, SummaryRequest,
 };
+mod common;
+use common::Capture;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 use wiremock::matchers::{method, path};
@@ -970,43 +972,6 @@ async fn abort_mid_request_returns_at_once() {
 
 // ---------------------------------------------------------------------------------------------
 // The key never leaks
-
-/// Collects every tracing event (message and fields) emitted on this thread.
-struct Capture(Arc<Mutex<Vec<String>>>);
-
-struct Fields<'a>(&'a mut String);
-
-impl tracing::field::Visit for Fields<'_> {
-    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        use std::fmt::Write as _;
-        let _ = write!(self.0, "{}={:?} ", field.name(), value);
-    }
-}
-
-impl tracing::Subscriber for Capture {
-    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        let mut line = String::new();
-        span.record(&mut Fields(&mut line));
-        self.0.lock().unwrap().push(line);
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, values: &tracing::span::Record<'_>) {
-        let mut line = String::new();
-        values.record(&mut Fields(&mut line));
-        self.0.lock().unwrap().push(line);
-    }
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        let mut line = format!("{} ", event.metadata().level());
-        event.record(&mut Fields(&mut line));
-        self.0.lock().unwrap().push(line);
-    }
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
-}
 
 #[tokio::test]
 async fn the_api_key_appears_in_no_error_log_or_debug_output() {

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use context_compact_core::archive::{restore_messages, Restored};
 use context_compact_core::compact::{compact, CompactOptions, CompactOutcome, Piece};
@@ -58,4 +59,41 @@ pub fn restored(current: &[Value], dir: &Path) -> Vec<Value> {
             Restored::Archived(m) => m,
         })
         .collect()
+}
+
+/// Collects every tracing event (message and fields) emitted on this thread.
+pub struct Capture(pub Arc<Mutex<Vec<String>>>);
+
+struct Fields<'a>(&'a mut String);
+
+impl tracing::field::Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        use std::fmt::Write as _;
+        let _ = write!(self.0, "{}={:?} ", field.name(), value);
+    }
+}
+
+impl tracing::Subscriber for Capture {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        let mut line = String::new();
+        span.record(&mut Fields(&mut line));
+        self.0.lock().unwrap().push(line);
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+        let mut line = String::new();
+        values.record(&mut Fields(&mut line));
+        self.0.lock().unwrap().push(line);
+    }
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut line = format!("{} ", event.metadata().level());
+        event.record(&mut Fields(&mut line));
+        self.0.lock().unwrap().push(line);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
 }
