@@ -31,7 +31,7 @@ export declare function cancelToken(id: number): void
  * of `{ index, kind, message }`. Only a value that is not an array throws; invalid messages
  * are reported as `invalid_message` problems.
  */
-export declare function checkJson(messages: object[]): string
+export declare function checkJson(messages: object[], format?: string | undefined | null): string
 
 /**
  * Runs a compaction. Resolves with the outcome as JSON, or rejects with `AbortError` when the
@@ -40,10 +40,10 @@ export declare function checkJson(messages: object[]): string
 export declare function compactJson(messages: object[], optionsJson?: string | undefined | null, counts?: Array<number> | undefined | null, summarizer?: JsSummarizerFn | undefined | null, onEvent?: JsEventFn | undefined | null, cancelId?: number | undefined | null, calibrationJson?: string | undefined | null, onLog?: JsLogFn | undefined | null, onBeforeCompact?: JsBeforeCompactFn | undefined | null): Promise<string>
 
 /** Token count of each message of a message list. */
-export declare function countEachJson(messages: object[], encoding?: string | undefined | null): Array<number>
+export declare function countEachJson(messages: object[], encoding?: string | undefined | null, format?: string | undefined | null): Array<number>
 
 /** Exact token count of a message list. */
-export declare function countTokensJson(messages: object[], encoding?: string | undefined | null): number
+export declare function countTokensJson(messages: object[], encoding?: string | undefined | null, format?: string | undefined | null): number
 
 /** Creates a cancellation token and returns its id. */
 export declare function createCancelToken(): number
@@ -89,7 +89,7 @@ export declare function offloadToolResultsJson(messages: object[], maxTokens: nu
 export declare function partitionJson(messages: object[], tailRetentionTokens: number, optionsJson?: string | undefined | null): NativePartition
 
 /** Writes an archive of messages and resolves with its path. */
-export declare function persistMessagesJson(messages: object[], outputDir: string, sessionId: string): Promise<string>
+export declare function persistMessagesJson(messages: object[], outputDir: string, sessionId: string, format?: string | undefined | null): Promise<string>
 
 /** Preloads an encoding's tables (the first count otherwise pays for it). */
 export declare function preloadEncoding(encoding?: string | undefined | null): void
@@ -112,14 +112,14 @@ export declare function releaseCancelToken(id: number): void
  * The summary prompt for messages (a JS summarizer's `request.prompt`, rendered when it is
  * first read): the same text the HTTP providers send.
  */
-export declare function renderSummaryPromptJson(messages: object[], instructions: string, previousSummary?: string | undefined | null, maxToolResultChars?: number | undefined | null): string
+export declare function renderSummaryPromptJson(messages: object[], instructions: string, previousSummary?: string | undefined | null, maxToolResultChars?: number | undefined | null, format?: string | undefined | null): string
 
 /**
  * Restores a compacted message list. Resolves with `{"pieces": [...]}` (an index into
  * the input, or a message read back from an archive) or, when an archive is missing or
  * unusable, `{"error": {"code", "message"}}` for the JS layer to throw.
  */
-export declare function restoreMessagesJson(messages: object[], outputDir?: string | undefined | null, sessionId?: string | undefined | null): Promise<string>
+export declare function restoreMessagesJson(messages: object[], outputDir?: string | undefined | null, sessionId?: string | undefined | null, format?: string | undefined | null): Promise<string>
 
 /**
  * One summary request, as passed to the JS layer (which adds the caller's message objects).
@@ -158,10 +158,10 @@ export declare function tailRetentionTokensJson(optionsJson?: string | undefined
  * The UTF-8 bytes of the tool results each message of a JSON list carries (the
  * `maxToolOutputBytes` trigger).
  */
-export declare function toolOutputBytesJson(messages: object[]): Array<number>
+export declare function toolOutputBytesJson(messages: object[], format?: string | undefined | null): Array<number>
 
 /** Validates a message list (throws like the other functions; returns nothing). */
-export declare function validateJson(messages: object[]): void
+export declare function validateJson(messages: object[], format?: string | undefined | null): void
 
 /** Validates a session id. */
 export declare function validateSessionId(sessionId: string): void

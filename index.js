@@ -147,6 +147,11 @@ function optionsJson(options) {
   }
 }
 
+// `format` (SPEC "Message formats"): which API's messages the list holds; detected when absent.
+function formatOf(options) {
+  return options.format === undefined || options.format === null ? undefined : String(options.format)
+}
+
 function encodingOf(options) {
   return options.encoding === undefined || options.encoding === null ? undefined : String(options.encoding)
 }
@@ -184,13 +189,35 @@ function abortError(signal) {
 function countTokens(messages, options) {
   const opts = checkOptions(options)
   const list = checkedMessages(messages)
-  return callNative(() => native.countTokensJson(list, encodingOf(opts)))
+  return callNative(() => native.countTokensJson(list, encodingOf(opts), formatOf(opts)))
+}
+
+// What the model wrote, in every format: an assistant message (Anthropic, OpenAI Chat, AI SDK,
+// Bedrock, a Responses message), a Gemini `model` content, a Responses output item (reasoning,
+// a call), or a LangChain AI message (an instance, its serialized or its stored form).
+const RESPONSES_OUTPUT_ITEMS = /_call$|^reasoning$|^compaction$|^mcp_list_tools$|^mcp_approval_request$/
+
+function isModelMessage(m) {
+  if (m === null || typeof m !== 'object') return false
+  if (m.role === 'assistant' || m.role === 'model') return true
+  if (m.role === undefined && typeof m.type === 'string') {
+    if (RESPONSES_OUTPUT_ITEMS.test(m.type)) return true
+    if (m.type === 'ai') return true
+    if (m.type === 'constructor' && Array.isArray(m.id)) return /^AIMessage(Chunk)?$/.test(m.id[m.id.length - 1])
+  }
+  if (typeof m._getType === 'function') {
+    try {
+      return m._getType() === 'ai'
+    } catch {
+      return false
+    }
+  }
+  return false
 }
 
 function lastAssistantIndex(messages) {
   for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]
-    if (m !== null && typeof m === 'object' && m.role === 'assistant') return i
+    if (isModelMessage(messages[i])) return i
   }
   return -1
 }
@@ -240,12 +267,12 @@ function needsToolBytes(opts) {
 function toolOutputBytes(messages, opts) {
   if (!needsToolBytes(opts)) return 0
   const list = checkedMessages(messages)
-  return callNative(() => native.toolOutputBytesJson(list)).reduce((a, b) => a + b, 0)
+  return callNative(() => native.toolOutputBytesJson(list, formatOf(opts))).reduce((a, b) => a + b, 0)
 }
 
 function countEach(messages, opts) {
   const list = checkedMessages(messages)
-  return callNative(() => native.countEachJson(list, encodingOf(opts)))
+  return callNative(() => native.countEachJson(list, encodingOf(opts), formatOf(opts)))
 }
 
 function measureTokens(messages, options) {
@@ -286,9 +313,10 @@ function assembleMessages(head, summary, tail) {
 // ------------------------------------------------------------------------------------------
 // Validity report (what the APIs would reject with a 400). Logic in crates/core/src/check.rs.
 
-function checkMessages(messages) {
+function checkMessages(messages, options) {
+  const opts = checkOptions(options)
   const list = checkedMessages(messages)
-  return JSON.parse(callNative(() => native.checkJson(list)))
+  return JSON.parse(callNative(() => native.checkJson(list, formatOf(opts))))
 }
 
 // ------------------------------------------------------------------------------------------
@@ -299,7 +327,7 @@ function checkMessages(messages) {
 // The request a JS summarizer receives. `messages` are the caller's own objects (and, in a
 // later round, the summary the library made); `prompt` is rendered when it is first read, since
 // many summarizers never read it (see `SummarizeCall` in src/lib.rs).
-function summaryRequest(call, messages) {
+function summaryRequest(call, messages, format) {
   let made = 0
   const chunk = call.origins.map((origin) => (origin === null ? JSON.parse(call.made[made++]) : messages[origin]))
   let prompt
@@ -322,6 +350,7 @@ function summaryRequest(call, messages) {
             call.instructions,
             call.previousSummary ?? null,
             call.maxToolResultChars ?? null,
+            format,
           ),
         )
       }
@@ -334,10 +363,10 @@ function summaryRequest(call, messages) {
   return request
 }
 
-function wrapSummarizer(summarizer, messages) {
+function wrapSummarizer(summarizer, messages, format) {
   if (!summarizer) return undefined
   return async (call) => {
-    const text = await summarizer(summaryRequest(call, messages))
+    const text = await summarizer(summaryRequest(call, messages, format))
     if (typeof text !== 'string') {
       throw new TypeError(`the summarizer must resolve with a string, got ${describe(text)}`)
     }
@@ -419,7 +448,7 @@ async function withSignal(signal, run) {
 async function generateSummary(middle, options) {
   const opts = checkOptions(options)
   const list = checkedMessages(middle, 'middle')
-  const summarizer = wrapSummarizer(checkFunction(opts, 'summarizer'), middle)
+  const summarizer = wrapSummarizer(checkFunction(opts, 'summarizer'), middle, formatOf(opts))
   const signal = checkSignal(opts)
   const onLog = wrapLog(opts)
   const optsJson = optionsJson(opts)
@@ -433,7 +462,8 @@ async function generateSummary(middle, options) {
   }
 }
 
-async function persistMessages(middle, outputDir, sessionId) {
+async function persistMessages(middle, outputDir, sessionId, options) {
+  const opts = checkOptions(options)
   const list = checkedMessages(middle, 'middle')
   if (typeof outputDir !== 'string' || outputDir === '') {
     throw invalidArgument(`outputDir must be a non-empty string, got ${describe(outputDir)}`)
@@ -441,7 +471,7 @@ async function persistMessages(middle, outputDir, sessionId) {
   if (typeof sessionId !== 'string') throw invalidArgument(`sessionId must be a string, got ${describe(sessionId)}`)
   callNative(() => native.validateSessionId(sessionId))
   try {
-    return await native.persistMessagesJson(list, outputDir, sessionId)
+    return await native.persistMessagesJson(list, outputDir, sessionId, formatOf(opts))
   } catch (error) {
     throw translateError(error)
   }
@@ -465,11 +495,11 @@ async function offloadToolResults(messages, options) {
   }
   if (opts.outputDir != null) checkOutputDir(opts.outputDir, 'options.outputDir')
   if (opts.sessionId != null) checkSessionId(opts.sessionId, 'options.sessionId')
-  const optsJson = optionsJson({ outputDir: opts.outputDir, sessionId: opts.sessionId, encoding: opts.encoding, offload: scope })
+  const optsJson = optionsJson({ outputDir: opts.outputDir, sessionId: opts.sessionId, encoding: opts.encoding, offload: scope, format: opts.format })
   const out = JSON.parse(await nativeAsync(() => native.offloadToolResultsJson(list, maxTokens, optsJson)))
   const changed = out.pieces.some((piece) => typeof piece !== 'number')
   return {
-    messages: changed ? out.pieces.map((piece) => (typeof piece === 'number' ? messages[piece] : piece)) : messages,
+    messages: changed ? piecesToMessages(out.pieces, messages) : messages,
     offloaded: out.offloaded,
     archivePath: out.archivePath ?? null,
     error: out.error ?? null,
@@ -511,7 +541,7 @@ async function restoreMessages(messages, options) {
   const list = checkedMessages(messages)
   const outputDir = opts.outputDir == null ? null : checkOutputDir(opts.outputDir, 'options.outputDir')
   const sessionId = opts.sessionId == null ? null : checkSessionId(opts.sessionId, 'options.sessionId')
-  const out = JSON.parse(await nativeAsync(() => native.restoreMessagesJson(list, outputDir, sessionId)))
+  const out = JSON.parse(await nativeAsync(() => native.restoreMessagesJson(list, outputDir, sessionId, formatOf(opts))))
   if (out.error) {
     // Not the caller's mistake but a missing or unusable archive: a plain Error with a code.
     const error = new Error(out.error.message)
@@ -519,7 +549,7 @@ async function restoreMessages(messages, options) {
     throw error
   }
   // Messages that were never compacted are the caller's own objects.
-  return out.pieces.map((piece) => (typeof piece === 'number' ? messages[piece] : piece))
+  return piecesToMessages(out.pieces, messages)
 }
 
 async function pruneArchives(outputDir, options) {
@@ -531,6 +561,66 @@ async function pruneArchives(outputDir, options) {
   }
   const sessionId = opts.sessionId == null ? null : checkSessionId(opts.sessionId, 'options.sessionId')
   return JSON.parse(await nativeAsync(() => native.pruneArchivesJson(outputDir, days ?? null, sessionId)))
+}
+
+// A result's pieces: an index is the caller's own message object; anything else is a message
+// the library wrote (the summary, a shortened result), in the list's format. LangChain
+// messages the library writes arrive in their serialized form and are made instances (or the
+// stored form) when the list holds those.
+function piecesToMessages(pieces, messages) {
+  let langChain
+  return pieces.map((piece) => {
+    if (typeof piece === 'number') return messages[piece]
+    if (piece !== null && typeof piece === 'object' && piece.lc === 1 && piece.type === 'constructor') {
+      langChain ??= langChainForms(messages)
+      return langChain(piece)
+    }
+    return piece
+  })
+}
+
+function langChainClassName(message) {
+  const ctor = message && typeof message === 'object' ? message.constructor : undefined
+  if (!ctor || ctor === Object) return undefined
+  try {
+    if (typeof ctor.lc_name === 'function') return ctor.lc_name()
+  } catch {
+    // fall through to the constructor's own name
+  }
+  return ctor.name
+}
+
+function langChainForms(messages) {
+  const classes = new Map()
+  let stored = false
+  for (const message of messages) {
+    const name = langChainClassName(message)
+    if (name && /Message(Chunk)?$/.test(name) && !classes.has(name)) classes.set(name, message.constructor)
+    if (message && typeof message === 'object' && message.lc === undefined && message.data && typeof message.type === 'string') stored = true
+  }
+  let library
+  const fromLibrary = (name) => {
+    if (library === undefined) {
+      try {
+        const { createRequire } = require('node:module')
+        const path = require('node:path')
+        library = createRequire(path.join(process.cwd(), 'index.js'))('@langchain/core/messages')
+      } catch {
+        library = null
+      }
+    }
+    return library ? library[name] : undefined
+  }
+  const STORED_TYPES = { HumanMessage: 'human', AIMessage: 'ai', SystemMessage: 'system', ToolMessage: 'tool' }
+  return (serialized) => {
+    const name = serialized.id[serialized.id.length - 1]
+    if (classes.size > 0) {
+      const Ctor = classes.get(name) ?? fromLibrary(name)
+      if (typeof Ctor === 'function') return new Ctor(serialized.kwargs)
+    }
+    if (stored) return { type: STORED_TYPES[name] ?? 'human', data: { ...serialized.kwargs } }
+    return serialized
+  }
 }
 
 function buildResult(messages, outcome) {
@@ -566,7 +656,7 @@ function buildResult(messages, outcome) {
     }
   }
   return {
-    messages: outcome.pieces.map((piece) => (typeof piece === 'number' ? messages[piece] : piece)),
+    messages: piecesToMessages(outcome.pieces, messages),
     compacted: true,
     summary: outcome.summary,
     archivePath: outcome.archivePath ?? null,
@@ -587,7 +677,7 @@ function wrapBeforeCompact(onBeforeCompact) {
 async function runCompaction(messages, opts, counts, calibration, markMap) {
   if (isCustomStrategy(opts.strategy)) return runCustomStrategy(messages, opts, counts, calibration, markMap)
   checkedMessages(messages)
-  const summarizer = wrapSummarizer(checkFunction(opts, 'summarizer'), messages)
+  const summarizer = wrapSummarizer(checkFunction(opts, 'summarizer'), messages, formatOf(opts))
   const onEvent = wrapEvents(checkFunction(opts, 'onEvent'))
   const onBeforeCompact = wrapBeforeCompact(checkFunction(opts, 'onBeforeCompact'))
   const onLog = wrapLog(opts)
@@ -638,8 +728,8 @@ function overflowCalibration(messages, counts, opts, calibration) {
 
 const PAIRING_KINDS = new Set(['orphan_tool_result', 'missing_tool_result'])
 
-function pairingProblemsOf(messages) {
-  return checkMessages(messages).filter((problem) => PAIRING_KINDS.has(problem.kind))
+function pairingProblemsOf(messages, opts) {
+  return checkMessages(messages, { format: opts?.format }).filter((problem) => PAIRING_KINDS.has(problem.kind))
 }
 
 function strategyFailure(message) {
@@ -765,13 +855,13 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
   }
   const output = out.messages
   try {
-    callNative(() => native.validateJson(checkedMessages(output, 'compress().messages')))
+    callNative(() => native.validateJson(checkedMessages(output, 'compress().messages'), formatOf(opts)))
   } catch (error) {
     return fail(strategyFailure(`compress() returned invalid messages: ${error.message}`))
   }
   // The output must keep the pairing rules whenever the input did (SPEC §4.1).
-  const problems = pairingProblemsOf(output)
-  if (problems.length > 0 && pairingProblemsOf(messages).length === 0) {
+  const problems = pairingProblemsOf(output, opts)
+  if (problems.length > 0 && pairingProblemsOf(messages, opts).length === 0) {
     return fail(
       strategyFailure(`compress() broke tool-call pairing: messages[${problems[0].index}]: ${problems[0].message}`),
     )
@@ -801,6 +891,7 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
         checkedMessages(removed),
         opts.outputDir ?? './.context-compact',
         opts.sessionId ?? 'default',
+        formatOf(opts),
       )
     } catch (error) {
       const warning = `could not archive the ${removed.length} removed messages: ${error.message}`

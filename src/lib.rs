@@ -16,6 +16,7 @@ use std::sync::{Mutex, OnceLock};
 
 use context_compact_core::compact::{self, CompactOptions, CompactOutcome, Piece};
 use context_compact_core::error::ValidationError;
+use context_compact_core::formats::{self, Format, Input};
 use context_compact_core::pipeline::{self, BeforeCompactInfo, CompactHooks, Confirmation};
 use context_compact_core::providers::{self, ProviderOptions};
 use context_compact_core::summarize::{
@@ -68,19 +69,36 @@ fn parse_json(text: &str, what: &str) -> Result<Value> {
 /// the thread pool was measured slower (README, "Performance"): the pool's workers count from
 /// cold caches, and on two cores they compete with V8's own background threads.
 /// The first invalid message by index is reported, as `message::validate` does.
-fn count_list(encoding: tokens::Encoding, messages: JsMessageList) -> Result<Vec<usize>> {
+fn count_list(
+    encoding: tokens::Encoding,
+    messages: JsMessageList,
+    format: Option<Format>,
+) -> Result<Vec<usize>> {
     let mut counts = Vec::with_capacity(messages.len().min(1 << 16));
+    let mut counter = formats::ItemCounter::new(format);
     messages.for_each(|index, message| {
-        message::validate_message(index, &message).map_err(invalid)?;
-        counts.push(tokens::count_message(encoding, &message));
+        counts.push(counter.count(encoding, index, &message).map_err(invalid)?);
         Ok(())
     })?;
     Ok(counts)
 }
 
-fn parse_messages(messages: JsMessages) -> Result<Vec<Value>> {
-    message::validate(&messages.0).map_err(invalid)?;
-    Ok(messages.0)
+/// The `format` option (`None`: detect it from the list).
+fn parse_format(format: Option<String>) -> Result<Option<Format>> {
+    match format {
+        None => Ok(None),
+        Some(name) => Format::parse(&name).ok_or_else(|| {
+            invalid(ValidationError::argument(
+                "options.format",
+                format!("expected {}, got {name:?}", formats::FORMAT_NAMES),
+            ))
+        }),
+    }
+}
+
+/// The list read in its format (detected unless `format` names one), validated.
+fn parse_input(messages: JsMessages, format: Option<Format>) -> Result<Input> {
+    Input::read(messages.0, format).map_err(invalid)
 }
 
 fn parse_options(options_json: Option<String>) -> Result<CompactOptions> {
@@ -120,10 +138,11 @@ fn parse_encoding(encoding: Option<String>) -> Result<tokens::Encoding> {
 pub fn count_tokens_json(
     #[napi(ts_arg_type = "object[]")] messages: JsMessageList,
     encoding: Option<String>,
+    format: Option<String>,
 ) -> Result<u32> {
     guarded("countTokens", || {
         let encoding = parse_encoding(encoding)?;
-        let counts = count_list(encoding, messages)?;
+        let counts = count_list(encoding, messages, parse_format(format)?)?;
         Ok(counts.into_iter().sum::<usize>() as u32)
     })
 }
@@ -133,10 +152,11 @@ pub fn count_tokens_json(
 pub fn count_each_json(
     #[napi(ts_arg_type = "object[]")] messages: JsMessageList,
     encoding: Option<String>,
+    format: Option<String>,
 ) -> Result<Vec<u32>> {
     guarded("countTokens", || {
         let encoding = parse_encoding(encoding)?;
-        Ok(count_list(encoding, messages)?
+        Ok(count_list(encoding, messages, parse_format(format)?)?
             .into_iter()
             .map(|n| n as u32)
             .collect())
@@ -200,13 +220,27 @@ pub fn measure_json(
 #[napi]
 pub fn tool_output_bytes_json(
     #[napi(ts_arg_type = "object[]")] messages: JsMessages,
+    format: Option<String>,
 ) -> Result<Vec<f64>> {
     guarded("toolOutputBytes", || {
-        let messages = parse_messages(messages)?;
-        Ok(messages
+        // Per item: each is read on its own in the list's format.
+        let input = parse_input(messages, parse_format(format)?)?;
+        let format = input.format();
+        input
+            .items
             .iter()
-            .map(|m| trigger::tool_output_bytes(m) as f64)
-            .collect())
+            .enumerate()
+            .map(|(index, item)| {
+                let bytes = if format == Format::Native {
+                    trigger::tool_output_bytes(item)
+                } else {
+                    trigger::tool_output_bytes(
+                        &formats::view_item(format, index, item).map_err(invalid)?,
+                    )
+                };
+                Ok(bytes as f64)
+            })
+            .collect()
     })
 }
 
@@ -265,10 +299,11 @@ pub fn partition_json(
             )));
         }
         let options = parse_options(options_json)?;
-        let messages = parse_messages(messages)?;
-        let counts = tokens::count_each(options.encoding, &messages);
+        let input = parse_input(messages, options.format)?;
+        let messages = input.messages();
+        let counts = tokens::count_each(options.encoding, messages);
         let plan = partition::partition(
-            &messages,
+            messages,
             &counts,
             tail_retention_tokens.ceil() as usize,
             partition::TailRules {
@@ -276,25 +311,52 @@ pub fn partition_json(
             },
         );
         Ok(NativePartition {
-            head_len: plan.head_len as u32,
-            tail_start: plan.tail_start as u32,
+            head_len: input.item_index(plan.head_len) as u32,
+            tail_start: input.item_index(plan.tail_start) as u32,
         })
     })
 }
 
 /// Validates a message list (throws like the other functions; returns nothing).
 #[napi]
-pub fn validate_json(#[napi(ts_arg_type = "object[]")] messages: JsMessages) -> Result<()> {
-    guarded("validate", || parse_messages(messages).map(|_| ()))
+pub fn validate_json(
+    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
+    format: Option<String>,
+) -> Result<()> {
+    guarded("validate", || {
+        parse_input(messages, parse_format(format)?).map(|_| ())
+    })
 }
 
 /// The validity report of a message list (`check::check_conversation`), as a JSON array
 /// of `{ index, kind, message }`. Only a value that is not an array throws; invalid messages
 /// are reported as `invalid_message` problems.
 #[napi]
-pub fn check_json(#[napi(ts_arg_type = "object[]")] messages: JsMessages) -> Result<String> {
+pub fn check_json(
+    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
+    format: Option<String>,
+) -> Result<String> {
     guarded("checkMessages", || {
-        let problems = context_compact_core::check::check_conversation(&messages.0);
+        let format = parse_format(format)?;
+        let problems = match formats::detect(&messages.0, format).map_err(invalid)? {
+            Format::Native => context_compact_core::check::check_conversation(&messages.0),
+            // A list in another format is checked on its view (the pairing rules are the
+            // same), and the problems name the caller's items.
+            _ => match Input::read(messages.0, format) {
+                Ok(input) => context_compact_core::check::check_conversation(input.messages())
+                    .into_iter()
+                    .map(|mut problem| {
+                        problem.index = input.item_index(problem.index);
+                        problem
+                    })
+                    .collect(),
+                Err(e) => vec![context_compact_core::check::Problem {
+                    index: e.index.unwrap_or(0),
+                    kind: context_compact_core::check::INVALID_MESSAGE,
+                    message: e.to_string(),
+                }],
+            },
+        };
         serde_json::to_string(&problems).map_err(|_| internal("checkMessages"))
     })
 }
@@ -394,6 +456,9 @@ type JsEventFn = ThreadsafeFunction<String, (), String, Status, false>;
 struct JsSummarizer {
     callback: JsSummarizerFn,
     model: Option<String>,
+    /// The list's view, when it is in another format: the JS summarizer is given the caller's
+    /// items, so each view message's origin becomes its items' indices.
+    view: Option<std::sync::Arc<formats::View>>,
 }
 
 impl Summarizer for JsSummarizer {
@@ -401,21 +466,34 @@ impl Summarizer for JsSummarizer {
         &'a self,
         request: &'a SummaryRequest<'a>,
     ) -> BoxFuture<'a, std::result::Result<String, AttemptError>> {
-        let made = request
-            .messages
-            .iter()
-            .zip(request.origins)
-            .filter(|(_, origin)| origin.is_none())
-            .map(|(message, _)| message.to_string())
-            .collect();
+        let mut made = Vec::new();
+        let mut origins = Vec::with_capacity(request.origins.len());
+        for (message, origin) in request.messages.iter().zip(request.origins) {
+            match (origin, &self.view) {
+                (Some(index), None) => origins.push(Some(*index as u32)),
+                (Some(index), Some(view)) => origins.extend(
+                    view.groups
+                        .get(*index)
+                        .cloned()
+                        .unwrap_or_default()
+                        .map(|item| Some(item as u32)),
+                ),
+                (None, None) => {
+                    origins.push(None);
+                    made.push(message.to_string());
+                }
+                (None, Some(view)) => {
+                    for item in formats::to_format(view.format, message) {
+                        origins.push(None);
+                        made.push(item.to_string());
+                    }
+                }
+            }
+        }
         let call = SummarizeCall {
             start: request.range.start as u32,
             end: request.range.end as u32,
-            origins: request
-                .origins
-                .iter()
-                .map(|origin| origin.map(|i| i as u32))
-                .collect(),
+            origins,
             made,
             instructions: request.instructions.clone(),
             max_tool_result_chars: match request.render_limits.max_tool_result_chars {
@@ -462,9 +540,11 @@ pub fn render_summary_prompt_json(
     instructions: String,
     previous_summary: Option<String>,
     max_tool_result_chars: Option<f64>,
+    format: Option<String>,
 ) -> Result<String> {
     guarded("renderSummaryPrompt", || {
-        let messages = parse_messages(messages)?;
+        let input = parse_input(messages, parse_format(format)?)?;
+        let messages = input.messages();
         let limits = match max_tool_result_chars {
             Some(chars) if chars.is_finite() && chars >= 0.0 => prompt::RenderLimits {
                 max_tool_result_chars: chars as usize,
@@ -474,7 +554,7 @@ pub fn render_summary_prompt_json(
         Ok(prompt::render_prompt(
             &instructions,
             previous_summary.as_deref(),
-            &messages,
+            messages,
             limits,
         ))
     })
@@ -542,17 +622,19 @@ fn choose_summarizer(
     callback: Option<JsSummarizerFn>,
     options: &CompactOptions,
     raw_options: &Value,
+    input: &Input,
 ) -> Result<Box<dyn Summarizer>> {
     match callback {
         Some(callback) => Ok(Box::new(JsSummarizer {
             callback,
             model: options.model.clone(),
+            view: input.view.clone().map(std::sync::Arc::new),
         })),
         None => providers::from_options(raw_options).map_err(invalid),
     }
 }
 
-fn outcome_json(outcome: &CompactOutcome) -> Value {
+fn outcome_json(outcome: &CompactOutcome, format: Format) -> Value {
     let pieces: Vec<Value> = outcome
         .pieces
         .iter()
@@ -588,6 +670,7 @@ fn outcome_json(outcome: &CompactOutcome) -> Value {
         "transformations": outcome.transformations,
         "thinkingArchivePath": outcome.thinking_archive_path.as_ref().map(|p| p.display().to_string()),
         "compactionUnavailable": outcome.native_unavailable,
+        "format": format.name(),
     })
 }
 
@@ -611,11 +694,12 @@ pub async fn compact_json(
     let work = async move {
         let (mut options, raw_options) = parse_options_and_value(options_json)?;
         options.calibration = parse_calibration(calibration_json)?;
-        // Each message's text was dropped as soon as it was parsed.
-        let messages = parse_messages(messages)?;
+        let input = parse_input(messages, options.format)?;
+        input.adjust(&mut options);
+        // The caller's counts are per item; the pipeline works on the view's messages.
         let counts = counts
-            .filter(|c| c.len() == messages.len())
-            .map(|c| c.into_iter().map(|n| n as usize).collect());
+            .filter(|c| c.len() == input.items.len())
+            .map(|c| input.counts(c.into_iter().map(|n| n as usize).collect()));
         // `provider: 'anthropic-compaction'`: Anthropic's on-demand compaction writes the
         // summary, the plain Anthropic summarizer its fallback (a JS `summarizer` wins over both).
         let compaction = match &summarizer {
@@ -627,7 +711,7 @@ pub async fn compact_json(
                 options.native_compaction = compaction.native.ok().map(std::sync::Arc::new);
                 compaction.fallback
             }
-            None => choose_summarizer(summarizer, &options, &raw_options)?,
+            None => choose_summarizer(summarizer, &options, &raw_options, &input)?,
         };
         let events = EventBridge {
             callback: on_event,
@@ -635,7 +719,7 @@ pub async fn compact_json(
         };
         let cancel = token_for(cancel_id);
         match pipeline::compact_with_hooks(
-            &messages,
+            input.messages(),
             counts,
             &options,
             summarizer.as_ref(),
@@ -645,7 +729,10 @@ pub async fn compact_json(
         )
         .await
         {
-            Ok(outcome) => Ok(outcome_json(&outcome).to_string()),
+            Ok(outcome) => {
+                let format = input.format();
+                Ok(outcome_json(&input.outcome(outcome), format).to_string())
+            }
             Err(compact::Aborted) => {
                 Err(Error::new(Status::Cancelled, "This operation was aborted"))
             }
@@ -662,8 +749,13 @@ pub async fn persist_messages_json(
     #[napi(ts_arg_type = "object[]")] messages: JsMessages,
     output_dir: String,
     session_id: String,
+    format: Option<String>,
 ) -> Result<String> {
-    let messages = parse_messages(messages)?;
+    // A list in another format is archived as its view messages, each holding its items, as
+    // a compaction archives it: restore reads both the same way.
+    let messages = parse_input(messages, parse_format(format)?)?
+        .messages()
+        .to_vec();
     archive::validate_session_id(&session_id).map_err(invalid)?;
     let dir = PathBuf::from(output_dir);
     let written = tokio::task::spawn_blocking(move || {
@@ -689,19 +781,20 @@ pub async fn offload_tool_results_json(
     max_tokens: u32,
     options_json: Option<String>,
 ) -> Result<String> {
-    let messages = parse_messages(messages)?;
     let options = parse_options(options_json)?;
+    let input = parse_input(messages, options.format)?;
     let work = move || {
-        let outcome = offload::offload_tool_results(
-            &messages,
+        let mut outcome = offload::offload_tool_results(
+            input.messages(),
             max_tokens as usize,
             options.offload,
             &options.output_dir,
             &options.session_id,
             options.encoding,
         );
-        let pieces: Vec<Value> = outcome
-            .pieces
+        let view_pieces = std::mem::take(&mut outcome.pieces);
+        let pieces: Vec<Value> = input
+            .pieces(view_pieces)
             .into_iter()
             .map(|piece| match piece {
                 Piece::Original(index) => json!(index),
@@ -732,8 +825,8 @@ pub async fn record_custom_compaction_json(
     options_json: Option<String>,
     record_json: String,
 ) -> Result<String> {
-    let removed = parse_messages(removed)?;
     let options = parse_options(options_json)?;
+    let removed = parse_input(removed, options.format)?.messages().to_vec();
     let record = parse_json(&record_json, "record")?;
     let work = move || {
         let mut outcome = CompactOutcome::skipped(
@@ -797,14 +890,16 @@ pub async fn restore_messages_json(
     #[napi(ts_arg_type = "object[]")] messages: JsMessages,
     output_dir: Option<String>,
     session_id: Option<String>,
+    format: Option<String>,
 ) -> Result<String> {
-    let messages = parse_messages(messages)?;
+    let input = std::sync::Arc::new(parse_input(messages, parse_format(format)?)?);
+    let for_restore = input.clone();
     if let Some(session_id) = &session_id {
         archive::validate_session_id(session_id).map_err(invalid)?;
     }
     let restored = history_task("restoreMessages", move || {
         archive::restore_messages_with_defaults(
-            &messages,
+            for_restore.messages(),
             output_dir.as_deref().map(std::path::Path::new),
             session_id.as_deref(),
         )
@@ -812,7 +907,8 @@ pub async fn restore_messages_json(
     .await?;
     let out = match restored {
         Ok(pieces) => {
-            let pieces: Vec<Value> = pieces
+            let pieces: Vec<Value> = input
+                .restored(pieces)
                 .into_iter()
                 .map(|piece| match piece {
                     archive::Restored::Original(index) => json!(index),
@@ -858,8 +954,9 @@ pub async fn generate_summary_json(
 ) -> Result<String> {
     let work = async move {
         let (options, raw_options) = parse_options_and_value(options_json)?;
-        let messages = parse_messages(messages)?;
-        let summarizer = choose_summarizer(summarizer, &options, &raw_options)?;
+        let input = parse_input(messages, options.format)?;
+        let messages = input.messages();
+        let summarizer = choose_summarizer(summarizer, &options, &raw_options, &input)?;
         let cancel = token_for(cancel_id);
         let observer = EventBridge {
             callback: None,
@@ -867,7 +964,7 @@ pub async fn generate_summary_json(
         };
         let origins: Vec<Option<usize>> = (0..messages.len()).map(Some).collect();
         match compact::summarize_middle(
-            &messages,
+            messages,
             0,
             &origins,
             &options,

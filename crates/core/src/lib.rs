@@ -44,6 +44,7 @@ pub mod check;
 pub mod compact;
 pub mod error;
 pub mod extractive;
+pub mod formats;
 pub mod ledger;
 pub mod media;
 pub mod memory;

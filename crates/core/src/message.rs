@@ -432,9 +432,10 @@ pub fn carries_tool_results(message: &Value) -> bool {
     if matches!(role_of(message), Some(Role::Tool | Role::Function)) {
         return true;
     }
+    // An AI SDK approval answers its call as a result does (formats::ai_sdk).
     blocks(message)
         .iter()
-        .any(|block| block_type(block) == "tool_result")
+        .any(|block| matches!(block_type(block), "tool_result" | "tool_approval_response"))
 }
 
 /// True for a call the API runs itself: `server_tool_use` (web search, web fetch, code

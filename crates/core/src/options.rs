@@ -113,6 +113,8 @@ pub struct CompactOptions {
     pub offload: Scope,
     /// What happens to the thinking of kept assistant turns (SPEC §3). Default: auto.
     pub thinking: ThinkingPolicy,
+    /// The message format (`format` option): `None` detects it from the list.
+    pub format: Option<crate::formats::Format>,
     /// Anthropic's on-demand compaction as the summary writer (`provider:
     /// 'anthropic-compaction'`); made by the binding from the provider options.
     pub native_compaction: Option<Arc<AnthropicCompactionClient>>,
@@ -157,6 +159,7 @@ impl Default for CompactOptions {
             extract_memory: false,
             offload: Scope::ToolResults,
             thinking: ThinkingPolicy::Auto,
+            format: None,
             native_compaction: None,
             compaction_unavailable_models: Vec::new(),
         }
@@ -546,6 +549,14 @@ impl CompactOptions {
                 ValidationError::argument(
                     "options.thinking",
                     format!("expected 'auto', 'keep' or 'strip', got {name:?}"),
+                )
+            })?;
+        }
+        if let Some(name) = get_string(&map, "format")? {
+            o.format = crate::formats::Format::parse(&name).ok_or_else(|| {
+                ValidationError::argument(
+                    "options.format",
+                    format!("expected {}, got {name:?}", crate::formats::FORMAT_NAMES),
                 )
             })?;
         }

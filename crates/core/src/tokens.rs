@@ -505,6 +505,8 @@ fn count_known_block(encoding: Encoding, block: &Value, depth: usize) -> Option<
         // Not rendered into the prompt: `container_upload` puts a file in the code-execution
         // container (the model reads it through tools); `fallback` only marks a model hop.
         "container_upload" | "fallback" => 0,
+        // An AI SDK tool approval: the SDK does not send it to the model.
+        "tool_approval_response" => 0,
         _ => return None,
     })
 }

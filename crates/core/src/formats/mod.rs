@@ -1,0 +1,1023 @@
+//! The other agent loops' message formats: OpenAI Responses input items, Vercel AI SDK
+//! `ModelMessage`s, Gemini `contents`, Bedrock Converse messages and LangChain.js messages.
+//!
+//! The rest of the crate reads Anthropic Messages and OpenAI Chat Completions (the "native"
+//! formats, `message.rs`). A list in another format is read through a *view*: each message of
+//! the view stands for a contiguous run of the caller's items and says the same thing in the
+//! Anthropic form (text, image, document, thinking, `tool_use`, `tool_result` blocks). The
+//! pipeline, the strategies, counting, the ledger and restore all run on the view unchanged,
+//! and what they return is mapped back:
+//! - a view message that is kept stands for the caller's very items;
+//! - a message the library writes (the summary) is written in the list's own format;
+//! - a kept message the library changed (a shortened tool result, removed thinking) is the
+//!   caller's item with only that part changed, in its own format.
+//!
+//! Why runs of items and not one view message per item: each API's pairing rule is then the
+//! Anthropic one, which the whole crate already keeps. A Responses turn is several items
+//! (`reasoning`, `message`, `function_call`s) answered by several `function_call_output`s; as
+//! one assistant message and one message of results, no cut can fall between a call and its
+//! output, or between a `reasoning` item and the call it precedes.
+//!
+//! Every view message carries the items it stands for under [`SOURCE_KEY`] (no counter or
+//! renderer reads that field), so whatever holds view messages — an archive, a summary's
+//! thinking line — gives back the caller's items exactly.
+
+use std::ops::Range;
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::error::ValidationError;
+use crate::message::type_name;
+use crate::outcome::Piece;
+
+mod ai_sdk;
+mod bedrock;
+mod gemini;
+mod langchain;
+mod responses;
+
+/// The field of a view message that holds the caller's items it stands for:
+/// `{"format": "<name>", "items": [...]}`.
+pub const SOURCE_KEY: &str = "x-context-compact-source";
+
+/// A message format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Format {
+    /// Anthropic Messages or OpenAI Chat Completions: read as they are.
+    Native,
+    /// OpenAI Responses API input items (`message`, `function_call`, `function_call_output`,
+    /// `reasoning`, …).
+    Responses,
+    /// Vercel AI SDK `ModelMessage` (v5 and later): `tool-call` / `tool-result` parts.
+    AiSdk,
+    /// Gemini `contents`: `{role: 'user' | 'model', parts}`.
+    Gemini,
+    /// Amazon Bedrock Converse: `content: [{text} | {toolUse} | {toolResult} | …]`.
+    Bedrock,
+    /// LangChain.js messages, serialized (`{lc: 1, type: 'constructor', id, kwargs}`) or stored
+    /// (`{type: 'human', data}`); instances cross as their serialized form.
+    LangChain,
+}
+
+impl Format {
+    /// The `format` option's names. `anthropic` and `openai` are both the native reading.
+    pub fn parse(name: &str) -> Option<Option<Format>> {
+        Some(match name {
+            "auto" => None,
+            "anthropic" | "openai" | "openai-chat" => Some(Format::Native),
+            "openai-responses" | "responses" => Some(Format::Responses),
+            "ai-sdk" => Some(Format::AiSdk),
+            "gemini" => Some(Format::Gemini),
+            "bedrock" => Some(Format::Bedrock),
+            "langchain" => Some(Format::LangChain),
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Native => "anthropic",
+            Format::Responses => "openai-responses",
+            Format::AiSdk => "ai-sdk",
+            Format::Gemini => "gemini",
+            Format::Bedrock => "bedrock",
+            Format::LangChain => "langchain",
+        }
+    }
+
+    /// How the format is named in error messages.
+    fn described(self) -> &'static str {
+        match self {
+            Format::Native => "an Anthropic / OpenAI Chat message",
+            Format::Responses => "an OpenAI Responses item",
+            Format::AiSdk => "a Vercel AI SDK message",
+            Format::Gemini => "a Gemini content",
+            Format::Bedrock => "a Bedrock Converse message",
+            Format::LangChain => "a LangChain message",
+        }
+    }
+
+    /// Whether the API behind the format checks reasoning against the conversation before it.
+    /// OpenAI accepts `reasoning` items from any earlier turn, and Gemini validates thought
+    /// signatures only in the current turn, which a compaction keeps whole: for them the
+    /// thinking policy's `auto` keeps reasoning. The other formats may carry Claude's thinking.
+    pub fn may_carry_claude_thinking(self) -> bool {
+        !matches!(self, Format::Responses | Format::Gemini)
+    }
+}
+
+/// The documented names of the `format` option, for error messages.
+pub const FORMAT_NAMES: &str = "\"auto\", \"anthropic\", \"openai\", \"openai-responses\", \
+     \"ai-sdk\", \"gemini\", \"bedrock\" or \"langchain\"";
+
+/// Which side of the conversation an item is on, which decides the view message it joins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    System,
+    User,
+    Assistant,
+    /// Answers to tool calls (possibly with other content beside them).
+    Results,
+}
+
+/// Where a view block came from in its item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PartRef {
+    /// The whole item (a Responses `function_call`, a LangChain tool message's result).
+    Item,
+    /// Element `n` of the item's content (or parts) array.
+    Part(usize),
+    /// The item's text content held as a string.
+    Text,
+    /// The n-th tool call of a LangChain AI message's `tool_calls`.
+    ToolCall(usize),
+}
+
+/// One item read as view blocks.
+#[derive(Debug, Clone)]
+pub(crate) struct ItemView {
+    pub side: Side,
+    pub blocks: Vec<(Value, PartRef)>,
+}
+
+/// Pairing state kept while a list is read (Gemini matches responses to calls by order).
+#[derive(Debug, Default)]
+pub(crate) struct Reader {
+    /// Calls not answered yet: (id in the view, function name).
+    pending_calls: Vec<(String, String)>,
+    next_call: usize,
+}
+
+impl Reader {
+    pub(crate) fn call_made(&mut self, id: &str, name: &str) {
+        self.pending_calls.push((id.to_string(), name.to_string()));
+    }
+
+    /// The call a result answers: by id when it has one, else the earliest unanswered call of
+    /// that name, else the earliest unanswered call.
+    pub(crate) fn answer(&mut self, id: Option<&str>, name: Option<&str>) -> Option<String> {
+        let position = match id {
+            Some(id) => self.pending_calls.iter().position(|(call, _)| call == id),
+            None => name
+                .and_then(|name| self.pending_calls.iter().position(|(_, n)| n == name))
+                .or((!self.pending_calls.is_empty()).then_some(0)),
+        };
+        match position {
+            Some(p) => Some(self.pending_calls.remove(p).0),
+            None => id.map(str::to_string),
+        }
+    }
+
+    /// A fresh id for a call that has none (Gemini before ids).
+    pub(crate) fn synthetic_call_id(&mut self) -> String {
+        self.next_call += 1;
+        format!("call_{}", self.next_call)
+    }
+}
+
+/// Reads item `index` of a list in `format` (never `Native`).
+pub(crate) fn read_item(
+    format: Format,
+    index: usize,
+    item: &Value,
+    reader: &mut Reader,
+) -> Result<ItemView, ValidationError> {
+    let object = item.as_object().ok_or_else(|| {
+        ValidationError::at(
+            index,
+            "",
+            format!("expected {}, got {}", format.described(), type_name(item)),
+        )
+    })?;
+    match format {
+        Format::Responses => responses::read(index, object, reader),
+        Format::AiSdk => ai_sdk::read(index, object, reader),
+        Format::Gemini => gemini::read(index, object, reader),
+        Format::Bedrock => bedrock::read(index, object, reader),
+        Format::LangChain => langchain::read(index, object, reader),
+        Format::Native => unreachable!("native messages are not read through a view"),
+    }
+}
+
+/// The format an item unmistakably is in, when it says so (`None` for items several formats
+/// share, such as `{role: 'user', content: 'hi'}`).
+pub fn signature_of(item: &Value) -> Option<Format> {
+    let object = item.as_object()?;
+    if langchain::is_langchain(object) {
+        return Some(Format::LangChain);
+    }
+    if object.contains_key("parts") || object.get("role").and_then(Value::as_str) == Some("model") {
+        return Some(Format::Gemini);
+    }
+    if responses::is_responses(object) {
+        return Some(Format::Responses);
+    }
+    if object.contains_key("providerOptions") {
+        return Some(Format::AiSdk);
+    }
+    if object.contains_key("tool_calls")
+        || object.contains_key("tool_call_id")
+        || object.contains_key("function_call")
+    {
+        return Some(Format::Native);
+    }
+    let Some(Value::Array(parts)) = object.get("content") else {
+        return match object.get("role").and_then(Value::as_str) {
+            Some("function") => Some(Format::Native),
+            _ => None,
+        };
+    };
+    parts.iter().find_map(part_signature)
+}
+
+/// The format one content part belongs to, when only one format has such parts.
+fn part_signature(part: &Value) -> Option<Format> {
+    let part = part.as_object()?;
+    let Some(kind) = part.get("type").and_then(Value::as_str) else {
+        // Bedrock's blocks are keyed by kind, with no `type`.
+        const BEDROCK_KEYS: &[&str] = &[
+            "text",
+            "image",
+            "document",
+            "video",
+            "toolUse",
+            "toolResult",
+            "reasoningContent",
+            "cachePoint",
+            "guardContent",
+            "citationsContent",
+        ];
+        return BEDROCK_KEYS
+            .iter()
+            .any(|key| part.contains_key(*key))
+            .then_some(Format::Bedrock);
+    };
+    match kind {
+        "tool-call"
+        | "tool-result"
+        | "tool-approval-request"
+        | "tool-approval-response"
+        | "reasoning" => Some(Format::AiSdk),
+        "image" if part.contains_key("image") => Some(Format::AiSdk),
+        "file" if part.contains_key("data") || part.contains_key("mediaType") => {
+            Some(Format::AiSdk)
+        }
+        "input_text" | "output_text" | "input_image" | "input_file" => Some(Format::Responses),
+        "tool_use" | "tool_result" | "thinking" | "redacted_thinking" | "document"
+        | "server_tool_use" | "search_result" | "compaction" => Some(Format::Native),
+        "image" if part.contains_key("source") => Some(Format::Native),
+        "image_url" | "input_audio" => Some(Format::Native),
+        "file" if part.contains_key("file") => Some(Format::Native),
+        _ => None,
+    }
+}
+
+/// The list's format: `chosen` when the caller named one, else the one format the items'
+/// signatures agree on (native when none says otherwise). A list whose items say two different
+/// formats is refused, naming the first item that disagrees.
+pub fn detect(items: &[Value], chosen: Option<Format>) -> Result<Format, ValidationError> {
+    if let Some(format) = chosen {
+        return Ok(format);
+    }
+    let mut seen: Option<(usize, Format)> = None;
+    for (index, item) in items.iter().enumerate() {
+        let Some(format) = signature_of(item) else {
+            continue;
+        };
+        match seen {
+            None => seen = Some((index, format)),
+            Some((first, earlier)) if earlier != format => {
+                return Err(mixed(index, format, first, earlier))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(seen.map_or(Format::Native, |(_, format)| format))
+}
+
+fn mixed(index: usize, format: Format, first: usize, earlier: Format) -> ValidationError {
+    ValidationError::at(
+        index,
+        "",
+        format!(
+            "is {}, but messages[{first}] is {}: a list must be in one format \
+             (pass the `format` option to say which)",
+            format.described(),
+            earlier.described()
+        ),
+    )
+}
+
+/// Counts a list item by item as it is read (the binding reads each message from JavaScript,
+/// counts it and drops it): each item is read in the list's format, which the first item that
+/// says its format decides (unless the caller chose one).
+#[derive(Debug, Default)]
+pub struct ItemCounter {
+    chosen: Option<Format>,
+    seen: Option<(usize, Format)>,
+}
+
+impl ItemCounter {
+    pub fn new(chosen: Option<Format>) -> Self {
+        ItemCounter { chosen, seen: None }
+    }
+
+    /// Validates item `index` and returns its token count.
+    pub fn count(
+        &mut self,
+        encoding: crate::tokens::Encoding,
+        index: usize,
+        item: &Value,
+    ) -> Result<usize, ValidationError> {
+        let format = self.format_of(index, item)?;
+        if format == Format::Native {
+            crate::message::validate_message(index, item)?;
+            return Ok(crate::tokens::count_message(encoding, item));
+        }
+        Ok(crate::tokens::count_message(
+            encoding,
+            &view_item(format, index, item)?,
+        ))
+    }
+
+    /// The format item `index` is read in.
+    pub fn format_of(&mut self, index: usize, item: &Value) -> Result<Format, ValidationError> {
+        if let Some(format) = self.chosen {
+            return Ok(format);
+        }
+        match (signature_of(item), self.seen) {
+            (Some(format), Some((first, earlier))) if format != earlier => {
+                Err(mixed(index, format, first, earlier))
+            }
+            (Some(format), None) => {
+                self.seen = Some((index, format));
+                Ok(format)
+            }
+            (Some(format), Some(_)) => Ok(format),
+            (None, seen) => Ok(seen.map_or(Format::Native, |(_, format)| format)),
+        }
+    }
+}
+
+/// A list in another format, read as view messages.
+#[derive(Debug, Clone)]
+pub struct View {
+    pub format: Format,
+    /// The view messages (Anthropic form), each with its items under [`SOURCE_KEY`].
+    pub messages: Vec<Value>,
+    /// For each view message, the caller's items it stands for.
+    pub groups: Vec<Range<usize>>,
+}
+
+/// Reads a list in `format` (not native) as a [`View`]. Errors name the caller's item and
+/// field.
+pub fn view(format: Format, items: &[Value]) -> Result<View, ValidationError> {
+    debug_assert_ne!(format, Format::Native);
+    let mut reader = Reader::default();
+    let mut messages = Vec::new();
+    let mut groups: Vec<Range<usize>> = Vec::new();
+    let mut current: Option<(Side, Vec<Value>, Range<usize>)> = None;
+    for (index, item) in items.iter().enumerate() {
+        let read = read_item(format, index, item, &mut reader)?;
+        let joins = match &current {
+            Some((side, _, _)) => joins_previous(format, *side, read.side),
+            None => false,
+        };
+        if !joins {
+            if let Some((side, blocks, range)) = current.take() {
+                messages.push(view_message(format, side, blocks, &items[range.clone()]));
+                groups.push(range);
+            }
+            current = Some((read.side, Vec::new(), index..index));
+        }
+        if let Some((_, blocks, range)) = current.as_mut() {
+            blocks.extend(read.blocks.into_iter().map(|(block, _)| block));
+            range.end = index + 1;
+        }
+    }
+    if let Some((side, blocks, range)) = current.take() {
+        messages.push(view_message(format, side, blocks, &items[range.clone()]));
+        groups.push(range);
+    }
+    Ok(View {
+        format,
+        messages,
+        groups,
+    })
+}
+
+/// Whether an item on side `next` joins the view message of the item before it (`previous`):
+/// results always join results (parallel calls' answers stay together), and in the Responses
+/// API one assistant turn is several items.
+fn joins_previous(format: Format, previous: Side, next: Side) -> bool {
+    match (previous, next) {
+        (Side::Results, Side::Results) => true,
+        (Side::Assistant, Side::Assistant) => format == Format::Responses,
+        _ => false,
+    }
+}
+
+fn view_message(format: Format, side: Side, blocks: Vec<Value>, items: &[Value]) -> Value {
+    let role = match side {
+        Side::System => "system",
+        Side::User | Side::Results => "user",
+        Side::Assistant => "assistant",
+    };
+    // A message of one text block is written as a string, the form our own summaries take in
+    // the native formats, so that `prompt::summary_text` recognizes a summary in any format.
+    let content = match blocks.as_slice() {
+        [only]
+            if side != Side::Results
+                && only.get("type").and_then(Value::as_str) == Some("text") =>
+        {
+            only.get("text")
+                .cloned()
+                .unwrap_or(Value::String(String::new()))
+        }
+        _ => Value::Array(blocks),
+    };
+    json!({
+        "role": role,
+        "content": content,
+        SOURCE_KEY: { "format": format.name(), "items": items },
+    })
+}
+
+/// One item read on its own, as a view message (for counting an item by itself).
+pub fn view_item(format: Format, index: usize, item: &Value) -> Result<Value, ValidationError> {
+    let read = read_item(format, index, item, &mut Reader::default())?;
+    let role = match read.side {
+        Side::System => "system",
+        Side::User | Side::Results => "user",
+        Side::Assistant => "assistant",
+    };
+    Ok(json!({
+        "role": role,
+        "content": read.blocks.into_iter().map(|(block, _)| block).collect::<Vec<_>>(),
+    }))
+}
+
+/// Validates a list in `format`: what reading it checks.
+pub fn validate(format: Format, items: &[Value]) -> Result<(), ValidationError> {
+    if format == Format::Native {
+        return crate::message::validate(items).map(|_| ());
+    }
+    let mut reader = Reader::default();
+    for (index, item) in items.iter().enumerate() {
+        read_item(format, index, item, &mut reader)?;
+    }
+    Ok(())
+}
+
+impl View {
+    /// The view's token counts from the caller's per-item counts.
+    pub fn group_counts(&self, item_counts: &[usize]) -> Vec<usize> {
+        self.groups
+            .iter()
+            .map(|range| item_counts[range.clone()].iter().sum())
+            .collect()
+    }
+
+    /// The index of the view message that stands for item `item`.
+    pub fn group_of(&self, item: usize) -> Option<usize> {
+        self.groups.iter().position(|range| range.contains(&item))
+    }
+
+    /// The pieces of a result on the view, as pieces of the caller's list (`items`): a kept
+    /// view message is its items; a new or changed one is written in the list's format. Also
+    /// returns, for each view piece, where its first item landed.
+    pub fn to_items(&self, items: &[Value], pieces: Vec<Piece>) -> (Vec<Piece>, Vec<usize>) {
+        let mut out: Vec<Piece> = Vec::with_capacity(pieces.len());
+        let mut positions = Vec::with_capacity(pieces.len());
+        for piece in pieces {
+            // Bedrock refuses two user messages in a row: a summary (a user message) followed by
+            // a kept user message gets a short assistant turn between them.
+            if self.format == Format::Bedrock && !out.is_empty() {
+                let next_is_user = match &piece {
+                    Piece::Original(index) => is_user(&items[self.groups[*index].start]),
+                    Piece::New(message) => {
+                        message.get("role").and_then(Value::as_str) == Some("user")
+                    }
+                };
+                let last_is_ours = matches!(out.last(), Some(Piece::New(m)) if is_user(m) && bedrock_text(m).starts_with(crate::prompt::SUMMARY_PREFIX));
+                if next_is_user && last_is_ours {
+                    out.push(Piece::New(bedrock::text_message(true, BEDROCK_ACK)));
+                }
+            }
+            positions.push(out.len());
+            match piece {
+                Piece::Original(index) => {
+                    out.extend(self.groups[index].clone().map(Piece::Original))
+                }
+                Piece::New(message) => {
+                    out.extend(to_format(self.format, &message).into_iter().map(Piece::New))
+                }
+            }
+        }
+        (out, positions)
+    }
+}
+
+/// The assistant turn between our summary and a kept user message, in Bedrock lists.
+pub const BEDROCK_ACK: &str = "Understood; continuing from the summary.";
+
+fn is_user(item: &Value) -> bool {
+    item.get("role").and_then(Value::as_str) == Some("user")
+}
+
+fn bedrock_text(message: &Value) -> String {
+    message
+        .get("content")
+        .and_then(Value::as_array)
+        .and_then(|blocks| blocks.first())
+        .and_then(|block| block.get("text"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
+}
+
+/// A view message written in `format`: the items it stands for when it carries them and is
+/// unchanged; those items with the changed parts edited when it carries them and was changed;
+/// else new items saying the same thing (our summary).
+pub fn to_format(format: Format, message: &Value) -> Vec<Value> {
+    if format == Format::Native {
+        return vec![message.clone()];
+    }
+    match source_items(message) {
+        Some((source_format, items)) => rewrite(source_format, items, message),
+        None => write_new(format, message),
+    }
+}
+
+fn source_items(message: &Value) -> Option<(Format, &Vec<Value>)> {
+    let source = message.get(SOURCE_KEY)?;
+    let format = Format::parse(source.get("format")?.as_str()?)??;
+    Some((format, source.get("items")?.as_array()?))
+}
+
+/// A view message's blocks (a string content is one text block).
+fn blocks_of(message: &Value) -> Vec<Value> {
+    match message.get("content") {
+        Some(Value::String(text)) => vec![json!({"type": "text", "text": text})],
+        Some(Value::Array(blocks)) => blocks.clone(),
+        _ => Vec::new(),
+    }
+}
+
+fn kind(block: &Value) -> &str {
+    block.get("type").and_then(Value::as_str).unwrap_or("")
+}
+
+/// A block without the ids a reading may make up (Gemini calls without ids get fresh ones), so
+/// that the same item read alone and in its list compares equal.
+fn without_ids(block: &Value) -> Value {
+    let mut block = block.clone();
+    if let Some(object) = block.as_object_mut() {
+        if object.get("type").and_then(Value::as_str) == Some("tool_use") {
+            object.remove("id");
+        }
+        object.remove("tool_use_id");
+    }
+    block
+}
+
+/// What the library did to one block of a kept item.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Edit {
+    /// Removed (thinking the policy stripped).
+    Remove,
+    /// Replaced by this view block (a shortened tool result or text).
+    Replace(Value),
+}
+
+/// Applies the changes between the view of `items` and `changed` to the items themselves.
+fn rewrite(format: Format, items: &[Value], changed: &Value) -> Vec<Value> {
+    let mut reader = Reader::default();
+    let mut original: Vec<(usize, PartRef, Value)> = Vec::new();
+    for (index, item) in items.iter().enumerate() {
+        match read_item(format, index, item, &mut reader) {
+            Ok(read) => original.extend(
+                read.blocks
+                    .into_iter()
+                    .map(|(block, part)| (index, part, block)),
+            ),
+            // Items that no longer read (they were in the list when it was read) stay as they
+            // are.
+            Err(_) => return items.to_vec(),
+        }
+    }
+    let new_blocks = blocks_of(changed);
+    let same = original.len() == new_blocks.len()
+        && original
+            .iter()
+            .zip(&new_blocks)
+            .all(|((_, _, a), b)| without_ids(a) == without_ids(b));
+    if same {
+        return items.to_vec();
+    }
+    // The library only removes blocks or changes them in place, in order: align each new block
+    // with the next original block of its type.
+    let mut edits: Vec<Vec<(PartRef, Edit)>> = vec![Vec::new(); items.len()];
+    let mut next = 0;
+    for (item, part, block) in &original {
+        match new_blocks.get(next) {
+            Some(new) if kind(new) == kind(block) => {
+                if without_ids(new) != without_ids(block) {
+                    edits[*item].push((*part, Edit::Replace(new.clone())));
+                }
+                next += 1;
+            }
+            _ => edits[*item].push((*part, Edit::Remove)),
+        }
+    }
+    items
+        .iter()
+        .zip(edits)
+        .filter_map(|(item, edits)| {
+            if edits.is_empty() {
+                return Some(item.clone());
+            }
+            let mut item = item.clone();
+            // From the last part, so earlier parts keep their positions.
+            let mut edits = edits;
+            edits.sort_by_key(|(part, _)| std::cmp::Reverse(part_order(*part)));
+            for (part, edit) in edits {
+                if !apply_edit(format, &mut item, part, &edit) {
+                    return None;
+                }
+            }
+            Some(item)
+        })
+        .collect()
+}
+
+fn part_order(part: PartRef) -> usize {
+    match part {
+        PartRef::Item | PartRef::Text => 0,
+        PartRef::Part(n) | PartRef::ToolCall(n) => n + 1,
+    }
+}
+
+/// Applies one edit; false when the item is left with nothing and is dropped.
+fn apply_edit(format: Format, item: &mut Value, part: PartRef, edit: &Edit) -> bool {
+    match format {
+        Format::Responses => responses::edit(item, part, edit),
+        Format::AiSdk => ai_sdk::edit(item, part, edit),
+        Format::Gemini => gemini::edit(item, part, edit),
+        Format::Bedrock => bedrock::edit(item, part, edit),
+        Format::LangChain => langchain::edit(item, part, edit),
+        Format::Native => true,
+    }
+}
+
+/// The text of a view block's tool result content (what a shortened result is set to).
+pub(crate) fn result_text(content: Option<&Value>) -> String {
+    crate::message::tool_result_text(content)
+}
+
+/// Removes element `n` of the array at `key`; false when the array is left empty.
+pub(crate) fn remove_element(object: &mut Map<String, Value>, key: &str, n: usize) -> bool {
+    match object.get_mut(key) {
+        Some(Value::Array(elements)) => {
+            if n < elements.len() {
+                elements.remove(n);
+            }
+            !elements.is_empty()
+        }
+        _ => true,
+    }
+}
+
+/// New items in `format` saying what a view message says (our summary, a notice).
+fn write_new(format: Format, message: &Value) -> Vec<Value> {
+    let role = message
+        .get("role")
+        .and_then(Value::as_str)
+        .unwrap_or("user");
+    // A summary is plain text; a native compaction block (Anthropic's own) is not readable by
+    // other APIs, so only the text beside it is written.
+    let text = match message.get("content") {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter(|block| kind(block) == "text")
+            .filter_map(|block| block.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        _ => String::new(),
+    };
+    let assistant = role == "assistant";
+    vec![match format {
+        Format::Responses => responses::text_item(assistant, &text),
+        Format::AiSdk => ai_sdk::text_message(assistant, &text),
+        Format::Gemini => gemini::text_content(assistant, &text),
+        Format::Bedrock => bedrock::text_message(assistant, &text),
+        Format::LangChain => langchain::text_message(assistant, &text),
+        Format::Native => message.clone(),
+    }]
+}
+
+/// Field access helpers shared by the readers: errors name the item and field.
+pub(crate) struct Fields<'a> {
+    pub index: usize,
+    pub object: &'a Map<String, Value>,
+    /// The path of `object` inside the item (`""` for the item itself, `content[2]`, …).
+    pub path: String,
+}
+
+impl<'a> Fields<'a> {
+    pub fn of(index: usize, object: &'a Map<String, Value>) -> Self {
+        Fields {
+            index,
+            object,
+            path: String::new(),
+        }
+    }
+
+    pub fn at(&self, object: &'a Map<String, Value>, path: String) -> Fields<'a> {
+        Fields {
+            index: self.index,
+            object,
+            path,
+        }
+    }
+
+    pub fn field(&self, key: &str) -> String {
+        if self.path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{}.{key}", self.path)
+        }
+    }
+
+    pub fn error(&self, key: &str, problem: impl Into<String>) -> ValidationError {
+        ValidationError::at(self.index, &self.field(key), problem.into())
+    }
+
+    pub fn string(&self, key: &str) -> Result<&'a str, ValidationError> {
+        match self.object.get(key) {
+            Some(Value::String(s)) => Ok(s),
+            None | Some(Value::Null) => Err(self.error(key, "is missing")),
+            Some(other) => {
+                Err(self.error(key, format!("expected a string, got {}", type_name(other))))
+            }
+        }
+    }
+
+    pub fn optional_string(&self, key: &str) -> Result<Option<&'a str>, ValidationError> {
+        match self.object.get(key) {
+            Some(Value::String(s)) => Ok(Some(s)),
+            None | Some(Value::Null) => Ok(None),
+            Some(other) => {
+                Err(self.error(key, format!("expected a string, got {}", type_name(other))))
+            }
+        }
+    }
+
+    pub fn object(&self, key: &str) -> Result<&'a Map<String, Value>, ValidationError> {
+        match self.object.get(key) {
+            Some(Value::Object(o)) => Ok(o),
+            None | Some(Value::Null) => Err(self.error(key, "is missing")),
+            Some(other) => {
+                Err(self.error(key, format!("expected an object, got {}", type_name(other))))
+            }
+        }
+    }
+
+    pub fn array(&self, key: &str) -> Result<&'a Vec<Value>, ValidationError> {
+        match self.object.get(key) {
+            Some(Value::Array(a)) => Ok(a),
+            None | Some(Value::Null) => Err(self.error(key, "is missing")),
+            Some(other) => {
+                Err(self.error(key, format!("expected an array, got {}", type_name(other))))
+            }
+        }
+    }
+
+    /// Each element of the array at `key` as an object, with its path.
+    pub fn objects(&self, key: &str) -> Result<Vec<(usize, Fields<'a>)>, ValidationError> {
+        self.array(key)?
+            .iter()
+            .enumerate()
+            .map(|(n, element)| {
+                let path = self.field(&format!("{key}[{n}]"));
+                match element {
+                    Value::Object(object) => Ok((n, self.at(object, path))),
+                    other => Err(ValidationError::at(
+                        self.index,
+                        &path,
+                        format!("expected an object, got {}", type_name(other)),
+                    )),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Shared view blocks.
+pub(crate) fn text_block(text: &str) -> Value {
+    json!({"type": "text", "text": text})
+}
+
+/// Anything the view has no block for, said as text so it is counted and summarized.
+pub(crate) fn json_text_block(value: &Value) -> Value {
+    text_block(&value.to_string())
+}
+
+/// An image or file given as a data URL, a plain URL, or base64 data with its media type.
+pub(crate) fn media_block(media_type: Option<&str>, data: &Value) -> Value {
+    let is_image = media_type.is_none_or(|t| t.starts_with("image/"));
+    let kind = if is_image { "image" } else { "document" };
+    let source = match data {
+        Value::String(s) if s.starts_with("data:") => {
+            let (header, payload) = s.split_once(',').unwrap_or((s, ""));
+            let media = header
+                .trim_start_matches("data:")
+                .split(';')
+                .next()
+                .unwrap_or("");
+            json!({"type": "base64", "media_type": media, "data": payload})
+        }
+        Value::String(s) if s.contains("://") => json!({"type": "url", "url": s}),
+        Value::String(s) => {
+            json!({"type": "base64", "media_type": media_type.unwrap_or(""), "data": s})
+        }
+        // Bytes that crossed as an object of numbered keys (a Uint8Array through
+        // `JSON.stringify`): their length is what is billed; the bytes themselves are not read.
+        Value::Object(bytes) => {
+            json!({"type": "base64", "media_type": media_type.unwrap_or(""), "data": "A".repeat(bytes.len() * 4 / 3)})
+        }
+        _ => json!({"type": "base64", "media_type": media_type.unwrap_or(""), "data": ""}),
+    };
+    json!({"type": kind, "source": source})
+}
+
+/// A tool result's content in the view: text, or blocks.
+pub(crate) fn tool_result_block(id: &str, content: Value, is_error: bool) -> Value {
+    let mut block = json!({"type": "tool_result", "tool_use_id": id, "content": content});
+    if is_error {
+        block["is_error"] = Value::Bool(true);
+    }
+    block
+}
+
+/// Tool arguments given as a JSON string, parsed (the ledger reads the fields); a string that
+/// is not JSON stays a string.
+pub(crate) fn parse_arguments(arguments: &str) -> Value {
+    serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_string()))
+}
+
+#[cfg(test)]
+mod tests;
+
+/// A caller's list read in its format: the items themselves, and (for a format other than the
+/// native ones) their view.
+#[derive(Debug, Clone)]
+pub struct Input {
+    pub items: Vec<Value>,
+    pub view: Option<View>,
+}
+
+impl Input {
+    /// Detects (or takes) the format, validates the items and reads their view. Errors name
+    /// the item and field.
+    pub fn read(items: Vec<Value>, chosen: Option<Format>) -> Result<Input, ValidationError> {
+        let format = detect(&items, chosen)?;
+        if format == Format::Native {
+            crate::message::validate(&items)?;
+            return Ok(Input { items, view: None });
+        }
+        let view = view(format, &items)?;
+        Ok(Input {
+            items,
+            view: Some(view),
+        })
+    }
+
+    pub fn format(&self) -> Format {
+        self.view.as_ref().map_or(Format::Native, |v| v.format)
+    }
+
+    /// The options as they apply to this list: the thinking policy's `auto` keeps reasoning in
+    /// formats whose APIs do not check it against the conversation before it
+    /// ([`Format::may_carry_claude_thinking`]).
+    pub fn adjust(&self, options: &mut crate::options::CompactOptions) {
+        if !self.format().may_carry_claude_thinking()
+            && options.thinking == crate::thinking::ThinkingPolicy::Auto
+        {
+            options.thinking = crate::thinking::ThinkingPolicy::Keep;
+        }
+    }
+
+    /// The messages the library works on: the view, or the items when they are native.
+    pub fn messages(&self) -> &[Value] {
+        match &self.view {
+            Some(view) => &view.messages,
+            None => &self.items,
+        }
+    }
+
+    /// Per-message counts of [`Input::messages`] from per-item counts.
+    pub fn counts(&self, item_counts: Vec<usize>) -> Vec<usize> {
+        match &self.view {
+            Some(view) => view.group_counts(&item_counts),
+            None => item_counts,
+        }
+    }
+
+    /// The index of the first item of message `index` of [`Input::messages`] (the item count
+    /// for the end).
+    pub fn item_index(&self, index: usize) -> usize {
+        match &self.view {
+            Some(view) => view
+                .groups
+                .get(index)
+                .map_or(self.items.len(), |range| range.start),
+            None => index,
+        }
+    }
+
+    /// Pieces on [`Input::messages`] as pieces of the items.
+    pub fn pieces(&self, pieces: Vec<Piece>) -> Vec<Piece> {
+        match &self.view {
+            Some(view) => view.to_items(&self.items, pieces).0,
+            None => pieces,
+        }
+    }
+
+    /// A compaction's outcome on the view, said of the items: pieces, partition, message
+    /// counts and the indices of what it reports.
+    pub fn outcome(
+        &self,
+        mut outcome: crate::outcome::CompactOutcome,
+    ) -> crate::outcome::CompactOutcome {
+        let Some(view) = &self.view else {
+            return outcome;
+        };
+        let view_pieces = std::mem::take(&mut outcome.pieces);
+        let (pieces, positions) = view.to_items(&self.items, view_pieces);
+        let position_of = |index: usize| positions.get(index).copied().unwrap_or(pieces.len());
+        if let Some(partition) = outcome.partition.as_mut() {
+            partition.head_len = self.item_index(partition.head_len);
+            partition.tail_start = self.item_index(partition.tail_start);
+        }
+        if outcome.compacted {
+            let retained = pieces
+                .iter()
+                .filter(|p| matches!(p, Piece::Original(_)))
+                .count();
+            outcome.stats.retained_message_count = retained;
+            outcome.stats.compacted_message_count = self.items.len() - retained;
+        }
+        for offloaded in &mut outcome.offloaded {
+            offloaded.original_index = self.item_index(offloaded.original_index);
+            offloaded.index = position_of(offloaded.index);
+            offloaded.path = format!("messages.{}", offloaded.index);
+        }
+        for change in &mut outcome.transformations {
+            change.original_index = self.item_index(change.original_index);
+            change.index = change.index.map(position_of);
+            change.path = format!("messages.{}", change.original_index);
+        }
+        outcome.pieces = pieces;
+        outcome
+    }
+
+    /// A restore's result on the view, said of the items. In Bedrock lists the assistant turn
+    /// written after a summary goes with it.
+    pub fn restored(
+        &self,
+        restored: Vec<crate::archive::Restored>,
+    ) -> Vec<crate::archive::Restored> {
+        use crate::archive::Restored;
+        let Some(view) = &self.view else {
+            return restored;
+        };
+        let mut out = Vec::with_capacity(restored.len());
+        for piece in restored {
+            match piece {
+                Restored::Original(index) => {
+                    for item in view.groups[index].clone() {
+                        let is_ack = view.format == Format::Bedrock
+                            && item > 0
+                            && self.items[item].get("role").and_then(Value::as_str)
+                                == Some("assistant")
+                            && bedrock_text(&self.items[item]) == BEDROCK_ACK
+                            && bedrock_text(&self.items[item - 1])
+                                .starts_with(crate::prompt::SUMMARY_PREFIX);
+                        if !is_ack {
+                            out.push(Restored::Original(item));
+                        }
+                    }
+                }
+                Restored::Archived(message) => out.extend(
+                    to_format(view.format, &message)
+                        .into_iter()
+                        .map(Restored::Archived),
+                ),
+            }
+        }
+        out
+    }
+}

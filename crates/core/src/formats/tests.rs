@@ -1,0 +1,203 @@
+//! Unit tests of the format readers: detection, views, grouping and writing back.
+
+use serde_json::{json, Value};
+
+use super::*;
+
+fn items(value: Value) -> Vec<Value> {
+    value.as_array().unwrap().clone()
+}
+
+#[test]
+fn detection_names_each_format_and_refuses_mixed_lists() {
+    let cases = [
+        (
+            json!([{"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}]),
+            Format::Responses,
+        ),
+        (
+            json!([{"role": "tool", "content": [{"type": "tool-result", "toolCallId": "c", "toolName": "f", "output": {"type": "text", "value": "x"}}]}]),
+            Format::AiSdk,
+        ),
+        (
+            json!([{"role": "model", "parts": [{"text": "hi"}]}]),
+            Format::Gemini,
+        ),
+        (
+            json!([{"role": "user", "content": [{"text": "hi"}]}]),
+            Format::Bedrock,
+        ),
+        (
+            json!([{"lc": 1, "type": "constructor", "id": ["langchain_core", "messages", "HumanMessage"], "kwargs": {"content": "hi"}}]),
+            Format::LangChain,
+        ),
+        (json!([{"role": "user", "content": "hi"}]), Format::Native),
+        (
+            json!([{"role": "developer", "content": "d"}, {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}]),
+            Format::Responses,
+        ),
+        // Anthropic's own response objects are `type: 'message'` too.
+        (
+            json!([{"type": "message", "role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}]}]),
+            Format::Native,
+        ),
+    ];
+    for (list, expected) in cases {
+        assert_eq!(
+            detect(&items(list.clone()), None).unwrap(),
+            expected,
+            "{list}"
+        );
+    }
+    let mixed = items(json!([
+        {"role": "user", "parts": [{"text": "hi"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}]}
+    ]));
+    let error = detect(&mixed, None).unwrap_err();
+    assert_eq!(error.index, Some(1));
+    assert!(
+        error
+            .to_string()
+            .contains("messages[0] is a Gemini content"),
+        "{error}"
+    );
+    // The option overrides detection.
+    assert_eq!(
+        detect(&mixed, Some(Format::Gemini)).unwrap(),
+        Format::Gemini
+    );
+}
+
+#[test]
+fn a_responses_turn_is_one_view_message_and_its_outputs_another() {
+    let list = items(json!([
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]},
+        {"type": "reasoning", "id": "rs", "summary": [{"type": "summary_text", "text": "plan"}]},
+        {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{\"path\":\"x\"}"},
+        {"type": "function_call", "call_id": "b", "name": "g", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "a", "output": "1"},
+        {"type": "function_call_output", "call_id": "b", "output": "2"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}
+    ]));
+    let view = view(Format::Responses, &list).unwrap();
+    assert_eq!(view.groups, vec![0..1, 1..4, 4..6, 6..7]);
+    assert_eq!(view.messages[0]["content"], "go");
+    assert_eq!(
+        view.messages[1]["content"][1]["input"],
+        json!({"path": "x"})
+    );
+    assert_eq!(view.messages[2]["content"][1]["tool_use_id"], "b");
+    assert!(crate::check::check_conversation(&view.messages).is_empty());
+}
+
+#[test]
+fn gemini_responses_without_ids_answer_the_calls_in_order() {
+    let list = items(json!([
+        {"role": "user", "parts": [{"text": "go"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "a", "args": {}}}, {"functionCall": {"name": "b", "args": {}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "b", "response": {"output": "2"}}}, {"functionResponse": {"name": "a", "response": {"output": "1"}}}]}
+    ]));
+    let view = view(Format::Gemini, &list).unwrap();
+    let calls = &view.messages[1]["content"];
+    let results = &view.messages[2]["content"];
+    assert_eq!(results[0]["tool_use_id"], calls[1]["id"]);
+    assert_eq!(results[1]["tool_use_id"], calls[0]["id"]);
+    assert!(crate::check::check_conversation(&view.messages).is_empty());
+}
+
+#[test]
+fn errors_name_the_item_and_field() {
+    let list = items(
+        json!([{"role": "assistant", "content": [{"type": "tool-call", "toolName": "f", "input": {}}]}]),
+    );
+    let error = view(Format::AiSdk, &list).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "messages[0].content[0].toolCallId is missing"
+    );
+    let list = items(json!([{"type": "function_call_output", "output": "x"}]));
+    let error = view(Format::Responses, &list).unwrap_err();
+    assert_eq!(error.to_string(), "messages[0].call_id is missing");
+}
+
+#[test]
+fn an_unchanged_view_message_writes_back_its_items_and_a_changed_one_edits_them() {
+    let list = items(json!([
+        {"role": "assistant", "content": [
+            {"type": "reasoning", "text": "hmm", "providerOptions": {"anthropic": {"signature": "s"}}},
+            {"type": "tool-call", "toolCallId": "t", "toolName": "f", "input": {}}
+        ]},
+        {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "t", "toolName": "f", "output": {"type": "text", "value": "long"}}]}
+    ]));
+    let view = view(Format::AiSdk, &list).unwrap();
+    assert_eq!(
+        to_format(Format::AiSdk, &view.messages[0]),
+        vec![list[0].clone()]
+    );
+    // Thinking removed: the reasoning part goes, the rest of the item stays.
+    let mut stripped = view.messages[0].clone();
+    stripped["content"].as_array_mut().unwrap().remove(0);
+    let written = to_format(Format::AiSdk, &stripped);
+    assert_eq!(written[0]["content"].as_array().unwrap().len(), 1);
+    assert_eq!(written[0]["content"][0]["type"], "tool-call");
+    // A shortened result: the item's output says the new text.
+    let mut shortened = view.messages[1].clone();
+    shortened["content"][0]["content"] = json!("short");
+    let written = to_format(Format::AiSdk, &shortened);
+    assert_eq!(
+        written[0]["content"][0]["output"],
+        json!({"type": "text", "value": "short"})
+    );
+    assert_eq!(written[0]["content"][0]["toolCallId"], "t");
+}
+
+#[test]
+fn our_summary_is_written_in_each_format_and_read_back_as_a_summary() {
+    let text = format!(
+        "{}Earlier conversation (3 messages) was compacted.",
+        crate::prompt::SUMMARY_PREFIX
+    );
+    let summary = json!({"role": "user", "content": text});
+    for format in [
+        Format::Responses,
+        Format::AiSdk,
+        Format::Gemini,
+        Format::Bedrock,
+        Format::LangChain,
+    ] {
+        let written = to_format(format, &summary);
+        assert_eq!(written.len(), 1);
+        assert_eq!(
+            signature_of(&written[0]).unwrap_or(format),
+            format,
+            "{format:?}"
+        );
+        let view = view(format, &written).unwrap();
+        assert!(
+            crate::prompt::is_summary_message(&view.messages[0]),
+            "{format:?}: {}",
+            view.messages[0]
+        );
+    }
+}
+
+#[test]
+fn item_counts_add_up_to_the_view_counts() {
+    let list = items(json!([
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "count these words please"}]},
+        {"type": "function_call", "call_id": "a", "name": "read_file", "arguments": "{\"path\":\"src/main.rs\"}"},
+        {"type": "function_call", "call_id": "b", "name": "read_file", "arguments": "{\"path\":\"src/lib.rs\"}"},
+        {"type": "function_call_output", "call_id": "a", "output": "fn main() {}"},
+        {"type": "function_call_output", "call_id": "b", "output": "pub mod x;"}
+    ]));
+    let encoding = crate::tokens::Encoding::default();
+    let mut counter = ItemCounter::new(None);
+    let per_item: Vec<usize> = list
+        .iter()
+        .enumerate()
+        .map(|(i, item)| counter.count(encoding, i, item).unwrap())
+        .collect();
+    let input = Input::read(list, None).unwrap();
+    let view_counts = crate::tokens::count_each(encoding, input.messages());
+    assert_eq!(input.counts(per_item), view_counts);
+}
