@@ -98,6 +98,12 @@ impl Format {
         }
     }
 
+    /// Whether the API wants user and model turns to alternate (Bedrock Converse; Gemini's
+    /// older models).
+    pub fn alternates(self) -> bool {
+        matches!(self, Format::Bedrock | Format::Gemini)
+    }
+
     /// Whether the API behind the format checks reasoning against the conversation before it.
     /// OpenAI accepts `reasoning` items from any earlier turn, and Gemini validates thought
     /// signatures only in the current turn, which a compaction keeps whole: for them the
@@ -491,18 +497,18 @@ impl View {
         let mut out: Vec<Piece> = Vec::with_capacity(pieces.len());
         let mut positions = Vec::with_capacity(pieces.len());
         for piece in pieces {
-            // Bedrock refuses two user messages in a row: a summary (a user message) followed by
-            // a kept user message gets a short assistant turn between them.
-            if self.format == Format::Bedrock && !out.is_empty() {
+            // Bedrock refuses two user messages in a row ("A conversation must alternate
+            // between user and assistant roles"), as older Gemini models do: a summary (a user
+            // message) followed by a kept user message gets a short model turn between them.
+            if self.format.alternates() && !out.is_empty() {
                 let next_is_user = match &piece {
                     Piece::Original(index) => is_user(&items[self.groups[*index].start]),
-                    Piece::New(message) => {
-                        message.get("role").and_then(Value::as_str) == Some("user")
-                    }
+                    Piece::New(message) => is_user(message),
                 };
-                let last_is_ours = matches!(out.last(), Some(Piece::New(m)) if is_user(m) && bedrock_text(m).starts_with(crate::prompt::SUMMARY_PREFIX));
+                let last_is_ours = matches!(out.last(), Some(Piece::New(m))
+                    if is_user(m) && first_text(m).starts_with(crate::prompt::SUMMARY_PREFIX));
                 if next_is_user && last_is_ours {
-                    out.push(Piece::New(bedrock::text_message(true, BEDROCK_ACK)));
+                    out.push(Piece::New(write_ack(self.format)));
                 }
             }
             positions.push(out.len());
@@ -519,16 +525,26 @@ impl View {
     }
 }
 
-/// The assistant turn between our summary and a kept user message, in Bedrock lists.
-pub const BEDROCK_ACK: &str = "Understood; continuing from the summary.";
+/// The model turn between our summary and a kept user message, in lists whose API wants the
+/// roles to alternate ([`Format::alternates`]).
+pub const SUMMARY_ACK: &str = "Understood; continuing from the summary.";
+
+fn write_ack(format: Format) -> Value {
+    match format {
+        Format::Gemini => gemini::text_content(true, SUMMARY_ACK),
+        _ => bedrock::text_message(true, SUMMARY_ACK),
+    }
+}
 
 fn is_user(item: &Value) -> bool {
     item.get("role").and_then(Value::as_str) == Some("user")
 }
 
-fn bedrock_text(message: &Value) -> String {
+/// The text of the first block of a Bedrock message or Gemini content.
+fn first_text(message: &Value) -> String {
     message
         .get("content")
+        .or(message.get("parts"))
         .and_then(Value::as_array)
         .and_then(|blocks| blocks.first())
         .and_then(|block| block.get("text"))
@@ -984,7 +1000,7 @@ impl Input {
         outcome
     }
 
-    /// A restore's result on the view, said of the items. In Bedrock lists the assistant turn
+    /// A restore's result on the view, said of the items. In Bedrock and Gemini lists the model turn
     /// written after a summary goes with it.
     pub fn restored(
         &self,
@@ -999,12 +1015,11 @@ impl Input {
             match piece {
                 Restored::Original(index) => {
                     for item in view.groups[index].clone() {
-                        let is_ack = view.format == Format::Bedrock
+                        let is_ack = view.format.alternates()
                             && item > 0
-                            && self.items[item].get("role").and_then(Value::as_str)
-                                == Some("assistant")
-                            && bedrock_text(&self.items[item]) == BEDROCK_ACK
-                            && bedrock_text(&self.items[item - 1])
+                            && !is_user(&self.items[item])
+                            && first_text(&self.items[item]) == SUMMARY_ACK
+                            && first_text(&self.items[item - 1])
                                 .starts_with(crate::prompt::SUMMARY_PREFIX);
                         if !is_ack {
                             out.push(Restored::Original(item));

@@ -217,12 +217,14 @@ fn read_message(f: &Fields<'_>) -> Result<ItemView, ValidationError> {
         "user" => Side::User,
         "assistant" => Side::Assistant,
         "system" | "developer" => Side::System,
-        other => return Err(f.error(
-            "role",
-            format!(
+        other => {
+            return Err(f.error(
+                "role",
+                format!(
                 "{other:?} is not a Responses message role (user, assistant, system, developer)"
             ),
-        )),
+            ))
+        }
     };
     let blocks = match f.object.get("content") {
         Some(Value::String(text)) => vec![(text_block(text), PartRef::Text)],

@@ -201,3 +201,47 @@ fn item_counts_add_up_to_the_view_counts() {
     let view_counts = crate::tokens::count_each(encoding, input.messages());
     assert_eq!(input.counts(per_item), view_counts);
 }
+
+#[test]
+fn a_summary_before_a_kept_user_turn_gets_a_model_turn_where_roles_must_alternate() {
+    let summary =
+        json!({"role": "user", "content": format!("{}summary", crate::prompt::SUMMARY_PREFIX)});
+    for (format, list) in [
+        (
+            Format::Bedrock,
+            json!([
+                {"role": "user", "content": [{"text": "old"}]}, {"role": "assistant", "content": [{"text": "a"}]},
+                {"role": "user", "content": [{"text": "new"}]}, {"role": "assistant", "content": [{"text": "b"}]}
+            ]),
+        ),
+        (
+            Format::Gemini,
+            json!([
+                {"role": "user", "parts": [{"text": "old"}]}, {"role": "model", "parts": [{"text": "a"}]},
+                {"role": "user", "parts": [{"text": "new"}]}, {"role": "model", "parts": [{"text": "b"}]}
+            ]),
+        ),
+    ] {
+        let list = items(list);
+        let input = Input::read(list.clone(), None).unwrap();
+        let pieces = vec![
+            Piece::New(summary.clone()),
+            Piece::Original(2),
+            Piece::Original(3),
+        ];
+        let (out, positions) = input.view.as_ref().unwrap().to_items(&list, pieces);
+        assert_eq!(out.len(), 4, "{format:?}");
+        assert_eq!(positions, vec![0, 2, 3]);
+        let Piece::New(ack) = &out[1] else {
+            panic!("{format:?}: no acknowledgement")
+        };
+        assert!(!is_user(ack) && first_text(ack) == SUMMARY_ACK, "{ack}");
+        // No acknowledgement before a model turn, nor in formats that accept two user turns.
+        let (out, _) = input
+            .view
+            .as_ref()
+            .unwrap()
+            .to_items(&list, vec![Piece::New(summary.clone()), Piece::Original(3)]);
+        assert_eq!(out.len(), 2);
+    }
+}
