@@ -1214,7 +1214,7 @@ class Compactor {
     if (missing.length > 0) {
       // Counted first (the addon reports unreadable messages with their index), snapshots
       // after: nothing runs in between that could change a message.
-      const tokens = callNative(() => native.countEachJson(missing, encodingOf(this.#options)), missingIndex)
+      const tokens = callNative(() => native.countEachJson(missing, encodingOf(this.#options), formatOf(this.#options)), missingIndex)
       for (let j = 0; j < missing.length; j++) {
         const message = missing[j]
         const index = missingIndex[j]
@@ -1246,7 +1246,7 @@ class Compactor {
       }
     }
     if (missing.length > 0) {
-      const bytes = callNative(() => native.toolOutputBytesJson(missing))
+      const bytes = callNative(() => native.toolOutputBytesJson(missing, formatOf(this.#options)))
       for (let j = 0; j < missing.length; j++) missingEntries[j].bytes = bytes[j]
     }
     let total = 0

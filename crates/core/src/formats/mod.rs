@@ -861,6 +861,11 @@ pub(crate) fn media_block(media_type: Option<&str>, data: &Value) -> Value {
         }
         // Bytes that crossed as an object of numbered keys (a Uint8Array through
         // `JSON.stringify`): their length is what is billed; the bytes themselves are not read.
+        // A Node.js Buffer through `JSON.stringify`: `{type: 'Buffer', data: [bytes]}`.
+        Value::Object(buffer) if buffer.get("data").is_some_and(Value::is_array) => {
+            let length = buffer["data"].as_array().map_or(0, Vec::len);
+            json!({"type": "base64", "media_type": media_type.unwrap_or(""), "data": "A".repeat(length * 4 / 3)})
+        }
         Value::Object(bytes) => {
             json!({"type": "base64", "media_type": media_type.unwrap_or(""), "data": "A".repeat(bytes.len() * 4 / 3)})
         }
