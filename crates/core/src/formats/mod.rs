@@ -450,6 +450,21 @@ fn view_message(format: Format, side: Side, blocks: Vec<Value>, items: &[Value])
     })
 }
 
+/// How many of the caller's messages `messages` stand for: a view message stands for its
+/// items, any other message for itself.
+pub fn item_count(messages: &[Value]) -> usize {
+    messages
+        .iter()
+        .map(|message| {
+            message
+                .get(SOURCE_KEY)
+                .and_then(|source| source.get("items"))
+                .and_then(Value::as_array)
+                .map_or(1, Vec::len)
+        })
+        .sum()
+}
+
 /// One item read on its own, as a view message (for counting an item by itself).
 pub fn view_item(format: Format, index: usize, item: &Value) -> Result<Value, ValidationError> {
     let read = read_item(format, index, item, &mut Reader::default())?;

@@ -69,9 +69,11 @@ pub(crate) fn assemble(
 ) -> Assembled {
     let region = draft.region.clone();
     let mut pieces: Vec<Piece> = (0..region.start).map(Piece::Original).collect();
-    pieces.push(Piece::New(
-        draft.replacement_message(refs.region, refs.thinking),
-    ));
+    pieces.push(Piece::New(draft.replacement_message(
+        messages,
+        refs.region,
+        refs.thinking,
+    )));
     let archive_name = refs
         .region
         .map(|path| path.rsplit(['/', '\\']).next().unwrap_or(path));

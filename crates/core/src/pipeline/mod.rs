@@ -115,15 +115,19 @@ impl Draft {
     /// (their originals in `thinking_archive`).
     pub fn replacement_text(
         &self,
+        messages: &[Value],
         archive: Option<&str>,
         thinking_archive: Option<&str>,
     ) -> String {
+        // What the header says was compacted: the caller's messages (a view message of a list
+        // in another format stands for several of them).
+        let replaced = crate::formats::item_count(&messages[self.region.clone()]);
         let mut text = match &self.replacement {
             Replacement::Summary(summary) => {
-                prompt::summary_message_text(self.region.len(), archive, &summary.body)
+                prompt::summary_message_text(replaced, archive, &summary.body)
             }
             Replacement::Native(native) => {
-                let header = prompt::native_header(self.region.len(), archive);
+                let header = prompt::native_header(replaced, archive);
                 if native.ledger.is_empty() {
                     header
                 } else {
@@ -134,7 +138,7 @@ impl Draft {
                 let following = rewrite.items.len() - self.left_out_items();
                 format!(
                     "{}\n\n{}",
-                    prompt::notice_header(self.region.len(), &rewrite.how(), following, archive),
+                    prompt::notice_header(replaced, &rewrite.how(), following, archive),
                     rewrite.detail()
                 )
             }
@@ -155,10 +159,11 @@ impl Draft {
     /// block, as returned, with the text beside it.
     pub fn replacement_message(
         &self,
+        messages: &[Value],
         archive: Option<&str>,
         thinking_archive: Option<&str>,
     ) -> Value {
-        let text = self.replacement_text(archive, thinking_archive);
+        let text = self.replacement_text(messages, archive, thinking_archive);
         match &self.replacement {
             Replacement::Native(native) => json!({
                 "role": "assistant",

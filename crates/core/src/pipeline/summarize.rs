@@ -208,7 +208,11 @@ pub(crate) async fn summarize(
     let mut budget = options.tail_retention_tokens();
     while summarized.rounds < MAX_ROUNDS {
         let region = summarized.region.clone();
-        let text = prompt::summary_message_text(region.len(), Some(stand_in), &summarized.body);
+        let text = prompt::summary_message_text(
+            crate::formats::item_count(&messages[region.clone()]),
+            Some(stand_in),
+            &summarized.body,
+        );
         let tail_tokens: usize = counts[region.end..].iter().sum();
         let total = head_tokens + tokens::count_text(options.encoding, &text) + tail_tokens;
         if !estimator.over(total) {
