@@ -151,6 +151,12 @@ export interface SummarizeCall {
   attempt: number
 }
 
+/**
+ * A summary message in the format of `messages` (detected unless `format` names one), for
+ * `assembleMessages`: `[...head, summary, ...tail]` in the caller's own format.
+ */
+export declare function summaryMessageJson(text: string, messages: object[], format?: string | undefined | null): string
+
 /** The tail budget for options (`contextTokenLimit × tailRetentionRatio`). */
 export declare function tailRetentionTokensJson(optionsJson?: string | undefined | null): number
 

@@ -856,6 +856,7 @@ module.exports.recordCustomCompactionJson = nativeBinding.recordCustomCompaction
 module.exports.releaseCancelToken = nativeBinding.releaseCancelToken
 module.exports.renderSummaryPromptJson = nativeBinding.renderSummaryPromptJson
 module.exports.restoreMessagesJson = nativeBinding.restoreMessagesJson
+module.exports.summaryMessageJson = nativeBinding.summaryMessageJson
 module.exports.tailRetentionTokensJson = nativeBinding.tailRetentionTokensJson
 module.exports.toolOutputBytesJson = nativeBinding.toolOutputBytesJson
 module.exports.validateJson = nativeBinding.validateJson

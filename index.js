@@ -300,14 +300,20 @@ function partitionMessages(messages, tailRetentionTokens, options) {
   }
 }
 
-function assembleMessages(head, summary, tail) {
+// The summary is a user message in the format of head and tail (detected, or `options.format`):
+// `{role: 'user', content}` for Anthropic, OpenAI Chat and the AI SDK, `{role: 'user', parts}`
+// for Gemini, and so on.
+function assembleMessages(head, summary, tail, options) {
   if (!Array.isArray(head)) throw invalidArgument(`head must be an array of message objects, got ${describe(head)}`)
   if (!Array.isArray(tail)) throw invalidArgument(`tail must be an array of message objects, got ${describe(tail)}`)
   if (typeof summary !== 'string') throw invalidArgument(`summary must be a string, got ${describe(summary)}`)
+  const opts = checkOptions(options)
   if (summary.trim() === '') {
     process.emitWarning('assembleMessages: the summary is empty', { code: 'CONTEXT_COMPACT_EMPTY_SUMMARY' })
   }
-  return [...head, { role: 'user', content: summary }, ...tail]
+  const around = [...head, ...tail]
+  const written = JSON.parse(callNative(() => native.summaryMessageJson(summary, around, formatOf(opts))))
+  return [...head, ...piecesToMessages(written, around), ...tail]
 }
 
 // ------------------------------------------------------------------------------------------

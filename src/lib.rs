@@ -317,6 +317,22 @@ pub fn partition_json(
     })
 }
 
+/// A summary message in the format of `messages` (detected unless `format` names one), for
+/// `assembleMessages`: `[...head, summary, ...tail]` in the caller's own format.
+#[napi]
+pub fn summary_message_json(
+    text: String,
+    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
+    format: Option<String>,
+) -> Result<String> {
+    guarded("assembleMessages", || {
+        let format = formats::detect(&messages.0, parse_format(format)?).map_err(invalid)?;
+        let summary = json!({ "role": "user", "content": text });
+        let written = formats::to_format(format, &summary);
+        Ok(Value::Array(written).to_string())
+    })
+}
+
 /// Validates a message list (throws like the other functions; returns nothing).
 #[napi]
 pub fn validate_json(
