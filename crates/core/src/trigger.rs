@@ -101,9 +101,26 @@ impl Usage {
             (input, get("output_tokens").unwrap_or(0))
         } else if let Some(input) = get("prompt_tokens") {
             (input, get("completion_tokens").unwrap_or(0))
+        } else if object.contains_key("cacheReadInputTokens")
+            || object.contains_key("cacheWriteInputTokens")
+        {
+            // Bedrock Converse's TokenUsage: like Anthropic's, inputTokens leaves out what was
+            // read from or written to the prompt cache.
+            let input = sum(&[
+                "inputTokens",
+                "cacheReadInputTokens",
+                "cacheWriteInputTokens",
+            ])
+            .unwrap_or(0);
+            (input, get("outputTokens").unwrap_or(0))
         } else if let Some(input) = get("inputTokens") {
             // The AI SDK's inputTokens already include cached input tokens.
             (input, get("outputTokens").unwrap_or(0))
+        } else if let Some(input) = sum(&["promptTokenCount", "toolUsePromptTokenCount"]) {
+            // Gemini's usageMetadata: promptTokenCount includes the cached content; the
+            // thoughts (thoughtsTokenCount) are not sent back, so only the candidates count as
+            // what the next request carries.
+            (input, get("candidatesTokenCount").unwrap_or(0))
         } else if let Some(input) = sum(&["input", "cacheRead", "cacheWrite"]) {
             (input, get("output").unwrap_or(0))
         } else {
@@ -396,6 +413,24 @@ mod tests {
             Some(Usage {
                 input: 6,
                 output: 4
+            })
+        );
+        let bedrock = json!({"inputTokens": 12, "outputTokens": 3, "totalTokens": 515,
+            "cacheReadInputTokens": 400, "cacheWriteInputTokens": 100});
+        assert_eq!(
+            Usage::from_json(&bedrock),
+            Some(Usage {
+                input: 512,
+                output: 3
+            })
+        );
+        let gemini = json!({"promptTokenCount": 900, "cachedContentTokenCount": 800,
+            "candidatesTokenCount": 20, "thoughtsTokenCount": 300, "totalTokenCount": 1220});
+        assert_eq!(
+            Usage::from_json(&gemini),
+            Some(Usage {
+                input: 900,
+                output: 20
             })
         );
         assert_eq!(Usage::from_json(&json!({"foo": 1})), None);
