@@ -1613,7 +1613,13 @@ export declare function pruneArchives(outputDir: string, options?: PruneOptions)
  * The role and empty-content rules are Anthropic's and are skipped for conversations in the
  * OpenAI dialect (any `role: 'tool'` or `'developer'` message, or assistant `tool_calls`), except
  * the empty content array, which OpenAI rejects too. Server tool calls (`server_tool_use`) are
- * answered by the server inside the same message and are not checked.
+ * answered by the server inside the same message and are not checked. *
+ * Lists in the other formats ({@link MessageFormat}) are checked on what they say in the
+ * Anthropic form: a Responses `function_call` needs its `function_call_output`, a Gemini model
+ * content's `functionCall`s need as many `functionResponse`s in the next content, and so on for
+ * AI SDK `tool-call` / `tool-result` parts, Bedrock `toolUse` / `toolResult` blocks and
+ * LangChain `tool_calls` / tool messages. The messages keep Anthropic's wording; `index` is in
+ * your list (for a turn of several Responses items, its first item).
  */
 export type ProblemKind =
   | 'invalid_message'
