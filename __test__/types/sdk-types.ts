@@ -88,8 +88,59 @@ export async function sameTypeComesBack() {
   return { fromFrozen, tokens, over, problems, archive, nextAiSdk, nextContents, nextInput, nextLangChain }
 }
 
+// @aws-sdk/client-bedrock-runtime is not installed: this is the shape of its declarations (v3,
+// abridged), where each ContentBlock member sets one field and declares the others `?: never`,
+// and `$unknown` stands for blocks newer than the SDK. That pattern is what could break
+// assignability, so it is what is replicated.
+namespace AwsBedrockRuntime {
+  export type ContentBlock = ContentBlock.TextMember | ContentBlock.ToolUseMember | ContentBlock.ToolResultMember | ContentBlock.$UnknownMember
+  export namespace ContentBlock {
+    export interface TextMember {
+      text: string
+      image?: never
+      toolUse?: never
+      toolResult?: never
+      reasoningContent?: never
+      $unknown?: never
+    }
+    export interface ToolUseMember {
+      text?: never
+      image?: never
+      toolUse: { toolUseId: string | undefined; name: string | undefined; input: unknown | undefined; type?: 'server_tool_use' }
+      toolResult?: never
+      reasoningContent?: never
+      $unknown?: never
+    }
+    export interface ToolResultMember {
+      text?: never
+      image?: never
+      toolUse?: never
+      toolResult: { toolUseId: string | undefined; content: Array<{ text: string } | { json: unknown }> | undefined; status?: 'success' | 'error' }
+      reasoningContent?: never
+      $unknown?: never
+    }
+    export interface $UnknownMember {
+      text?: never
+      image?: never
+      toolUse?: never
+      toolResult?: never
+      reasoningContent?: never
+      $unknown: [string, any]
+    }
+  }
+  export interface Message {
+    role: 'user' | 'assistant' | undefined
+    content: ContentBlock[] | undefined
+  }
+}
+
+declare const fromBedrockSdk: AwsBedrockRuntime.Message[]
+
 export async function bedrockAndInlineMessages() {
-  // No Bedrock SDK is installed: its messages are checked in the shape ConverseCommand takes.
+  const sdkResult = await compactMessages(fromBedrockSdk, { format: 'bedrock' })
+  assertType<Equal<typeof sdkResult.messages, AwsBedrockRuntime.Message[]>>()
+
+  // Bedrock messages written inline, as ConverseCommand takes them.
   const converse: BedrockMessage[] = [
     { role: 'user', content: [{ text: 'List the files.' }] },
     { role: 'assistant', content: [{ toolUse: { toolUseId: 'tu1', name: 'list_files', input: { dir: '.' } } }] },
@@ -115,7 +166,7 @@ export async function bedrockAndInlineMessages() {
       { role: 'user', parts: [{ functionResponse: { name: 'edit', response: { output: 'ok' } } }] },
     ])
   ).messages
-  return { items, contents }
+  return { sdkResult, items, contents }
 }
 
 export function summarizersAndStrategiesForOneFormat() {
