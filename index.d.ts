@@ -166,15 +166,324 @@ export type OpenMessage = {
 export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage | FunctionMessage | OpenMessage
 
 // ---------------------------------------------------------------------------------------------
+// The other message formats, read natively (SPEC "Message formats")
+//
+// These types describe each SDK's messages structurally: index.d.ts imports none of those SDKs,
+// and their own types (`ResponseInputItem` from `openai`, `ModelMessage` from `ai`, `Content`
+// from `@google/genai`, `Message` from `@aws-sdk/client-bedrock-runtime`, `BaseMessage` from
+// `@langchain/core/messages`) are assignable to them without casts. They name the fields the
+// library reads; everything else an SDK type carries is allowed, preserved and returned as is.
+// The SDKs declare their messages as interfaces, which TypeScript never treats as having an
+// index signature, so each catch-all below comes twice: `{ type: string }` for SDK interfaces,
+// and an open object literal type (`[key: string]: unknown`) for messages written inline.
+
+/**
+ * Which API's messages a list holds (the `format` option). Kept messages are returned as your
+ * objects, and what the library writes (the summary, a shortened tool result) is written in the
+ * same format.
+ * - `'auto'` (the default): detected from the list — Responses items by their `type`s, AI SDK
+ *   messages by their `tool-call` / `tool-result` parts, Gemini contents by `parts` and the
+ *   `model` role, Bedrock by `{ text }` / `{ toolUse }` / `{ toolResult }` blocks, LangChain by
+ *   instances, the `lc: 1` serialized form or the `{ type, data }` stored form; anything else is
+ *   read as Anthropic / OpenAI Chat. Name the format when a list may be ambiguous (e.g. only
+ *   `{ role: 'user', content: string }` messages, which every format reads alike, or an empty
+ *   list to which a summary in a given format must be added).
+ * - `'anthropic'`: Anthropic Messages ({@link Message}).
+ * - `'openai'`: OpenAI Chat Completions ({@link Message}); read exactly as `'anthropic'` (one
+ *   reader takes both, and a list may mix them).
+ * - `'openai-responses'`: OpenAI Responses API input items ({@link ResponsesInputItem}).
+ * - `'ai-sdk'`: Vercel AI SDK `ModelMessage`s, v5 and later ({@link AiSdkModelMessage}).
+ * - `'gemini'`: Gemini `Content`s of `@google/genai` ({@link GeminiContent}).
+ * - `'bedrock'`: Amazon Bedrock Converse messages ({@link BedrockMessage}).
+ * - `'langchain'`: LangChain.js messages ({@link LangChainMessage}).
+ */
+export type MessageFormat = 'auto' | 'anthropic' | 'openai' | 'openai-responses' | 'ai-sdk' | 'gemini' | 'bedrock' | 'langchain'
+
+/** The text of a Responses message: `input_text` (user, system, developer) or `output_text` (assistant). */
+export interface ResponsesTextContent {
+  type: 'input_text' | 'output_text'
+  text: string
+}
+
+/**
+ * A content part of a Responses message or of a `function_call_output` list: text, or another
+ * part (`input_image`, `input_file`, `refusal`, …; images and files are estimated from their
+ * size, a refusal counts its text).
+ */
+export type ResponsesContentPart = ResponsesTextContent | UnknownBlock | OpenBlock
+
+/**
+ * A message item (`EasyInputMessage`, `ResponseInputItem.Message`, `ResponseOutputMessage`).
+ * `type` may be left out, as the API allows. Leading `system` / `developer` messages form the
+ * head and are always kept.
+ */
+export interface ResponsesMessageItem {
+  type?: 'message'
+  role: 'user' | 'assistant' | 'system' | 'developer'
+  content: string | ReadonlyArray<ResponsesContentPart>
+  id?: string
+}
+
+/**
+ * A function call the model made (`ResponseFunctionToolCall`), answered by the
+ * {@link ResponsesFunctionCallOutputItem} with the same `call_id`. A compaction never keeps
+ * one without the other, nor the `reasoning` item before a call without that call.
+ */
+export interface ResponsesFunctionCallItem {
+  type: 'function_call'
+  call_id: string
+  name: string
+  /** The arguments as a JSON string, counted as written. */
+  arguments: string
+  id?: string
+}
+
+/** The output of a function call (`ResponseInputItem.FunctionCallOutput`): the tool result. */
+export interface ResponsesFunctionCallOutputItem {
+  type: 'function_call_output'
+  call_id: string
+  output: string | ReadonlyArray<ResponsesContentPart>
+  id?: string | null
+}
+
+/**
+ * Reasoning (`ResponseReasoningItem`): its summary text is counted, `encrypted_content` is
+ * estimated from its size. Kept reasoning items are kept as they are (OpenAI accepts reasoning
+ * from any earlier turn, so the `thinking` policy's `'auto'` keeps them).
+ */
+export interface ResponsesReasoningItem {
+  type: 'reasoning'
+  id: string
+  summary: ReadonlyArray<{ type: 'summary_text'; text: string }>
+  encrypted_content?: string | null
+}
+
+/** A reference to an item stored by the API (`ResponseInputItem.ItemReference`); `type` may be absent. */
+export interface ResponsesItemReference {
+  type?: 'item_reference' | null
+  id: string
+}
+
+/**
+ * One item of a Responses API `input` (`ResponseInputItem` of the `openai` SDK, and the items
+ * of `response.output`). The other item types — `custom_tool_call` and its output, built-in
+ * tool calls (`web_search_call`, `file_search_call`, `computer_call` and
+ * `computer_call_output`, `shell_call`, `local_shell_call`, `apply_patch_call`, `mcp_call`, …),
+ * `compaction` — are read by their `type`: calls and their outputs are paired by `call_id`,
+ * their text counted, the rest passed through untouched.
+ *
+ * The summary is written as
+ * `{ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }`.
+ */
+export type ResponsesInputItem =
+  | ResponsesMessageItem
+  | ResponsesFunctionCallItem
+  | ResponsesFunctionCallOutputItem
+  | ResponsesReasoningItem
+  | ResponsesItemReference
+  | UnknownBlock
+  | OpenBlock
+
+/** An AI SDK text part. */
+export interface AiSdkTextPart {
+  type: 'text'
+  text: string
+}
+
+/** An AI SDK reasoning part (read as thinking). */
+export interface AiSdkReasoningPart {
+  type: 'reasoning'
+  text: string
+}
+
+/** A tool call the model made (`ToolCallPart`); `input` is counted as `JSON.stringify(input)`. */
+export interface AiSdkToolCallPart {
+  type: 'tool-call'
+  toolCallId: string
+  toolName: string
+  input: unknown
+}
+
+/**
+ * A tool result (`ToolResultPart`), in a `role: 'tool'` message right after the assistant
+ * message holding its call. `output` is `{ type: 'text' | 'json' | 'error-text' |
+ * 'error-json' | 'content' | 'execution-denied', … }`.
+ */
+export interface AiSdkToolResultPart {
+  type: 'tool-result'
+  toolCallId: string
+  toolName: string
+  output: { type: string }
+}
+
+/** A part of an AI SDK message's content; other parts (`image`, `file`, tool approvals, …) pass through. */
+export type AiSdkPart = AiSdkTextPart | AiSdkReasoningPart | AiSdkToolCallPart | AiSdkToolResultPart | UnknownBlock | OpenBlock
+
+/** An AI SDK system message: its content is always a string. */
+export interface AiSdkSystemMessage {
+  role: 'system'
+  content: string
+}
+
+/** An AI SDK user message. */
+export interface AiSdkUserMessage {
+  role: 'user'
+  content: string | ReadonlyArray<AiSdkPart>
+}
+
+/** An AI SDK assistant message: text, reasoning and `tool-call` parts. */
+export interface AiSdkAssistantMessage {
+  role: 'assistant'
+  content: string | ReadonlyArray<AiSdkPart>
+}
+
+/** An AI SDK tool message: the `tool-result` parts answering the assistant message before it. */
+export interface AiSdkToolMessage {
+  role: 'tool'
+  content: ReadonlyArray<AiSdkPart>
+}
+
+/**
+ * A Vercel AI SDK `ModelMessage` (v5 and later; `ai` package), what `generateText` /
+ * `streamText` take as `messages` and return as `response.messages`. The summary is written as
+ * `{ role: 'user', content: text }`.
+ */
+export type AiSdkModelMessage = AiSdkSystemMessage | AiSdkUserMessage | AiSdkAssistantMessage | AiSdkToolMessage
+
+/**
+ * A part of a Gemini content (`Part` of `@google/genai`), every field optional as in the SDK:
+ * `text` (with `thought: true`, thinking), a `functionCall` or a `functionResponse`, media
+ * (`inlineData`, `fileData`, estimated from their size), code execution. A `thoughtSignature`
+ * stays on its part, byte for byte.
+ */
+export interface GeminiPart {
+  text?: string
+  thought?: boolean
+  thoughtSignature?: string
+  /** A call the model made. Without `id` (older models), calls and responses pair by order. */
+  functionCall?: { id?: string; name?: string; args?: Record<string, unknown> }
+  /** The answer to a `functionCall`, in the `user` content right after the model content. */
+  functionResponse?: { id?: string; name?: string; response?: Record<string, unknown> }
+  inlineData?: { mimeType?: string; data?: string }
+  fileData?: { mimeType?: string; fileUri?: string }
+  executableCode?: { code?: string; language?: string }
+  codeExecutionResult?: { outcome?: string; output?: string }
+}
+
+/**
+ * A Gemini `Content` (`@google/genai`; the `contents` of `generateContent`): `role` is `'user'`
+ * or `'model'`, both fields optional as in the SDK. The summary is written as
+ * `{ role: 'user', parts: [{ text }] }`.
+ */
+export interface GeminiContent {
+  role?: string
+  parts?: ReadonlyArray<GeminiPart>
+  /**
+   * Never present on a Gemini content. Declared so that a malformed Anthropic / OpenAI message
+   * (`{ role: 'user', content: 42 }`) is not taken for a content with no parts.
+   */
+  content?: never
+}
+
+/**
+ * A block of a Bedrock Converse message (`ContentBlock` of `@aws-sdk/client-bedrock-runtime`):
+ * exactly one of its fields is set. Text, `toolUse` (its `input` counted as JSON), `toolResult`
+ * and `reasoningContent` are read; images, documents, videos and the rest are estimated or
+ * passed through.
+ */
+export interface BedrockContentBlock {
+  text?: string
+  toolUse?: { toolUseId?: string; name?: string; input?: unknown }
+  /** The answer to a `toolUse`, in the user message right after the assistant message. */
+  toolResult?: { toolUseId?: string; content?: ReadonlyArray<object>; status?: string }
+  reasoningContent?: object
+  image?: object
+  document?: object
+  video?: object
+  cachePoint?: object
+  guardContent?: object
+  citationsContent?: object
+  /** Never present on a Bedrock block (Anthropic blocks have a `type`; Bedrock's do not). */
+  type?: never
+}
+
+/**
+ * An Amazon Bedrock Converse message (`Message` of `@aws-sdk/client-bedrock-runtime`, the
+ * `messages` of `ConverseCommand`). The system prompt is Converse's top-level `system`, not a
+ * message. The summary is written as `{ role: 'user', content: [{ text }] }`, followed by an
+ * assistant acknowledgement (`'Understood; continuing from the summary.'`) when the next kept
+ * message is a user message, since Converse requires the roles to alternate.
+ */
+export interface BedrockMessage {
+  role?: 'user' | 'assistant'
+  content?: ReadonlyArray<BedrockContentBlock>
+}
+
+/**
+ * A LangChain.js message instance (`HumanMessage`, `AIMessage`, `SystemMessage`,
+ * `ToolMessage`, … of `@langchain/core/messages`): read through its `toJSON()`.
+ */
+export interface LangChainMessageInstance {
+  _getType(): string
+  toJSON(): unknown
+  content: unknown
+}
+
+/** A LangChain message serialized by `toJSON()`: `{ lc: 1, type: 'constructor', id: [..., 'HumanMessage'], kwargs }`. */
+export interface LangChainSerializedMessage {
+  lc: number
+  type: 'constructor'
+  /** The class path; its last element names the class (`'AIMessage'`, `'ToolMessage'`, …). */
+  id: ReadonlyArray<string>
+  /** The constructor's fields: `content`, and `tool_calls` / `tool_call_id` for tool use. */
+  kwargs: object
+}
+
+/** A LangChain message in its stored form (`mapChatMessagesToStoredMessages`): `{ type: 'human', data }`. */
+export interface LangChainStoredMessage {
+  type: string
+  data: { content: unknown; role?: string; name?: string; tool_call_id?: string }
+}
+
+/**
+ * A LangChain.js message: an instance, its serialized form or its stored form. Tool calls are
+ * an AI message's `tool_calls`, answered by tool messages' `tool_call_id`. The summary is
+ * written as a `HumanMessage` instance when the list holds instances (from the list's own
+ * `@langchain/core`), else in the list's form.
+ */
+export type LangChainMessage = LangChainMessageInstance | LangChainSerializedMessage | LangChainStoredMessage
+
+/**
+ * A message in any format the library reads: Anthropic Messages and OpenAI Chat Completions
+ * ({@link Message}), OpenAI Responses items, Vercel AI SDK, Gemini, Bedrock Converse and
+ * LangChain.js messages. One list holds one format (see {@link MessageFormat}).
+ *
+ * The functions that return messages are generic over the element type: pass your SDK's own
+ * array (e.g. `ModelMessage[]`) and you get the same type back, since kept messages are your
+ * objects and what the library writes is in the list's own format.
+ */
+export type AnyMessage =
+  | Message
+  | ResponsesInputItem
+  | AiSdkModelMessage
+  | GeminiContent
+  | BedrockMessage
+  | LangChainMessage
+
+// ---------------------------------------------------------------------------------------------
 // Options and results
 
-/** What a custom summarizer is asked to do. */
-export interface SummaryRequest {
+/**
+ * What a custom summarizer is asked to do. `M` is the format of the messages being compacted;
+ * a summarizer used with one format may declare it (`(request: SummaryRequest<ModelMessage>)`).
+ */
+export interface SummaryRequest<M extends AnyMessage = AnyMessage> {
   /**
    * The messages to summarize (the middle, or one chunk of a middle too large for the model):
-   * the very objects you passed (in a further round, also the summary the previous round made).
+   * the very objects you passed (in a further round, also the summary the previous round made,
+   * in the same format).
    */
-  messages: Message[]
+  messages: M[]
   /**
    * The rendered instructions and transcript, ready to send to an LLM as one user message.
    * Rendered when first read, so a summarizer that only uses `messages` does not pay for it.
@@ -195,8 +504,15 @@ export interface SummaryRequest {
 /**
  * Writes a summary. A rejection, a throw or an empty/whitespace text is a failed attempt,
  * retried up to `maxRetries` times.
+ *
+ * Declared as a method's type so that a summarizer written for one format
+ * (`(request: SummaryRequest<ModelMessage>) => …`) can be given where any format is accepted
+ * (method parameters are checked bivariantly): the options are not generic, so that a
+ * `CompactOptions` object works with a list of any format.
  */
-export type Summarizer = (request: SummaryRequest) => Promise<string>
+export type Summarizer<M extends AnyMessage = AnyMessage> = {
+  summarize(request: SummaryRequest<M>): Promise<string>
+}['summarize']
 
 /**
  * Events reported through `onEvent`, in this order for one compaction:
@@ -292,7 +608,7 @@ export type CompactTrigger = 'tokens' | 'messages' | 'tool_output' | 'force'
  */
 export type StrategyName = 'summary' | 'selective' | 'noop' | 'keep-recent' | 'keep-system-and-recent' | 'sliding-window'
 
-/** The seed's LLM message type: any {@link Message}. */
+/** The seed's LLM message type: an Anthropic / OpenAI {@link Message}. */
 export type LLMMessage = Message
 
 /**
@@ -321,11 +637,17 @@ export interface ContextCompressionConfig {
  * {@link Compactor} adopts it when it differs from the one it passed.
  */
 export interface CompressionStrategy {
+  /**
+   * `messages` are in the list's own format (see {@link MessageFormat}); return messages in the
+   * same format: the caller's objects, or new ones written in that format (checked). A strategy
+   * for one format may declare it (`compress(messages: LLMMessage[], …)`; method parameters are
+   * checked bivariantly).
+   */
   compress(
-    messages: LLMMessage[],
+    messages: AnyMessage[],
     markMap: MessageMarkMap,
     config: ContextCompressionConfig,
-  ): Promise<{ messages: LLMMessage[]; markMap: MessageMarkMap }>
+  ): Promise<{ messages: AnyMessage[]; markMap: MessageMarkMap }>
 }
 
 /**
@@ -435,6 +757,12 @@ export interface BeforeCompactInfo {
 }
 
 export interface CompactOptions {
+  /**
+   * Which API's messages the list holds (see {@link MessageFormat}): detected from the list
+   * by default. The summary and any message the library changes are written in this format.
+   * @default 'auto'
+   */
+  format?: MessageFormat
   /**
    * The model's context window, in tokens.
    * @default 200000
@@ -847,10 +1175,12 @@ export interface OffloadedText {
   kind: 'tool_result' | 'text'
 }
 
-export interface CompactResult<M extends Message = Message> {
+export interface CompactResult<M extends AnyMessage = Message> {
   /**
-   * The new message list: head + `{ role: 'user', content: summary }` + tail, where head and
-   * tail are the very message objects you passed (other strategies: the kept messages, a notice
+   * The new message list: head + the summary message + tail, where head and tail are the very
+   * message objects you passed, and the summary is written in their format (`{ role: 'user',
+   * content: summary }` for Anthropic, OpenAI and the AI SDK; see each format's type for the
+   * others) (other strategies: the kept messages, a notice
    * where messages were removed, and copies of messages whose tool results were cleared). When
    * nothing was compacted, the input array itself.
    */
@@ -935,14 +1265,14 @@ export interface CompactResult<M extends Message = Message> {
   markMap?: MessageMarkMap | null
 }
 
-/** The three regions of a message list. */
-export interface Partition {
+/** The three regions of a message list: slices of your array, your objects. */
+export interface Partition<M extends AnyMessage = Message> {
   /** The leading system messages. */
-  head: Message[]
+  head: M[]
   /** What a compaction summarizes. */
-  middle: Message[]
+  middle: M[]
   /** The recent messages kept verbatim; never starts with a tool result. */
-  tail: Message[]
+  tail: M[]
 }
 
 /**
@@ -1009,8 +1339,8 @@ export declare const COMPACT_MAX_RETRIES: 2
  * @throws {TypeError} for invalid messages, naming the index and the field.
  */
 export declare function countTokens(
-  messages: Message[],
-  options?: { encoding?: 'o200k_base' | 'cl100k_base' },
+  messages: readonly AnyMessage[],
+  options?: { encoding?: 'o200k_base' | 'cl100k_base'; format?: MessageFormat },
 ): number
 
 /**
@@ -1018,14 +1348,14 @@ export declare function countTokens(
  * `contextTokenLimit × thresholdRatio` (PRD F-002). Empty list → false.
  * @throws {TypeError} for invalid messages or options.
  */
-export declare function shouldCompact(messages: Message[], options?: CompactOptions): boolean
+export declare function shouldCompact(messages: readonly AnyMessage[], options?: CompactOptions): boolean
 
 /**
  * The trigger's numbers: the raw count, the estimate of what the API will bill, its source and
  * the threshold. {@link shouldCompact} is `measureTokens(messages, options).shouldCompact`.
  * @throws {TypeError} for invalid messages or options.
  */
-export declare function measureTokens(messages: Message[], options?: CompactOptions): Measure
+export declare function measureTokens(messages: readonly AnyMessage[], options?: CompactOptions): Measure
 
 /**
  * Splits messages into head (leading system messages), middle and tail (PRD F-003): the tail
@@ -1033,33 +1363,49 @@ export declare function measureTokens(messages: Message[], options?: CompactOpti
  * it never begins with a tool result whose call would be left in the middle.
  * @throws {TypeError} for invalid messages.
  */
-export declare function partitionMessages(
-  messages: Message[],
+export declare function partitionMessages<M extends AnyMessage = Message>(
+  messages: readonly M[],
   tailRetentionTokens: number,
-  options?: Pick<CompactOptions, 'encoding' | 'keepRecentTurns'>,
-): Partition
+  options?: Pick<CompactOptions, 'encoding' | 'keepRecentTurns' | 'format'>,
+): Partition<M>
 
 /**
  * Summarizes messages with the configured summarizer (PRD F-004), with retries.
  * @throws the last failure when every attempt failed; `AbortError` when `signal` fires.
  */
-export declare function generateSummary(middle: Message[], options?: CompactOptions): Promise<string>
+export declare function generateSummary(middle: readonly AnyMessage[], options?: CompactOptions): Promise<string>
 
-/** `[...head, { role: 'user', content: summary }, ...tail]`, a new array (PRD F-005). */
+/**
+ * `[...head, { role: 'user', content: summary }, ...tail]`, a new array (PRD F-005). The summary
+ * message is in the Anthropic / OpenAI form (also a valid AI SDK message); for the other
+ * formats, {@link compactMessages} writes it in the list's own format.
+ */
 export declare function assembleMessages(head: Message[], summary: string, tail: Message[]): Message[]
 
 /**
  * Writes messages to `<outputDir>/<sessionId>/compact-<YYYYMMDDTHHMMSSZ>-<sequence>.json`
- * (PRD F-006) atomically, privately (0600), never overwriting; resolves with the path.
+ * (PRD F-006) atomically, privately (0600), never overwriting; resolves with the path. The
+ * archive holds the messages as you passed them, in their own format.
  */
-export declare function persistMessages(middle: Message[], outputDir: string, sessionId: string): Promise<string>
+export declare function persistMessages(
+  middle: readonly AnyMessage[],
+  outputDir: string,
+  sessionId: string,
+  options?: {
+    /** The messages' format (see {@link MessageFormat}). @default 'auto' */
+    format?: MessageFormat
+  },
+): Promise<string>
 
 /**
  * The main entry: checks the threshold and, when reached (or with `force`), compacts.
  * Never rejects for LLM or disk failures (the result's `error` and `warnings` say what
  * happened); rejects with `TypeError` for invalid input and `AbortError` when `signal` fires.
  */
-export declare function compactMessages<M extends Message = Message>(messages: M[], options?: CompactOptions): Promise<CompactResult<M>>
+export declare function compactMessages<M extends AnyMessage = Message>(
+  messages: readonly M[],
+  options?: CompactOptions,
+): Promise<CompactResult<M>>
 
 // ---------------------------------------------------------------------------------------------
 // MessageMarkMap helpers (type seed §二, the seed's code)
@@ -1119,6 +1465,11 @@ export interface RestoreOptions {
    * @default 'default'
    */
   sessionId?: string
+  /**
+   * The messages' format (see {@link MessageFormat}); archived messages come back in it.
+   * @default 'auto'
+   */
+  format?: MessageFormat
 }
 
 /** What {@link pruneArchives} removes. */
@@ -1162,9 +1513,14 @@ export interface OffloadOptions {
   scope?: Exclude<OffloadScope, 'off'>
   /** The tokenizer. @default 'o200k_base' */
   encoding?: 'o200k_base' | 'cl100k_base'
+  /**
+   * The messages' format (see {@link MessageFormat}); shortened copies are written in it.
+   * @default 'auto'
+   */
+  format?: MessageFormat
 }
 
-export interface OffloadResult<M extends Message = Message> {
+export interface OffloadResult<M extends AnyMessage = Message> {
   /** Your list with the oversized messages replaced by shortened copies (the others are your objects). */
   messages: M[]
   offloaded: OffloadedText[]
@@ -1184,8 +1540,8 @@ export interface OffloadResult<M extends Message = Message> {
  * archived in the session's next archive, so {@link restoreMessages} gives them back exactly.
  * Your list is not changed.
  */
-export declare function offloadToolResults<M extends Message = Message>(
-  messages: M[],
+export declare function offloadToolResults<M extends AnyMessage = Message>(
+  messages: readonly M[],
   options: OffloadOptions,
 ): Promise<OffloadResult<M>>
 
@@ -1215,7 +1571,10 @@ export declare function listArchives(outputDir: string, sessionId: string): Prom
  * @throws {Error} with `code` ({@link RestoreErrorCode}) when an archive is missing or unusable:
  *   a partial restore would silently lose messages.
  */
-export declare function restoreMessages<M extends Message = Message>(messages: M[], options?: RestoreOptions): Promise<M[]>
+export declare function restoreMessages<M extends AnyMessage = Message>(
+  messages: readonly M[],
+  options?: RestoreOptions,
+): Promise<M[]>
 
 /**
  * Retention (SanBot): removes archives older than `olderThanDays` (by the timestamp in their
@@ -1254,7 +1613,13 @@ export declare function pruneArchives(outputDir: string, options?: PruneOptions)
  * The role and empty-content rules are Anthropic's and are skipped for conversations in the
  * OpenAI dialect (any `role: 'tool'` or `'developer'` message, or assistant `tool_calls`), except
  * the empty content array, which OpenAI rejects too. Server tool calls (`server_tool_use`) are
- * answered by the server inside the same message and are not checked.
+ * answered by the server inside the same message and are not checked. *
+ * Lists in the other formats ({@link MessageFormat}) are checked on what they say in the
+ * Anthropic form: a Responses `function_call` needs its `function_call_output`, a Gemini model
+ * content's `functionCall`s need as many `functionResponse`s in the next content, and so on for
+ * AI SDK `tool-call` / `tool-result` parts, Bedrock `toolUse` / `toolResult` blocks and
+ * LangChain `tool_calls` / tool messages. The messages keep Anthropic's wording; `index` is in
+ * your list (for a turn of several Responses items, its first item).
  */
 export type ProblemKind =
   | 'invalid_message'
@@ -1287,7 +1652,13 @@ export interface Problem {
  * Invalid messages are reported (`invalid_message`), not thrown.
  * @throws {TypeError} when `messages` is not an array (or cannot be serialized as JSON).
  */
-export declare function checkMessages(messages: Message[]): Problem[]
+export declare function checkMessages(
+  messages: readonly AnyMessage[],
+  options?: {
+    /** The messages' format (see {@link MessageFormat}). @default 'auto' */
+    format?: MessageFormat
+  },
+): Problem[]
 
 /**
  * The stateful form: options bound once, and a token cache keyed by message object, so that
@@ -1319,29 +1690,31 @@ export declare class Compactor {
    * the next original index; each compaction starts a batch.
    */
   readonly markMap: MessageMarkMap
-  countTokens(messages: Message[]): number
+  countTokens(messages: readonly AnyMessage[]): number
   /**
    * Pass `{ usage }` (the last response's usage) to use it and to learn from it. Emits
    * `token_limit_exceeded` through `onEvent` when the estimate reaches the threshold.
    */
-  shouldCompact(messages: Message[], overrides?: Pick<CompactOptions, 'usage' | 'onEvent'>): boolean
-  measure(messages: Message[], overrides?: Pick<CompactOptions, 'usage'>): Measure
-  compact<M extends Message = Message>(messages: M[], overrides?: CompactOptions): Promise<CompactResult<M>>
+  shouldCompact(messages: readonly AnyMessage[], overrides?: Pick<CompactOptions, 'usage' | 'onEvent'>): boolean
+  measure(messages: readonly AnyMessage[], overrides?: Pick<CompactOptions, 'usage'>): Measure
+  /** {@link compactMessages} with this compactor's options (and `overrides`): the same type comes back. */
+  compact<M extends AnyMessage = Message>(messages: readonly M[], overrides?: CompactOptions): Promise<CompactResult<M>>
   /**
    * Rolls back to an earlier batch of `markMap` (seed §八.4) and resolves with its messages:
    * batch 0 is the whole original conversation, read back from the archives
    * ({@link restoreMessages}); a later batch is the list its compaction returned, followed by
    * every message added since (read back from later archives where needed). Later batches leave
    * the mark map, and their numbers are reused by the next compactions.
-   * @param messages the current conversation; by default the list the last compaction returned.
+   * @param messages the current conversation; by default the list the last compaction returned
+   *   (then name its type, e.g. `rollback<ModelMessage>(0)`, since it cannot be inferred).
    * @throws {TypeError} for a batch not in the mark map.
    * @throws {Error} with `code: 'ROLLBACK_FAILED'` when the archives cannot give every message
    *   back (e.g. a custom strategy removed messages without a notice), or with a
    *   {@link RestoreErrorCode}.
    */
-  rollback(batch: number, messages?: Message[]): Promise<Message[]>
-  partitionMessages(messages: Message[], tailRetentionTokens: number): Partition
-  generateSummary(middle: Message[], overrides?: CompactOptions): Promise<string>
+  rollback<M extends AnyMessage = Message>(batch: number, messages?: readonly M[]): Promise<M[]>
+  partitionMessages<M extends AnyMessage = Message>(messages: readonly M[], tailRetentionTokens: number): Partition<M>
+  generateSummary(middle: readonly AnyMessage[], overrides?: CompactOptions): Promise<string>
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,8 +1,11 @@
 // The examples in examples/: type-checked with `tsc --noEmit -p examples`, then compiled with
 // esbuild and run, each against a local mock of its API on 127.0.0.1 that answers the agent's
 // requests with tool calls and then a final answer, answers summary requests (context-compact's
-// own provider calls, which go to the same base URL), and rejects any request the real API
-// would reject (checked with checkMessages), so compaction must keep every request valid.
+// own provider calls, which go to the same base URL, or the example's own summarizer), and
+// rejects any request the real API would reject, with that API's 400 — Anthropic and OpenAI Chat
+// checked with checkMessages, the Responses API and Gemini by their own pairing rules written
+// out below (independent of the library under test) — so compaction must keep every request
+// valid.
 
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -18,7 +21,14 @@ import { checkMessages, type Message } from '../index'
 import { tempDir } from './helpers'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const EXAMPLES = ['anthropic-agent-loop', 'openai-agent-loop', 'ai-sdk-agent-loop', 'compactor-events']
+const EXAMPLES = [
+  'anthropic-agent-loop',
+  'openai-agent-loop',
+  'ai-sdk-agent-loop',
+  'openai-responses-agent-loop',
+  'gemini-agent-loop',
+  'compactor-events',
+]
 
 interface Run {
   code: number | null
@@ -43,7 +53,8 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs 
 }
 
 // ---------------------------------------------------------------------------------------------
-// A mock of the Anthropic Messages API and the OpenAI Chat Completions API
+// A mock of the Anthropic Messages API, the OpenAI Chat Completions and Responses APIs, and the
+// Gemini API (generateContent)
 
 /** What the agent "decides" on its n-th request: tool calls, then a final answer. */
 const SCRIPT: Array<Array<{ name: string; input: Record<string, string> }>> = [
@@ -64,6 +75,8 @@ interface Mock {
   summaryRequests: number
   /** Requests the real API would have rejected. */
   invalid: string[]
+  /** The body of every agent request, in order. */
+  agentBodies: any[]
   /** Answer the first summary request with 529 (to see a retry). */
   failFirstSummary: boolean
   close(): Promise<void>
@@ -75,6 +88,7 @@ async function startMock(options: { failFirstSummary?: boolean } = {}): Promise<
     agentRequests: 0,
     summaryRequests: 0,
     invalid: [],
+    agentBodies: [],
     failFirstSummary: options.failFirstSummary ?? false,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   }
@@ -83,6 +97,9 @@ async function startMock(options: { failFirstSummary?: boolean } = {}): Promise<
     res.end(JSON.stringify(body))
   }
   const handle = (req: IncomingMessage, res: ServerResponse, body: any) => {
+    if (req.method === 'POST' && req.url!.endsWith('/v1/responses')) return handleResponses(res, body)
+    const gemini = /\/v1beta\/models\/([^/:]+):generateContent$/.exec(req.url!)
+    if (req.method === 'POST' && gemini) return handleGemini(res, body, decodeURIComponent(gemini[1]))
     const anthropic = req.url!.endsWith('/v1/messages')
     const openai = req.url!.endsWith('/v1/chat/completions')
     if (!(anthropic || openai) || req.method !== 'POST') return send(res, 404, { error: { message: `no route ${req.url}` } })
@@ -121,6 +138,7 @@ async function startMock(options: { failFirstSummary?: boolean } = {}): Promise<
 
     // An agent request: reject what the real API would reject.
     const n = ++mock.agentRequests
+    mock.agentBodies.push(body)
     const problems = checkMessages(body.messages as Message[])
     if (problems.length > 0) {
       const p = problems[0]
@@ -166,6 +184,104 @@ async function startMock(options: { failFirstSummary?: boolean } = {}): Promise<
       usage: { prompt_tokens: inputTokens, completion_tokens: 20, total_tokens: inputTokens + 20 },
     })
   }
+  // The Responses API (POST /v1/responses): the example's agent requests. Its summaries go
+  // through context-compact's `openai` provider to /v1/chat/completions, above.
+  const handleResponses = (res: ServerResponse, body: any) => {
+    const n = ++mock.agentRequests
+    mock.agentBodies.push(body)
+    const problem = responsesInputProblem(body.input, body.store)
+    if (problem) {
+      mock.invalid.push(`request ${n}: ${problem}`)
+      return send(res, 400, { error: { message: problem, type: 'invalid_request_error', param: 'input', code: null } })
+    }
+    const calls = SCRIPT[n - 1]
+    const inputTokens = Math.ceil(JSON.stringify([body.instructions ?? null, body.tools ?? null, body.input]).length / 4)
+    // A reasoning model's output: a reasoning item (encrypted, since the request is stateless)
+    // before the calls or the answer it led to.
+    const reasoning = { type: 'reasoning', id: `rs_${n}`, summary: [], encrypted_content: `gAAAAB${'x'.repeat(64)}${n}` }
+    const output = calls
+      ? [
+          reasoning,
+          ...calls.map((c, k) => ({
+            type: 'function_call',
+            id: `fc_${n}_${k}`,
+            call_id: `call_${n}_${k}`,
+            name: c.name,
+            arguments: JSON.stringify(c.input),
+            status: 'completed',
+          })),
+        ]
+      : [
+          reasoning,
+          {
+            type: 'message',
+            id: `msg_${n}`,
+            role: 'assistant',
+            status: 'completed',
+            content: [{ type: 'output_text', text: FINAL, annotations: [], logprobs: [] }],
+          },
+        ]
+    return send(res, 200, {
+      id: `resp_${n}`,
+      object: 'response',
+      created_at: Math.floor(Date.now() / 1000),
+      status: 'completed',
+      error: null,
+      incomplete_details: null,
+      instructions: body.instructions ?? null,
+      max_output_tokens: null,
+      metadata: {},
+      model: body.model,
+      output,
+      parallel_tool_calls: true,
+      previous_response_id: null,
+      reasoning: { effort: 'medium', summary: null },
+      store: body.store ?? true,
+      temperature: 1,
+      text: { format: { type: 'text' } },
+      tool_choice: 'auto',
+      tools: body.tools ?? [],
+      top_p: 1,
+      truncation: 'disabled',
+      usage: {
+        input_tokens: inputTokens,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 20,
+        output_tokens_details: { reasoning_tokens: 10 },
+        total_tokens: inputTokens + 20,
+      },
+    })
+  }
+
+  // The Gemini API (POST /v1beta/models/{model}:generateContent): agent requests carry the
+  // function declarations; the example's summarizer sends the prompt alone.
+  const handleGemini = (res: ServerResponse, body: any, model: string) => {
+    const inputTokens = Math.ceil(JSON.stringify([body.systemInstruction ?? null, body.tools ?? null, body.contents]).length / 4)
+    const reply = (parts: unknown[]) =>
+      send(res, 200, {
+        candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
+        usageMetadata: { promptTokenCount: inputTokens, candidatesTokenCount: 20, totalTokenCount: inputTokens + 20 },
+        modelVersion: model,
+        responseId: `gemini-${mock.agentRequests + mock.summaryRequests}`,
+      })
+    if (!Array.isArray(body.tools) || body.tools.length === 0) {
+      mock.summaryRequests++
+      return reply([{ text: `## Goal\nMock summary #${mock.summaryRequests}: the user asked what the package does; files were listed and read.` }])
+    }
+    const n = ++mock.agentRequests
+    mock.agentBodies.push(body)
+    const problem = geminiContentsProblem(body.contents)
+    if (problem) {
+      mock.invalid.push(`request ${n}: ${problem}`)
+      return send(res, 400, { error: { code: 400, message: problem, status: 'INVALID_ARGUMENT' } })
+    }
+    const calls = SCRIPT[n - 1]
+    if (!calls) return reply([{ text: FINAL }])
+    // Calls without ids (paired with their responses by order), the first one signed, as
+    // Gemini's thinking models return them.
+    return reply(calls.map((c, k) => ({ functionCall: { name: c.name, args: c.input }, ...(k === 0 ? { thoughtSignature: signature(n) } : {}) })))
+  }
+
   const server: Server = createServer((req, res) => {
     let text = ''
     req.setEncoding('utf8')
@@ -181,6 +297,89 @@ async function startMock(options: { failFirstSummary?: boolean } = {}): Promise<
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   mock.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   return mock
+}
+
+/** The thought signature the Gemini mock puts on the first call of its n-th answer. */
+function signature(n: number): string {
+  return Buffer.from(`mock-thought-${n}`).toString('base64')
+}
+
+/**
+ * What the Responses API answers 400 to in a request's `input`, in its own words (`param:
+ * 'input'`), or null: an output without its call, a call without its output, a reasoning item
+ * not followed by the item it led to (or, with `store: false`, not sent back encrypted), and
+ * output content in a user, system or developer message.
+ */
+function responsesInputProblem(input: unknown, store: unknown): string | null {
+  if (!Array.isArray(input)) return "Invalid type for 'input': expected an array of input items."
+  const answered = new Set<string>()
+  const called = new Set<string>()
+  for (const [i, item] of input.entries()) {
+    if (item === null || typeof item !== 'object') return `Invalid type for 'input[${i}]': expected an object.`
+    const type = item.type ?? 'message'
+    if (type === 'function_call') called.add(item.call_id)
+    else if (type === 'function_call_output') {
+      if (!called.has(item.call_id)) return `No tool call found for function call output with call_id ${item.call_id}.`
+      answered.add(item.call_id)
+    } else if (type === 'reasoning') {
+      const next = input[i + 1]
+      if (!next || !(next.type === 'function_call' || (next.type === 'message' && next.role === 'assistant'))) {
+        return `Item '${item.id}' of type 'reasoning' was provided without its required following item.`
+      }
+      if (store === false && typeof item.encrypted_content !== 'string') {
+        return `Item with id '${item.id}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`
+      }
+    } else if (type === 'message') {
+      if (!['user', 'assistant', 'system', 'developer'].includes(item.role)) {
+        return `Invalid value: '${item.role}'. Supported values are: 'assistant', 'system', 'developer', and 'user'.`
+      }
+      const parts = typeof item.content === 'string' ? [] : item.content
+      if (!Array.isArray(parts)) return `Invalid type for 'input[${i}].content': expected one of a string or an array.`
+      for (const [k, part] of parts.entries()) {
+        const allowed = item.role === 'assistant' ? ['output_text', 'refusal'] : ['input_text', 'input_image', 'input_file']
+        if (!allowed.includes(part?.type)) {
+          return `Invalid value: '${part?.type}'. Supported values are: ${allowed.map((t) => `'${t}'`).join(', ')}. (input[${i}].content[${k}].type)`
+        }
+      }
+    } else return `Invalid value: '${type}'. This mock only knows message, reasoning, function_call and function_call_output items.`
+  }
+  const unanswered = [...called].find((id) => !answered.has(id))
+  return unanswered === undefined ? null : `No tool output found for function call ${unanswered}.`
+}
+
+/**
+ * What the Gemini API answers 400 (`INVALID_ARGUMENT`) to in `contents`, in its own words, or
+ * null: an unknown role, a function call turn that does not follow a user turn, a function
+ * response turn whose response count differs from the calls before it, and, in the current turn
+ * (after the last user text), a first function call without its thought signature.
+ */
+function geminiContentsProblem(contents: unknown): string | null {
+  if (!Array.isArray(contents) || contents.length === 0) return '* GenerateContentRequest.contents: contents is not specified'
+  const callsOf = (content: any) => (content.parts ?? []).filter((part: any) => part.functionCall).length
+  const responsesOf = (content: any) => (content.parts ?? []).filter((part: any) => part.functionResponse).length
+  let currentTurn = 0
+  for (const [i, content] of contents.entries()) {
+    if (content?.role !== 'user' && content?.role !== 'model') return 'Please use a valid role: user, model.'
+    if (content.role === 'user' && (content.parts ?? []).some((part: any) => typeof part.text === 'string')) currentTurn = i
+    const previous = contents[i - 1]
+    if (callsOf(content) > 0 && content.role === 'model' && previous?.role !== 'user') {
+      return 'Please ensure that function call turn comes immediately after a user turn or after a function response turn.'
+    }
+    if (responsesOf(content) > 0 && (!previous || callsOf(previous) !== responsesOf(content))) {
+      return 'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.'
+    }
+    if (callsOf(content) > 0 && responsesOf(contents[i + 1] ?? {}) !== callsOf(content)) {
+      return 'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.'
+    }
+  }
+  for (const [i, content] of contents.entries()) {
+    if (i < currentTurn || content.role !== 'model') continue
+    const first = (content.parts ?? []).find((part: any) => part.functionCall)
+    if (first && typeof first.thoughtSignature !== 'string') {
+      return `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${first.functionCall.name}\` , position ${i + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.`
+    }
+  }
+  return null
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -213,7 +412,17 @@ afterAll(() => {
 /** The environment of an example run: no real keys or endpoints, a tiny window. */
 function exampleEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env }
-  for (const key of ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'ANTHROPIC_BASE_URL', 'OPENAI_BASE_URL', 'EXAMPLE_MODEL']) delete env[key]
+  for (const key of [
+    'ANTHROPIC_API_KEY',
+    'OPENAI_API_KEY',
+    'ANTHROPIC_BASE_URL',
+    'OPENAI_BASE_URL',
+    'GEMINI_API_KEY',
+    'GOOGLE_API_KEY',
+    'GOOGLE_GEMINI_BASE_URL',
+    'EXAMPLE_MODEL',
+  ])
+    delete env[key]
   return { ...env, EXAMPLE_CONTEXT_LIMIT: '3000', EXAMPLE_OUTPUT_DIR: archives, ...extra }
 }
 
@@ -272,7 +481,7 @@ describe('examples', () => {
     }
   })
 
-  it('ai-sdk-agent-loop: AI SDK messages adapted, compacted and mapped back', async () => {
+  it('ai-sdk-agent-loop: the AI SDK ModelMessage[] compacted as it is', async () => {
     const mock = await startMock()
     try {
       const result = await runExample('ai-sdk-agent-loop', exampleEnv({ OPENAI_API_KEY: 'sk-mock', OPENAI_BASE_URL: `${mock.url}/v1` }))
@@ -281,6 +490,56 @@ describe('examples', () => {
       expect(mock.summaryRequests).toBeGreaterThanOrEqual(compactions)
       expect(result.stdout).toMatch(/\[tool\] list_files/)
       expect(result.stdout).toMatch(/\[compaction\] .* summarized by openai/)
+      // The summary came back as an AI SDK user message, which the provider sent as a plain
+      // Chat Completions user message.
+      const sent = mock.agentBodies.flatMap((body) => body.messages)
+      expect(sent).toContainEqual({ role: 'user', content: expect.stringContaining('Mock summary #') })
+    } finally {
+      await mock.close()
+    }
+  })
+
+  it('openai-responses-agent-loop: ResponseInputItem[] compacted as it is, every request accepted', async () => {
+    const mock = await startMock()
+    try {
+      const result = await runExample('openai-responses-agent-loop', exampleEnv({ OPENAI_API_KEY: 'sk-mock', OPENAI_BASE_URL: `${mock.url}/v1` }))
+      const compactions = expectLoopFinished(result)
+      expect(mock.invalid).toEqual([])
+      expect(mock.agentRequests).toBe(SCRIPT.length + 1)
+      expect(mock.summaryRequests).toBeGreaterThanOrEqual(compactions)
+      expect(result.stdout).toMatch(/\[tool\] read_file \{"path":"index\.d\.ts"\}/)
+      expect(result.stdout).toMatch(/\[compaction\] \d+ → \d+ tokens, \d+ items summarized by openai/)
+      // After a compaction the request carries the summary as a Responses input item, and its
+      // remaining reasoning items still precede the calls they led to (checked above).
+      const summaryItems = mock.agentBodies.flatMap((body) =>
+        body.input.filter((item: any) => JSON.stringify(item).includes('Mock summary #')),
+      )
+      expect(summaryItems.length).toBeGreaterThanOrEqual(1)
+      for (const item of summaryItems) {
+        expect(item).toMatchObject({ type: 'message', role: 'user', content: [{ type: 'input_text', text: expect.stringContaining('Mock summary #') }] })
+      }
+    } finally {
+      await mock.close()
+    }
+  })
+
+  it('gemini-agent-loop: Content[] compacted as it is (summaries by its summarizer), every request accepted', async () => {
+    const mock = await startMock()
+    try {
+      const result = await runExample('gemini-agent-loop', exampleEnv({ GEMINI_API_KEY: 'gemini-mock', GOOGLE_GEMINI_BASE_URL: mock.url }))
+      const compactions = expectLoopFinished(result)
+      expect(mock.invalid).toEqual([])
+      expect(mock.agentRequests).toBe(SCRIPT.length + 1)
+      expect(mock.summaryRequests).toBeGreaterThanOrEqual(compactions)
+      expect(result.stdout).toMatch(/\[tool\] read_file \{"path":"index\.d\.ts"\}/)
+      expect(result.stdout).toMatch(/\[compaction\] \d+ → \d+ tokens, \d+ contents summarized by custom/)
+      const last = mock.agentBodies[mock.agentBodies.length - 1]
+      // The summary is a user content, and every signed call the mock made that is still in the
+      // history carries its signature unchanged.
+      expect(last.contents).toContainEqual({ role: 'user', parts: [{ text: expect.stringContaining('Mock summary #') }] })
+      const signed = last.contents.flatMap((content: any) => content.parts.filter((part: any) => part.thoughtSignature))
+      expect(signed.length).toBeGreaterThanOrEqual(1)
+      for (const part of signed) expect(part.thoughtSignature).toMatch(/^bW9jay10aG91Z2h0LT/)
     } finally {
       await mock.close()
     }
