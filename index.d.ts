@@ -1376,11 +1376,20 @@ export declare function partitionMessages<M extends AnyMessage = Message>(
 export declare function generateSummary(middle: readonly AnyMessage[], options?: CompactOptions): Promise<string>
 
 /**
- * `[...head, { role: 'user', content: summary }, ...tail]`, a new array (PRD F-005). The summary
- * message is in the Anthropic / OpenAI form (also a valid AI SDK message); for the other
- * formats, {@link compactMessages} writes it in the list's own format.
+ * `[...head, summary, ...tail]`, a new array (PRD F-005), with the summary written as a user
+ * message in the format of `head` and `tail` (detected, or `options.format`):
+ * `{ role: 'user', content: summary }` for Anthropic, OpenAI Chat and the AI SDK,
+ * `{ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }` for Responses,
+ * `{ role: 'user', parts: [{ text }] }` for Gemini, `{ role: 'user', content: [{ text }] }` for
+ * Bedrock, and a `HumanMessage` for LangChain.
+ * @throws TypeError when head and tail mix formats.
  */
-export declare function assembleMessages(head: Message[], summary: string, tail: Message[]): Message[]
+export declare function assembleMessages<M extends AnyMessage = Message>(
+  head: readonly M[],
+  summary: string,
+  tail: readonly M[],
+  options?: { format?: MessageFormat },
+): M[]
 
 /**
  * Writes messages to `<outputDir>/<sessionId>/compact-<YYYYMMDDTHHMMSSZ>-<sequence>.json`

@@ -432,6 +432,18 @@ describe('F-005 assembleMessages', () => {
   it('an empty summary still assembles (with a warning)', () => {
     expect(assembleMessages([], '', [])).toEqual([{ role: 'user', content: '' }])
   })
+
+  it("writes the summary in the format of head and tail, or the one options.format names", () => {
+    const gemini = { role: 'model', parts: [{ text: 'x' }] }
+    expect(assembleMessages([], 'S', [gemini])).toEqual([{ role: 'user', parts: [{ text: 'S' }] }, gemini])
+    const call = { type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' }
+    expect(assembleMessages([], 'S', [call])[0]).toEqual({ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'S' }] })
+    const bedrock = { role: 'assistant', content: [{ text: 'x' }] }
+    expect(assembleMessages([], 'S', [bedrock])[0]).toEqual({ role: 'user', content: [{ text: 'S' }] })
+    // Nothing in the list says its format: the option does.
+    expect(assembleMessages([], 'S', [], { format: 'gemini' })).toEqual([{ role: 'user', parts: [{ text: 'S' }] }])
+    expect(() => assembleMessages([gemini], 'S', [call])).toThrow(TypeError)
+  })
 })
 
 function longConversation(turns: number, tokensPerMessage: number): Message[] {
