@@ -1311,13 +1311,17 @@ export interface Measure {
 /**
  * The usage an API reported for a response, in any SDK's shape: Anthropic
  * (`input_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`, `output_tokens`),
- * OpenAI (`prompt_tokens`, `completion_tokens`) or the Vercel AI SDK (`inputTokens`,
- * `outputTokens`). Extra fields are ignored.
+ * OpenAI Chat (`prompt_tokens`, `completion_tokens`), OpenAI Responses (`input_tokens`,
+ * `output_tokens`), the Vercel AI SDK (`inputTokens`, `outputTokens`; cached tokens included),
+ * Bedrock Converse (`inputTokens` plus `cacheReadInputTokens` / `cacheWriteInputTokens`) or
+ * Gemini's `usageMetadata` (`promptTokenCount`, cached content included; `candidatesTokenCount`).
+ * Extra fields are ignored.
  */
 export type Usage =
   | { input_tokens: number; output_tokens?: number; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null }
   | { prompt_tokens: number; completion_tokens?: number }
-  | { inputTokens: number | undefined; outputTokens?: number | undefined }
+  | { inputTokens: number | undefined; outputTokens?: number | undefined; cacheReadInputTokens?: number; cacheWriteInputTokens?: number }
+  | { promptTokenCount?: number; candidatesTokenCount?: number; toolUsePromptTokenCount?: number }
 
 // ---------------------------------------------------------------------------------------------
 // Functions

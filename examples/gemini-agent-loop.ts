@@ -21,7 +21,7 @@
  *   EXAMPLE_CONTEXT_LIMIT  a tiny context window, to watch compaction happen (default: the model's)
  *   EXAMPLE_OUTPUT_DIR     where the archives of compacted messages go (default ./.context-compact)
  */
-import { GoogleGenAI, type Content, type FunctionDeclaration, type Part } from '@google/genai'
+import { GoogleGenAI, type Content, type FunctionDeclaration, type GenerateContentResponseUsageMetadata, type Part } from '@google/genai'
 import { Compactor } from 'context-compact'
 import { readdirSync, readFileSync } from 'node:fs'
 import { relative, resolve } from 'node:path'
@@ -99,13 +99,13 @@ const compactor = new Compactor({
 
 async function main(task: string) {
   let contents: Content[] = [{ role: 'user', parts: [{ text: task }] }]
-  let promptTokens: number | undefined
+  let usage: GenerateContentResponseUsageMetadata | undefined
   let compactions = 0
 
   for (let turn = 1; turn <= MAX_TURNS; turn++) {
-    // Gemini's `promptTokenCount` is what the last request was billed for its input (cached
-    // tokens included), which is what the trigger's `inputTokens` means.
-    const result = await compactor.compact(contents, { usage: promptTokens === undefined ? undefined : { inputTokens: promptTokens } })
+    // What the last request was billed (Gemini's usageMetadata: promptTokenCount, cached
+    // content included) calibrates the trigger.
+    const result = await compactor.compact(contents, { usage })
     if (result.compacted) {
       compactions++
       contents = result.messages // Content[], ready for the next request
@@ -122,7 +122,7 @@ async function main(task: string) {
       contents,
       config: { systemInstruction: SYSTEM, tools: [{ functionDeclarations: FUNCTIONS }] },
     })
-    promptTokens = response.usageMetadata?.promptTokenCount
+    usage = response.usageMetadata
     const content = response.candidates?.[0]?.content
     if (!content) throw new Error(`no candidate in the response (finish reason ${response.candidates?.[0]?.finishReason})`)
     // As it came: the thought signatures on its parts must be sent back unchanged.
