@@ -17,8 +17,8 @@
 use serde_json::{json, Map, Value};
 
 use super::{
-    json_text_block, media_block, remove_element, result_text, text_block, tool_result_block, Edit,
-    Fields, ItemView, PartRef, Reader, Side,
+    edit_element, json_text_block, media_block, text_block, tool_result_block, Edit, Fields,
+    ItemView, PartRef, Reader, Side,
 };
 use crate::error::ValidationError;
 
@@ -218,39 +218,17 @@ fn as_text(value: &Value) -> Value {
 }
 
 pub(super) fn edit(item: &mut Value, part: PartRef, edit: &Edit) -> bool {
-    let Some(object) = item.as_object_mut() else {
-        return true;
-    };
     match (part, edit) {
-        (PartRef::Part(n), Edit::Remove) => remove_element(object, "content", n),
-        (PartRef::Text | PartRef::Item, Edit::Remove) => false,
-        (PartRef::Part(n), Edit::Replace(block)) => {
-            let Some(Value::Array(parts)) = object.get_mut("content") else {
-                return true;
-            };
-            let Some(Value::Object(part)) = parts.get_mut(n) else {
-                return true;
-            };
-            match block.get("type").and_then(Value::as_str) {
-                Some("tool_result") => {
-                    let text = result_text(block.get("content"));
-                    if part.contains_key("output") {
-                        part.insert("output".into(), json!({"type": "text", "value": text}));
-                    } else {
-                        part.insert("result".into(), Value::String(text));
-                    }
-                }
-                Some("text") => {
-                    if let Some(text) = block.get("text") {
-                        part.insert("text".into(), text.clone());
-                    }
-                }
-                _ => {}
+        (PartRef::Part(n), _) => edit_element(item, "content", n, edit, |part, text| {
+            if part.contains_key("output") {
+                part.insert("output".into(), json!({"type": "text", "value": text}));
+            } else {
+                part.insert("result".into(), Value::String(text));
             }
-            true
-        }
+        }),
+        (PartRef::Text | PartRef::Item, Edit::Remove) => false,
         (PartRef::Text, Edit::Replace(block)) => {
-            if let Some(text) = block.get("text") {
+            if let (Some(object), Some(text)) = (item.as_object_mut(), block.get("text")) {
                 object.insert("content".into(), text.clone());
             }
             true

@@ -13,8 +13,8 @@
 use serde_json::{json, Map, Value};
 
 use super::{
-    json_text_block, media_block, remove_element, result_text, text_block, tool_result_block, Edit,
-    Fields, ItemView, PartRef, Reader, Side,
+    edit_element, json_text_block, media_block, text_block, tool_result_block, Edit, Fields,
+    ItemView, PartRef, Reader, Side,
 };
 use crate::error::ValidationError;
 
@@ -154,40 +154,14 @@ fn bytes_of(media: &Value) -> Value {
 }
 
 pub(super) fn edit(item: &mut Value, part: PartRef, edit: &Edit) -> bool {
-    let Some(object) = item.as_object_mut() else {
-        return true;
-    };
     let PartRef::Part(n) = part else {
         return true;
     };
-    match edit {
-        Edit::Remove => remove_element(object, "content", n),
-        Edit::Replace(block) => {
-            let Some(Value::Array(blocks)) = object.get_mut("content") else {
-                return true;
-            };
-            let Some(Value::Object(target)) = blocks.get_mut(n) else {
-                return true;
-            };
-            match block.get("type").and_then(Value::as_str) {
-                Some("tool_result") => {
-                    if let Some(Value::Object(result)) = target.get_mut("toolResult") {
-                        result.insert(
-                            "content".into(),
-                            json!([{"text": result_text(block.get("content"))}]),
-                        );
-                    }
-                }
-                Some("text") => {
-                    if let Some(text) = block.get("text") {
-                        target.insert("text".into(), text.clone());
-                    }
-                }
-                _ => {}
-            }
-            true
+    edit_element(item, "content", n, edit, |block, text| {
+        if let Some(Value::Object(result)) = block.get_mut("toolResult") {
+            result.insert("content".into(), json!([{ "text": text }]));
         }
-    }
+    })
 }
 
 /// A message of our own (the summary).

@@ -14,8 +14,8 @@
 use serde_json::{json, Map, Value};
 
 use super::{
-    json_text_block, media_block, remove_element, result_text, text_block, tool_result_block, Edit,
-    Fields, ItemView, PartRef, Reader, Side,
+    edit_element, json_text_block, media_block, text_block, tool_result_block, Edit, Fields,
+    ItemView, PartRef, Reader, Side,
 };
 use crate::error::ValidationError;
 
@@ -132,41 +132,15 @@ fn inline_media(part: &Value) -> Option<Value> {
 }
 
 pub(super) fn edit(item: &mut Value, part: PartRef, edit: &Edit) -> bool {
-    let Some(object) = item.as_object_mut() else {
-        return true;
-    };
     let PartRef::Part(n) = part else {
         return true;
     };
-    match edit {
-        Edit::Remove => remove_element(object, "parts", n),
-        Edit::Replace(block) => {
-            let Some(Value::Array(parts)) = object.get_mut("parts") else {
-                return true;
-            };
-            let Some(Value::Object(part)) = parts.get_mut(n) else {
-                return true;
-            };
-            match block.get("type").and_then(Value::as_str) {
-                Some("tool_result") => {
-                    if let Some(Value::Object(response)) = part.get_mut("functionResponse") {
-                        response.insert(
-                            "response".into(),
-                            json!({"output": result_text(block.get("content"))}),
-                        );
-                        response.remove("parts");
-                    }
-                }
-                Some("text") => {
-                    if let Some(text) = block.get("text") {
-                        part.insert("text".into(), text.clone());
-                    }
-                }
-                _ => {}
-            }
-            true
+    edit_element(item, "parts", n, edit, |part, text| {
+        if let Some(Value::Object(response)) = part.get_mut("functionResponse") {
+            response.insert("response".into(), json!({ "output": text }));
+            response.remove("parts");
         }
-    }
+    })
 }
 
 /// A content of our own (the summary).

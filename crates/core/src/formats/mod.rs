@@ -720,6 +720,40 @@ pub(crate) fn remove_element(object: &mut Map<String, Value>, key: &str, n: usiz
     }
 }
 
+/// Applies an edit to element `n` of the array at `key` of an item (Gemini `parts`, Bedrock and
+/// AI SDK `content`): removes it, sets its `text`, or gives a tool result its new text through
+/// `set_result`. False when the item is left with nothing (and is dropped).
+pub(crate) fn edit_element(
+    item: &mut Value,
+    key: &str,
+    n: usize,
+    edit: &Edit,
+    set_result: impl FnOnce(&mut Map<String, Value>, String),
+) -> bool {
+    let Some(object) = item.as_object_mut() else {
+        return true;
+    };
+    match edit {
+        Edit::Remove => remove_element(object, key, n),
+        Edit::Replace(block) => {
+            let element = object.get_mut(key).and_then(|array| array.get_mut(n));
+            let Some(Value::Object(element)) = element else {
+                return true;
+            };
+            match kind(block) {
+                "tool_result" => set_result(element, result_text(block.get("content"))),
+                "text" => {
+                    if let Some(text) = block.get("text") {
+                        element.insert("text".into(), text.clone());
+                    }
+                }
+                _ => {}
+            }
+            true
+        }
+    }
+}
+
 /// New items in `format` saying what a view message says (our summary, a notice).
 fn write_new(format: Format, message: &Value) -> Vec<Value> {
     let role = message
