@@ -385,8 +385,13 @@ pub fn view(format: Format, items: &[Value]) -> Result<View, ValidationError> {
     let mut groups: Vec<Range<usize>> = Vec::new();
     let mut current: Option<(Side, Vec<Value>, Range<usize>)> = None;
     for (index, item) in items.iter().enumerate() {
-        let read = read_item(format, index, item, &mut reader)?;
+        let mut read = read_item(format, index, item, &mut reader)?;
+        let acknowledges = acknowledges_summary(format, items, index);
+        if acknowledges {
+            read.blocks.clear();
+        }
         let joins = match &current {
+            Some(_) if acknowledges => true,
             Some((side, _, _)) => joins_previous(format, *side, read.side),
             None => false,
         };
@@ -411,6 +416,19 @@ pub fn view(format: Format, items: &[Value]) -> Result<View, ValidationError> {
         messages,
         groups,
     })
+}
+
+/// Whether item `index` is the model turn [`View::to_items`] writes after our summary where the
+/// roles must alternate. It belongs to the summary: it reads as part of the summary's view
+/// message, adding nothing, so that the summary is replaced with its archive as one message
+/// and the positions a summary's notice or thinking line counts are those of the view.
+fn acknowledges_summary(format: Format, items: &[Value], index: usize) -> bool {
+    format.alternates()
+        && index > 0
+        && !is_user(&items[index])
+        && first_text(&items[index]) == SUMMARY_ACK
+        && is_user(&items[index - 1])
+        && first_text(&items[index - 1]).starts_with(crate::prompt::SUMMARY_PREFIX)
 }
 
 /// Whether an item on side `next` joins the view message of the item before it (`previous`):
@@ -627,6 +645,9 @@ fn rewrite(format: Format, items: &[Value], changed: &Value) -> Vec<Value> {
     let mut reader = Reader::default();
     let mut original: Vec<(usize, PartRef, Value)> = Vec::new();
     for (index, item) in items.iter().enumerate() {
+        if acknowledges_summary(format, items, index) {
+            continue;
+        }
         match read_item(format, index, item, &mut reader) {
             Ok(read) => original.extend(
                 read.blocks
@@ -1054,8 +1075,9 @@ impl Input {
         outcome
     }
 
-    /// A restore's result on the view, said of the items. In Bedrock and Gemini lists the model turn
-    /// written after a summary goes with it.
+    /// A restore's result on the view, said of the items. (The model turn written after a
+    /// summary in Bedrock and Gemini lists is part of the summary's view message, and goes with
+    /// it.)
     pub fn restored(
         &self,
         restored: Vec<crate::archive::Restored>,
@@ -1068,17 +1090,7 @@ impl Input {
         for piece in restored {
             match piece {
                 Restored::Original(index) => {
-                    for item in view.groups[index].clone() {
-                        let is_ack = view.format.alternates()
-                            && item > 0
-                            && !is_user(&self.items[item])
-                            && first_text(&self.items[item]) == SUMMARY_ACK
-                            && first_text(&self.items[item - 1])
-                                .starts_with(crate::prompt::SUMMARY_PREFIX);
-                        if !is_ack {
-                            out.push(Restored::Original(item));
-                        }
-                    }
+                    out.extend(view.groups[index].clone().map(Restored::Original))
                 }
                 Restored::Archived(message) => out.extend(
                     to_format(view.format, &message)

@@ -245,3 +245,32 @@ fn a_summary_before_a_kept_user_turn_gets_a_model_turn_where_roles_must_alternat
         assert_eq!(out.len(), 2);
     }
 }
+
+#[test]
+fn the_model_turn_after_a_summary_is_part_of_the_summary_in_the_view() {
+    let summary =
+        json!({"role": "user", "content": format!("{}summary", crate::prompt::SUMMARY_PREFIX)});
+    let list = items(json!([{"role": "user", "content": [{"text": "new"}]}]));
+    let input = Input::read(list.clone(), None).unwrap();
+    let (out, _) = input
+        .view
+        .as_ref()
+        .unwrap()
+        .to_items(&list, vec![Piece::New(summary), Piece::Original(0)]);
+    let compacted: Vec<Value> = out
+        .into_iter()
+        .map(|piece| match piece {
+            Piece::New(item) => item,
+            Piece::Original(i) => list[i].clone(),
+        })
+        .collect();
+    assert_eq!(compacted.len(), 3);
+    let view = view(Format::Bedrock, &compacted).unwrap();
+    assert_eq!(view.groups, vec![0..2, 2..3]);
+    assert!(crate::prompt::is_summary_message(&view.messages[0]));
+    // Written back unchanged, the summary's message is both items.
+    assert_eq!(
+        to_format(Format::Bedrock, &view.messages[0]),
+        compacted[..2].to_vec()
+    );
+}
