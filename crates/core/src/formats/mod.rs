@@ -509,7 +509,50 @@ pub fn validate(format: Format, items: &[Value]) -> Result<(), ValidationError> 
     Ok(())
 }
 
+/// The block a view path names (`messages.3.content.1.content` → 1); 0 for a string content.
+fn view_block_of_path(path: &str) -> usize {
+    let mut parts = path.split('.').skip(2);
+    match (parts.next(), parts.next()) {
+        (Some("content"), Some(block)) => block.parse().unwrap_or(0),
+        _ => 0,
+    }
+}
+
 impl View {
+    /// The item (of `items`, the list the view was read from) that holds block `block` of view
+    /// message `message`; the run's first item when the block is not found.
+    pub fn item_of_block(&self, items: &[Value], message: usize, block: usize) -> usize {
+        let Some(range) = self.groups.get(message).cloned() else {
+            return items.len();
+        };
+        let mut reader = Reader::default();
+        let mut seen = 0;
+        for index in range.clone() {
+            // As `view` reads the run: the turn written after a summary adds no block.
+            let blocks = if acknowledges_summary(self.format, items, index) {
+                0
+            } else {
+                read_item(self.format, index, &items[index], &mut reader)
+                    .map_or(0, |read| read.blocks.len())
+            };
+            if block < seen + blocks {
+                return index;
+            }
+            seen += blocks;
+        }
+        range.start
+    }
+
+    /// The run of `items` a view message stands for, found by the items it carries (`None` for
+    /// a message of our own).
+    fn run_of(&self, items: &[Value], message: &Value) -> Option<Range<usize>> {
+        let (_, source) = source_items(message)?;
+        self.groups
+            .iter()
+            .find(|range| range.len() == source.len() && items[(*range).clone()] == source[..])
+            .cloned()
+    }
+
     /// The view's token counts from the caller's per-item counts.
     pub fn group_counts(&self, item_counts: &[usize]) -> Vec<usize> {
         self.groups
@@ -550,7 +593,17 @@ impl View {
                     out.extend(self.groups[index].clone().map(Piece::Original))
                 }
                 Piece::New(message) => {
-                    out.extend(to_format(self.format, &message).into_iter().map(Piece::New))
+                    let written = to_format(self.format, &message);
+                    // A changed view message whose run has several items (parallel tool outputs,
+                    // a Responses turn): the items the change left as they were are the
+                    // caller's own objects, not copies.
+                    let run = self
+                        .run_of(items, &message)
+                        .filter(|run| run.len() == written.len());
+                    out.extend(written.into_iter().enumerate().map(|(k, item)| match &run {
+                        Some(run) if items[run.start + k] == item => Piece::Original(run.start + k),
+                        _ => Piece::New(item),
+                    }))
                 }
             }
         }
@@ -1062,8 +1115,17 @@ impl Input {
             outcome.stats.compacted_message_count = self.items.len() - retained;
         }
         for offloaded in &mut outcome.offloaded {
-            offloaded.original_index = self.item_index(offloaded.original_index);
-            offloaded.index = position_of(offloaded.index);
+            // A view message may stand for several items (parallel tool outputs, each its own
+            // item in Responses and LangChain lists): the entry names the item holding the
+            // shortened block. Offload removes no item, so it keeps its offset in the run.
+            let first = self.item_index(offloaded.original_index);
+            let item = view.item_of_block(
+                &self.items,
+                offloaded.original_index,
+                view_block_of_path(&offloaded.path),
+            );
+            offloaded.original_index = item;
+            offloaded.index = position_of(offloaded.index) + (item - first);
             offloaded.path = format!("messages.{}", offloaded.index);
         }
         for change in &mut outcome.transformations {

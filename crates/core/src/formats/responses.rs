@@ -253,8 +253,13 @@ fn content_block(part: &Fields<'_>) -> Result<Value, ValidationError> {
     Ok(match part.string("type")? {
         "input_text" | "output_text" | "text" => text_block(part.string("text")?),
         "refusal" => text_block(part.string("refusal")?),
+        // Billed like Chat Completions' `image_url` part (the tile rule, by `detail`), so it is
+        // read as one; an Anthropic image block would be counted by Anthropic's pixel rule.
         "input_image" => match (object.get("image_url"), object.get("file_id")) {
-            (Some(url @ Value::String(_)), _) => media_block(None, url),
+            (Some(url @ Value::String(_)), _) => {
+                let detail = object.get("detail").cloned().unwrap_or(json!("auto"));
+                json!({"type": "image_url", "image_url": {"url": url, "detail": detail}})
+            }
             (_, Some(Value::String(id))) => {
                 json!({"type": "image", "source": {"type": "file", "file_id": id}})
             }
@@ -289,7 +294,10 @@ fn output_content(f: &Fields<'_>) -> Result<Value, ValidationError> {
                 .collect::<Result<_, _>>()?,
         ),
         Some(Value::Object(output)) => match output.get("image_url") {
-            Some(url @ Value::String(_)) => Value::Array(vec![media_block(None, url)]),
+            // A computer call's screenshot, billed as an OpenAI image (see `input_image`).
+            Some(url @ Value::String(_)) => Value::Array(vec![
+                json!({"type": "image_url", "image_url": {"url": url, "detail": "auto"}}),
+            ]),
             _ => Value::String(Value::Object(output.clone()).to_string()),
         },
         None | Some(Value::Null) => Value::String(String::new()),

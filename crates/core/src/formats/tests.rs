@@ -274,3 +274,70 @@ fn the_model_turn_after_a_summary_is_part_of_the_summary_in_the_view() {
         compacted[..2].to_vec()
     );
 }
+
+#[test]
+fn a_responses_image_counts_as_the_openai_image_it_is_billed_as() {
+    // OpenAI bills a Responses `input_image` (and a computer call's screenshot) by the same
+    // tile rule as a Chat Completions `image_url`, not by Anthropic's pixel rule.
+    let url = "https://example.com/cat.jpg";
+    let encoding = crate::tokens::Encoding::default();
+    let count = |item: Value| ItemCounter::new(None).count(encoding, 0, &item).unwrap();
+    for detail in ["low", "high", "auto"] {
+        let responses = count(json!({"type": "message", "role": "user",
+            "content": [{"type": "input_image", "image_url": url, "detail": detail}]}));
+        let chat = count(json!({"role": "user",
+            "content": [{"type": "image_url", "image_url": {"url": url, "detail": detail}}]}));
+        assert_eq!(responses, chat, "{detail}");
+    }
+    let screenshot = count(json!({"type": "computer_call_output", "call_id": "c",
+        "output": {"type": "computer_screenshot", "image_url": url}}));
+    let chat = count(json!({"role": "user",
+        "content": [{"type": "image_url", "image_url": {"url": url, "detail": "auto"}}]}));
+    assert_eq!(screenshot, chat);
+}
+
+#[test]
+fn a_block_of_a_view_message_is_found_in_the_item_that_holds_it() {
+    // Three parallel outputs are one view message of three blocks, one per item.
+    let list = items(json!([
+        {"type": "message", "role": "user", "content": "go"},
+        {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
+        {"type": "function_call", "call_id": "b", "name": "f", "arguments": "{}"},
+        {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "a", "output": "1"},
+        {"type": "function_call_output", "call_id": "b", "output": "2"},
+        {"type": "function_call_output", "call_id": "c", "output": "3"}
+    ]));
+    let view = view(Format::Responses, &list).unwrap();
+    assert_eq!(view.groups[2], 4..7);
+    for block in 0..3 {
+        assert_eq!(view.item_of_block(&list, 2, block), 4 + block);
+    }
+    assert_eq!(view_block_of_path("messages.2.content.1.content"), 1);
+    assert_eq!(view_block_of_path("messages.2.content"), 0);
+}
+
+#[test]
+fn a_changed_run_gives_back_the_items_it_left_alone_as_the_callers_own() {
+    let list = items(json!([
+        {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
+        {"type": "function_call", "call_id": "b", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "a", "output": "small"},
+        {"type": "function_call_output", "call_id": "b", "output": "very long output"}
+    ]));
+    let view = view(Format::Responses, &list).unwrap();
+    // The second output shortened, as the fit step does.
+    let mut changed = view.messages[1].clone();
+    changed["content"][1]["content"] = json!("short");
+    let (pieces, positions) = view.to_items(&list, vec![Piece::Original(0), Piece::New(changed)]);
+    assert_eq!(positions, vec![0, 2]);
+    assert_eq!(
+        pieces,
+        vec![
+            Piece::Original(0),
+            Piece::Original(1),
+            Piece::Original(2),
+            Piece::New(json!({"type": "function_call_output", "call_id": "b", "output": "short"})),
+        ]
+    );
+}
