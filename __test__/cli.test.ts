@@ -437,3 +437,71 @@ describe('demo', () => {
     expect(Array.isArray(JSON.parse(readFileSync(archive, 'utf8')))).toBe(true)
   })
 })
+
+describe('message formats (--format)', () => {
+  /** A Gemini agent loop: calls without ids, answered by order. */
+  function geminiContents(steps: number) {
+    const contents: unknown[] = []
+    for (let i = 0; i < steps; i++) {
+      contents.push({ role: 'user', parts: [{ text: `step ${i}: edit src/g${i}.py` }] })
+      contents.push({ role: 'model', parts: [{ functionCall: { name: 'edit_file', args: { path: `src/g${i}.py` } }, thoughtSignature: `sig${i}` }] })
+      contents.push({ role: 'user', parts: [{ functionResponse: { name: 'edit_file', response: { output: 'lorem ipsum dolor sit amet '.repeat(60) } } }] })
+      contents.push({ role: 'model', parts: [{ text: `done ${i}` }] })
+    }
+    return contents
+  }
+
+  it('compacts a Gemini request body {contents} in its envelope, and restores it', async () => {
+    const body = { systemInstruction: { parts: [{ text: 'You are a coding agent.' }] }, contents: geminiContents(30) }
+    const file = join(dir, 'gemini-body.json')
+    const out = join(dir, 'gemini-out.json')
+    writeFileSync(file, JSON.stringify(body))
+    const common = ['--output-dir', join(dir, 'gemini-archives'), '--session-id', 'g', '--quiet']
+    const run = await cli(['compact', file, '-o', out, '--format', 'gemini', '--force', '--limit', '20000', ...common])
+    expect(run.code, run.stderr).toBe(0)
+    const compacted = JSON.parse(readFileSync(out, 'utf8'))
+    expect(compacted.systemInstruction).toEqual(body.systemInstruction)
+    expect(compacted.contents.length).toBeLessThan(body.contents.length)
+    // The summary is a Gemini user content (then, before a user turn, the model turn that keeps
+    // the roles alternating); everything after it is the input's tail.
+    expect(compacted.contents[0]).toEqual({ role: 'user', parts: [{ text: expect.stringMatching(/^\[context-compact\]/) }] })
+    const tail = compacted.contents[1].role === 'model' && compacted.contents[1].parts[0].text?.startsWith('Understood') ? compacted.contents.slice(2) : compacted.contents.slice(1)
+    expect(tail).toEqual(body.contents.slice(body.contents.length - tail.length))
+    expect(checkMessages(compacted.contents, { format: 'gemini' } as any)).toEqual([])
+
+    const restored = await cli(['restore', out, '--format', 'gemini', ...common])
+    expect(restored.code, restored.stderr).toBe(0)
+    expect(JSON.parse(restored.stdout)).toEqual(body)
+  })
+
+  it('counts and checks an OpenAI Responses array, detected or named', async () => {
+    const items = [
+      { role: 'developer', content: 'You are a coding agent.' },
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'run the tests' }] },
+      { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'run them' }] },
+      { type: 'function_call', call_id: 'c1', name: 'shell', arguments: '{"command":"npm test"}' },
+      { type: 'function_call_output', call_id: 'c1', output: 'all 12 tests passed' },
+    ]
+    const file = join(dir, 'responses.json')
+    writeFileSync(file, JSON.stringify(items))
+    const expected = countTokens(items as any, { format: 'openai-responses' } as any)
+    for (const args of [[], ['--format', 'openai-responses']]) {
+      const count = await cli(['count', file, '--json', ...args])
+      expect(count.code, count.stderr).toBe(0)
+      expect(JSON.parse(count.stdout).tokens).toBe(expected)
+      const check = await cli(['check', file, '--json', ...args])
+      expect(check.code, check.stderr).toBe(0)
+      expect(JSON.parse(check.stdout).valid).toBe(true)
+    }
+    // An output without its call is reported in the Responses list's own terms.
+    writeFileSync(file, JSON.stringify(items.filter((item) => item.type !== 'function_call')))
+    const orphan = await cli(['check', file, '--json', '--format', 'openai-responses'])
+    expect(orphan.code).toBe(1)
+    expect(JSON.parse(orphan.stdout).problems[0].index).toBe(3)
+  })
+
+  it('an unknown --format is a usage error naming the choices', async () => {
+    const run = await cli(['count', convFile, '--format', 'gemni'])
+    expectOneLineError(run, 2, /--format.*gemini/)
+  })
+})

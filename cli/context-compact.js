@@ -131,10 +131,22 @@ const PROVIDERS = ['anthropic', 'openai', 'extractive', 'anthropic-compaction']
 const PROMPT_STYLES = ['structured', 'continuation']
 const OFFLOAD_SCOPES = ['tool-results', 'all', 'off']
 const THINKING_POLICIES = ['auto', 'keep', 'strip']
+const FORMATS = ['auto', 'anthropic', 'openai', 'openai-responses', 'ai-sdk', 'gemini', 'bedrock', 'langchain']
 
 const COMMON = {
   json: { type: 'boolean' },
   encoding: { type: 'string' },
+  format: { type: 'string' },
+}
+
+// The `format` option of every library call: which API's messages the file holds (detected
+// from the messages when absent).
+const FORMAT_HELP = `  --format <name>     the messages' format: auto (default: detected), anthropic, openai,
+                      openai-responses, ai-sdk, gemini, bedrock or langchain`
+
+function formatOption(values) {
+  const format = choice(values, 'format', FORMATS)
+  return format === undefined ? {} : { format }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -167,12 +179,15 @@ async function readConversation(file) {
     throw new CliError(`${name}: invalid JSON: ${oneLine(error.message)}`)
   }
   if (Array.isArray(value)) return { messages: value, body: null, name }
-  if (value === null || typeof value !== 'object' || !Array.isArray(value.messages)) {
+  // The list is under "messages" (Anthropic, OpenAI Chat, Bedrock Converse), "contents"
+  // (Gemini) or "input" (OpenAI Responses, when it is an array of items).
+  const key = value !== null && typeof value === 'object' ? MESSAGE_KEYS.find((k) => Array.isArray(value[k])) : undefined
+  if (key === undefined) {
     throw new CliError(
-      `${name}: expected a JSON array of messages or a request body with a "messages" array, got ${describe(value)}`,
+      `${name}: expected a JSON array of messages or a request body with a "messages" array (Gemini: "contents", OpenAI Responses: "input"), got ${describe(value)}`,
     )
   }
-  const conversation = { messages: value.messages, body: value, name }
+  const conversation = { messages: value[key], body: value, key, name }
   if (value.system !== undefined && value.system !== null) {
     if (typeof value.system !== 'string' && !Array.isArray(value.system)) {
       throw new CliError(`${name}: "system" must be a string or an array of text blocks, got ${describe(value.system)}`)
@@ -187,6 +202,8 @@ async function readConversation(file) {
   return conversation
 }
 
+const MESSAGE_KEYS = ['messages', 'contents', 'input']
+
 function describe(value) {
   if (value === null) return 'null'
   if (Array.isArray(value)) return 'an array'
@@ -197,11 +214,11 @@ function describe(value) {
  * Throws exit 1 for messages the library cannot read (naming the index and field); returns
  * their tokens. `counter` is an encoding name (or undefined) or a Compactor (which caches).
  */
-function validateMessages(conversation, counter) {
+function validateMessages(conversation, counter, format = {}) {
   try {
     return counter !== null && typeof counter === 'object'
       ? counter.countTokens(conversation.messages)
-      : lib().countTokens(conversation.messages, { encoding: counter })
+      : lib().countTokens(conversation.messages, { encoding: counter, ...format })
   } catch (error) {
     if (error instanceof TypeError) throw new CliError(`${conversation.name}: invalid conversation: ${oneLine(error.message)}`)
     throw error
@@ -210,7 +227,7 @@ function validateMessages(conversation, counter) {
 
 /** The same envelope with the messages replaced (a bare array stays an array). */
 function envelope(conversation, messages) {
-  return conversation.body ? { ...conversation.body, messages } : messages
+  return conversation.body ? { ...conversation.body, [conversation.key]: messages } : messages
 }
 
 function writeJson(file, value) {
@@ -246,12 +263,14 @@ async function call(run) {
 const COUNT_HELP = `Usage: ${NAME} count <file|-> [options]
 
 Counts the tokens of a conversation: the total, per role, per block type, and the largest
-messages. <file> is a JSON message array, an Anthropic request body {system, tools, messages} or
-an OpenAI body {messages, tools}; "-" reads stdin.
+messages. <file> is a JSON message array, an Anthropic request body {system, tools, messages},
+an OpenAI body {messages, tools}, a Gemini body {contents} or an OpenAI Responses body {input};
+"-" reads stdin.
 
 Options:
   --encoding <name>   o200k_base (default) or cl100k_base
   --top <n>           how many of the largest messages to list (default 5)
+${FORMAT_HELP}
   --json              print the counts as JSON on stdout
   -h, --help          show this help`
 
@@ -272,11 +291,11 @@ function blockParts(message) {
   return parts
 }
 
-function countReport(conversation, encoding, top) {
+function countReport(conversation, encoding, top, format = {}) {
   const { countTokens, measureTokens } = lib()
   const messages = conversation.messages
-  const total = validateMessages(conversation, encoding)
-  const perMessage = messages.map((m) => countTokens([m], { encoding }))
+  const total = validateMessages(conversation, encoding, format)
+  const perMessage = messages.map((m) => countTokens([m], { encoding, ...format }))
   const byRole = {}
   const byBlockType = {}
   messages.forEach((m, i) => {
@@ -316,8 +335,9 @@ async function cmdCount(argv) {
   if (values.help) return stdout(COUNT_HELP)
   const encoding = choice(values, 'encoding', ENCODINGS)
   const top = number(values, 'top', { integer: true, min: 0 }) ?? 5
+  const format = formatOption(values)
   const conversation = await readConversation(positionals[0])
-  const report = countReport(conversation, encoding, top)
+  const report = countReport(conversation, encoding, top, format)
   if (values.json) return stdout(JSON.stringify(report, null, 2))
   stdout(`${conversation.name}: ${fmt(report.messages)} messages, ${fmt(report.tokens)} tokens (${report.encoding})`)
   if (conversation.system !== undefined || conversation.tools !== undefined) {
@@ -354,6 +374,8 @@ Options:
   --usage <json>          the usage the API reported for the last assistant message, e.g.
                           '{"input_tokens": 150000, "output_tokens": 800}'
   --encoding <name>       o200k_base (default) or cl100k_base
+  --format <name>         the messages' format: auto (default: detected), anthropic, openai,
+                          openai-responses, ai-sdk, gemini, bedrock or langchain
   --json                  print the report as JSON on stdout
   -h, --help              show this help`
 
@@ -390,10 +412,11 @@ async function cmdCheck(argv) {
   const { values, positionals } = parse(argv, { ...COMMON, ...THRESHOLD_FLAGS }, { positionals: 1, positionalNames: ['<file|->'] })
   if (values.help) return stdout(CHECK_HELP)
   const encoding = choice(values, 'encoding', ENCODINGS)
+  const format = formatOption(values)
   const conversation = await readConversation(positionals[0])
-  const options = { ...thresholdOptions(values, conversation), encoding }
+  const options = { ...thresholdOptions(values, conversation), encoding, ...format }
   const { checkMessages, measureTokens } = lib()
-  const problems = await call(() => checkMessages(conversation.messages))
+  const problems = await call(() => checkMessages(conversation.messages, format))
   const structural = problems.some((p) => p.kind === 'invalid_message')
   // Invalid messages cannot be counted; the validity report says what is wrong with them.
   const measure = structural ? null : await call(() => measureTokens(conversation.messages, options))
@@ -583,6 +606,8 @@ Options:
   --thinking <policy>             thinking blocks of kept turns: auto (default, by the agent
                                   model), keep or strip
   --encoding <name>               o200k_base (default) or cl100k_base
+  --format <name>                 the messages' format: auto (default: detected), anthropic,
+                                  openai, openai-responses, ai-sdk, gemini, bedrock or langchain
   -h, --help                      show this help
 
 Exit status: 0 compacted or below the threshold, 1 invalid input or a failed compaction
@@ -634,6 +659,7 @@ function compactOptions(values, conversation) {
   set('promptStyle', choice(values, 'prompt-style', PROMPT_STYLES))
   set('offload', choice(values, 'offload', OFFLOAD_SCOPES))
   set('thinking', choice(values, 'thinking', THINKING_POLICIES))
+  set('format', formatOption(values).format)
   set('outputDir', values['output-dir'])
   set('sessionId', values['session-id'])
   if (values.force) options.force = true
@@ -680,7 +706,7 @@ async function cmdCompact(argv) {
   const compactor = await compactorFor(options)
   validateMessages(conversation, compactor)
   const info = (text) => quiet || stderr(text)
-  const problems = lib().checkMessages(conversation.messages)
+  const problems = lib().checkMessages(conversation.messages, { format: options.format })
   if (problems.length > 0) {
     info(
       `warning: the input has ${problems.length} problem${problems.length === 1 ? '' : 's'} the APIs would reject (first: messages[${problems[0].index}] ${problems[0].kind}); run \`${NAME} check\``,
@@ -752,19 +778,27 @@ Options:
   -o, --output <file>  write the restored conversation here instead of stdout
   --output-dir <dir>   where archives are (default ${DEFAULT_OUTPUT_DIR})
   --session-id <id>    the session (default "default")
+  --format <name>      the messages' format (default: detected; see \`${NAME} count --help\`)
   -q, --quiet          nothing on stderr (except a failure)
   -h, --help           show this help`
 
 async function cmdRestore(argv) {
   const { values, positionals } = parse(
     argv,
-    { output: { type: 'string', short: 'o' }, quiet: { type: 'boolean', short: 'q' }, 'output-dir': { type: 'string' }, 'session-id': { type: 'string' } },
+    {
+      output: { type: 'string', short: 'o' },
+      quiet: { type: 'boolean', short: 'q' },
+      'output-dir': { type: 'string' },
+      'session-id': { type: 'string' },
+      format: { type: 'string' },
+    },
     { positionals: 1, positionalNames: ['<file|->'] },
   )
   if (values.help) return stdout(RESTORE_HELP)
+  const format = formatOption(values)
   // Invalid messages are rejected by restoreMessages itself (a TypeError naming the index: exit 1).
   const conversation = await readConversation(positionals[0])
-  const options = { outputDir: values['output-dir'] ?? DEFAULT_OUTPUT_DIR, sessionId: values['session-id'] ?? 'default' }
+  const options = { outputDir: values['output-dir'] ?? DEFAULT_OUTPUT_DIR, sessionId: values['session-id'] ?? 'default', ...format }
   const restored = await call(() => lib().restoreMessages(conversation.messages, options))
   writeJson(values.output, envelope(conversation, restored))
   if (!values.quiet) stderr(`restored ${fmt(conversation.messages.length)} → ${fmt(restored.length)} messages`)
