@@ -173,6 +173,9 @@ describe.each(FORMATS)('%s', (format) => {
     await fc.assert(
       fc.asyncProperty(substantialArb(4, 7, 3), fc.double({ min: 0.1, max: 0.5, noNaN: true }), async (conversation, tailRatio) => {
         const list = render(conversation, format)
+        // The generator's conversations are valid to begin with, by both checks.
+        expect(checkMessages(list, withFormat(format))).toEqual([])
+        expect(checkers[format](list, list)).toEqual([])
         const snapshot = structuredClone(list)
         const sessionId = `${format}-${run++}`
         const result = await compactMessages(list, compactOptions(format, list, dir, sessionId, tailRatio))
