@@ -74,13 +74,9 @@ fn count_list(
     messages: JsMessageList,
     format: Option<Format>,
 ) -> Result<Vec<usize>> {
-    let mut counts = Vec::with_capacity(messages.len().min(1 << 16));
     let mut counter = formats::ItemCounter::new(format);
-    messages.for_each(|index, message| {
-        counts.push(counter.count(encoding, index, &message).map_err(invalid)?);
-        Ok(())
-    })?;
-    Ok(counts)
+    messages.for_each(|index, message| counter.push(encoding, index, message).map_err(invalid))?;
+    Ok(counter.finish())
 }
 
 /// The `format` option (`None`: detect it from the list).

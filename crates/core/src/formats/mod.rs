@@ -318,37 +318,65 @@ fn mixed(index: usize, format: Format, first: usize, earlier: Format) -> Validat
 /// Counts a list item by item as it is read (the binding reads each message from JavaScript,
 /// counts it and drops it): each item is read in the list's format, which the first item that
 /// says its format decides (unless the caller chose one).
+///
+/// Items before that one say no format (`{role: 'user', content: 'hi'}` reads the same in
+/// several): they are counted as Anthropic / OpenAI messages and kept, up to
+/// [`UNDECIDED_KEPT`] of them, to be read again once the format is known — so a list the other
+/// functions refuse (a `system` message in a Bedrock list) is refused here too, and counted the
+/// same way.
 #[derive(Debug, Default)]
 pub struct ItemCounter {
     chosen: Option<Format>,
     seen: Option<(usize, Format)>,
+    counts: Vec<usize>,
+    undecided: Vec<(usize, Value)>,
 }
+
+/// How many leading items that say no format are kept to be read again. Lists in other formats
+/// say theirs within their first few items; a long list of plain messages is native anyway.
+pub const UNDECIDED_KEPT: usize = 256;
 
 impl ItemCounter {
     pub fn new(chosen: Option<Format>) -> Self {
-        ItemCounter { chosen, seen: None }
+        ItemCounter {
+            chosen,
+            ..ItemCounter::default()
+        }
     }
 
-    /// Validates item `index` and returns its token count.
-    pub fn count(
+    /// Validates and counts item `index` (items come in order).
+    pub fn push(
         &mut self,
         encoding: crate::tokens::Encoding,
         index: usize,
-        item: &Value,
-    ) -> Result<usize, ValidationError> {
-        let format = self.format_of(index, item)?;
-        if format == Format::Native {
-            crate::message::validate_message(index, item)?;
-            return Ok(crate::tokens::count_message(encoding, item));
+        item: Value,
+    ) -> Result<(), ValidationError> {
+        let decided_before = self.chosen.is_some() || self.seen.is_some();
+        let format = self.format_of(index, &item)?;
+        if !decided_before && self.seen.is_some() {
+            // The format is known now: read the items before again in it (native ones were
+            // read so already).
+            for (earlier, value) in std::mem::take(&mut self.undecided) {
+                if format != Format::Native {
+                    self.counts[earlier] = count_item(encoding, format, earlier, &value)?;
+                }
+            }
         }
-        Ok(crate::tokens::count_message(
-            encoding,
-            &view_item(format, index, item)?,
-        ))
+        self.counts
+            .push(count_item(encoding, format, index, &item)?);
+        if self.chosen.is_none() && self.seen.is_none() && self.undecided.len() < UNDECIDED_KEPT {
+            self.undecided.push((index, item));
+        }
+        Ok(())
+    }
+
+    /// The counts, one per item.
+    pub fn finish(self) -> Vec<usize> {
+        self.counts
     }
 
     /// The format item `index` is read in.
-    pub fn format_of(&mut self, index: usize, item: &Value) -> Result<Format, ValidationError> {
+    fn format_of(&mut self, index: usize, item: &Value) -> Result<Format, ValidationError> {
         if let Some(format) = self.chosen {
             return Ok(format);
         }
@@ -364,6 +392,23 @@ impl ItemCounter {
             (None, seen) => Ok(seen.map_or(Format::Native, |(_, format)| format)),
         }
     }
+}
+
+/// Validates one item in `format` and counts it.
+fn count_item(
+    encoding: crate::tokens::Encoding,
+    format: Format,
+    index: usize,
+    item: &Value,
+) -> Result<usize, ValidationError> {
+    if format == Format::Native {
+        crate::message::validate_message(index, item)?;
+        return Ok(crate::tokens::count_message(encoding, item));
+    }
+    Ok(crate::tokens::count_message(
+        encoding,
+        &view_item(format, index, item)?,
+    ))
 }
 
 /// A list in another format, read as view messages.

@@ -192,11 +192,10 @@ fn item_counts_add_up_to_the_view_counts() {
     ]));
     let encoding = crate::tokens::Encoding::default();
     let mut counter = ItemCounter::new(None);
-    let per_item: Vec<usize> = list
-        .iter()
-        .enumerate()
-        .map(|(i, item)| counter.count(encoding, i, item).unwrap())
-        .collect();
+    for (i, item) in list.iter().enumerate() {
+        counter.push(encoding, i, item.clone()).unwrap();
+    }
+    let per_item = counter.finish();
     let input = Input::read(list, None).unwrap();
     let view_counts = crate::tokens::count_each(encoding, input.messages());
     assert_eq!(input.counts(per_item), view_counts);
@@ -281,7 +280,11 @@ fn a_responses_image_counts_as_the_openai_image_it_is_billed_as() {
     // tile rule as a Chat Completions `image_url`, not by Anthropic's pixel rule.
     let url = "https://example.com/cat.jpg";
     let encoding = crate::tokens::Encoding::default();
-    let count = |item: Value| ItemCounter::new(None).count(encoding, 0, &item).unwrap();
+    let count = |item: Value| {
+        let mut counter = ItemCounter::new(None);
+        counter.push(encoding, 0, item).unwrap();
+        counter.finish()[0]
+    };
     for detail in ["low", "high", "auto"] {
         let responses = count(json!({"type": "message", "role": "user",
             "content": [{"type": "input_image", "image_url": url, "detail": detail}]}));
@@ -340,4 +343,24 @@ fn a_changed_run_gives_back_the_items_it_left_alone_as_the_callers_own() {
             Piece::New(json!({"type": "function_call_output", "call_id": "b", "output": "short"})),
         ]
     );
+}
+
+#[test]
+fn counting_item_by_item_refuses_what_reading_the_whole_list_refuses() {
+    let encoding = crate::tokens::Encoding::default();
+    // A `system` message has no place in a Bedrock list, which only its third item reveals.
+    let list = items(json!([
+        {"role": "system", "content": "x"},
+        {"role": "user", "content": ""},
+        {"role": "assistant", "content": [{"text": ""}]}
+    ]));
+    let whole = Input::read(list.clone(), None).unwrap_err();
+    let mut counter = ItemCounter::new(None);
+    let error = list
+        .into_iter()
+        .enumerate()
+        .try_for_each(|(i, item)| counter.push(encoding, i, item))
+        .unwrap_err();
+    assert_eq!(error, whole);
+    assert_eq!(error.index, Some(0));
 }
