@@ -42,6 +42,12 @@ export declare function compactJson(messages: object[], optionsJson?: string | u
 /** Token count of each message of a message list. */
 export declare function countEachJson(messages: object[], encoding?: string | undefined | null, format?: string | undefined | null): Array<number>
 
+/**
+ * Token count of each message, with the format each says it is in and the one they were read
+ * in (see `formats::ItemCounter`).
+ */
+export declare function countItemsJson(messages: object[], encoding?: string | undefined | null, format?: string | undefined | null): ItemCounts
+
 /** Exact token count of a message list. */
 export declare function countTokensJson(messages: object[], encoding?: string | undefined | null, format?: string | undefined | null): number
 
@@ -57,6 +63,15 @@ export declare function generateSummaryJson(messages: object[], optionsJson?: st
  * panic answers `false`, as the public `isContextOverflow` promises a boolean for any input.
  */
 export declare function isContextOverflowSignals(statuses: Array<number>, codes: Array<string>, messages: Array<string>): boolean
+
+/** Per-message counts, as `count_each_json`, with what a cache of them needs (`Compactor`). */
+export interface ItemCounts {
+  counts: Array<number>
+  /** The format each message says it is in (`""` when it says none). */
+  signatures: Array<string>
+  /** The format the messages were read in. */
+  format: string
+}
 
 /** The archives of a session as a JSON array of `ArchiveInfo`. */
 export declare function listArchivesJson(outputDir: string, sessionId: string): Promise<string>

@@ -841,6 +841,7 @@ module.exports.cancelToken = nativeBinding.cancelToken
 module.exports.checkJson = nativeBinding.checkJson
 module.exports.compactJson = nativeBinding.compactJson
 module.exports.countEachJson = nativeBinding.countEachJson
+module.exports.countItemsJson = nativeBinding.countItemsJson
 module.exports.countTokensJson = nativeBinding.countTokensJson
 module.exports.createCancelToken = nativeBinding.createCancelToken
 module.exports.generateSummaryJson = nativeBinding.generateSummaryJson

@@ -1220,11 +1220,14 @@ class Compactor {
     if (missing.length > 0) {
       // Counted first (the addon reports unreadable messages with their index), snapshots
       // after: nothing runs in between that could change a message.
-      const tokens = callNative(() => native.countEachJson(missing, encodingOf(this.#options), formatOf(this.#options)), missingIndex)
+      const read = callNative(
+        () => native.countItemsJson(missing, encodingOf(this.#options), formatOf(this.#options)),
+        missingIndex,
+      )
       for (let j = 0; j < missing.length; j++) {
         const message = missing[j]
         const index = missingIndex[j]
-        const entry = { tape: null, tokens: tokens[j], bytes: -1 }
+        const entry = { tape: null, tokens: read.counts[j], bytes: -1, signature: read.signatures[j], readAs: read.format }
         entries[index] = entry
         if (message === null || typeof message !== 'object') continue
         entry.tape = takeSnapshot(message, index)
@@ -1232,7 +1235,45 @@ class Compactor {
         else this.#cache.delete(message)
       }
     }
+    entries.format = this.#readInListFormat(messages, entries)
     return entries
+  }
+
+  // Messages counted apart (on different calls, or alone) were read in the format their batch
+  // said; the list's format is the one its first message that says one names (or the
+  // option's). Those read otherwise are counted again in it, as the stateless countTokens reads
+  // them — including when that refuses them.
+  #readInListFormat(messages, entries) {
+    let format = formatOf(this.#options)
+    if (format === undefined) {
+      format = 'anthropic'
+      let first = -1
+      for (let i = 0; i < entries.length; i++) {
+        const signature = entries[i].signature
+        if (!signature) continue
+        if (first < 0) {
+          first = i
+          format = signature
+        } else if (signature !== format) {
+          // Mixed: the stateless reading says so, naming the messages.
+          callNative(() => native.countEachJson(messages, encodingOf(this.#options)))
+        }
+      }
+    }
+    const stale = []
+    for (let i = 0; i < entries.length; i++) if (entries[i].readAs !== format) stale.push(i)
+    if (stale.length > 0) {
+      const read = callNative(
+        () => native.countItemsJson(stale.map((i) => messages[i]), encodingOf(this.#options), format),
+        stale,
+      )
+      stale.forEach((i, j) => {
+        entries[i].tokens = read.counts[j]
+        entries[i].readAs = format
+        entries[i].bytes = -1
+      })
+    }
+    return format
   }
 
   // Token counts per message.
@@ -1252,7 +1293,7 @@ class Compactor {
       }
     }
     if (missing.length > 0) {
-      const bytes = callNative(() => native.toolOutputBytesJson(missing, formatOf(this.#options)))
+      const bytes = callNative(() => native.toolOutputBytesJson(missing, entries.format ?? formatOf(this.#options)))
       for (let j = 0; j < missing.length; j++) missingEntries[j].bytes = bytes[j]
     }
     let total = 0

@@ -159,6 +159,41 @@ pub fn count_each_json(
     })
 }
 
+/// Per-message counts, as `count_each_json`, with what a cache of them needs (`Compactor`).
+#[napi(object)]
+pub struct ItemCounts {
+    pub counts: Vec<u32>,
+    /// The format each message says it is in (`""` when it says none).
+    pub signatures: Vec<String>,
+    /// The format the messages were read in.
+    pub format: String,
+}
+
+/// Token count of each message, with the format each says it is in and the one they were read
+/// in (see `formats::ItemCounter`).
+#[napi]
+pub fn count_items_json(
+    #[napi(ts_arg_type = "object[]")] messages: JsMessageList,
+    encoding: Option<String>,
+    format: Option<String>,
+) -> Result<ItemCounts> {
+    guarded("countTokens", || {
+        let encoding = parse_encoding(encoding)?;
+        let mut counter = formats::ItemCounter::new(parse_format(format)?);
+        messages
+            .for_each(|index, message| counter.push(encoding, index, message).map_err(invalid))?;
+        let (counts, signatures, format) = counter.finish_with_formats();
+        Ok(ItemCounts {
+            counts: counts.into_iter().map(|n| n as u32).collect(),
+            signatures: signatures
+                .into_iter()
+                .map(|s| s.map_or(String::new(), |f| f.name().to_string()))
+                .collect(),
+            format: format.name().to_string(),
+        })
+    })
+}
+
 fn parse_calibration(calibration_json: Option<String>) -> Result<Option<Calibration>> {
     match calibration_json {
         None => Ok(None),

@@ -329,6 +329,8 @@ pub struct ItemCounter {
     chosen: Option<Format>,
     seen: Option<(usize, Format)>,
     counts: Vec<usize>,
+    /// For each item, the format it says it is in, if any.
+    signatures: Vec<Option<Format>>,
     undecided: Vec<(usize, Value)>,
 }
 
@@ -352,6 +354,7 @@ impl ItemCounter {
         item: Value,
     ) -> Result<(), ValidationError> {
         let decided_before = self.chosen.is_some() || self.seen.is_some();
+        self.signatures.push(signature_of(&item));
         let format = self.format_of(index, &item)?;
         if !decided_before && self.seen.is_some() {
             // The format is known now: read the items before again in it (native ones were
@@ -373,6 +376,22 @@ impl ItemCounter {
     /// The counts, one per item.
     pub fn finish(self) -> Vec<usize> {
         self.counts
+    }
+
+    /// The format the items were read in: the chosen one, else the one the first item that
+    /// says its format named, else native.
+    pub fn format(&self) -> Format {
+        self.chosen
+            .or(self.seen.map(|(_, format)| format))
+            .unwrap_or(Format::Native)
+    }
+
+    /// The counts, the format each item says it is in (if any), and the format they were read
+    /// in: what a cache of per-item counts needs to tell when items counted apart must be
+    /// counted again in the format of the list they end up in.
+    pub fn finish_with_formats(self) -> (Vec<usize>, Vec<Option<Format>>, Format) {
+        let format = self.format();
+        (self.counts, self.signatures, format)
     }
 
     /// The format item `index` is read in.
