@@ -120,7 +120,7 @@ impl ArchiveStore {
     }
 
     /// The key of `parts` joined under the root.
-    pub(crate) fn key(&self, parts: &[&str]) -> String {
+    pub fn key(&self, parts: &[&str]) -> String {
         let mut key = self.root.clone();
         for part in parts {
             if !key.is_empty() {
@@ -229,18 +229,25 @@ impl ArchiveStore {
     /// The objects below the directory `dir` (only its direct children with `shallow`).
     pub fn list(&self, dir: &str, shallow: bool) -> Result<Vec<StoredObject>, StoreError> {
         let dir = dir.to_string();
-        let prefix = format!("{dir}/");
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
         let (result, _) = self.run(move |backend| backend.list(dir.clone(), shallow));
-        // A backend (a JS store) may return more than asked: keep exactly what was asked for.
+        // A backend (a JS store) may return more than asked: keep exactly what was asked for,
+        // in key order (local files and some stores list in no particular order).
         result.map(|objects| {
-            objects
+            let mut objects: Vec<StoredObject> = objects
                 .into_iter()
                 .filter(|o| {
                     o.key
                         .strip_prefix(&prefix)
                         .is_some_and(|rest| !rest.is_empty() && (!shallow || !rest.contains('/')))
                 })
-                .collect()
+                .collect();
+            objects.sort_by(|a, b| a.key.cmp(&b.key));
+            objects
         })
     }
 
