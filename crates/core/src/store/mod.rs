@@ -133,7 +133,9 @@ impl ArchiveStore {
 
     /// What results call the object `<session>/<name>`: `<location>/<session>/<name>`.
     pub fn display_path(&self, session_id: &str, name: &str) -> String {
-        format!("{}/{session_id}/{name}", self.display)
+        // A location that is only a scheme (`archiveStore:`) takes the key right after it.
+        let separator = if self.display.ends_with(':') { "" } else { "/" };
+        format!("{}{separator}{session_id}/{name}", self.display)
     }
 
     /// Replaces every known secret in `text`.

@@ -90,12 +90,12 @@ pub(super) fn open(
                     )));
                 }
             }
-            let store = match scheme.as_str() {
+            let make = match scheme.as_str() {
                 "s3" => open_s3(bucket, store_options, retry)?,
                 "gs" => open_gcs(bucket, store_options, retry)?,
                 _ => open_azure(bucket, store_options, retry)?,
             };
-            (Arc::new(ObjectStoreBackend::new(store)) as _, root)
+            (Arc::new(Deferred::new(make)) as _, root)
         }
         other => {
             return Err(invalid(format!(
@@ -159,21 +159,80 @@ fn config_key<K: FromStr>(name: &str, scheme: &str) -> Result<K, ValidationError
     })
 }
 
-fn build_failed(scheme: &str, e: object_store::Error, secrets: &[String]) -> ValidationError {
-    ValidationError::argument(
-        "storeOptions",
-        redact(
-            &format!("cannot configure the {scheme}:// store: {e}"),
-            secrets,
-        ),
+fn build_failed(scheme: &str, e: object_store::Error, secrets: &[String]) -> String {
+    redact(
+        &format!("cannot configure the {scheme}:// store: {e}"),
+        secrets,
     )
+}
+
+/// Builds a cloud client: deferred to the first operation, because a client loads the
+/// system's root certificates, which a `Compactor` parsing its options on every
+/// `shouldCompact` must not pay for.
+type MakeStore = Box<dyn FnOnce() -> Result<Arc<dyn ObjectStore>, String> + Send>;
+
+/// A cloud store built on first use (see [`MakeStore`]); a configuration the client refuses
+/// (an invalid endpoint, a missing region) fails every operation with the reason.
+struct Deferred {
+    make: std::sync::Mutex<Option<MakeStore>>,
+    made: std::sync::OnceLock<Result<Arc<dyn ObjectStore>, String>>,
+}
+
+impl Deferred {
+    fn new(make: MakeStore) -> Self {
+        Deferred {
+            make: std::sync::Mutex::new(Some(make)),
+            made: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn backend(&self) -> Result<ObjectStoreBackend, StoreError> {
+        let made = self.made.get_or_init(|| {
+            let make = self.make.lock().unwrap_or_else(|p| p.into_inner()).take();
+            match make {
+                Some(make) => make(),
+                None => Err("the store could not be configured".to_string()),
+            }
+        });
+        match made {
+            Ok(store) => Ok(ObjectStoreBackend::new(store.clone())),
+            Err(message) => Err(StoreError::Permanent(message.clone())),
+        }
+    }
+}
+
+impl StoreBackend for Deferred {
+    fn put(&self, key: String, bytes: Vec<u8>, create_only: bool) -> StoreFuture<()> {
+        match self.backend() {
+            Ok(backend) => backend.put(key, bytes, create_only),
+            Err(e) => Box::pin(async move { Err(e) }),
+        }
+    }
+    fn get(&self, key: String) -> StoreFuture<Option<Vec<u8>>> {
+        match self.backend() {
+            Ok(backend) => backend.get(key),
+            Err(e) => Box::pin(async move { Err(e) }),
+        }
+    }
+    fn list(&self, dir: String, shallow: bool) -> StoreFuture<Vec<StoredObject>> {
+        match self.backend() {
+            Ok(backend) => backend.list(dir, shallow),
+            Err(e) => Box::pin(async move { Err(e) }),
+        }
+    }
+    fn delete(&self, key: String) -> StoreFuture<()> {
+        match self.backend() {
+            Ok(backend) => backend.delete(key),
+            Err(e) => Box::pin(async move { Err(e) }),
+        }
+    }
 }
 
 fn open_s3(
     bucket: &str,
     options: &BTreeMap<String, String>,
     retry: RetryPolicy,
-) -> Result<Arc<dyn ObjectStore>, ValidationError> {
+) -> Result<MakeStore, ValidationError> {
     let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket);
     for (name, value) in options {
         builder = builder.with_config(config_key::<AmazonS3ConfigKey>(name, "s3")?, value);
@@ -194,45 +253,51 @@ fn open_s3(
         );
     }
     let secrets = secrets(options);
-    builder
-        .with_retry(retry_config(retry))
-        .build()
-        .map(|s| Arc::new(s) as _)
-        .map_err(|e| build_failed("s3", e, &secrets))
+    Ok(Box::new(move || {
+        builder
+            .with_retry(retry_config(retry))
+            .build()
+            .map(|s| Arc::new(s) as _)
+            .map_err(|e| build_failed("s3", e, &secrets))
+    }))
 }
 
 fn open_gcs(
     bucket: &str,
     options: &BTreeMap<String, String>,
     retry: RetryPolicy,
-) -> Result<Arc<dyn ObjectStore>, ValidationError> {
+) -> Result<MakeStore, ValidationError> {
     let mut builder = GoogleCloudStorageBuilder::from_env().with_bucket_name(bucket);
     for (name, value) in options {
         builder = builder.with_config(config_key::<GoogleConfigKey>(name, "gs")?, value);
     }
     let secrets = secrets(options);
-    builder
-        .with_retry(retry_config(retry))
-        .build()
-        .map(|s| Arc::new(s) as _)
-        .map_err(|e| build_failed("gs", e, &secrets))
+    Ok(Box::new(move || {
+        builder
+            .with_retry(retry_config(retry))
+            .build()
+            .map(|s| Arc::new(s) as _)
+            .map_err(|e| build_failed("gs", e, &secrets))
+    }))
 }
 
 fn open_azure(
     container: &str,
     options: &BTreeMap<String, String>,
     retry: RetryPolicy,
-) -> Result<Arc<dyn ObjectStore>, ValidationError> {
+) -> Result<MakeStore, ValidationError> {
     let mut builder = MicrosoftAzureBuilder::from_env().with_container_name(container);
     for (name, value) in options {
         builder = builder.with_config(config_key::<AzureConfigKey>(name, "az")?, value);
     }
     let secrets = secrets(options);
-    builder
-        .with_retry(retry_config(retry))
-        .build()
-        .map(|s| Arc::new(s) as _)
-        .map_err(|e| build_failed("az", e, &secrets))
+    Ok(Box::new(move || {
+        builder
+            .with_retry(retry_config(retry))
+            .build()
+            .map(|s| Arc::new(s) as _)
+            .map_err(|e| build_failed("az", e, &secrets))
+    }))
 }
 
 /// Whether a configuration key (option or environment variable) holds a secret.
