@@ -42,7 +42,7 @@ function conversation(tag: string, turns = 8): Message[] {
   return messages
 }
 
-const SMALL = { contextTokenLimit: 2000, tailRetentionRatio: 0.1, force: true, maxRetries: 1, retryBaseDelayMs: 20 }
+const SMALL = { provider: 'extractive' as const, contextTokenLimit: 4000, tailRetentionRatio: 0.1, force: true, maxRetries: 1, retryBaseDelayMs: 20 }
 
 // ---------------------------------------------------------------------------------------------
 // moto
@@ -175,7 +175,7 @@ describe('file:// URL', () => {
       expect(result.compacted).toBe(true)
       expect(result.warnings).toEqual([])
       expect(result.archivePath).toMatch(new RegExp(`/s/compact-\\d{8}T\\d{6}Z-${round + 1}\\.json$`))
-      const more = conversation(`f${round}`, 2).slice(1)
+      const more = conversation(`f${round}`, 4).slice(1)
       messages = [...result.messages, ...more]
       history.push(...more)
     }
@@ -215,7 +215,7 @@ describe('s3:// against moto', () => {
       expect(result.warnings).toEqual([])
       expect(result.archivePath).toMatch(new RegExp(`^s3://lifecycle/fleet/agent one/s/compact-\\d{8}T\\d{6}Z-${round + 1}\\.json$`))
       expect(result.extracted?.dir).toBe(`${url}/s/extracted`)
-      const more = conversation(`s${round}`, 2).slice(1)
+      const more = conversation(`s${round}`, 4).slice(1)
       messages = [...result.messages, ...more]
       history.push(...more)
     }
@@ -379,7 +379,7 @@ describe('archiveStore: your own store', () => {
       expect(result.compacted).toBe(true)
       expect(result.warnings).toEqual([])
       expect(result.archivePath).toMatch(new RegExp(`^archiveStore:k/compact-\\d{8}T\\d{6}Z-${round + 1}\\.json$`))
-      const more = conversation(`m${round}`, 2).slice(1)
+      const more = conversation(`m${round}`, 4).slice(1)
       messages = [...result.messages, ...more]
       history.push(...more)
     }

@@ -627,8 +627,8 @@ function storeOptions(values) {
   const options = {}
   for (const pair of pairs) {
     const at = pair.indexOf('=')
-    // Only the key is echoed: the value may be a credential.
-    if (at <= 0) throw usageError(`--store-option expects key=value, got ${JSON.stringify(pair.slice(0, Math.max(at, 0)) || pair.split('=')[0])}${at < 0 ? ' without "="' : ''}`)
+    // Never echoed: without "=" the whole argument may be a credential.
+    if (at <= 0) throw usageError(`--store-option expects key=value (an argument ${at < 0 ? 'without "="' : 'without a key'} was given)`)
     options[pair.slice(0, at)] = pair.slice(at + 1)
   }
   return options
