@@ -314,8 +314,8 @@ describe('examples', () => {
     expect(done, result.stdout).not.toBeNull()
     expect(Number(done![1])).toBeGreaterThanOrEqual(2)
     expect(Number(done![2])).toBe(Number(done![1]))
-    // 1 system message + 30 turns of 4 messages, all given back.
-    expect(Number(done![3])).toBe(121)
+    // 1 system message + 60 turns of 4 messages, all given back.
+    expect(Number(done![3])).toBe(241)
     expect(done![4]).toBe('true')
     expect(result.stdout).toMatch(/compacted \d+ messages into archiveStore:agent-7\/compact-\d{8}T\d{6}Z-1\.json/)
     // The documented layout: archives, metadata, one object per audit event, extracted memory.

@@ -64,6 +64,12 @@ function freePort(): Promise<number> {
   })
 }
 
+/** A skip when the server is missing, or a failure when CI requires it (`.ci/run` installs it). */
+function skip(why: string) {
+  if (process.env.CONTEXT_COMPACT_REQUIRE_MOTO === '1') throw new Error(`moto_server is required (CONTEXT_COMPACT_REQUIRE_MOTO=1): ${why}`)
+  console.warn(`SKIPPED: ${why}`)
+}
+
 interface Moto {
   endpoint: string
   stop(): Promise<void>
@@ -72,7 +78,7 @@ interface Moto {
 async function startMoto(env: Record<string, string> = {}): Promise<Moto | null> {
   const executable = motoExecutable()
   if (!executable) {
-    console.warn("SKIPPED: no moto_server (python3 -m venv .venv-moto && .venv-moto/bin/pip install 'moto[server]==5.2.5')")
+    skip("no moto_server (python3 -m venv .venv-moto && .venv-moto/bin/pip install 'moto[server]==5.2.5')")
     return null
   }
   const port = await freePort()
@@ -94,7 +100,7 @@ async function startMoto(env: Record<string, string> = {}): Promise<Moto | null>
     }
   }
   await stop()
-  console.warn(`SKIPPED: moto_server did not answer on ${endpoint} within 30 s`)
+  skip(`moto_server did not answer on ${endpoint} within 30 s`)
   return null
 }
 

@@ -61,7 +61,7 @@ const compactor = new Compactor({
 let messages: Message[] = [{ role: 'system', content: 'You are a coding agent.' }]
 const original: Message[] = [...messages]
 let compactions = 0
-for (let turn = 0; turn < 30; turn++) {
+for (let turn = 0; turn < 60; turn++) {
   const added: Message[] = [
     { role: 'user', content: `Turn ${turn}: we decided to keep src/module${turn}.ts small. What is in it?` },
     {

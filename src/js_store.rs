@@ -94,7 +94,11 @@ impl StoreBackend for JsStore {
         // when it asked for those.
         let this = self.0.clone();
         Box::pin(async move {
-            let prefix = if dir.is_empty() { dir } else { format!("{dir}/") };
+            let prefix = if dir.is_empty() {
+                dir
+            } else {
+                format!("{dir}/")
+            };
             let promise = this
                 .list
                 .call_async(prefix)
@@ -146,18 +150,15 @@ fn registry() -> &'static Mutex<HashMap<u32, Arc<JsStoreBackend>>> {
 pub fn register_archive_store(put: PutFn, get: GetFn, list: ListFn, remove: DeleteFn) -> u32 {
     static NEXT: AtomicU32 = AtomicU32::new(1);
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
-    registry()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(
-            id,
-            Arc::new(JsStoreBackend {
-                put,
-                get,
-                list,
-                delete: remove,
-            }),
-        );
+    registry().lock().unwrap_or_else(|p| p.into_inner()).insert(
+        id,
+        Arc::new(JsStoreBackend {
+            put,
+            get,
+            list,
+            delete: remove,
+        }),
+    );
     id
 }
 

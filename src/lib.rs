@@ -31,7 +31,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 mod js_json;
-mod js_store;
+pub mod js_store;
 mod logging;
 
 use js_json::{JsMessageList, JsMessages};

@@ -97,6 +97,15 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// Says why the server is missing: a skip, or a failure when CI requires the server
+/// (`CONTEXT_COMPACT_REQUIRE_MOTO=1`, set by `.ci/run`, which installs it).
+fn skip(why: &str) {
+    if std::env::var_os("CONTEXT_COMPACT_REQUIRE_MOTO").is_some_and(|v| v == "1") {
+        panic!("moto_server is required (CONTEXT_COMPACT_REQUIRE_MOTO=1): {why}");
+    }
+    eprintln!("SKIPPED: {why}");
+}
+
 /// A moto server on 127.0.0.1, stopped when dropped.
 struct Moto {
     child: Option<Child>,
@@ -108,8 +117,8 @@ impl Moto {
     /// message when it cannot be started.
     fn start(authenticate: bool) -> Option<Moto> {
         let Some(executable) = moto_executable() else {
-            eprintln!(
-                "SKIPPED: no moto_server (run `python3 -m venv .venv-moto && .venv-moto/bin/pip install 'moto[server]==5.2.5'`, or set CONTEXT_COMPACT_MOTO_SERVER)"
+            skip(
+                "no moto_server (run `python3 -m venv .venv-moto && .venv-moto/bin/pip install 'moto[server]==5.2.5'`, or set CONTEXT_COMPACT_MOTO_SERVER)",
             );
             return None;
         };
@@ -125,7 +134,7 @@ impl Moto {
         let child = match command.spawn() {
             Ok(child) => child,
             Err(e) => {
-                eprintln!("SKIPPED: cannot start {}: {e}", executable.display());
+                skip(&format!("cannot start {}: {e}", executable.display()));
                 return None;
             }
         };
@@ -140,7 +149,9 @@ impl Moto {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        eprintln!("SKIPPED: moto_server did not answer on 127.0.0.1:{port} within 30 s");
+        skip(&format!(
+            "moto_server did not answer on 127.0.0.1:{port} within 30 s"
+        ));
         None
     }
 
