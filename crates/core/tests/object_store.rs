@@ -710,3 +710,89 @@ fn a_secret_in_a_server_answer_is_redacted() {
     assert!(everything.contains("[redacted]"), "{everything}");
     assert!(!everything.contains(SECRET), "{everything}");
 }
+
+/// Two writers that both list the session before either writes, and write in different
+/// seconds (so their archive names differ): they must still get different numbers. The store
+/// is object_store's in-memory one; each writer's view of it pauses as described.
+#[test]
+fn writers_in_different_seconds_never_share_a_number() {
+    use context_compact_core::store::{
+        ObjectStoreBackend, StoreBackend, StoreFuture, StoredObject,
+    };
+    use std::sync::Barrier;
+
+    /// Each writer's view: its first listing waits until both writers listed (neither has
+    /// written yet), and its first read after that (of `last-sequence`, just before it names its
+    /// archive) waits `name_delay`, so the second writer's archive name carries a later second.
+    struct Paused {
+        inner: ObjectStoreBackend,
+        listed: Arc<Barrier>,
+        first_list: Mutex<bool>,
+        first_get: Mutex<bool>,
+        name_delay: Duration,
+    }
+    impl StoreBackend for Paused {
+        fn put(&self, key: String, bytes: Vec<u8>, create_only: bool) -> StoreFuture<()> {
+            self.inner.put(key, bytes, create_only)
+        }
+        fn get(&self, key: String) -> StoreFuture<Option<Vec<u8>>> {
+            let first = std::mem::replace(&mut *self.first_get.lock().unwrap(), false);
+            let delay = if first {
+                self.name_delay
+            } else {
+                Duration::ZERO
+            };
+            let get = self.inner.get(key);
+            Box::pin(async move {
+                tokio::time::sleep(delay).await;
+                get.await
+            })
+        }
+        fn list(&self, dir: String, shallow: bool) -> StoreFuture<Vec<StoredObject>> {
+            let first = std::mem::replace(&mut *self.first_list.lock().unwrap(), false);
+            let listed = self.listed.clone();
+            let list = self.inner.list(dir, shallow);
+            Box::pin(async move {
+                let objects = list.await;
+                if first {
+                    tokio::task::spawn_blocking(move || listed.wait())
+                        .await
+                        .unwrap();
+                }
+                objects
+            })
+        }
+        fn delete(&self, key: String) -> StoreFuture<()> {
+            self.inner.delete(key)
+        }
+    }
+
+    let memory: Arc<dyn object_store::ObjectStore> =
+        Arc::new(object_store::memory::InMemory::new());
+    let listed = Arc::new(Barrier::new(2));
+    let writers: Vec<_> = [Duration::ZERO, Duration::from_millis(1_100)]
+        .into_iter()
+        .map(|name_delay| {
+            let backend = Paused {
+                inner: ObjectStoreBackend::new(memory.clone()),
+                listed: listed.clone(),
+                first_list: Mutex::new(true),
+                first_get: Mutex::new(true),
+                name_delay,
+            };
+            let store = ArchiveStore::from_backend(Arc::new(backend), "mem:", fast_retry());
+            std::thread::spawn(move || {
+                session::persist_messages(&store, &[json!({"role": "user", "content": "x"})], "s")
+                    .unwrap()
+            })
+        })
+        .collect();
+    let written: Vec<_> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+    assert_ne!(
+        written[0].timestamp, written[1].timestamp,
+        "the writers wrote in different seconds"
+    );
+    let mut sequences: Vec<u64> = written.iter().map(|w| w.sequence).collect();
+    sequences.sort();
+    assert_eq!(sequences, vec![1, 2]);
+}

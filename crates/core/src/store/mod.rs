@@ -11,15 +11,18 @@
 //! <prefix>/<sessionId>/events/<YYYYMMDDTHHMMSS.mmmZ>-<random>.json  one audit event per object
 //! <prefix>/<sessionId>/summaries/<YYYYMMDDTHHMMSS.mmmZ>-<archive>.md one summary per object
 //! <prefix>/<sessionId>/extracted/<kind>/<YYYYMMDDTHHMMSS.mmmZ>-<random>.md  extracted memory
+//! <prefix>/<sessionId>/sequences/<n>                               the claim of number n
 //! <prefix>/<sessionId>/last-sequence                               the highest number pruned
 //! ```
 //!
 //! Objects cannot be appended to, so what is an append-only file on disk (`events.jsonl`,
 //! `summaries.md`, the `extracted/*.md` files) is a directory of objects whose names list in
-//! the order they were written. Sequence numbers are taken with a conditional create
-//! (`PutMode::Create`: S3's `If-None-Match: *`, GCS's `x-goog-if-generation-match: 0`, Azure's
-//! `If-None-Match: *`, a no-clobber link on local files): two writers on different machines
-//! that pick the same number cannot both succeed, and the loser takes the next number.
+//! the order they were written. Sequence numbers are claimed with a conditional create of
+//! `sequences/<n>` (`PutMode::Create`: S3's `If-None-Match: *`, GCS's
+//! `x-goog-if-generation-match: 0`, Azure's `If-None-Match: *`, a no-clobber link on local
+//! files) before the archive is written: two writers on different machines that pick the same
+//! number cannot both succeed, whatever second their archive names carry, and the loser takes
+//! the next number.
 //!
 //! The archive functions of the crate are synchronous (they run on the blocking pool or inside
 //! the pipeline's steps); the store's network calls run on a small runtime of their own

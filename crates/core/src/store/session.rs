@@ -35,6 +35,10 @@ use crate::memory::{Extracted, Memory, EXTRACTED_DIR};
 pub const EVENTS_DIR: &str = "events";
 /// The directory of a session's summaries, one object per summary.
 pub const SUMMARIES_DIR: &str = "summaries";
+/// The directory of sequence-number claims: `sequences/<n>` is created (create-only) before
+/// archive `n` is written, so two writers can never both take `n` — even in different seconds,
+/// when their archive names (which hold the timestamp) differ.
+pub const SEQUENCES_DIR: &str = "sequences";
 /// The object remembering the highest sequence number a prune removed, so numbering continues.
 pub const LAST_SEQUENCE: &str = "last-sequence";
 
@@ -77,15 +81,23 @@ fn random_suffix() -> String {
     format!("{:016x}", rand::random::<u64>())
 }
 
-/// The highest sequence number of the session: its archives', or the one a prune recorded.
+/// The highest sequence number of the session: its archives' and claims' (a claim whose archive
+/// failed is a gap not to reuse), or the one a prune recorded.
 pub fn highest_sequence(store: &ArchiveStore, session_id: &str) -> Result<u64, StoreError> {
     let dir = store.session_key(session_id);
-    let listed = store
+    let archives = store
         .list(&dir, true)?
         .iter()
         .filter_map(|o| parse_archive_name(name_of(&o.key)).map(|(_, n)| n))
         .max()
         .unwrap_or(0);
+    let claims = store
+        .list(&store.key(&[session_id, SEQUENCES_DIR]), true)?
+        .iter()
+        .filter_map(|o| name_of(&o.key).parse::<u64>().ok())
+        .max()
+        .unwrap_or(0);
+    let listed = archives.max(claims);
     let recorded = store
         .get(&store.key(&[session_id, LAST_SEQUENCE]))?
         .and_then(|bytes| String::from_utf8(bytes).ok()?.trim().parse().ok())
@@ -93,8 +105,10 @@ pub fn highest_sequence(store: &ArchiveStore, session_id: &str) -> Result<u64, S
     Ok(listed.max(recorded))
 }
 
-/// Persists `middle` as the session's next archive: the highest number found plus one, taken
-/// with a conditional create; when another writer has it, the next.
+/// Persists `middle` as the session's next archive: the highest number found plus one, claimed
+/// with a conditional create of `sequences/<n>` (when another writer has it, the next number),
+/// then the archive itself, also create-only. A claim whose archive could not be written stays:
+/// the number is skipped (a gap), never handed out twice.
 pub fn persist_messages(
     store: &ArchiveStore,
     middle: &[Value],
@@ -106,6 +120,18 @@ pub fn persist_messages(
     for _ in 0..1_000 {
         let timestamp = timestamp_now();
         let name = format!("compact-{timestamp}-{sequence}.json");
+        // The claim names its archive and this writer (a random tag), so that a writer whose
+        // retried claim finds the key taken recognises only its own claim (`put_new`).
+        let claim = format!("{name} {}\n", random_suffix()).into_bytes();
+        let claim_key = store.key(&[session_id, SEQUENCES_DIR, &sequence.to_string()]);
+        match store.put_new(&claim_key, claim) {
+            Ok(()) => {}
+            Err(StoreError::AlreadyExists) => {
+                sequence += 1;
+                continue;
+            }
+            Err(e) => return Err(io_error(e)),
+        }
         match store.put_new(&store.key(&[session_id, &name]), bytes.clone()) {
             Ok(()) => {
                 return Ok(ArchiveFile {
@@ -114,6 +140,8 @@ pub fn persist_messages(
                     timestamp,
                 })
             }
+            // Something that is not ours has the name (written outside this library): keep the
+            // claim and take the next number.
             Err(StoreError::AlreadyExists) => sequence += 1,
             Err(e) => return Err(io_error(e)),
         }
@@ -451,6 +479,7 @@ pub fn prune_archives(
             .list(&store.session_key(&session), true)
             .map_err(history_error)?;
         let mut old = Vec::new();
+        let mut claims = Vec::new();
         let mut kept = 0;
         for object in &objects {
             let name = name_of(&object.key);
@@ -466,6 +495,10 @@ pub fn prune_archives(
                 .or(object.last_modified);
             if written.is_some_and(|t| t < cutoff) {
                 old.push(object.key.clone());
+                if let (true, Some((_, sequence))) = (is_archive, parse_archive_name(name)) {
+                    // Its claim goes too: `last-sequence` (written first) keeps the numbering.
+                    claims.push(store.key(&[&session, SEQUENCES_DIR, &sequence.to_string()]));
+                }
             } else {
                 kept += usize::from(is_archive);
             }
@@ -494,6 +527,11 @@ pub fn prune_archives(
             }
         }
         if !removed.is_empty() {
+            for claim in &claims {
+                if let Err(e) = store.delete(claim) {
+                    tracing::debug!("could not remove the sequence claim {claim}: {e}");
+                }
+            }
             let mut fields = Map::new();
             fields.insert("olderThanDays".into(), json!(days));
             fields.insert("removed".into(), json!(removed));

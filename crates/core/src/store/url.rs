@@ -114,9 +114,10 @@ pub(super) fn open(
     })
 }
 
-/// `file:///path`: the directory is created (0700) when it does not exist. A directory that
-/// cannot be created is not an invalid option but a store that fails every write, so a
-/// compaction degrades to `archivePath: null` with a warning (PRD F-006), as on disk.
+/// `file:///path`: the directory is created (0700) on first use when it does not exist, not
+/// when options are read. A directory that cannot be created is not an invalid option but a
+/// store that fails every operation, so a compaction degrades to `archivePath: null` with a
+/// warning (PRD F-006), as on disk.
 fn open_file(
     location: &str,
     invalid: &dyn Fn(String) -> ValidationError,
@@ -128,13 +129,13 @@ fn open_file(
             "{location:?} is not a local file URL (expected file:///absolute/path)"
         ))
     })?;
-    let opened = crate::archive::create_private_dir(&path)
-        .map_err(|e| format!("cannot create {}: {e}", path.display()))
-        .and_then(|_| LocalFileSystem::new_with_prefix(&path).map_err(|e| e.to_string()));
-    Ok(match opened {
-        Ok(store) => Arc::new(ObjectStoreBackend::new(Arc::new(store))),
-        Err(message) => Arc::new(Unavailable(message)),
-    })
+    Ok(Arc::new(Deferred::new(Box::new(move || {
+        crate::archive::create_private_dir(&path)
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        LocalFileSystem::new_with_prefix(&path)
+            .map(|store| Arc::new(store) as Arc<dyn ObjectStore>)
+            .map_err(|e| e.to_string())
+    }))))
 }
 
 fn retry_config(retry: RetryPolicy) -> RetryConfig {
@@ -332,29 +333,6 @@ fn env_secrets() -> Vec<String> {
         })
         .map(|(_, value)| value)
         .collect()
-}
-
-/// A store that cannot be used (its directory could not be created): every operation fails
-/// with the reason.
-struct Unavailable(String);
-
-impl StoreBackend for Unavailable {
-    fn put(&self, _: String, _: Vec<u8>, _: bool) -> StoreFuture<()> {
-        let message = self.0.clone();
-        Box::pin(async move { Err(StoreError::Permanent(message)) })
-    }
-    fn get(&self, _: String) -> StoreFuture<Option<Vec<u8>>> {
-        let message = self.0.clone();
-        Box::pin(async move { Err(StoreError::Permanent(message)) })
-    }
-    fn list(&self, _: String, _: bool) -> StoreFuture<Vec<StoredObject>> {
-        let message = self.0.clone();
-        Box::pin(async move { Err(StoreError::Permanent(message)) })
-    }
-    fn delete(&self, _: String) -> StoreFuture<()> {
-        let message = self.0.clone();
-        Box::pin(async move { Err(StoreError::Permanent(message)) })
-    }
 }
 
 #[cfg(test)]
