@@ -409,9 +409,10 @@ describe('archiveStore: your own store', () => {
     )
     const sequences = results.map((r) => Number(/-(\d+)\.json$/.exec(r.archivePath ?? '')?.[1])).sort((a, b) => a - b)
     expect(sequences).toEqual([1, 2, 3, 4, 5, 6])
-    // The writers did collide (several tried the same name) and moved on.
-    const archivePuts = calls.filter((c) => /^put race\/compact-.*-\d+\.json$/.test(c))
-    expect(archivePuts.length).toBeGreaterThan(6)
+    // The writers did collide (several tried to claim the same number) and moved on.
+    const claims = calls.filter((c) => /^put race\/sequences\/\d+$/.test(c))
+    expect(claims.length).toBeGreaterThan(6)
+    expect(calls.filter((c) => /^put race\/compact-.*-\d+\.json$/.test(c))).toHaveLength(6)
     for (let i = 0; i < 6; i++) {
       expect(await restoreMessages(results[i].messages, { sessionId: 'race', archiveStore: store })).toEqual(conversation(`r${i}`))
     }

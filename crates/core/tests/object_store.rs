@@ -345,6 +345,18 @@ fn lifecycle(store: Arc<ArchiveStore>) {
     )
     .unwrap();
     assert_eq!(next.sequence, 1001);
+
+    // The store's credentials are in no object: archives, metadata, events, summaries, memory.
+    let everything = store.list(&store.key(&[]), false).unwrap();
+    assert!(everything.len() > 10);
+    for object in everything {
+        let bytes = store.get(&object.key).unwrap().unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(SECRET),
+            "{}",
+            object.key
+        );
+    }
 }
 
 #[test]
