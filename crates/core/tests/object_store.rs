@@ -808,3 +808,56 @@ fn writers_in_different_seconds_never_share_a_number() {
     sequences.sort();
     assert_eq!(sequences, vec![1, 2]);
 }
+
+/// A port on 127.0.0.1 where nothing listens.
+fn closed_port() -> u16 {
+    free_port()
+}
+
+#[test]
+fn azure_and_gcs_urls_degrade_when_unreachable_without_leaking_secrets() {
+    // Both pointed at a closed local port, so nothing leaves this machine.
+    let endpoint = format!("http://127.0.0.1:{}", closed_port());
+    let azure: BTreeMap<String, String> = [
+        ("azure_storage_account_name", "devstoreaccount1"),
+        // An account key is base64; this one holds the recognizable secret.
+        (
+            "azure_storage_account_key",
+            "U0VDUkVUeno5ZjNiMWMtZG8tbm90LWxlYWs=",
+        ),
+        ("azure_storage_endpoint", endpoint.as_str()),
+        ("allow_http", "true"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let service_account = json!({
+        "private_key": format!("-----BEGIN PRIVATE KEY-----{SECRET}-----END PRIVATE KEY-----"),
+        "private_key_id": "kid",
+        "client_email": "agent@example.iam.gserviceaccount.com",
+        "gcs_base_url": endpoint,
+        "disable_oauth": true,
+    })
+    .to_string();
+    let gcs: BTreeMap<String, String> = [
+        ("google_service_account_key".to_string(), service_account),
+        ("allow_http".to_string(), "true".to_string()),
+    ]
+    .into_iter()
+    .collect();
+    for (url, options) in [("az://archives/p", azure), ("gs://archives/p", gcs)] {
+        let store = ArchiveStore::open(url, &options, fast_retry(), "outputDir").unwrap();
+        let compact = CompactOptions {
+            max_retries: 0,
+            ..options_for(Arc::new(store))
+        };
+        let (outcome, lines) = compact_capturing(&compact);
+        assert_degraded(&outcome);
+        let everything = format!("{outcome:?} {lines:?}");
+        assert!(!everything.contains(SECRET), "{url}: {everything}");
+        assert!(
+            !everything.contains("U0VDUkVUeno5ZjNiMWMtZG8tbm90LWxlYWs="),
+            "{url}: {everything}"
+        );
+    }
+}

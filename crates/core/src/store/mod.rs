@@ -161,40 +161,49 @@ impl ArchiveStore {
         &self,
         op: impl Fn(&dyn StoreBackend) -> StoreFuture<T> + Send + 'static,
     ) -> (Result<T, StoreError>, bool) {
-        let backend = self.backend.clone();
-        let retry = self.retry;
-        let timeout = self.timeout;
-        let retries = if self.backend_retries {
-            0
-        } else {
-            retry.max_retries
-        };
-        let (result, retried) = block_on(async move {
-            let mut attempt = 0u32;
-            loop {
-                let result = match tokio::time::timeout(timeout, op(backend.as_ref())).await {
-                    Ok(result) => result,
-                    Err(_) => Err(StoreError::Transient(format!(
-                        "the store did not answer within {} s",
-                        timeout.as_secs_f64()
-                    ))),
-                };
-                match result {
-                    Err(StoreError::Transient(message)) if attempt < retries => {
-                        let delay = retry.backoff(attempt);
-                        tracing::debug!(
-                            "store operation failed ({message}); retrying in {} ms",
-                            delay.as_millis()
-                        );
-                        tokio::time::sleep(delay).await;
-                        attempt += 1;
-                    }
-                    other => return (other, attempt > 0),
-                }
-            }
-        })
-        .unwrap_or_else(|e| (Err(e), false));
+        let attempts = self.attempts();
+        let (result, retried) =
+            block_on(async move { attempts.run(op).await }).unwrap_or_else(|e| (Err(e), false));
         (result.map_err(|e| self.error(e)), retried)
+    }
+
+    fn attempts(&self) -> Attempts {
+        Attempts {
+            backend: self.backend.clone(),
+            retry: self.retry,
+            timeout: self.timeout,
+            retries: if self.backend_retries {
+                0
+            } else {
+                self.retry.max_retries
+            },
+        }
+    }
+
+    /// The objects at `keys` (`None` for a missing one), read concurrently (at most
+    /// [`CONCURRENT_READS`] at a time): listing a session reads every archive and its
+    /// metadata, and one round trip after another would make that slow on a remote store.
+    pub fn get_many(&self, keys: Vec<String>) -> Vec<Result<Option<Vec<u8>>, StoreError>> {
+        use futures::StreamExt;
+        let attempts = self.attempts();
+        let count = keys.len();
+        let results = block_on(async move {
+            futures::stream::iter(keys)
+                .map(|key| {
+                    let attempts = attempts.clone();
+                    async move { attempts.run(move |b| b.get(key.clone())).await.0 }
+                })
+                .buffered(CONCURRENT_READS)
+                .collect::<Vec<_>>()
+                .await
+        });
+        match results {
+            Ok(results) => results
+                .into_iter()
+                .map(|r| r.map_err(|e| self.error(e)))
+                .collect(),
+            Err(e) => vec![Err(e); count],
+        }
     }
 
     /// Writes a new object at `key`, failing with [`StoreError::AlreadyExists`] when another
@@ -263,10 +272,57 @@ impl ArchiveStore {
     }
 }
 
-/// `text` with every secret (of at least 4 characters) replaced by `[redacted]`.
+/// How many reads [`ArchiveStore::get_many`] keeps in flight.
+pub const CONCURRENT_READS: usize = 8;
+
+/// One operation's attempts: the timeout on each, and the retries of transient failures with
+/// the summary calls' backoff (none when the backend retries by itself).
+#[derive(Clone)]
+struct Attempts {
+    backend: Arc<dyn StoreBackend>,
+    retry: RetryPolicy,
+    timeout: Duration,
+    retries: u32,
+}
+
+impl Attempts {
+    /// The result, and whether an earlier attempt may have reached the store.
+    async fn run<T>(
+        &self,
+        op: impl Fn(&dyn StoreBackend) -> StoreFuture<T>,
+    ) -> (Result<T, StoreError>, bool) {
+        let mut attempt = 0u32;
+        loop {
+            let result = match tokio::time::timeout(self.timeout, op(self.backend.as_ref())).await {
+                Ok(result) => result,
+                Err(_) => Err(StoreError::Transient(format!(
+                    "the store did not answer within {} s",
+                    self.timeout.as_secs_f64()
+                ))),
+            };
+            match result {
+                Err(StoreError::Transient(message)) if attempt < self.retries => {
+                    let delay = self.retry.backoff(attempt);
+                    tracing::debug!(
+                        "store operation failed ({message}); retrying in {} ms",
+                        delay.as_millis()
+                    );
+                    tokio::time::sleep(delay).await;
+                    attempt += 1;
+                }
+                other => return (other, attempt > 0),
+            }
+        }
+    }
+}
+
+/// Secrets shorter than this are not searched for: they would match ordinary words.
+const MIN_SECRET_LEN: usize = 8;
+
+/// `text` with every secret (of at least [`MIN_SECRET_LEN`] bytes) replaced by `[redacted]`.
 pub(crate) fn redact(text: &str, secrets: &[String]) -> String {
     let mut out = text.to_string();
-    for secret in secrets.iter().filter(|s| s.len() >= 4) {
+    for secret in secrets.iter().filter(|s| s.len() >= MIN_SECRET_LEN) {
         if out.contains(secret.as_str()) {
             out = out.replace(secret.as_str(), "[redacted]");
         }

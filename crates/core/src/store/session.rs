@@ -196,13 +196,16 @@ pub(crate) fn append_event(
 /// The session's audit events, oldest first (what `events.jsonl` holds on disk).
 pub fn read_events(store: &ArchiveStore, session_id: &str) -> Result<Vec<Value>, HistoryError> {
     validate_session_id(session_id)?;
-    let mut objects = store
+    // Listed in key order, which is the order the events were written in.
+    let keys: Vec<String> = store
         .list(&store.key(&[session_id, EVENTS_DIR]), true)
-        .map_err(history_error)?;
-    objects.sort_by(|a, b| a.key.cmp(&b.key));
-    let mut events = Vec::with_capacity(objects.len());
-    for object in objects {
-        if let Some(bytes) = store.get(&object.key).map_err(history_error)? {
+        .map_err(history_error)?
+        .into_iter()
+        .map(|o| o.key)
+        .collect();
+    let mut events = Vec::with_capacity(keys.len());
+    for read in store.get_many(keys) {
+        if let Some(bytes) = read.map_err(history_error)? {
             if let Ok(event) = serde_json::from_slice::<Value>(&bytes) {
                 events.push(event);
             }
@@ -248,8 +251,14 @@ pub fn write_memory(
         let kind = file.trim_end_matches(".md");
         let dir = store.key(&[session_id, EXTRACTED_DIR, kind]);
         let mut existing: HashSet<String> = HashSet::new();
-        for object in store.list(&dir, true).map_err(io_error)? {
-            if let Some(bytes) = store.get(&object.key).map_err(io_error)? {
+        let keys = store
+            .list(&dir, true)
+            .map_err(io_error)?
+            .into_iter()
+            .map(|o| o.key)
+            .collect();
+        for read in store.get_many(keys) {
+            if let Some(bytes) = read.map_err(io_error)? {
                 existing.extend(
                     String::from_utf8_lossy(&bytes)
                         .lines()
@@ -307,28 +316,42 @@ pub fn list_archives(
         .map(|o| name_of(&o.key))
         .filter(|n| parse_meta_name(n).is_some())
         .collect();
+    let archives: Vec<_> = objects
+        .iter()
+        .filter_map(|object| {
+            let name = name_of(&object.key);
+            let (timestamp, sequence) = parse_archive_name(name)?;
+            let meta_name = meta_name_for(name).filter(|m| metas.contains(m.as_str()));
+            Some((object, name, timestamp, sequence, meta_name))
+        })
+        .collect();
+    // Every archive (to count its messages) and its metadata, read concurrently.
+    let mut keys = Vec::new();
+    for (object, _, _, _, meta_name) in &archives {
+        keys.push(object.key.clone());
+        if let Some(meta_name) = meta_name {
+            keys.push(store.key(&[session_id, meta_name]));
+        }
+    }
+    let mut contents = store.get_many(keys).into_iter();
     let mut found = Vec::new();
-    for object in &objects {
-        let name = name_of(&object.key);
-        let Some((timestamp, sequence)) = parse_archive_name(name) else {
-            continue;
+    for (object, name, timestamp, sequence, meta_name) in archives {
+        let archive_bytes = contents.next().unwrap_or(Ok(None)).map_err(history_error)?;
+        let meta = match meta_name {
+            Some(meta_name) => contents
+                .next()
+                .and_then(|read| read.ok().flatten())
+                .and_then(|bytes| parse_json_object(&bytes))
+                // A metadata object describing another archive is not this one's.
+                .filter(|value| value.get("archive").and_then(Value::as_str) == Some(name))
+                .map(|value| (meta_name, value)),
+            None => None,
         };
-        let meta = meta_name_for(name)
-            .filter(|m| metas.contains(m.as_str()))
-            .and_then(|meta_name| {
-                let bytes = store.get(&store.key(&[session_id, &meta_name])).ok()??;
-                let value = parse_json_object(&bytes)?;
-                (value.get("archive").and_then(Value::as_str) == Some(name))
-                    .then_some((meta_name, value))
-            });
-        let message_count = store
-            .get(&object.key)
-            .map_err(history_error)?
-            .and_then(|bytes| {
-                serde_json::from_slice::<Vec<serde::de::IgnoredAny>>(&bytes)
-                    .ok()
-                    .map(|items| items.len())
-            });
+        let message_count = archive_bytes.and_then(|bytes| {
+            serde_json::from_slice::<Vec<serde::de::IgnoredAny>>(&bytes)
+                .ok()
+                .map(|items| items.len())
+        });
         let created_at = meta
             .as_ref()
             .and_then(|(_, v)| v.get("createdAt")?.as_str().map(str::to_string))

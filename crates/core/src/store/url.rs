@@ -304,7 +304,9 @@ fn open_azure(
 /// Whether a configuration key (option or environment variable) holds a secret.
 fn is_secret_key(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
-    if name.ends_with("key_id") || name.ends_with("client_id") {
+    // Access key ids are not secret to AWS, but they identify a credential: kept out of
+    // messages too. Client ids (Azure, Google) are public configuration.
+    if name.ends_with("client_id") {
         return false;
     }
     ["secret", "token", "password", "sas", "key", "credential"]
@@ -318,8 +320,24 @@ fn secrets(options: &BTreeMap<String, String>) -> Vec<String> {
     options
         .iter()
         .filter(|(name, _)| is_secret_key(name))
-        .map(|(_, value)| value.clone())
+        .flat_map(|(_, value)| secret_values(value))
         .collect()
+}
+
+/// A secret value, and when it is JSON (a service account key) its secret fields too (by their
+/// name: `private_key`, …): an error may quote one field without the rest.
+fn secret_values(value: &str) -> Vec<String> {
+    let mut out = vec![value.to_string()];
+    if let Ok(serde_json::Value::Object(fields)) = serde_json::from_str(value) {
+        out.extend(
+            fields
+                .iter()
+                .filter(|(name, _)| is_secret_key(name))
+                .filter_map(|(_, v)| v.as_str())
+                .map(str::to_string),
+        );
+    }
+    out
 }
 
 /// Secret values among the clouds' environment variables.
@@ -331,7 +349,7 @@ fn env_secrets() -> Vec<String> {
                 .any(|p| name.starts_with(p))
                 && is_secret_key(name)
         })
-        .map(|(_, value)| value)
+        .flat_map(|(_, value)| secret_values(&value))
         .collect()
 }
 
@@ -420,11 +438,11 @@ mod tests {
             "azure_storage_account_key",
             "google_service_account_key",
             "sas_token",
+            "aws_access_key_id",
         ] {
             assert!(is_secret_key(key), "{key}");
         }
         for key in [
-            "aws_access_key_id",
             "aws_region",
             "aws_endpoint",
             "google_application_credentials",
