@@ -871,7 +871,11 @@ export interface CompactResult<M extends Message = Message> {
   compacted: boolean
   /** The content of the summary message, or `null` (also for strategies without a summary). */
   summary: string | null
-  /** The archive holding the compacted messages, or `null` (not compacted, or the write failed). */
+  /**
+   * The archive holding the compacted messages, or `null` (not compacted, or the write failed):
+   * a file path, `<url>/<sessionId>/<name>` on an object store, `archiveStore:<sessionId>/<name>`
+   * on your own store.
+   */
   archivePath: string | null
   stats: CompactStats
   /**
@@ -1133,8 +1137,9 @@ export declare function persistMessages(
 
 /**
  * The main entry: checks the threshold and, when reached (or with `force`), compacts.
- * Never rejects for LLM or disk failures (the result's `error` and `warnings` say what
- * happened); rejects with `TypeError` for invalid input and `AbortError` when `signal` fires.
+ * Never rejects for LLM, disk or object-store failures (the result's `error` and `warnings` say
+ * what happened); rejects with `TypeError` for invalid input (including a malformed or unsupported
+ * `outputDir` URL) and `AbortError` when `signal` fires.
  */
 export declare function compactMessages<M extends Message = Message>(messages: M[], options?: CompactOptions): Promise<CompactResult<M>>
 

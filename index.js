@@ -77,7 +77,8 @@ const ZERO_STATS = Object.freeze({
 })
 
 // Options that are functions or objects the addon cannot read; everything else is passed on.
-const JS_ONLY_OPTIONS = new Set(['summarizer', 'signal', 'onEvent', 'onBeforeCompact', 'onLog', 'logger', 'overflow', 'archiveStore'])
+// `archiveStoreId` is set by optionsJson alone (it names a store registered for the call).
+const JS_ONLY_OPTIONS = new Set(['summarizer', 'signal', 'onEvent', 'onBeforeCompact', 'onLog', 'logger', 'overflow', 'archiveStore', 'archiveStoreId'])
 
 function describe(value) {
   if (value === null) return 'null'
