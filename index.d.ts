@@ -1169,7 +1169,10 @@ export declare function createMarkMap(length?: number): MessageMarkMap
 
 /** One archive of a session, as {@link listArchives} reports it. */
 export interface ArchiveInfo {
-  /** `<outputDir>/<sessionId>/<fileName>`, with `outputDir` as you gave it. */
+  /**
+   * `<outputDir>/<sessionId>/<fileName>`, with `outputDir` as you gave it (a directory or an
+   * object-store URL); `archiveStore:<sessionId>/<fileName>` on your own store.
+   */
   path: string
   /** `compact-<YYYYMMDDTHHMMSSZ>-<sequence>.json` */
   fileName: string
