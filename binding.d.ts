@@ -74,7 +74,7 @@ export interface ItemCounts {
 }
 
 /** The archives of a session as a JSON array of `ArchiveInfo`. */
-export declare function listArchivesJson(outputDir: string, sessionId: string): Promise<string>
+export declare function listArchivesJson(outputDir: string, sessionId: string, storeJson?: string | undefined | null): Promise<string>
 
 /**
  * The trigger's estimate as JSON (`Measure`: rawTokens, tokens, source, factor, threshold),
@@ -104,13 +104,13 @@ export declare function offloadToolResultsJson(messages: object[], maxTokens: nu
 export declare function partitionJson(messages: object[], tailRetentionTokens: number, optionsJson?: string | undefined | null): NativePartition
 
 /** Writes an archive of messages and resolves with its path. */
-export declare function persistMessagesJson(messages: object[], outputDir: string, sessionId: string, format?: string | undefined | null): Promise<string>
+export declare function persistMessagesJson(messages: object[], outputDir: string, sessionId: string, format?: string | undefined | null, storeJson?: string | undefined | null): Promise<string>
 
 /** Preloads an encoding's tables (the first count otherwise pays for it). */
 export declare function preloadEncoding(encoding?: string | undefined | null): void
 
 /** Prunes old archives; resolves with `{"removed": [...], "kept": n}` as JSON. */
-export declare function pruneArchivesJson(outputDir: string, olderThanDays?: number | undefined | null, sessionId?: string | undefined | null): Promise<string>
+export declare function pruneArchivesJson(outputDir: string, olderThanDays?: number | undefined | null, sessionId?: string | undefined | null, storeJson?: string | undefined | null): Promise<string>
 
 /**
  * Records a compaction a custom JS strategy made (the pipeline records its own): the audit line
@@ -119,6 +119,12 @@ export declare function pruneArchivesJson(outputDir: string, olderThanDays?: num
  * `{"warnings", "extracted"}` as JSON.
  */
 export declare function recordCustomCompactionJson(removed: object[], optionsJson: string | undefined | null, recordJson: string): Promise<string>
+
+/** Registers a JS store's four (normalized) functions for one call; returns its id. */
+export declare function registerArchiveStore(put: PutFn, get: GetFn, list: ListFn, remove: DeleteFn): number
+
+/** Forgets a registered store (its functions are released once no call uses them). */
+export declare function releaseArchiveStore(id: number): void
 
 /** Forgets a token. */
 export declare function releaseCancelToken(id: number): void
@@ -134,7 +140,14 @@ export declare function renderSummaryPromptJson(messages: object[], instructions
  * the input, or a message read back from an archive) or, when an archive is missing or
  * unusable, `{"error": {"code", "message"}}` for the JS layer to throw.
  */
-export declare function restoreMessagesJson(messages: object[], outputDir?: string | undefined | null, sessionId?: string | undefined | null, format?: string | undefined | null): Promise<string>
+export declare function restoreMessagesJson(messages: object[], outputDir?: string | undefined | null, sessionId?: string | undefined | null, format?: string | undefined | null, storeJson?: string | undefined | null): Promise<string>
+
+/** What `put` receives: the key, the bytes, and whether the write is create-only. */
+export interface StorePutCall {
+  key: string
+  bytes: Buffer
+  ifNotExists: boolean
+}
 
 /**
  * One summary request, as passed to the JS layer (which adds the caller's message objects).

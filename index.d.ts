@@ -879,10 +879,19 @@ export interface CompactOptions {
    */
   summarizer?: Summarizer
   /**
-   * Where archives of compacted messages go.
+   * Where archives of compacted messages go: a directory, or an object-store URL —
+   * `s3://bucket/prefix` (AWS S3 and S3-compatible servers: MinIO, R2, Ceph), `gs://bucket/prefix`,
+   * `az://container/prefix` or `file:///absolute/path`. A store is configured from the cloud's
+   * standard environment variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`,
+   * `AWS_ENDPOINT_URL`, `GOOGLE_APPLICATION_CREDENTIALS`, `AZURE_STORAGE_ACCOUNT_NAME`, …) and
+   * {@link CompactOptions.storeOptions}. See the README, "Running many agents".
    * @default './.context-compact'
    */
   outputDir?: string
+  /** See {@link StoreLocationOptions.storeOptions}. */
+  storeOptions?: StoreOptions
+  /** See {@link StoreLocationOptions.archiveStore}. */
+  archiveStore?: ArchiveStore
   /**
    * The session the archives belong to: `[A-Za-z0-9._-]{1,128}`, not `.` or `..`.
    * @default 'default'
@@ -1192,7 +1201,11 @@ export interface CompactResult<M extends AnyMessage = Message> {
   compacted: boolean
   /** The content of the summary message, or `null` (also for strategies without a summary). */
   summary: string | null
-  /** The archive holding the compacted messages, or `null` (not compacted, or the write failed). */
+  /**
+   * The archive holding the compacted messages, or `null` (not compacted, or the write failed):
+   * a file path, `<url>/<sessionId>/<name>` on an object store, `archiveStore:<sessionId>/<name>`
+   * on your own store.
+   */
   archivePath: string | null
   stats: CompactStats
   /**
@@ -1396,15 +1409,80 @@ export declare function assembleMessages<M extends AnyMessage = Message>(
 ): M[]
 
 /**
+ * Configuration of an object-store `outputDir`: object_store configuration keys (case-insensitive,
+ * e.g. `aws_endpoint`, `aws_region`, `aws_access_key_id`, `aws_secret_access_key`, `allow_http`,
+ * `timeout`, `google_service_account`, `azure_storage_account_name`) to values. They override
+ * the environment variables of the same meaning. Values are never logged, archived or echoed in
+ * an error.
+ */
+export type StoreOptions = Record<string, string | number | boolean>
+
+/**
+ * Your own archive store, e.g. a table in your database (an example: `examples/archive-store.ts`).
+ * Keys are `/`-separated: `<sessionId>/compact-<timestamp>-<n>.json`, `<sessionId>/events/…`, …
+ * (the layout of the README's "Running many agents"); values are bytes (UTF-8 JSON or Markdown).
+ * Every function may be async. A function that throws (or rejects) counts as a failed attempt
+ * and is retried like the summary calls (`maxRetries`, backoff); each call may take at most 30 s.
+ */
+export interface ArchiveStore {
+  /**
+   * Stores `value` at `key`. With `options.ifNotExists` the write must be **create-only and
+   * atomic**: when `key` already exists, write nothing and return `false` (the conflict). That is
+   * how sequence numbers stay unique when several agents write one session at once, so it must
+   * hold across every process using the store (e.g. `INSERT … ON CONFLICT DO NOTHING` and
+   * report whether a row was inserted). Any other return value means "written"; without
+   * `ifNotExists`, replace what is there.
+   */
+  put(key: string, value: Uint8Array, options: { ifNotExists: boolean }): Promise<boolean | void> | boolean | void
+  /** The bytes at `key` (a `Uint8Array`/`Buffer`, or a string taken as UTF-8), or `null`/`undefined` when there is none. */
+  get(key: string): Promise<Uint8Array | string | null | undefined> | Uint8Array | string | null | undefined
+  /**
+   * Every entry whose key starts with `prefix` (which ends with `/`), in any order: keys, or
+   * objects with the entry's size in bytes and when it was written (a `Date`, milliseconds since
+   * the epoch, or an ISO string; used by {@link pruneArchives} when a name has no timestamp).
+   */
+  list(
+    prefix: string,
+  ): Promise<Array<string | ArchiveStoreEntry>> | Array<string | ArchiveStoreEntry>
+  /** Removes `key`; removing a missing key is not an error. */
+  delete(key: string): Promise<void> | void
+}
+
+/** An entry {@link ArchiveStore.list} reports. */
+export interface ArchiveStoreEntry {
+  key: string
+  size?: number
+  lastModified?: Date | number | string | null
+}
+
+/** Where the archives of a history call are, besides `outputDir`. */
+export interface StoreLocationOptions {
+  /**
+   * Configuration when `outputDir` is an object-store URL ({@link StoreOptions}); a `TypeError`
+   * with a plain directory.
+   */
+  storeOptions?: StoreOptions
+  /**
+   * Your own store ({@link ArchiveStore}); it replaces `outputDir`, which is then not used.
+   * Paths in results read `archiveStore:<sessionId>/<name>`.
+   */
+  archiveStore?: ArchiveStore
+}
+
+/**
  * Writes messages to `<outputDir>/<sessionId>/compact-<YYYYMMDDTHHMMSSZ>-<sequence>.json`
- * (PRD F-006) atomically, privately (0600), never overwriting; resolves with the path. The
- * archive holds the messages as you passed them, in their own format.
+ * (PRD F-006) atomically, privately (0600), never overwriting; resolves with the path. On an
+ * object store (or your `archiveStore`) the sequence number is taken with a create-only write,
+ * so it is unique across machines. Anthropic and OpenAI Chat messages are archived as they are;
+ * a list in another format is archived as compactions archive it: each entry is the message in
+ * Anthropic form with your own items, unchanged, under `x-context-compact-source`, which
+ * {@link restoreMessages} gives back.
  */
 export declare function persistMessages(
   middle: readonly AnyMessage[],
   outputDir: string,
   sessionId: string,
-  options?: {
+  options?: StoreLocationOptions & {
     /** The messages' format (see {@link MessageFormat}). @default 'auto' */
     format?: MessageFormat
   },
@@ -1412,8 +1490,9 @@ export declare function persistMessages(
 
 /**
  * The main entry: checks the threshold and, when reached (or with `force`), compacts.
- * Never rejects for LLM or disk failures (the result's `error` and `warnings` say what
- * happened); rejects with `TypeError` for invalid input and `AbortError` when `signal` fires.
+ * Never rejects for LLM, disk or object-store failures (the result's `error` and `warnings` say
+ * what happened); rejects with `TypeError` for invalid input (including a malformed or unsupported
+ * `outputDir` URL) and `AbortError` when `signal` fires.
  */
 export declare function compactMessages<M extends AnyMessage = Message>(
   messages: readonly M[],
@@ -1446,7 +1525,10 @@ export declare function createMarkMap(length?: number): MessageMarkMap
 
 /** One archive of a session, as {@link listArchives} reports it. */
 export interface ArchiveInfo {
-  /** `<outputDir>/<sessionId>/<fileName>`, with `outputDir` as you gave it. */
+  /**
+   * `<outputDir>/<sessionId>/<fileName>`, with `outputDir` as you gave it (a directory or an
+   * object-store URL); `archiveStore:<sessionId>/<fileName>` on your own store.
+   */
   path: string
   /** `compact-<YYYYMMDDTHHMMSSZ>-<sequence>.json` */
   fileName: string
@@ -1467,9 +1549,9 @@ export interface ArchiveInfo {
 }
 
 /** Where {@link restoreMessages} looks for archives. */
-export interface RestoreOptions {
+export interface RestoreOptions extends StoreLocationOptions {
   /**
-   * The directory the archives were written to.
+   * The directory (or object-store URL) the archives were written to.
    * @default './.context-compact'
    */
   outputDir?: string
@@ -1486,7 +1568,7 @@ export interface RestoreOptions {
 }
 
 /** What {@link pruneArchives} removes. */
-export interface PruneOptions {
+export interface PruneOptions extends StoreLocationOptions {
   /**
    * Remove archives written more than this many days ago (fractions allowed; `0` removes every
    * archive written before now).
@@ -1515,7 +1597,7 @@ export interface PruneResult {
  * - `INVALID_ARCHIVE`: an archive is not a JSON array, is a symlink, or archives name each other;
  * - `IO_ERROR`: reading failed.
  */
-export interface OffloadOptions {
+export interface OffloadOptions extends StoreLocationOptions {
   /** A text longer than this many tokens is shortened to about this many (marker included). */
   maxTokens: number
   /** Where the originals are archived. @default './.context-compact' */
@@ -1566,7 +1648,11 @@ export type RestoreErrorCode = 'ARCHIVE_NOT_FOUND' | 'INVALID_ARCHIVE_REFERENCE'
  * `summary` `null`.
  * @throws {TypeError} (as a rejection) for an invalid `outputDir` or `sessionId`.
  */
-export declare function listArchives(outputDir: string, sessionId: string): Promise<ArchiveInfo[]>
+export declare function listArchives(
+  outputDir: string,
+  sessionId: string,
+  options?: StoreLocationOptions,
+): Promise<ArchiveInfo[]>
 
 /**
  * Rolls a compacted conversation back: every summary message written by this library is

@@ -77,7 +77,8 @@ const ZERO_STATS = Object.freeze({
 })
 
 // Options that are functions or objects the addon cannot read; everything else is passed on.
-const JS_ONLY_OPTIONS = new Set(['summarizer', 'signal', 'onEvent', 'onBeforeCompact', 'onLog', 'logger', 'overflow'])
+// `archiveStoreId` is set by optionsJson alone (it names a store registered for the call).
+const JS_ONLY_OPTIONS = new Set(['summarizer', 'signal', 'onEvent', 'onBeforeCompact', 'onLog', 'logger', 'overflow', 'archiveStore', 'archiveStoreId'])
 
 function describe(value) {
   if (value === null) return 'null'
@@ -134,12 +135,15 @@ function isCustomStrategy(strategy) {
   return strategy !== null && typeof strategy === 'object' && typeof strategy.compress === 'function'
 }
 
-function optionsJson(options) {
+// `archiveStoreId`: the id of the caller's `archiveStore` registered for this call (see
+// withArchiveStore), which the addon uses instead of `outputDir`.
+function optionsJson(options, archiveStoreId = null) {
   const plain = {}
   for (const [key, value] of Object.entries(options)) {
     if (key === 'strategy' && isCustomStrategy(value)) continue
     if (!JS_ONLY_OPTIONS.has(key) && value !== undefined) plain[key] = value
   }
+  if (archiveStoreId != null) plain.archiveStoreId = archiveStoreId
   try {
     return JSON.stringify(plain)
   } catch (error) {
@@ -470,6 +474,7 @@ async function generateSummary(middle, options) {
 
 async function persistMessages(middle, outputDir, sessionId, options) {
   const opts = checkOptions(options)
+  const store = checkArchiveStore(opts.archiveStore)
   const list = checkedMessages(middle, 'middle')
   if (typeof outputDir !== 'string' || outputDir === '') {
     throw invalidArgument(`outputDir must be a non-empty string, got ${describe(outputDir)}`)
@@ -477,7 +482,9 @@ async function persistMessages(middle, outputDir, sessionId, options) {
   if (typeof sessionId !== 'string') throw invalidArgument(`sessionId must be a string, got ${describe(sessionId)}`)
   callNative(() => native.validateSessionId(sessionId))
   try {
-    return await native.persistMessagesJson(list, outputDir, sessionId, formatOf(opts))
+    return await withArchiveStore(store, (id) =>
+      native.persistMessagesJson(list, outputDir, sessionId, formatOf(opts), storeJson(opts, id)),
+    )
   } catch (error) {
     throw translateError(error)
   }
@@ -501,8 +508,18 @@ async function offloadToolResults(messages, options) {
   }
   if (opts.outputDir != null) checkOutputDir(opts.outputDir, 'options.outputDir')
   if (opts.sessionId != null) checkSessionId(opts.sessionId, 'options.sessionId')
-  const optsJson = optionsJson({ outputDir: opts.outputDir, sessionId: opts.sessionId, encoding: opts.encoding, offload: scope, format: opts.format })
-  const out = JSON.parse(await nativeAsync(() => native.offloadToolResultsJson(list, maxTokens, optsJson)))
+  const store = checkArchiveStore(opts.archiveStore)
+  const plain = {
+    outputDir: opts.outputDir,
+    sessionId: opts.sessionId,
+    encoding: opts.encoding,
+    offload: scope,
+    format: opts.format,
+    storeOptions: opts.storeOptions,
+  }
+  const out = JSON.parse(
+    await withArchiveStore(store, (id) => nativeAsync(() => native.offloadToolResultsJson(list, maxTokens, optionsJson(plain, id)))),
+  )
   const changed = out.pieces.some((piece) => typeof piece !== 'number')
   return {
     messages: changed ? piecesToMessages(out.pieces, messages) : messages,
@@ -536,10 +553,86 @@ async function nativeAsync(run) {
   }
 }
 
-async function listArchives(outputDir, sessionId) {
+// ------------------------------------------------------------------------------------------
+// Archive stores (issue 14): `outputDir` may be an object-store URL configured by
+// `storeOptions`, or the caller passes its own store as `archiveStore` (index.d.ts:
+// `ArchiveStore`). The store's functions are registered with the addon for one call.
+
+const ARCHIVE_STORE_METHODS = ['put', 'get', 'list', 'delete']
+
+function checkArchiveStore(store, name = 'options.archiveStore') {
+  if (store === undefined || store === null) return null
+  if (typeof store !== 'object' && typeof store !== 'function') {
+    throw invalidArgument(`${name} must be an object with put, get, list and delete, got ${describe(store)}`)
+  }
+  for (const method of ARCHIVE_STORE_METHODS) {
+    if (typeof store[method] !== 'function') {
+      throw invalidArgument(`${name}.${method} must be a function, got ${describe(store[method])}`)
+    }
+  }
+  return store
+}
+
+function bytesOf(value, key) {
+  if (value === undefined || value === null) return null
+  if (Buffer.isBuffer(value)) return value
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+  if (value instanceof ArrayBuffer) return Buffer.from(value)
+  if (typeof value === 'string') return Buffer.from(value, 'utf8')
+  throw new TypeError(`archiveStore.get(${JSON.stringify(key)}) must resolve to a Uint8Array, a string or null, got ${describe(value)}`)
+}
+
+function listEntry(entry) {
+  if (typeof entry === 'string') return { key: entry, size: 0, lastModified: null }
+  if (entry === null || typeof entry !== 'object' || typeof entry.key !== 'string') {
+    throw new TypeError(`archiveStore.list must resolve to an array of { key, size?, lastModified? } or of keys, got an entry ${describe(entry)}`)
+  }
+  const modified = entry.lastModified
+  const lastModified =
+    modified instanceof Date ? modified.getTime() : typeof modified === 'number' ? modified : typeof modified === 'string' ? Date.parse(modified) : null
+  return { key: entry.key, size: typeof entry.size === 'number' ? entry.size : 0, lastModified: Number.isFinite(lastModified) ? lastModified : null }
+}
+
+// Runs `run(id)` with `store` registered (id null without a store), releasing it after.
+async function withArchiveStore(store, run) {
+  if (!store) return run(null)
+  const id = native.registerArchiveStore(
+    async ({ key, bytes, ifNotExists }) => (await store.put(key, bytes, { ifNotExists })) !== false,
+    async (key) => bytesOf(await store.get(key), key),
+    async (prefix) => {
+      const entries = await store.list(prefix)
+      if (!Array.isArray(entries)) throw new TypeError(`archiveStore.list must resolve to an array, got ${describe(entries)}`)
+      return JSON.stringify(entries.map(listEntry))
+    },
+    async (key) => {
+      await store.delete(key)
+    },
+  )
+  try {
+    return await run(id)
+  } finally {
+    native.releaseArchiveStore(id)
+  }
+}
+
+// The store part of a history call's options, for the addon.
+function storeJson(opts, archiveStoreId) {
+  if (archiveStoreId == null && opts.storeOptions == null) return null
+  try {
+    return JSON.stringify({ storeOptions: opts.storeOptions ?? null, archiveStoreId })
+  } catch (error) {
+    throw invalidArgument(`options.storeOptions cannot be serialized as JSON: ${error.message}`)
+  }
+}
+
+async function listArchives(outputDir, sessionId, options) {
   checkOutputDir(outputDir)
   checkSessionId(sessionId)
-  return JSON.parse(await nativeAsync(() => native.listArchivesJson(outputDir, sessionId)))
+  const opts = checkOptions(options)
+  const store = checkArchiveStore(opts.archiveStore)
+  return JSON.parse(
+    await withArchiveStore(store, (id) => nativeAsync(() => native.listArchivesJson(outputDir, sessionId, storeJson(opts, id)))),
+  )
 }
 
 async function restoreMessages(messages, options) {
@@ -547,7 +640,12 @@ async function restoreMessages(messages, options) {
   const list = checkedMessages(messages)
   const outputDir = opts.outputDir == null ? null : checkOutputDir(opts.outputDir, 'options.outputDir')
   const sessionId = opts.sessionId == null ? null : checkSessionId(opts.sessionId, 'options.sessionId')
-  const out = JSON.parse(await nativeAsync(() => native.restoreMessagesJson(list, outputDir, sessionId, formatOf(opts))))
+  const store = checkArchiveStore(opts.archiveStore)
+  const out = JSON.parse(
+    await withArchiveStore(store, (id) =>
+      nativeAsync(() => native.restoreMessagesJson(list, outputDir, sessionId, formatOf(opts), storeJson(opts, id))),
+    ),
+  )
   if (out.error) {
     // Not the caller's mistake but a missing or unusable archive: a plain Error with a code.
     const error = new Error(out.error.message)
@@ -566,7 +664,12 @@ async function pruneArchives(outputDir, options) {
     throw invalidArgument(`options.olderThanDays must be a non-negative number, got ${describe(days)}`)
   }
   const sessionId = opts.sessionId == null ? null : checkSessionId(opts.sessionId, 'options.sessionId')
-  return JSON.parse(await nativeAsync(() => native.pruneArchivesJson(outputDir, days ?? null, sessionId)))
+  const store = checkArchiveStore(opts.archiveStore)
+  return JSON.parse(
+    await withArchiveStore(store, (id) =>
+      nativeAsync(() => native.pruneArchivesJson(outputDir, days ?? null, sessionId, storeJson(opts, id))),
+    ),
+  )
 }
 
 // A result's pieces: an index is the caller's own message object; anything else is a message
@@ -688,20 +791,23 @@ async function runCompaction(messages, opts, counts, calibration, markMap) {
   const onBeforeCompact = wrapBeforeCompact(checkFunction(opts, 'onBeforeCompact'))
   const onLog = wrapLog(opts)
   const signal = checkSignal(opts)
-  const optsJson = optionsJson(opts)
-  const outcomeJson = await withSignal(signal, (cancelId) =>
-    native.compactJson(
-      messages,
-      optsJson,
-      counts ?? null,
-      summarizer,
-      onEvent,
-      cancelId,
-      calibration ? JSON.stringify(calibration) : null,
-      onLog,
-      onBeforeCompact,
-    ),
-  )
+  const store = checkArchiveStore(opts.archiveStore)
+  const outcomeJson = await withArchiveStore(store, (storeId) => {
+    const optsJson = optionsJson(opts, storeId)
+    return withSignal(signal, (cancelId) =>
+      native.compactJson(
+        messages,
+        optsJson,
+        counts ?? null,
+        summarizer,
+        onEvent,
+        cancelId,
+        calibration ? JSON.stringify(calibration) : null,
+        onLog,
+        onBeforeCompact,
+      ),
+    )
+  })
   return buildResult(messages, JSON.parse(outcomeJson))
 }
 
@@ -836,7 +942,9 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
     // The audit log records failed attempts too.
     try {
       const record = { compacted: false, tokens: m.tokens, threshold: m.threshold, error, warnings: [] }
-      await native.recordCustomCompactionJson([], optionsJson(opts), JSON.stringify(record))
+      await withArchiveStore(checkArchiveStore(opts.archiveStore), (id) =>
+        native.recordCustomCompactionJson([], optionsJson(opts, id), JSON.stringify(record)),
+      )
     } catch (recordError) {
       result.warnings = [...result.warnings, `could not record the compaction: ${recordError && recordError.message}`]
     }
@@ -893,11 +1001,14 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
   let archivePath = null
   if (removed.length > 0) {
     try {
-      archivePath = await native.persistMessagesJson(
-        checkedMessages(removed),
-        opts.outputDir ?? './.context-compact',
-        opts.sessionId ?? 'default',
-        formatOf(opts),
+      archivePath = await withArchiveStore(checkArchiveStore(opts.archiveStore), (id) =>
+        native.persistMessagesJson(
+          checkedMessages(removed),
+          opts.outputDir ?? './.context-compact',
+          opts.sessionId ?? 'default',
+          formatOf(opts),
+          storeJson(opts, id),
+        ),
       )
     } catch (error) {
       const warning = `could not archive the ${removed.length} removed messages: ${error.message}`
@@ -923,7 +1034,9 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
   try {
     const record = { compacted: true, archivePath, stats, tokens: m.tokens, threshold: m.threshold, error, warnings: base.warnings }
     const recorded = JSON.parse(
-      await native.recordCustomCompactionJson(checkedMessages(removed), optionsJson(opts), JSON.stringify(record)),
+      await withArchiveStore(checkArchiveStore(opts.archiveStore), (id) =>
+        native.recordCustomCompactionJson(checkedMessages(removed), optionsJson(opts, id), JSON.stringify(record)),
+      ),
     )
     base.warnings = recorded.warnings
     base.extracted = recorded.extracted ?? null
@@ -1175,6 +1288,7 @@ class Compactor {
     checkFunction(this.#options, 'summarizer')
     checkFunction(this.#options, 'onEvent')
     checkFunction(this.#options, 'onBeforeCompact')
+    checkArchiveStore(this.#options.archiveStore)
     wrapLog(this.#options)
   }
 
@@ -1459,7 +1573,12 @@ class Compactor {
       throw invalidArgument(`messages must be an array of message objects, got ${describe(current)}`)
     }
     this.#track(current)
-    const full = await restoreMessages(current, { outputDir: this.#options.outputDir, sessionId: this.#options.sessionId })
+    const full = await restoreMessages(current, {
+      outputDir: this.#options.outputDir,
+      sessionId: this.#options.sessionId,
+      storeOptions: this.#options.storeOptions,
+      archiveStore: this.#options.archiveStore,
+    })
     if (full.length !== this.#nextOriginal) {
       const error = new Error(
         `cannot roll back: the archives give back ${full.length} messages, but this compactor saw ${this.#nextOriginal} (messages removed without a restorable notice, e.g. by a custom strategy, or archives missing)`,

@@ -28,6 +28,7 @@ const EXAMPLES = [
   'openai-responses-agent-loop',
   'gemini-agent-loop',
   'compactor-events',
+  'archive-store',
 ]
 
 interface Run {
@@ -564,5 +565,22 @@ describe('examples', () => {
     const result = await runExample('compactor-events', exampleEnv({}))
     expect(result.code, result.stderr + result.stdout).toBe(0)
     expect(result.stdout).toMatch(/summary by extractive/)
+  })
+
+  it('archive-store: compacts into a Map-backed archiveStore, lists and restores from it', async () => {
+    const result = await runExample('archive-store', exampleEnv({}))
+    expect(result.code, result.stderr + result.stdout).toBe(0)
+    const done = result.stdout.match(/done: (\d+) compactions, (\d+) archives, restored (\d+) messages, identical: (\w+)/)
+    expect(done, result.stdout).not.toBeNull()
+    expect(Number(done![1])).toBeGreaterThanOrEqual(2)
+    expect(Number(done![2])).toBe(Number(done![1]))
+    // 1 system message + 60 turns of 4 messages, all given back.
+    expect(Number(done![3])).toBe(241)
+    expect(done![4]).toBe('true')
+    expect(result.stdout).toMatch(/compacted \d+ messages into archiveStore:agent-7\/compact-\d{8}T\d{6}Z-1\.json/)
+    // The documented layout: archives, metadata, one object per audit event, extracted memory.
+    expect(result.stdout).toMatch(/agent-7\/compact-\d{8}T\d{6}Z-1\.meta\.json/)
+    expect(result.stdout).toMatch(/agent-7\/events\/\d{8}T\d{6}\.\d{3}Z-[0-9a-f]{16}\.json/)
+    expect(result.stdout).toMatch(/agent-7\/extracted\/decisions\//)
   })
 })

@@ -598,7 +598,12 @@ Options:
   --summary-context-tokens <n>    how many tokens the summary model can read
   --custom-instructions <text>    appended to the summary prompt
   --prompt-style <style>          structured (default) or continuation
-  --output-dir <dir>              where archives go (default ${DEFAULT_OUTPUT_DIR})
+  --output-dir <dir|url>          where archives go (default ${DEFAULT_OUTPUT_DIR}), or an object
+                                  store: s3://bucket/prefix, gs://…, az://…, file:///path
+  --store-option <key=value>      object-store configuration (repeatable), e.g.
+                                  aws_endpoint=http://127.0.0.1:9000; credentials are better
+                                  left in the environment (AWS_SECRET_ACCESS_KEY, …), where
+                                  other users' process lists cannot see them
   --session-id <id>               the archive session (default "default")
   --require-archive               skip the compaction when the archive cannot be written
   --offload <scope>               what may be shortened when the kept messages alone do not fit:
@@ -633,11 +638,31 @@ const COMPACT_FLAGS = {
   'custom-instructions': { type: 'string' },
   'prompt-style': { type: 'string' },
   'output-dir': { type: 'string' },
+  'store-option': { type: 'string', multiple: true },
   'session-id': { type: 'string' },
   'require-archive': { type: 'boolean' },
   offload: { type: 'string' },
   thinking: { type: 'string' },
 }
+
+/** `--store-option key=value` (repeatable) as `storeOptions`, or undefined when none is given. */
+function storeOptions(values) {
+  const pairs = values['store-option']
+  if (!pairs || pairs.length === 0) return undefined
+  const options = {}
+  for (const pair of pairs) {
+    const at = pair.indexOf('=')
+    // Never echoed: without "=" the whole argument may be a credential.
+    if (at <= 0) throw usageError(`--store-option expects key=value (an argument ${at < 0 ? 'without "="' : 'without a key'} was given)`)
+    options[pair.slice(0, at)] = pair.slice(at + 1)
+  }
+  return options
+}
+
+const STORE_FLAGS = { 'output-dir': { type: 'string' }, 'store-option': { type: 'string', multiple: true } }
+const STORE_HELP = `  --output-dir <dir|url>   where archives are (default ${DEFAULT_OUTPUT_DIR}), or an object-store
+                           URL (s3://bucket/prefix, gs://…, az://…, file:///path)
+  --store-option <k=v>     object-store configuration (repeatable), e.g. aws_endpoint=…`
 
 function compactOptions(values, conversation) {
   const options = thresholdOptions(values, conversation)
@@ -661,6 +686,7 @@ function compactOptions(values, conversation) {
   set('thinking', choice(values, 'thinking', THINKING_POLICIES))
   set('format', formatOption(values).format)
   set('outputDir', values['output-dir'])
+  set('storeOptions', storeOptions(values))
   set('sessionId', values['session-id'])
   if (values.force) options.force = true
   if (values['require-archive']) options.requireArchive = true
@@ -745,17 +771,17 @@ Lists the archives of a session (oldest first): sequence, time, message count, s
 first line of the summary that replaced them.
 
 Options:
-  --output-dir <dir>   where archives are (default ${DEFAULT_OUTPUT_DIR})
+${STORE_HELP}
   --session-id <id>    the session (default "default")
   --json               print the list as JSON on stdout
   -h, --help           show this help`
 
 async function cmdHistory(argv) {
-  const { values } = parse(argv, { json: { type: 'boolean' }, 'output-dir': { type: 'string' }, 'session-id': { type: 'string' } })
+  const { values } = parse(argv, { json: { type: 'boolean' }, ...STORE_FLAGS, 'session-id': { type: 'string' } })
   if (values.help) return stdout(HISTORY_HELP)
   const outputDir = values['output-dir'] ?? DEFAULT_OUTPUT_DIR
   const sessionId = values['session-id'] ?? 'default'
-  const archives = await call(() => lib().listArchives(outputDir, sessionId))
+  const archives = await call(() => lib().listArchives(outputDir, sessionId, { storeOptions: storeOptions(values) }))
   if (values.json) return stdout(JSON.stringify(archives, null, 2))
   if (archives.length === 0) return stdout(`no archives for session "${sessionId}" in ${outputDir}`)
   stdout(`${archives.length} archive${archives.length === 1 ? '' : 's'} for session "${sessionId}" in ${outputDir}`)
@@ -776,7 +802,7 @@ envelope, on stdout or -o.
 
 Options:
   -o, --output <file>  write the restored conversation here instead of stdout
-  --output-dir <dir>   where archives are (default ${DEFAULT_OUTPUT_DIR})
+${STORE_HELP}
   --session-id <id>    the session (default "default")
   --format <name>      the messages' format (default: detected; see \`${NAME} count --help\`)
   -q, --quiet          nothing on stderr (except a failure)
@@ -788,7 +814,7 @@ async function cmdRestore(argv) {
     {
       output: { type: 'string', short: 'o' },
       quiet: { type: 'boolean', short: 'q' },
-      'output-dir': { type: 'string' },
+      ...STORE_FLAGS,
       'session-id': { type: 'string' },
       format: { type: 'string' },
     },
@@ -798,7 +824,12 @@ async function cmdRestore(argv) {
   const format = formatOption(values)
   // Invalid messages are rejected by restoreMessages itself (a TypeError naming the index: exit 1).
   const conversation = await readConversation(positionals[0])
-  const options = { outputDir: values['output-dir'] ?? DEFAULT_OUTPUT_DIR, sessionId: values['session-id'] ?? 'default', ...format }
+  const options = {
+    outputDir: values['output-dir'] ?? DEFAULT_OUTPUT_DIR,
+    sessionId: values['session-id'] ?? 'default',
+    storeOptions: storeOptions(values),
+    ...format,
+  }
   const restored = await call(() => lib().restoreMessages(conversation.messages, options))
   writeJson(values.output, envelope(conversation, restored))
   if (!values.quiet) stderr(`restored ${fmt(conversation.messages.length)} → ${fmt(restored.length)} messages`)
@@ -811,7 +842,7 @@ the output directory or in one. Audit logs and summary files are kept.
 
 Options:
   --older-than-days <n>  required; fractions allowed, 0 removes every archive written before now
-  --output-dir <dir>     where archives are (default ${DEFAULT_OUTPUT_DIR})
+${STORE_HELP}
   --session-id <id>      only this session
   --json                 print the result as JSON on stdout
   -h, --help             show this help`
@@ -820,14 +851,14 @@ async function cmdPrune(argv) {
   const { values } = parse(argv, {
     json: { type: 'boolean' },
     'older-than-days': { type: 'string' },
-    'output-dir': { type: 'string' },
+    ...STORE_FLAGS,
     'session-id': { type: 'string' },
   })
   if (values.help) return stdout(PRUNE_HELP)
   const olderThanDays = number(values, 'older-than-days')
   if (olderThanDays === undefined) throw usageError('prune needs --older-than-days <n>')
   const outputDir = values['output-dir'] ?? DEFAULT_OUTPUT_DIR
-  const options = { olderThanDays }
+  const options = { olderThanDays, storeOptions: storeOptions(values) }
   if (values['session-id'] !== undefined) options.sessionId = values['session-id']
   const result = await call(() => lib().pruneArchives(outputDir, options))
   if (values.json) return stdout(JSON.stringify(result, null, 2))
@@ -852,7 +883,8 @@ provider is that API (a real request with ~200K tokens of input).
 Options:
   --tokens <n>         the session's size in tokens (default 200000)
   --seed <n>           the generator's seed (default 1)
-  --output-dir <dir>   where the archive goes (default ${DEFAULT_OUTPUT_DIR})
+  --output-dir <dir>   where the archive goes (default ${DEFAULT_OUTPUT_DIR}), or an object-store URL
+  --store-option <k=v> object-store configuration (repeatable)
   --session-id <id>    the archive session (default "demo")
   --save <file>        also write the generated session to <file> (try the other commands on it)
   -q, --quiet          no progress on stderr
@@ -876,7 +908,7 @@ async function cmdDemo(argv) {
   const { values } = parse(argv, {
     tokens: { type: 'string' },
     seed: { type: 'string' },
-    'output-dir': { type: 'string' },
+    ...STORE_FLAGS,
     'session-id': { type: 'string' },
     save: { type: 'string' },
     quiet: { type: 'boolean', short: 'q' },
@@ -898,7 +930,7 @@ async function cmdDemo(argv) {
   }
   const started = Date.now()
   stdout(`1. A long coding-agent session (generated, seed ${seed})`)
-  const options = { contextTokenLimit, thresholdRatio, outputDir, sessionId }
+  const options = { contextTokenLimit, thresholdRatio, outputDir, sessionId, storeOptions: storeOptions(values) }
   // The generator counts each message as it adds it; with the Compactor's counter those counts
   // are cached, so measuring and compacting below count nothing again.
   const compactor = await compactorFor(options)

@@ -32,6 +32,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 mod js_json;
+pub mod js_store;
 mod logging;
 
 use js_json::{JsMessageList, JsMessages};
@@ -109,7 +110,8 @@ fn parse_options_and_value(options_json: Option<String>) -> Result<(CompactOptio
         Some(text) => parse_json(&text, "options")?,
         None => Value::Null,
     };
-    let options = CompactOptions::from_json(&value).map_err(invalid)?;
+    let mut options = CompactOptions::from_json(&value).map_err(invalid)?;
+    js_store::attach(&mut options, &value)?;
     ProviderOptions::from_json(&value).map_err(invalid)?;
     Ok((options, value))
 }
@@ -797,6 +799,7 @@ pub async fn persist_messages_json(
     output_dir: String,
     session_id: String,
     format: Option<String>,
+    store_json: Option<String>,
 ) -> Result<String> {
     // A list in another format is archived as its view messages, each holding its items, as
     // a compaction archives it: restore reads both the same way.
@@ -804,9 +807,10 @@ pub async fn persist_messages_json(
         .messages()
         .to_vec();
     archive::validate_session_id(&session_id).map_err(invalid)?;
+    let store = js_store::location(&output_dir, store_json.as_deref())?;
     let dir = PathBuf::from(output_dir);
     let written = tokio::task::spawn_blocking(move || {
-        archive::persist_messages(&messages, &dir, &session_id)
+        archive::persist_in(&messages, &dir, store.as_deref(), &session_id)
     })
     .await
     .map_err(|_| internal("persistMessages"))?;
@@ -831,11 +835,12 @@ pub async fn offload_tool_results_json(
     let options = parse_options(options_json)?;
     let input = parse_input(messages, options.format)?;
     let work = move || {
-        let mut outcome = offload::offload_tool_results(
+        let mut outcome = offload::offload_tool_results_in(
             input.messages(),
             max_tokens as usize,
             options.offload,
             &options.output_dir,
+            options.archive_store.as_deref(),
             &options.session_id,
             options.encoding,
         );
@@ -919,10 +924,16 @@ fn history_error(error: archive::HistoryError) -> Error {
 
 /// The archives of a session as a JSON array of `ArchiveInfo`.
 #[napi]
-pub async fn list_archives_json(output_dir: String, session_id: String) -> Result<String> {
+pub async fn list_archives_json(
+    output_dir: String,
+    session_id: String,
+    store_json: Option<String>,
+) -> Result<String> {
     archive::validate_session_id(&session_id).map_err(invalid)?;
-    let listed = history_task("listArchives", move || {
-        archive::list_archives(&PathBuf::from(output_dir), &session_id)
+    let store = js_store::location(&output_dir, store_json.as_deref())?;
+    let listed = history_task("listArchives", move || match store {
+        Some(store) => context_compact_core::store::session::list_archives(&store, &session_id),
+        None => archive::list_archives(&PathBuf::from(output_dir), &session_id),
     })
     .await?;
     let infos = listed.map_err(history_error)?;
@@ -938,18 +949,28 @@ pub async fn restore_messages_json(
     output_dir: Option<String>,
     session_id: Option<String>,
     format: Option<String>,
+    store_json: Option<String>,
 ) -> Result<String> {
     let input = std::sync::Arc::new(parse_input(messages, parse_format(format)?)?);
     let for_restore = input.clone();
     if let Some(session_id) = &session_id {
         archive::validate_session_id(session_id).map_err(invalid)?;
     }
-    let restored = history_task("restoreMessages", move || {
-        archive::restore_messages_with_defaults(
+    let store = js_store::location(
+        output_dir.as_deref().unwrap_or(archive::DEFAULT_OUTPUT_DIR),
+        store_json.as_deref(),
+    )?;
+    let restored = history_task("restoreMessages", move || match store {
+        Some(store) => context_compact_core::store::session::restore_messages(
+            &store,
+            for_restore.messages(),
+            session_id.as_deref().unwrap_or(archive::DEFAULT_SESSION_ID),
+        ),
+        None => archive::restore_messages_with_defaults(
             for_restore.messages(),
             output_dir.as_deref().map(std::path::Path::new),
             session_id.as_deref(),
-        )
+        ),
     })
     .await?;
     let out = match restored {
@@ -976,14 +997,17 @@ pub async fn prune_archives_json(
     output_dir: String,
     older_than_days: Option<f64>,
     session_id: Option<String>,
+    store_json: Option<String>,
 ) -> Result<String> {
     let mut options = archive::PruneOptions::default();
     if let Some(days) = older_than_days {
         options.older_than_days = days;
     }
     options.session_id = session_id;
-    let pruned = history_task("pruneArchives", move || {
-        archive::prune_archives(&PathBuf::from(output_dir), &options)
+    let store = js_store::location(&output_dir, store_json.as_deref())?;
+    let pruned = history_task("pruneArchives", move || match store {
+        Some(store) => context_compact_core::store::session::prune_archives(&store, &options),
+        None => archive::prune_archives(&PathBuf::from(output_dir), &options),
     })
     .await?;
     let report = pruned.map_err(history_error)?;

@@ -32,11 +32,11 @@ mod history;
 
 pub(crate) use audit::{append, record_aborted, record_outcome};
 pub use audit::{ArchiveMeta, IndexRange, EVENTS_FILE, SUMMARIES_FILE};
-pub(crate) use history::open_no_follow;
 pub use history::{
     list_archives, prune_archives, restore_messages, restore_messages_with_defaults, ArchiveInfo,
     HistoryError, PruneOptions, PruneReport, Restored, DEFAULT_RETENTION_DAYS,
 };
+pub(crate) use history::{open_no_follow, restore_from, ArchiveSource};
 
 /// The default archive directory, relative to the working directory.
 pub const DEFAULT_OUTPUT_DIR: &str = "./.context-compact";
@@ -136,7 +136,7 @@ pub fn timestamp_to_rfc3339(timestamp: &str) -> Option<String> {
 }
 
 /// RFC 3339 in UTC, with milliseconds when asked (`2026-02-17T09:30:00.123Z`).
-pub(crate) fn rfc3339(t: time::OffsetDateTime, millis: bool) -> String {
+pub fn rfc3339(t: time::OffsetDateTime, millis: bool) -> String {
     let t = t.to_offset(time::UtcOffset::UTC);
     let seconds = format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
@@ -320,6 +320,20 @@ pub fn persist_messages(
     })();
     let _ = lock.unlock();
     result
+}
+
+/// [`persist_messages`] into `store` when there is one (an object-store `outputDir` or the
+/// caller's `archiveStore`), else into `output_dir`.
+pub fn persist_in(
+    middle: &[Value],
+    output_dir: &Path,
+    store: Option<&crate::store::ArchiveStore>,
+    session_id: &str,
+) -> io::Result<ArchiveFile> {
+    match store {
+        Some(store) => crate::store::session::persist_messages(store, middle, session_id),
+        None => persist_messages(middle, output_dir, session_id),
+    }
 }
 
 /// The name of the per-session lock file.

@@ -60,6 +60,7 @@ pub mod pretokenize;
 pub mod prompt;
 pub mod providers;
 pub mod selective;
+pub mod store;
 pub mod strategy;
 pub mod summarize;
 pub mod thinking;

@@ -72,7 +72,7 @@ pub struct Memory {
 }
 
 impl Memory {
-    fn files(&self) -> [(&'static str, &'static str, &[String]); 4] {
+    pub(crate) fn files(&self) -> [(&'static str, &'static str, &[String]); 4] {
         [
             ("decisions.md", "Decisions", &self.decisions),
             ("facts.md", "Facts", &self.facts),
@@ -181,6 +181,18 @@ fn existing_lines(path: &Path) -> io::Result<HashSet<String>> {
         .filter_map(|l| l.strip_prefix("- "))
         .map(|l| l.trim().to_string())
         .collect())
+}
+
+/// [`write`] to the session of `options`: on its store when it has one
+/// ([`crate::store::session::write_memory`]), else in its directory.
+pub fn write_in(
+    options: &crate::options::CompactOptions,
+    memory: &Memory,
+) -> io::Result<Extracted> {
+    match &options.archive_store {
+        Some(store) => crate::store::session::write_memory(store, &options.session_id, memory),
+        None => write(&options.output_dir, &options.session_id, memory),
+    }
 }
 
 /// Appends what is new in `memory` to the session's extracted files.

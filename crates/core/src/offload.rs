@@ -442,6 +442,22 @@ pub fn offload_tool_results(
     session_id: &str,
     encoding: Encoding,
 ) -> OffloadOutcome {
+    offload_tool_results_in(
+        messages, max_tokens, scope, output_dir, None, session_id, encoding,
+    )
+}
+
+/// [`offload_tool_results`] archiving into `store` when there is one (see
+/// [`archive::persist_in`]).
+pub fn offload_tool_results_in(
+    messages: &[Value],
+    max_tokens: usize,
+    scope: Scope,
+    output_dir: &Path,
+    store: Option<&crate::store::ArchiveStore>,
+    session_id: &str,
+    encoding: Encoding,
+) -> OffloadOutcome {
     let mut outcome = OffloadOutcome {
         pieces: (0..messages.len()).map(Piece::Original).collect(),
         offloaded: Vec::new(),
@@ -463,7 +479,7 @@ pub fn offload_tool_results(
     }
     let cuts = cuts_by_message(&sites, &plan);
     let originals: Vec<Value> = cuts.iter().map(|(i, _)| messages[*i].clone()).collect();
-    let path = match archive::persist_messages(&originals, output_dir, session_id) {
+    let path = match archive::persist_in(&originals, output_dir, store, session_id) {
         Ok(file) => file.path,
         Err(e) => {
             outcome.error = Some(CompactError::new(

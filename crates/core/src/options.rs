@@ -121,6 +121,9 @@ pub struct CompactOptions {
     /// Models on which on-demand compaction turned out to be unavailable: not tried again (a
     /// `Compactor` passes what it learned).
     pub compaction_unavailable_models: Vec<String>,
+    /// Where archives go when `outputDir` is an object-store URL (then `output_dir` is that
+    /// URL, for messages), or the caller's own store (the binding's `archiveStore`).
+    pub archive_store: Option<Arc<crate::store::ArchiveStore>>,
 }
 
 impl Default for CompactOptions {
@@ -162,6 +165,7 @@ impl Default for CompactOptions {
             format: None,
             native_compaction: None,
             compaction_unavailable_models: Vec::new(),
+            archive_store: None,
         }
     }
 }
@@ -368,6 +372,40 @@ pub fn get_string(map: &Map<String, Value>, name: &str) -> Result<Option<String>
     }
 }
 
+/// `storeOptions`: object_store configuration keys to values (strings; numbers and booleans
+/// are taken as their text). The values are never echoed in an error: they may be secrets.
+pub fn get_store_options(
+    map: &Map<String, Value>,
+) -> Result<std::collections::BTreeMap<String, String>, ValidationError> {
+    let mut out = std::collections::BTreeMap::new();
+    match field(map, "storeOptions") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(entries)) => {
+            for (key, value) in entries {
+                let text = match value {
+                    Value::String(s) => s.clone(),
+                    Value::Bool(b) => b.to_string(),
+                    Value::Number(n) => n.to_string(),
+                    _ => {
+                        return Err(ValidationError::argument(
+                            &format!("options.storeOptions.{key}"),
+                            "must be a string",
+                        ))
+                    }
+                };
+                out.insert(key.clone(), text);
+            }
+        }
+        Some(other) => {
+            return Err(ValidationError::argument(
+                "options.storeOptions",
+                format!("expected an object of strings, got {}", type_name(other)),
+            ))
+        }
+    }
+    Ok(out)
+}
+
 /// A boolean option.
 pub fn get_bool(map: &Map<String, Value>, name: &str) -> Result<Option<bool>, ValidationError> {
     match field(map, name) {
@@ -452,7 +490,26 @@ impl CompactOptions {
                     "must not be empty",
                 ));
             }
+            if crate::store::is_store_url(&dir) {
+                let retry = crate::summarize::RetryPolicy {
+                    max_retries: o.max_retries,
+                    base_delay: o.retry_base_delay,
+                };
+                let store = crate::store::ArchiveStore::open(
+                    &dir,
+                    &get_store_options(&map)?,
+                    retry,
+                    "options.outputDir",
+                )?;
+                o.archive_store = Some(Arc::new(store));
+            }
             o.output_dir = PathBuf::from(dir);
+        }
+        if o.archive_store.is_none() && field(&map, "storeOptions").is_some() {
+            return Err(ValidationError::argument(
+                "options.storeOptions",
+                "only applies when outputDir is an object-store URL (s3://, gs://, az://, file://)",
+            ));
         }
         if let Some(id) = get_string(&map, "sessionId")? {
             o.session_id = id;

@@ -84,7 +84,7 @@ pub(crate) fn record_outcome(options: &CompactOptions, outcome: &mut CompactOutc
             ),
         }
     };
-    let dir = session_dir(&options.output_dir, &options.session_id);
+    let records = Records::of(options);
     let archive_name = outcome
         .archive_path
         .as_ref()
@@ -144,17 +144,17 @@ pub(crate) fn record_outcome(options: &CompactOptions, outcome: &mut CompactOutc
 
     if outcome.compacted {
         if let (Some(name), Some(meta)) = (archive_name.as_deref(), build_meta(options, outcome)) {
-            if let Err(e) = write_meta(&dir, name, &meta) {
+            if let Err(e) = records.meta(name, &meta) {
                 problems.push(format!("could not write the metadata of {name}: {e}"));
             }
         }
         if let Some(summary) = &outcome.summary {
-            if let Err(e) = append_summary(&dir, archive_name.as_deref(), summary) {
+            if let Err(e) = records.summary(archive_name.as_deref(), summary) {
                 problems.push(format!("could not append to {SUMMARIES_FILE}: {e}"));
             }
         }
     }
-    if let Err(e) = append_event(&dir, event, fields) {
+    if let Err(e) = records.event(event, fields) {
         problems.push(format!("could not append to {EVENTS_FILE}: {e}"));
     }
 
@@ -177,15 +177,60 @@ pub(crate) fn record_outcome(options: &CompactOptions, outcome: &mut CompactOutc
 
 /// Records a compaction the caller aborted (its `signal` fired).
 pub(crate) fn record_aborted(options: &CompactOptions) {
-    let dir = session_dir(&options.output_dir, &options.session_id);
     let mut fields = Map::new();
     fields.insert("code".into(), json!("ABORTED"));
     fields.insert(
         "reason".into(),
         json!("the caller aborted the compaction (signal)"),
     );
-    if let Err(e) = append_event(&dir, "failed", fields) {
+    if let Err(e) = Records::of(options).event("failed", fields) {
         tracing::warn!("could not append to {EVENTS_FILE}: {e}");
+    }
+}
+
+/// Where a session's records go: its directory, or its session on a store
+/// ([`crate::store::session`]: one object per event and per summary).
+enum Records<'a> {
+    Dir(std::path::PathBuf),
+    Store(&'a crate::store::ArchiveStore, &'a str),
+}
+
+impl<'a> Records<'a> {
+    fn of(options: &'a CompactOptions) -> Records<'a> {
+        match &options.archive_store {
+            Some(store) => Records::Store(store, &options.session_id),
+            None => Records::Dir(session_dir(&options.output_dir, &options.session_id)),
+        }
+    }
+
+    fn meta(&self, archive_name: &str, meta: &ArchiveMeta) -> io::Result<()> {
+        match self {
+            Records::Dir(dir) => write_meta(dir, archive_name, meta),
+            Records::Store(store, session) => {
+                crate::store::session::write_meta(store, session, archive_name, meta_text(meta)?)
+            }
+        }
+    }
+
+    fn summary(&self, archive_name: Option<&str>, summary: &str) -> io::Result<()> {
+        match self {
+            Records::Dir(dir) => append_summary(dir, archive_name, summary),
+            Records::Store(store, session) => crate::store::session::append_summary(
+                store,
+                session,
+                archive_name,
+                summary_text(archive_name, summary),
+            ),
+        }
+    }
+
+    fn event(&self, event: &str, fields: Map<String, Value>) -> io::Result<()> {
+        match self {
+            Records::Dir(dir) => append_event(dir, event, fields),
+            Records::Store(store, session) => {
+                crate::store::session::append_event(store, session, event, fields)
+            }
+        }
     }
 }
 
@@ -221,9 +266,13 @@ fn build_meta(options: &CompactOptions, outcome: &CompactOutcome) -> Option<Arch
 fn write_meta(dir: &Path, archive_name: &str, meta: &ArchiveMeta) -> io::Result<()> {
     let name = meta_name_for(archive_name)
         .ok_or_else(|| io::Error::other(format!("{archive_name} is not an archive name")))?;
+    write_new_file(dir, &name, meta_text(meta)?.as_bytes()).map(|_| ())
+}
+
+fn meta_text(meta: &ArchiveMeta) -> io::Result<String> {
     let mut text = serde_json::to_string_pretty(meta).map_err(io::Error::other)?;
     text.push('\n');
-    write_new_file(dir, &name, text.as_bytes()).map(|_| ())
+    Ok(text)
 }
 
 /// The current time for audit lines: RFC 3339 with milliseconds.
@@ -245,6 +294,13 @@ pub(crate) fn append_event(dir: &Path, event: &str, fields: Map<String, Value>) 
 
 /// Appends a summary under `## <createdAt> — <archive>` to the session's `summaries.md`.
 fn append_summary(dir: &Path, archive_name: Option<&str>, summary: &str) -> io::Result<()> {
+    let text = summary_text(archive_name, summary);
+    create_private_dir(dir)?;
+    with_session_lock(dir, |_| append(dir, SUMMARIES_FILE, &text))
+}
+
+/// A summary under `## <createdAt> — <archive>` (the summary message's body only).
+fn summary_text(archive_name: Option<&str>, summary: &str) -> String {
     let (created_at, label) = match archive_name.and_then(|n| Some((n, parse_archive_name(n)?))) {
         Some((name, (timestamp, _))) => (
             timestamp_to_rfc3339(timestamp).unwrap_or_else(now),
@@ -258,9 +314,7 @@ fn append_summary(dir: &Path, archive_name: Option<&str>, summary: &str) -> io::
         .map(|rest| rest.split_once('\n').map_or("", |(_, body)| body))
         .unwrap_or(summary)
         .trim();
-    let text = format!("## {created_at} — {label}\n\n{body}\n\n");
-    create_private_dir(dir)?;
-    with_session_lock(dir, |_| append(dir, SUMMARIES_FILE, &text))
+    format!("## {created_at} — {label}\n\n{body}\n\n")
 }
 
 /// Appends `text` to `dir/name` with one `write` on an `O_APPEND` descriptor (created 0600, a

@@ -241,6 +241,39 @@ pub fn restore_messages(
 ) -> Result<Vec<Restored>, HistoryError> {
     validate_session_id(session_id)?;
     let dir = session_dir(output_dir, session_id);
+    restore_from(messages, &DirSource(&dir))
+}
+
+/// Where [`restore_from`] reads archives: a session directory, or a session on a store.
+pub(crate) trait ArchiveSource {
+    /// The messages of the archive `name` (an archive file name, already checked).
+    fn read_archive(&self, name: &str) -> Result<Vec<Value>, HistoryError>;
+    /// The archive whose metadata holds exactly this summary text.
+    fn find_by_summary(&self, content: &str) -> Option<String>;
+    /// Where the archives are, for messages.
+    fn describe(&self) -> String;
+}
+
+struct DirSource<'a>(&'a Path);
+
+impl ArchiveSource for DirSource<'_> {
+    fn read_archive(&self, name: &str) -> Result<Vec<Value>, HistoryError> {
+        read_archive(self.0, name)
+    }
+    fn find_by_summary(&self, content: &str) -> Option<String> {
+        find_by_summary(self.0, content)
+    }
+    fn describe(&self) -> String {
+        self.0.display().to_string()
+    }
+}
+
+/// [`restore_messages`] over any [`ArchiveSource`].
+pub(crate) fn restore_from(
+    messages: &[Value],
+    source: &dyn ArchiveSource,
+) -> Result<Vec<Restored>, HistoryError> {
+    let dir = source;
     let mut out = Vec::with_capacity(messages.len());
     // An explicit stack of archives being expanded (instead of recursion), so a long chain of
     // compactions cannot overflow the thread's stack; it also detects archives naming each other.
@@ -261,7 +294,7 @@ pub fn restore_messages(
         let place = format!("messages[{index}]");
         if !prompt::is_summary_message(message) {
             place_kept(&mut top_kept, &mut out, || {
-                Ok(match unshortened(message, &dir, &place)? {
+                Ok(match unshortened(message, dir, &place)? {
                     Some(original) => Restored::Archived(original),
                     None => Restored::Original(index),
                 })
@@ -269,7 +302,7 @@ pub fn restore_messages(
             continue;
         }
         flush(&mut top_kept, &mut out);
-        frames.push(Frame::open(message, &dir, &place)?);
+        frames.push(Frame::open(message, dir, &place)?);
         while let Some(frame) = frames.last_mut() {
             let Some(item) = frame.items.next() else {
                 let Some(mut done) = frames.pop() else { break };
@@ -279,7 +312,7 @@ pub fn restore_messages(
                     Some(parent) => &mut parent.kept,
                     None => &mut top_kept,
                 };
-                *parent = KeptOriginals::of(&done.summary, &dir, &done.place)?;
+                *parent = KeptOriginals::of(&done.summary, dir, &done.place)?;
                 continue;
             };
             if skip > 0 {
@@ -290,13 +323,13 @@ pub fn restore_messages(
             if !prompt::is_summary_message(&item) {
                 place_kept(&mut frame.kept, &mut out, || {
                     Ok(Restored::Archived(
-                        unshortened(&item, &dir, &place)?.unwrap_or(item),
+                        unshortened(&item, dir, &place)?.unwrap_or(item),
                     ))
                 })?;
                 continue;
             }
             flush(&mut frame.kept, &mut out);
-            let next = Frame::open(&item, &dir, &place)?;
+            let next = Frame::open(&item, dir, &place)?;
             if frames.iter().any(|open| open.name == next.name) {
                 return Err(HistoryError::InvalidArchive(format!(
                     "{place} names {}, which is already being restored (the archives name each other)",
@@ -324,10 +357,10 @@ struct Frame {
 }
 
 impl Frame {
-    fn open(summary: &Value, dir: &Path, place: &str) -> Result<Frame, HistoryError> {
+    fn open(summary: &Value, dir: &dyn ArchiveSource, place: &str) -> Result<Frame, HistoryError> {
         let name = archive_of(summary, dir, place)?;
         Ok(Frame {
-            items: read_archive(dir, &name)?.into_iter(),
+            items: dir.read_archive(&name)?.into_iter(),
             name,
             following: prompt::notice_following(summary),
             summary: summary.clone(),
@@ -347,7 +380,11 @@ struct KeptOriginals {
 }
 
 impl KeptOriginals {
-    fn of(summary: &Value, dir: &Path, place: &str) -> Result<Option<KeptOriginals>, HistoryError> {
+    fn of(
+        summary: &Value,
+        dir: &dyn ArchiveSource,
+        place: &str,
+    ) -> Result<Option<KeptOriginals>, HistoryError> {
         let Some(line) = prompt::thinking_line(summary) else {
             return Ok(None);
         };
@@ -355,7 +392,7 @@ impl KeptOriginals {
             return Ok(None);
         };
         let name = archive_name_of(archive, &format!("{place} is a summary that"))?;
-        let originals = read_archive(dir, &name)?;
+        let originals = dir.read_archive(&name)?;
         if originals.len() != line.kept.len() {
             return Err(HistoryError::InvalidArchive(format!(
                 "{place} names {} kept messages whose thinking was removed, but {name} holds {}",
@@ -423,7 +460,11 @@ fn flush(kept: &mut Option<KeptOriginals>, out: &mut Vec<Restored>) {
 
 /// The original of a message the fit step shortened (offload), following shortenings of
 /// shortened messages; `None` when `message` was not shortened.
-fn unshortened(message: &Value, dir: &Path, place: &str) -> Result<Option<Value>, HistoryError> {
+fn unshortened(
+    message: &Value,
+    dir: &dyn ArchiveSource,
+    place: &str,
+) -> Result<Option<Value>, HistoryError> {
     let mut current: Option<Value> = None;
     let mut seen: Vec<(String, usize)> = Vec::new();
     loop {
@@ -439,7 +480,7 @@ fn unshortened(message: &Value, dir: &Path, place: &str) -> Result<Option<Value>
             )));
         }
         let item = reference.item;
-        let mut archived = read_archive(dir, &name)?;
+        let mut archived = dir.read_archive(&name)?;
         if item >= archived.len() {
             return Err(HistoryError::InvalidArchive(format!(
                 "{place} is a shortened message naming message {item} of {name}, which holds {} messages",
@@ -469,16 +510,20 @@ fn archive_name_of(reference: &str, place: &str) -> Result<String, HistoryError>
 }
 
 /// The archive file name a summary message stands for.
-fn archive_of(message: &Value, dir: &Path, place: &str) -> Result<String, HistoryError> {
+fn archive_of(
+    message: &Value,
+    dir: &dyn ArchiveSource,
+    place: &str,
+) -> Result<String, HistoryError> {
     match prompt::summary_archive(message) {
         Some(reference) => archive_name_of(reference, &format!("{place} is a summary that")),
         None => {
             let content = message.get("content").and_then(Value::as_str).unwrap_or("");
-            find_by_summary(dir, content).ok_or_else(|| {
+            dir.find_by_summary(content).ok_or_else(|| {
                 HistoryError::ArchiveNotFound(format!(
                     "{place} is a summary whose originals were not archived (no archive named, and no \
                      metadata in {} holds this summary); it cannot be restored",
-                    dir.display()
+                    dir.describe()
                 ))
             })
         }

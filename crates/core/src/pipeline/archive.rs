@@ -66,7 +66,12 @@ fn persist(
     options: &CompactOptions,
     warnings: &mut Vec<String>,
 ) -> Result<Option<PathBuf>, CompactError> {
-    match archive::persist_messages(messages, &options.output_dir, &options.session_id) {
+    match archive::persist_in(
+        messages,
+        &options.output_dir,
+        options.archive_store.as_deref(),
+        &options.session_id,
+    ) {
         Ok(file) => Ok(Some(file.path)),
         Err(e) => {
             let message = format!(

@@ -520,6 +520,10 @@ fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, Aborted> {
 /// A path at least as long as the archive paths this compaction will write, for counting the
 /// draft before they exist.
 fn stand_in_archive_path(options: &CompactOptions) -> String {
+    const LONGEST_NAME: &str = "compact-20000101T000000Z-99999999999.json";
+    if let Some(store) = &options.archive_store {
+        return store.display_path(&options.session_id, LONGEST_NAME);
+    }
     crate::archive::session_dir(&options.output_dir, &options.session_id)
         .join("compact-20000101T000000Z-99999999999.json")
         .display()

@@ -361,7 +361,7 @@ fn extract_memory_into(messages: &[Value], options: &CompactOptions, outcome: &m
         .map(|(m, _)| m.clone())
         .collect();
     let found = memory::extract(&gone);
-    match memory::write(&options.output_dir, &options.session_id, &found) {
+    match memory::write_in(options, &found) {
         Ok(extracted) => outcome.extracted = Some(extracted),
         Err(e) => {
             let message = format!("could not write the extracted memory: {e}");
