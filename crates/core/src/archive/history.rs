@@ -639,6 +639,31 @@ pub struct PruneReport {
     pub kept: usize,
 }
 
+impl PruneOptions {
+    /// `older_than_days`, refused unless it is a non-negative number.
+    pub(crate) fn checked_days(&self) -> Result<f64, HistoryError> {
+        let days = self.older_than_days;
+        if !days.is_finite() || days < 0.0 {
+            return Err(ValidationError::argument(
+                "olderThanDays",
+                format!("must be a non-negative number of days, got {days}"),
+            )
+            .into());
+        }
+        Ok(days)
+    }
+
+    /// The one session to prune (validated), or `None` for every session.
+    pub(crate) fn checked_session(&self) -> Result<Option<String>, HistoryError> {
+        match &self.session_id {
+            Some(session) => {
+                validate_session_id(session)?;
+                Ok(Some(session.clone()))
+            }
+            None => Ok(None),
+        }
+    }
+}
 /// Removes archives older than `older_than_days` (by the timestamp in their name, or their
 /// modification time when that is not a valid date) together with their metadata, and
 /// temporary files abandoned as long ago. Never touches `events.jsonl`, `summaries.md`, or any
@@ -648,19 +673,9 @@ pub fn prune_archives(
     output_dir: &Path,
     options: &PruneOptions,
 ) -> Result<PruneReport, HistoryError> {
-    let days = options.older_than_days;
-    if !days.is_finite() || days < 0.0 {
-        return Err(ValidationError::argument(
-            "olderThanDays",
-            format!("must be a non-negative number of days, got {days}"),
-        )
-        .into());
-    }
-    let sessions: Vec<String> = match &options.session_id {
-        Some(session) => {
-            validate_session_id(session)?;
-            vec![session.clone()]
-        }
+    let days = options.checked_days()?;
+    let sessions: Vec<String> = match options.checked_session()? {
+        Some(session) => vec![session],
         None => match fs::read_dir(output_dir) {
             Ok(entries) => {
                 let mut sessions = Vec::new();

@@ -460,19 +460,9 @@ pub fn prune_archives(
     store: &ArchiveStore,
     options: &PruneOptions,
 ) -> Result<PruneReport, HistoryError> {
-    let days = options.older_than_days;
-    if !days.is_finite() || days < 0.0 {
-        return Err(ValidationError::argument(
-            "olderThanDays",
-            format!("must be a non-negative number of days, got {days}"),
-        )
-        .into());
-    }
-    let sessions: Vec<String> = match &options.session_id {
-        Some(session) => {
-            validate_session_id(session)?;
-            vec![session.clone()]
-        }
+    let days = options.checked_days()?;
+    let sessions: Vec<String> = match options.checked_session()? {
+        Some(session) => vec![session],
         None => {
             // Every `<session>/compact-…` object under the root names a session.
             let root_len = store.key(&[]).len();

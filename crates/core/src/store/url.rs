@@ -172,6 +172,20 @@ fn build_failed(scheme: &str, e: object_store::Error, secrets: &[String]) -> Str
 /// `shouldCompact` must not pay for.
 type MakeStore = Box<dyn FnOnce() -> Result<Arc<dyn ObjectStore>, String> + Send>;
 
+/// A [`MakeStore`] of a cloud client: `build` runs on first use, and its refusal is reported
+/// with the secrets of the configuration redacted.
+fn built_on_first_use<S: ObjectStore>(
+    scheme: &'static str,
+    secrets: Vec<String>,
+    build: impl FnOnce() -> object_store::Result<S> + Send + 'static,
+) -> MakeStore {
+    Box::new(move || {
+        build()
+            .map(|store| Arc::new(store) as _)
+            .map_err(|e| build_failed(scheme, e, &secrets))
+    })
+}
+
 /// A cloud store built on first use (see [`MakeStore`]); a configuration the client refuses
 /// (an invalid endpoint, a missing region) fails every operation with the reason.
 struct Deferred {
@@ -253,13 +267,8 @@ fn open_s3(
             "true",
         );
     }
-    let secrets = secrets(options);
-    Ok(Box::new(move || {
-        builder
-            .with_retry(retry_config(retry))
-            .build()
-            .map(|s| Arc::new(s) as _)
-            .map_err(|e| build_failed("s3", e, &secrets))
+    Ok(built_on_first_use("s3", secrets(options), move || {
+        builder.with_retry(retry_config(retry)).build()
     }))
 }
 
@@ -272,13 +281,8 @@ fn open_gcs(
     for (name, value) in options {
         builder = builder.with_config(config_key::<GoogleConfigKey>(name, "gs")?, value);
     }
-    let secrets = secrets(options);
-    Ok(Box::new(move || {
-        builder
-            .with_retry(retry_config(retry))
-            .build()
-            .map(|s| Arc::new(s) as _)
-            .map_err(|e| build_failed("gs", e, &secrets))
+    Ok(built_on_first_use("gs", secrets(options), move || {
+        builder.with_retry(retry_config(retry)).build()
     }))
 }
 
@@ -291,13 +295,8 @@ fn open_azure(
     for (name, value) in options {
         builder = builder.with_config(config_key::<AzureConfigKey>(name, "az")?, value);
     }
-    let secrets = secrets(options);
-    Ok(Box::new(move || {
-        builder
-            .with_retry(retry_config(retry))
-            .build()
-            .map(|s| Arc::new(s) as _)
-            .map_err(|e| build_failed("az", e, &secrets))
+    Ok(built_on_first_use("az", secrets(options), move || {
+        builder.with_retry(retry_config(retry)).build()
     }))
 }
 
