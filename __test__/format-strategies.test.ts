@@ -117,3 +117,26 @@ describe('strategies on lists in other formats', () => {
     })
   }
 })
+
+describe('restore when what was kept says no format', () => {
+  it('an AI SDK list whose kept turns are plain text gets its own items back', async () => {
+    // Tool calls early (the list reads as AI SDK when compacted), plain chat at the end: the
+    // compacted list (summary + plain messages) says no format and reads as Anthropic/OpenAI,
+    // yet restore must give back the AI SDK items the archive holds.
+    const input: Item[] = [{ role: 'system', content: 'You are a coding agent.' }]
+    for (let i = 0; i < 12; i++) {
+      input.push({ role: 'user', content: `step ${i}` })
+      input.push({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: `t${i}`, toolName: 'read_file', input: { path: `f${i}.ts` } }] })
+      input.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: `t${i}`, toolName: 'read_file', output: { type: 'text', value: output(i) } }] })
+    }
+    for (let i = 0; i < 4; i++) {
+      input.push({ role: 'user', content: `question ${i}` })
+      input.push({ role: 'assistant', content: `answer ${i} ${textOfTokens(40)}` })
+    }
+    const outputDir = tempDir()
+    const result = await compactMessages(input, { contextTokenLimit: Math.floor(countTokens(input) / 0.95), tailRetentionRatio: 0.01, outputDir, sessionId: 'p' })
+    expect(result.compacted, JSON.stringify(result.error)).toBe(true)
+    expect(result.messages.some((m) => Array.isArray(m.content) && m.content.some((p: Item) => p.type === 'tool-call'))).toBe(false)
+    expect(await restoreMessages(result.messages, { outputDir, sessionId: 'p' })).toEqual(input)
+  })
+})

@@ -1209,20 +1209,30 @@ impl Input {
         restored: Vec<crate::archive::Restored>,
     ) -> Vec<crate::archive::Restored> {
         use crate::archive::Restored;
-        let Some(view) = &self.view else {
-            return restored;
-        };
         let mut out = Vec::with_capacity(restored.len());
         for piece in restored {
-            match piece {
-                Restored::Original(index) => {
+            match (piece, &self.view) {
+                (Restored::Original(index), Some(view)) => {
                     out.extend(view.groups[index].clone().map(Restored::Original))
                 }
-                Restored::Archived(message) => out.extend(
-                    to_format(view.format, &message)
-                        .into_iter()
-                        .map(Restored::Archived),
-                ),
+                (Restored::Original(index), None) => out.push(Restored::Original(index)),
+                // An archived view message gives back the items it holds, in their own format,
+                // whatever this list reads as: a list in another format whose kept messages say
+                // no format (an AI SDK chat without tool calls reads as native) still gets its
+                // own items back.
+                (Restored::Archived(message), view) => {
+                    let format = source_items(&message)
+                        .map(|(format, _)| format)
+                        .or(view.as_ref().map(|view| view.format));
+                    match format {
+                        Some(format) => out.extend(
+                            to_format(format, &message)
+                                .into_iter()
+                                .map(Restored::Archived),
+                        ),
+                        None => out.push(Restored::Archived(message)),
+                    }
+                }
             }
         }
         out
