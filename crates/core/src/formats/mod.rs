@@ -506,12 +506,19 @@ fn joins_previous(format: Format, previous: Side, next: Side) -> bool {
     }
 }
 
+impl Side {
+    /// The Anthropic role of a view message on this side (results are a user message).
+    fn role(self) -> &'static str {
+        match self {
+            Side::System => "system",
+            Side::User | Side::Results => "user",
+            Side::Assistant => "assistant",
+        }
+    }
+}
+
 fn view_message(format: Format, side: Side, blocks: Vec<Value>, items: &[Value]) -> Value {
-    let role = match side {
-        Side::System => "system",
-        Side::User | Side::Results => "user",
-        Side::Assistant => "assistant",
-    };
+    let role = side.role();
     // A message of one text block is written as a string, the form our own summaries take in
     // the native formats, so that `prompt::summary_text` recognizes a summary in any format.
     let content = match blocks.as_slice() {
@@ -550,13 +557,8 @@ pub fn item_count(messages: &[Value]) -> usize {
 /// One item read on its own, as a view message (for counting an item by itself).
 pub fn view_item(format: Format, index: usize, item: &Value) -> Result<Value, ValidationError> {
     let read = read_item(format, index, item, &mut Reader::default())?;
-    let role = match read.side {
-        Side::System => "system",
-        Side::User | Side::Results => "user",
-        Side::Assistant => "assistant",
-    };
     Ok(json!({
-        "role": role,
+        "role": read.side.role(),
         "content": read.blocks.into_iter().map(|(block, _)| block).collect::<Vec<_>>(),
     }))
 }
