@@ -11,12 +11,12 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use context_compact_core::compact::CompactOptions;
+use context_compact_core::pipeline::compact::CompactOptions;
 use context_compact_core::options::get_store_options;
-use context_compact_core::store::{
+use context_compact_core::archive::store::{
     is_store_url, ArchiveStore, StoreBackend, StoreError, StoreFuture, StoredObject,
 };
-use context_compact_core::summarize::RetryPolicy;
+use context_compact_core::summary::summarize::RetryPolicy;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
@@ -232,7 +232,7 @@ pub fn location(output_dir: &str, store_json: Option<&str>) -> Result<Option<Arc
     }
     if map.contains_key("storeOptions") && !map["storeOptions"].is_null() {
         return Err(super::invalid(
-            context_compact_core::error::ValidationError::argument(
+            context_compact_core::base::error::ValidationError::argument(
                 "options.storeOptions",
                 "only applies when outputDir is an object-store URL (s3://, gs://, az://, file://)",
             ),

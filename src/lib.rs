@@ -14,15 +14,15 @@ use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
-use context_compact_core::compact::{self, CompactOptions, CompactOutcome, Piece};
-use context_compact_core::error::ValidationError;
+use context_compact_core::pipeline::compact::{self, CompactOptions, CompactOutcome, Piece};
+use context_compact_core::base::error::ValidationError;
 use context_compact_core::formats::{self, Format, Input};
 use context_compact_core::pipeline::{self, BeforeCompactInfo, CompactHooks, Confirmation};
-use context_compact_core::providers::{self, ProviderOptions};
-use context_compact_core::summarize::{
+use context_compact_core::summary::providers::{self, ProviderOptions};
+use context_compact_core::summary::summarize::{
     AttemptError, AttemptObserver, BoxFuture, Retry, Summarizer, SummaryFailure, SummaryRequest,
 };
-use context_compact_core::trigger::{self, Calibration, TriggerInput, Usage};
+use context_compact_core::model::trigger::{self, Calibration, TriggerInput, Usage};
 use context_compact_core::{archive, message, offload, partition, prompt, tokens};
 use futures::FutureExt;
 use napi::bindgen_prelude::*;
@@ -388,20 +388,20 @@ pub fn check_json(
     guarded("checkMessages", || {
         let format = parse_format(format)?;
         let problems = match formats::detect(&messages.0, format).map_err(invalid)? {
-            Format::Native => context_compact_core::check::check_conversation(&messages.0),
+            Format::Native => context_compact_core::model::check::check_conversation(&messages.0),
             // A list in another format is checked on its view (the pairing rules are the
             // same), and the problems name the caller's items.
             _ => match Input::read(messages.0, format) {
-                Ok(input) => context_compact_core::check::check_conversation(input.messages())
+                Ok(input) => context_compact_core::model::check::check_conversation(input.messages())
                     .into_iter()
                     .map(|mut problem| {
                         problem.index = input.item_index(problem.index);
                         problem
                     })
                     .collect(),
-                Err(e) => vec![context_compact_core::check::Problem {
+                Err(e) => vec![context_compact_core::model::check::Problem {
                     index: e.index.unwrap_or(0),
-                    kind: context_compact_core::check::INVALID_MESSAGE,
+                    kind: context_compact_core::model::check::INVALID_MESSAGE,
                     message: e.to_string(),
                 }],
             },
@@ -558,7 +558,7 @@ impl Summarizer for JsSummarizer {
         Box::pin(async move {
             let failed = |e: Error| {
                 AttemptError::new(
-                    context_compact_core::error::ErrorCode::SummarizerError,
+                    context_compact_core::base::error::ErrorCode::SummarizerError,
                     format!("the summarizer failed: {}", e.reason),
                     Retry::Yes,
                 )
@@ -666,7 +666,7 @@ impl AttemptObserver for EventBridge {
 }
 
 /// The JS `summarizer` callback when given, else the provider the options (or, with zero
-/// configuration, the environment) choose: see `context_compact_core::providers`.
+/// configuration, the environment) choose: see `context_compact_core::summary::providers`.
 fn choose_summarizer(
     callback: Option<JsSummarizerFn>,
     options: &CompactOptions,
@@ -932,7 +932,7 @@ pub async fn list_archives_json(
     archive::validate_session_id(&session_id).map_err(invalid)?;
     let store = js_store::location(&output_dir, store_json.as_deref())?;
     let listed = history_task("listArchives", move || match store {
-        Some(store) => context_compact_core::store::session::list_archives(&store, &session_id),
+        Some(store) => context_compact_core::archive::store::session::list_archives(&store, &session_id),
         None => archive::list_archives(&PathBuf::from(output_dir), &session_id),
     })
     .await?;
@@ -961,7 +961,7 @@ pub async fn restore_messages_json(
         store_json.as_deref(),
     )?;
     let restored = history_task("restoreMessages", move || match store {
-        Some(store) => context_compact_core::store::session::restore_messages(
+        Some(store) => context_compact_core::archive::store::session::restore_messages(
             &store,
             for_restore.messages(),
             session_id.as_deref().unwrap_or(archive::DEFAULT_SESSION_ID),
@@ -1006,7 +1006,7 @@ pub async fn prune_archives_json(
     options.session_id = session_id;
     let store = js_store::location(&output_dir, store_json.as_deref())?;
     let pruned = history_task("pruneArchives", move || match store {
-        Some(store) => context_compact_core::store::session::prune_archives(&store, &options),
+        Some(store) => context_compact_core::archive::store::session::prune_archives(&store, &options),
         None => archive::prune_archives(&PathBuf::from(output_dir), &options),
     })
     .await?;
@@ -1082,8 +1082,8 @@ fn error_signals(
     statuses: Vec<u32>,
     codes: Vec<String>,
     messages: Vec<String>,
-) -> context_compact_core::overflow::ErrorSignals {
-    let mut signals = context_compact_core::overflow::ErrorSignals::default();
+) -> context_compact_core::summary::overflow::ErrorSignals {
+    let mut signals = context_compact_core::summary::overflow::ErrorSignals::default();
     for status in statuses {
         if let Ok(status) = u16::try_from(status) {
             signals.add_status(status);
@@ -1108,7 +1108,7 @@ pub fn is_context_overflow_signals(
     messages: Vec<String>,
 ) -> bool {
     std::panic::catch_unwind(move || {
-        context_compact_core::overflow::is_context_overflow(&error_signals(
+        context_compact_core::summary::overflow::is_context_overflow(&error_signals(
             statuses, codes, messages,
         ))
     })
@@ -1128,7 +1128,7 @@ pub fn calibrate_overflow_json(
     guarded("calibrateOverflow", || {
         let mut calibration = parse_calibration(calibration_json)?.unwrap_or_default();
         let options = parse_options(options_json)?;
-        let reported = context_compact_core::overflow::reported_prompt_tokens(&error_signals(
+        let reported = context_compact_core::summary::overflow::reported_prompt_tokens(&error_signals(
             Vec::new(),
             Vec::new(),
             messages,

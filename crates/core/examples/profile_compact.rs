@@ -5,10 +5,10 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
-use context_compact_core::compact::CompactOptions;
-use context_compact_core::message;
+use context_compact_core::pipeline::compact::CompactOptions;
+use context_compact_core::model::message;
 use context_compact_core::pipeline::{self, NoHooks};
-use context_compact_core::summarize::{
+use context_compact_core::summary::summarize::{
     AttemptError, BoxFuture, NoObserver, Summarizer, SummaryRequest,
 };
 use tokio_util::sync::CancellationToken;

@@ -40,32 +40,13 @@
 //! ```
 
 pub mod archive;
-pub mod check;
-pub mod compact;
-pub mod error;
-pub mod extractive;
+pub mod base;
 pub mod formats;
-pub mod ledger;
-pub mod media;
-pub mod memory;
-pub mod message;
-pub mod models;
-pub mod offload;
+pub mod model;
 pub mod options;
-pub mod outcome;
-pub mod overflow;
-pub mod partition;
 pub mod pipeline;
-pub mod pretokenize;
-pub mod prompt;
-pub mod providers;
-pub mod selective;
-pub mod store;
-pub mod strategy;
-pub mod summarize;
-pub mod thinking;
-pub mod tokens;
-pub mod trigger;
+pub mod plan;
+pub mod summary;
 
 /// The PRD's default context window (tokens).
 pub const CONTEXT_TOKEN_LIMIT: usize = 200_000;

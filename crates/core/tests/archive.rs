@@ -7,13 +7,13 @@ use std::path::Path;
 use context_compact_core::archive::{
     self, list_archives, prune_archives, restore_messages, HistoryError, PruneOptions, Restored,
 };
-use context_compact_core::compact::CompactOptions;
-use context_compact_core::error::ErrorCode;
-use context_compact_core::prompt;
-use context_compact_core::summarize::{AttemptError, BoxFuture, Retry, Summarizer, SummaryRequest};
+use context_compact_core::pipeline::compact::CompactOptions;
+use context_compact_core::base::error::ErrorCode;
+use context_compact_core::summary::summarize::{AttemptError, BoxFuture, Retry, Summarizer, SummaryRequest};
 mod common;
 use common::{assembled, run, run_with};
 use serde_json::{json, Value};
+use context_compact_core::model::added;
 
 /// A conversation with tool calls, unknown fields, odd key order, big numbers and emoji.
 fn turns(from: usize, count: usize) -> Vec<Value> {
@@ -139,7 +139,7 @@ fn a_compaction_writes_metadata_an_audit_line_and_the_cumulative_summary() {
         meta["createdAt"].as_str().unwrap()
     )));
     let message = json!({"role": "user", "content": outcome.summary});
-    let body = prompt::summary_body(&message).unwrap().trim();
+    let body = added::summary_body(&message).unwrap().trim();
     assert!(summaries.contains(body));
     assert_eq!(mode(&session.join(archive::SUMMARIES_FILE)), 0o600);
 
@@ -259,7 +259,7 @@ fn listing_is_by_sequence_and_ignores_everything_that_is_not_an_archive() {
         .summary
         .as_deref()
         .unwrap()
-        .starts_with(prompt::SUMMARY_PREFIX));
+        .starts_with(added::SUMMARY_PREFIX));
     assert_eq!(
         (list[1].meta_path.as_ref(), list[1].summary.as_ref()),
         (None, None)
@@ -307,7 +307,7 @@ fn restore_after_three_compactions_equals_the_whole_history() {
     // The last compaction's middle held the second summary, whose archive holds the first.
     let summaries = current
         .iter()
-        .filter(|m| prompt::is_summary_message(m))
+        .filter(|m| added::is_summary_message(m))
         .count();
     assert_eq!(summaries, 1);
     let restored = restore_messages(&current, tmp.path(), "s").unwrap();
@@ -335,7 +335,7 @@ fn restore_resolves_archives_by_file_name_so_a_moved_directory_works() {
 }
 
 fn summary_naming(path: &str) -> Value {
-    json!({"role": "user", "content": prompt::summary_message_text(3, Some(path), "## Goal\nx")})
+    json!({"role": "user", "content": added::summary_message_text(3, Some(path), "## Goal\nx")})
 }
 
 #[test]
@@ -444,7 +444,7 @@ fn restore_fails_clearly_on_missing_corrupt_and_cyclic_archives() {
 
     // A summary whose originals were never archived.
     let unarchived =
-        json!({"role": "user", "content": prompt::summary_message_text(3, None, "## Goal\nx")});
+        json!({"role": "user", "content": added::summary_message_text(3, None, "## Goal\nx")});
     let error = restore_messages(&[unarchived], tmp.path(), "s").unwrap_err();
     assert_eq!(error.code(), "ARCHIVE_NOT_FOUND");
 
@@ -476,10 +476,10 @@ fn restore_finds_the_archive_through_its_metadata_when_the_summary_names_none() 
     // framework that edited the first line would leave it).
     let index = compacted
         .iter()
-        .position(prompt::is_summary_message)
+        .position(added::is_summary_message)
         .unwrap();
-    let body = prompt::summary_body(&compacted[index]).unwrap().to_string();
-    let edited = prompt::summary_message_text(outcome.stats.compacted_message_count, None, &body);
+    let body = added::summary_body(&compacted[index]).unwrap().to_string();
+    let edited = added::summary_message_text(outcome.stats.compacted_message_count, None, &body);
     let meta_path = tmp
         .path()
         .join("s")

@@ -2,13 +2,13 @@
 //! the trigger's own estimate, or its error says why; a compaction never grows the list; kept
 //! oversized tool results are shortened only as far as needed and restored exactly.
 
-use context_compact_core::check::check_conversation;
-use context_compact_core::compact::{CompactOptions, Piece};
-use context_compact_core::error::ErrorCode;
-use context_compact_core::offload::{self, Scope};
-use context_compact_core::strategy::Strategy;
-use context_compact_core::summarize::{AttemptError, BoxFuture, Summarizer, SummaryRequest};
-use context_compact_core::tokens::{self, Encoding};
+use context_compact_core::model::check::check_conversation;
+use context_compact_core::pipeline::compact::{CompactOptions, Piece};
+use context_compact_core::base::error::ErrorCode;
+use context_compact_core::plan::offload::{self, Scope};
+use context_compact_core::plan::strategy::Strategy;
+use context_compact_core::summary::summarize::{AttemptError, BoxFuture, Summarizer, SummaryRequest};
+use context_compact_core::model::tokens::{self, Encoding};
 mod common;
 use common::{assembled, restored, run, run_with};
 use serde_json::{json, Value};

@@ -4,15 +4,15 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use context_compact_core::error::ErrorCode;
-use context_compact_core::providers::anthropic_compaction::{
+use context_compact_core::base::error::ErrorCode;
+use context_compact_core::summary::providers::anthropic_compaction::{
     AnthropicCompactionClient, NativeCompaction, NativeFailure, COMPACTION_BETA,
     NO_TOOLS_INSTRUCTION,
 };
-use context_compact_core::providers::{
+use context_compact_core::summary::providers::{
     self, resolve, ProviderKind, ProviderOptions, DEFAULT_COMPACTION_MODEL,
 };
-use context_compact_core::summarize::{NoObserver, RetryPolicy};
+use context_compact_core::summary::summarize::{NoObserver, RetryPolicy};
 mod common;
 use common::Capture;
 use serde_json::{json, Value};
@@ -701,7 +701,7 @@ async fn the_fallback_is_the_plain_anthropic_summarizer_on_the_same_server() {
     .unwrap();
     assert_eq!(plain.provider(), "anthropic");
 
-    let request = context_compact_core::summarize::SummaryRequest {
+    let request = context_compact_core::summary::summarize::SummaryRequest {
         messages: &[],
         range: 0..0,
         origins: &[],

@@ -13,10 +13,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use context_compact_core::archive::{PruneOptions, Restored};
-use context_compact_core::compact::{CompactOptions, CompactOutcome};
-use context_compact_core::error::ErrorCode;
-use context_compact_core::store::{session, ArchiveStore};
-use context_compact_core::summarize::RetryPolicy;
+use context_compact_core::pipeline::compact::{CompactOptions, CompactOutcome};
+use context_compact_core::base::error::ErrorCode;
+use context_compact_core::archive::store::{session, ArchiveStore};
+use context_compact_core::summary::summarize::RetryPolicy;
 mod common;
 use common::{assembled, run, Capture};
 use serde_json::{json, Value};
@@ -728,7 +728,7 @@ fn a_secret_in_a_server_answer_is_redacted() {
 /// is object_store's in-memory one; each writer's view of it pauses as described.
 #[test]
 fn writers_in_different_seconds_never_share_a_number() {
-    use context_compact_core::store::{
+    use context_compact_core::archive::store::{
         ObjectStoreBackend, StoreBackend, StoreFuture, StoredObject,
     };
     use std::sync::Barrier;

@@ -8,12 +8,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use context_compact_core::compact::{self, CompactOptions};
-use context_compact_core::error::{CompactError, ErrorCode};
-use context_compact_core::providers::{
+use context_compact_core::pipeline::compact::{self, CompactOptions};
+use context_compact_core::base::error::{CompactError, ErrorCode};
+use context_compact_core::summary::providers::{
     self, http, resolve, ApiKey, KeySource, ProviderKind, ProviderOptions,
 };
-use context_compact_core::summarize::{
+use context_compact_core::summary::summarize::{
     summarize_with_retries, AttemptError, AttemptObserver, NoObserver, Retry, RetryPolicy,
     Summarizer, SummaryFailure, SummaryRequest,
 };

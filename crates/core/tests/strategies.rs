@@ -7,24 +7,24 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
 use context_compact_core::archive::{restore_messages, Restored};
-use context_compact_core::check::{check_conversation, MISSING_TOOL_RESULT, ORPHAN_TOOL_RESULT};
-use context_compact_core::compact::{CompactOptions, CompactOutcome, Piece};
-use context_compact_core::error::ErrorCode;
-use context_compact_core::extractive::ExtractiveSummarizer;
+use context_compact_core::model::check::{check_conversation, MISSING_TOOL_RESULT, ORPHAN_TOOL_RESULT};
+use context_compact_core::pipeline::compact::{CompactOptions, CompactOutcome, Piece};
+use context_compact_core::base::error::ErrorCode;
+use context_compact_core::summary::extractive::ExtractiveSummarizer;
 use context_compact_core::pipeline::{
     compact_with_hooks, BeforeCompactInfo, CompactHooks, Confirmation, NoHooks, MAX_ROUNDS,
 };
-use context_compact_core::prompt;
-use context_compact_core::strategy::Strategy;
-use context_compact_core::summarize::{
+use context_compact_core::plan::strategy::Strategy;
+use context_compact_core::summary::summarize::{
     AttemptError, BoxFuture, NoObserver, Summarizer, SummaryRequest,
 };
-use context_compact_core::tokens::{self, Encoding};
-use context_compact_core::trigger::TriggerKind;
+use context_compact_core::model::tokens::{self, Encoding};
+use context_compact_core::model::trigger::TriggerKind;
 use proptest::prelude::*;
 use proptest::strategy::Strategy as PropStrategy;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
+use context_compact_core::model::added;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -215,7 +215,7 @@ fn selective_below_the_threshold_makes_no_summary_call_and_can_be_restored() {
     assert_eq!(outcome.stats.compacted_token_count, count(&out));
     // The notice says what happened and names the archive; the placeholders keep their ids.
     let notice = &out[1];
-    assert!(prompt::is_notice(notice), "{notice}");
+    assert!(added::is_notice(notice), "{notice}");
     let archive = outcome.archive_path.clone().unwrap();
     assert!(notice["content"]
         .as_str()
@@ -253,7 +253,7 @@ fn a_usage_report_keeps_what_the_messages_do_not_hold_in_the_estimate() {
     let total = count(&messages);
     opts.force = false;
     opts.threshold_override = Some(after + 500);
-    opts.usage = Some(context_compact_core::trigger::Usage {
+    opts.usage = Some(context_compact_core::model::trigger::Usage {
         input: (total + 1_000) as u64,
         output: 0,
     });
@@ -392,7 +392,7 @@ fn message_count_and_tool_output_triggers_fire_like_the_token_threshold() {
     opts.max_messages = None;
     let bytes: usize = messages
         .iter()
-        .map(context_compact_core::trigger::tool_output_bytes)
+        .map(context_compact_core::model::trigger::tool_output_bytes)
         .sum();
     assert_eq!(bytes, 6 * 10 * "fn f0() {}\n".len());
     opts.max_tool_output_bytes = Some(bytes);
@@ -489,7 +489,7 @@ fn recursive_rounds_end_below_the_threshold_or_after_the_last_round() {
     assert!(pairing_problems(&out).is_empty());
     // One summary, nesting the earlier rounds: restore still gives the whole session back.
     assert_eq!(
-        out.iter().filter(|m| prompt::is_summary_message(m)).count(),
+        out.iter().filter(|m| added::is_summary_message(m)).count(),
         1
     );
     assert_eq!(restored(&out, dir.path(), "s"), messages);
@@ -523,7 +523,7 @@ fn the_summary_cap_cuts_the_model_text_and_keeps_the_ledger() {
     let outcome = run(&messages, &opts, &s, &NoHooks);
     let summary = outcome.summary.unwrap();
     let message = json!({"role": "user", "content": summary});
-    let body = prompt::summary_body(&message).unwrap();
+    let body = added::summary_body(&message).unwrap();
     let (text, ledger) = body.split_once("## Ledger").unwrap();
     assert!(text.trim_end().chars().count() <= 200, "{text}");
     assert!(text.contains("[summary truncated]"));

@@ -4,14 +4,14 @@
 //! the originals archived and restored exactly, and signed or opaque blocks are kept byte for
 //! byte or removed whole — never edited.
 
-use context_compact_core::check::check_conversation;
-use context_compact_core::compact::{CompactOptions, Piece};
-use context_compact_core::prompt;
-use context_compact_core::strategy::Strategy;
-use context_compact_core::thinking::ThinkingPolicy;
+use context_compact_core::model::check::check_conversation;
+use context_compact_core::pipeline::compact::{CompactOptions, Piece};
+use context_compact_core::plan::strategy::Strategy;
+use context_compact_core::plan::thinking::ThinkingPolicy;
 mod common;
 use common::{assembled, restored, run};
 use serde_json::{json, Value};
+use context_compact_core::model::added;
 
 /// Turns with thinking in every assistant message (signed, redacted, one thinking-only turn), a
 /// DeepSeek-style `reasoning_content` field, and an unfinished tool loop at the end.
@@ -217,6 +217,6 @@ fn restore_stays_exact_after_later_compactions_and_every_strategy() {
             serde_json::to_string(&original).unwrap(),
             "{strategy:?}"
         );
-        assert!(current.iter().any(prompt::is_summary_message));
+        assert!(current.iter().any(added::is_summary_message));
     }
 }

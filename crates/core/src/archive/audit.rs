@@ -20,9 +20,9 @@ use super::{
     create_private_dir, meta_name_for, parse_archive_name, rfc3339, session_dir,
     timestamp_to_rfc3339, with_session_lock, write_new_file,
 };
-use crate::compact::{CompactOptions, CompactOutcome, CompactStats};
-use crate::error::ErrorCode;
-use crate::prompt;
+use crate::pipeline::compact::{CompactOptions, CompactOutcome, CompactStats};
+use crate::base::error::ErrorCode;
+use crate::model::added;
 
 /// The per-session audit log: one JSON object per line, appended, never rewritten.
 pub const EVENTS_FILE: &str = "events.jsonl";
@@ -189,10 +189,10 @@ pub(crate) fn record_aborted(options: &CompactOptions) {
 }
 
 /// Where a session's records go: its directory, or its session on a store
-/// ([`crate::store::session`]: one object per event and per summary).
+/// ([`crate::archive::store::session`]: one object per event and per summary).
 enum Records<'a> {
     Dir(std::path::PathBuf),
-    Store(&'a crate::store::ArchiveStore, &'a str),
+    Store(&'a crate::archive::store::ArchiveStore, &'a str),
 }
 
 impl<'a> Records<'a> {
@@ -207,7 +207,7 @@ impl<'a> Records<'a> {
         match self {
             Records::Dir(dir) => write_meta(dir, archive_name, meta),
             Records::Store(store, session) => {
-                crate::store::session::write_meta(store, session, archive_name, meta_text(meta)?)
+                crate::archive::store::session::write_meta(store, session, archive_name, meta_text(meta)?)
             }
         }
     }
@@ -215,7 +215,7 @@ impl<'a> Records<'a> {
     fn summary(&self, archive_name: Option<&str>, summary: &str) -> io::Result<()> {
         match self {
             Records::Dir(dir) => append_summary(dir, archive_name, summary),
-            Records::Store(store, session) => crate::store::session::append_summary(
+            Records::Store(store, session) => crate::archive::store::session::append_summary(
                 store,
                 session,
                 archive_name,
@@ -228,7 +228,7 @@ impl<'a> Records<'a> {
         match self {
             Records::Dir(dir) => append_event(dir, event, fields),
             Records::Store(store, session) => {
-                crate::store::session::append_event(store, session, event, fields)
+                crate::archive::store::session::append_event(store, session, event, fields)
             }
         }
     }
@@ -310,7 +310,7 @@ fn summary_text(archive_name: Option<&str>, summary: &str) -> String {
     };
     // The summary message's first line only says what the message is; the body is the summary.
     let body = summary
-        .strip_prefix(prompt::SUMMARY_PREFIX)
+        .strip_prefix(added::SUMMARY_PREFIX)
         .map(|rest| rest.split_once('\n').map_or("", |(_, body)| body))
         .unwrap_or(summary)
         .trim();

@@ -15,9 +15,9 @@ use super::{
     rfc3339, session_dir, timestamp_to_datetime, timestamp_to_rfc3339, validate_session_id,
     with_session_lock, write_counter, DEFAULT_OUTPUT_DIR, DEFAULT_SESSION_ID,
 };
-use crate::error::ValidationError;
-use crate::offload;
-use crate::prompt;
+use crate::base::error::ValidationError;
+use crate::plan::offload;
+use crate::model::added;
 
 /// SanBot's retention: archives older than this many days are pruned by default.
 pub const DEFAULT_RETENTION_DAYS: f64 = 7.0;
@@ -218,12 +218,12 @@ pub enum Restored {
 }
 
 /// Rebuilds the full conversation from a compacted list: every summary message (recognised by
-/// [`prompt::is_summary_message`]) is replaced by the messages of the archive it names, and
+/// [`added::is_summary_message`]) is replaced by the messages of the archive it names, and
 /// summaries inside those archives (earlier compactions) are expanded in turn, so the result
 /// equals the conversation before the first compaction plus everything added since. Notices of
-/// the strategies without a summary ([`prompt::notice_header`]) are summaries here too; a
+/// the strategies without a summary ([`added::notice_header`]) are summaries here too; a
 /// selective compaction's notice also stands for the kept and cleared messages after it
-/// ([`prompt::notice_following`]), which its archive holds in their original form, so those
+/// ([`added::notice_following`]), which its archive holds in their original form, so those
 /// are skipped.
 ///
 /// Archives are looked up by file name in `<output_dir>/<session_id>/` only — whatever
@@ -292,7 +292,7 @@ pub(crate) fn restore_from(
             continue;
         }
         let place = format!("messages[{index}]");
-        if !prompt::is_summary_message(message) {
+        if !added::is_summary_message(message) {
             place_kept(&mut top_kept, &mut out, || {
                 Ok(match unshortened(message, dir, &place)? {
                     Some(original) => Restored::Archived(original),
@@ -320,7 +320,7 @@ pub(crate) fn restore_from(
                 continue;
             }
             let place = format!("a message of {}", frame.name);
-            if !prompt::is_summary_message(&item) {
+            if !added::is_summary_message(&item) {
                 place_kept(&mut frame.kept, &mut out, || {
                     Ok(Restored::Archived(
                         unshortened(&item, dir, &place)?.unwrap_or(item),
@@ -362,7 +362,7 @@ impl Frame {
         Ok(Frame {
             items: dir.read_archive(&name)?.into_iter(),
             name,
-            following: prompt::notice_following(summary),
+            following: added::notice_following(summary),
             summary: summary.clone(),
             place: place.to_string(),
             kept: None,
@@ -385,7 +385,7 @@ impl KeptOriginals {
         dir: &dyn ArchiveSource,
         place: &str,
     ) -> Result<Option<KeptOriginals>, HistoryError> {
-        let Some(line) = prompt::thinking_line(summary) else {
+        let Some(line) = added::thinking_line(summary) else {
             return Ok(None);
         };
         let Some(archive) = line.archive else {
@@ -515,7 +515,7 @@ fn archive_of(
     dir: &dyn ArchiveSource,
     place: &str,
 ) -> Result<String, HistoryError> {
-    match prompt::summary_archive(message) {
+    match added::summary_archive(message) {
         Some(reference) => archive_name_of(reference, &format!("{place} is a summary that")),
         None => {
             let content = message.get("content").and_then(Value::as_str).unwrap_or("");

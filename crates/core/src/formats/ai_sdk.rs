@@ -20,7 +20,7 @@ use super::{
     edit_element, json_text_block, media_block, text_block, tool_result_block, Edit, Fields,
     ItemView, PartRef, Reader, Side,
 };
-use crate::error::ValidationError;
+use crate::base::error::ValidationError;
 
 pub(super) fn read(
     index: usize,
@@ -65,7 +65,7 @@ pub(super) fn read(
                 "content",
                 format!(
                     "expected {expected}, got {}",
-                    crate::message::type_name(other)
+                    crate::model::message::type_name(other)
                 ),
             ));
         }

@@ -17,7 +17,7 @@ use super::{
     edit_element, json_text_block, media_block, text_block, tool_result_block, Edit, Fields,
     ItemView, PartRef, Reader, Side,
 };
-use crate::error::ValidationError;
+use crate::base::error::ValidationError;
 
 pub(super) fn read(
     index: usize,

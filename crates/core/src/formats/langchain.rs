@@ -18,7 +18,7 @@ use super::{
     json_text_block, media_block, remove_element, result_text, text_block, tool_result_block, Edit,
     Fields, ItemView, PartRef, Reader, Side,
 };
-use crate::error::ValidationError;
+use crate::base::error::ValidationError;
 
 /// Whether an item is a LangChain message, serialized or stored.
 pub(super) fn is_langchain(object: &Map<String, Value>) -> bool {
@@ -149,7 +149,7 @@ pub(super) fn read(
                 "content",
                 format!(
                     "expected a string or an array of content blocks, got {}",
-                    crate::message::type_name(other)
+                    crate::model::message::type_name(other)
                 ),
             ))
         }

@@ -27,9 +27,9 @@ use std::ops::Range;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::error::ValidationError;
-use crate::message::type_name;
-use crate::outcome::Piece;
+use crate::base::error::ValidationError;
+use crate::model::message::type_name;
+use crate::pipeline::outcome::Piece;
 
 mod ai_sdk;
 mod bedrock;
@@ -349,7 +349,7 @@ impl ItemCounter {
     /// Validates and counts item `index` (items come in order).
     pub fn push(
         &mut self,
-        encoding: crate::tokens::Encoding,
+        encoding: crate::model::tokens::Encoding,
         index: usize,
         item: Value,
     ) -> Result<(), ValidationError> {
@@ -415,16 +415,16 @@ impl ItemCounter {
 
 /// Validates one item in `format` and counts it.
 fn count_item(
-    encoding: crate::tokens::Encoding,
+    encoding: crate::model::tokens::Encoding,
     format: Format,
     index: usize,
     item: &Value,
 ) -> Result<usize, ValidationError> {
     if format == Format::Native {
-        crate::message::validate_message(index, item)?;
-        return Ok(crate::tokens::count_message(encoding, item));
+        crate::model::message::validate_message(index, item)?;
+        return Ok(crate::model::tokens::count_message(encoding, item));
     }
-    Ok(crate::tokens::count_message(
+    Ok(crate::model::tokens::count_message(
         encoding,
         &view_item(format, index, item)?,
     ))
@@ -492,7 +492,7 @@ fn acknowledges_summary(format: Format, items: &[Value], index: usize) -> bool {
         && !is_user(&items[index])
         && first_text(&items[index]) == SUMMARY_ACK
         && is_user(&items[index - 1])
-        && first_text(&items[index - 1]).starts_with(crate::prompt::SUMMARY_PREFIX)
+        && first_text(&items[index - 1]).starts_with(crate::model::added::SUMMARY_PREFIX)
 }
 
 /// Whether an item on side `next` joins the view message of the item before it (`previous`):
@@ -520,7 +520,7 @@ impl Side {
 fn view_message(format: Format, side: Side, blocks: Vec<Value>, items: &[Value]) -> Value {
     let role = side.role();
     // A message of one text block is written as a string, the form our own summaries take in
-    // the native formats, so that `prompt::summary_text` recognizes a summary in any format.
+    // the native formats, so that `added::summary_text` recognizes a summary in any format.
     let content = match blocks.as_slice() {
         [only]
             if side != Side::Results
@@ -566,7 +566,7 @@ pub fn view_item(format: Format, index: usize, item: &Value) -> Result<Value, Va
 /// Validates a list in `format`: what reading it checks.
 pub fn validate(format: Format, items: &[Value]) -> Result<(), ValidationError> {
     if format == Format::Native {
-        return crate::message::validate(items).map(|_| ());
+        return crate::model::message::validate(items).map(|_| ());
     }
     let mut reader = Reader::default();
     for (index, item) in items.iter().enumerate() {
@@ -648,7 +648,7 @@ impl View {
                     Piece::New(message) => is_user(message),
                 };
                 let last_is_ours = matches!(out.last(), Some(Piece::New(m))
-                    if is_user(m) && first_text(m).starts_with(crate::prompt::SUMMARY_PREFIX));
+                    if is_user(m) && first_text(m).starts_with(crate::model::added::SUMMARY_PREFIX));
                 if next_is_user && last_is_ours {
                     out.push(Piece::New(write_ack(self.format)));
                 }
@@ -844,7 +844,7 @@ fn apply_edit(format: Format, item: &mut Value, part: PartRef, edit: &Edit) -> b
 
 /// The text of a view block's tool result content (what a shortened result is set to).
 pub(crate) fn result_text(content: Option<&Value>) -> String {
-    crate::message::tool_result_text(content)
+    crate::model::message::tool_result_text(content)
 }
 
 /// Removes element `n` of the array at `key`; false when the array is left empty.
@@ -1095,7 +1095,7 @@ impl Input {
     pub fn read(items: Vec<Value>, chosen: Option<Format>) -> Result<Input, ValidationError> {
         let format = detect(&items, chosen)?;
         if format == Format::Native {
-            crate::message::validate(&items)?;
+            crate::model::message::validate(&items)?;
             return Ok(Input { items, view: None });
         }
         let view = view(format, &items)?;
@@ -1114,9 +1114,9 @@ impl Input {
     /// ([`Format::may_carry_claude_thinking`]).
     pub fn adjust(&self, options: &mut crate::options::CompactOptions) {
         if !self.format().may_carry_claude_thinking()
-            && options.thinking == crate::thinking::ThinkingPolicy::Auto
+            && options.thinking == crate::plan::thinking::ThinkingPolicy::Auto
         {
-            options.thinking = crate::thinking::ThinkingPolicy::Keep;
+            options.thinking = crate::plan::thinking::ThinkingPolicy::Keep;
         }
     }
 
@@ -1160,8 +1160,8 @@ impl Input {
     /// counts and the indices of what it reports.
     pub fn outcome(
         &self,
-        mut outcome: crate::outcome::CompactOutcome,
-    ) -> crate::outcome::CompactOutcome {
+        mut outcome: crate::pipeline::outcome::CompactOutcome,
+    ) -> crate::pipeline::outcome::CompactOutcome {
         let Some(view) = &self.view else {
             return outcome;
         };

@@ -18,7 +18,7 @@ use super::{
     json_text_block, media_block, parse_arguments, remove_element, result_text, text_block,
     tool_result_block, Edit, Fields, ItemView, PartRef, Reader, Side,
 };
-use crate::error::ValidationError;
+use crate::base::error::ValidationError;
 
 /// Whether an item is unmistakably a Responses item.
 pub(super) fn is_responses(object: &Map<String, Value>) -> bool {
@@ -239,7 +239,7 @@ fn read_message(f: &Fields<'_>) -> Result<ItemView, ValidationError> {
                 "content",
                 format!(
                     "expected a string or an array of content parts, got {}",
-                    crate::message::type_name(other)
+                    crate::model::message::type_name(other)
                 ),
             ))
         }

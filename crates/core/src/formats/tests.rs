@@ -87,7 +87,7 @@ fn a_responses_turn_is_one_view_message_and_its_outputs_another() {
         json!({"path": "x"})
     );
     assert_eq!(view.messages[2]["content"][1]["tool_use_id"], "b");
-    assert!(crate::check::check_conversation(&view.messages).is_empty());
+    assert!(crate::model::check::check_conversation(&view.messages).is_empty());
 }
 
 #[test]
@@ -102,7 +102,7 @@ fn gemini_responses_without_ids_answer_the_calls_in_order() {
     let results = &view.messages[2]["content"];
     assert_eq!(results[0]["tool_use_id"], calls[1]["id"]);
     assert_eq!(results[1]["tool_use_id"], calls[0]["id"]);
-    assert!(crate::check::check_conversation(&view.messages).is_empty());
+    assert!(crate::model::check::check_conversation(&view.messages).is_empty());
 }
 
 #[test]
@@ -155,7 +155,7 @@ fn an_unchanged_view_message_writes_back_its_items_and_a_changed_one_edits_them(
 fn our_summary_is_written_in_each_format_and_read_back_as_a_summary() {
     let text = format!(
         "{}Earlier conversation (3 messages) was compacted.",
-        crate::prompt::SUMMARY_PREFIX
+        crate::model::added::SUMMARY_PREFIX
     );
     let summary = json!({"role": "user", "content": text});
     for format in [
@@ -174,7 +174,7 @@ fn our_summary_is_written_in_each_format_and_read_back_as_a_summary() {
         );
         let view = view(format, &written).unwrap();
         assert!(
-            crate::prompt::is_summary_message(&view.messages[0]),
+            crate::model::added::is_summary_message(&view.messages[0]),
             "{format:?}: {}",
             view.messages[0]
         );
@@ -190,21 +190,21 @@ fn item_counts_add_up_to_the_view_counts() {
         {"type": "function_call_output", "call_id": "a", "output": "fn main() {}"},
         {"type": "function_call_output", "call_id": "b", "output": "pub mod x;"}
     ]));
-    let encoding = crate::tokens::Encoding::default();
+    let encoding = crate::model::tokens::Encoding::default();
     let mut counter = ItemCounter::new(None);
     for (i, item) in list.iter().enumerate() {
         counter.push(encoding, i, item.clone()).unwrap();
     }
     let per_item = counter.finish();
     let input = Input::read(list, None).unwrap();
-    let view_counts = crate::tokens::count_each(encoding, input.messages());
+    let view_counts = crate::model::tokens::count_each(encoding, input.messages());
     assert_eq!(input.counts(per_item), view_counts);
 }
 
 #[test]
 fn a_summary_before_a_kept_user_turn_gets_a_model_turn_where_roles_must_alternate() {
     let summary =
-        json!({"role": "user", "content": format!("{}summary", crate::prompt::SUMMARY_PREFIX)});
+        json!({"role": "user", "content": format!("{}summary", crate::model::added::SUMMARY_PREFIX)});
     for (format, list) in [
         (
             Format::Bedrock,
@@ -248,7 +248,7 @@ fn a_summary_before_a_kept_user_turn_gets_a_model_turn_where_roles_must_alternat
 #[test]
 fn the_model_turn_after_a_summary_is_part_of_the_summary_in_the_view() {
     let summary =
-        json!({"role": "user", "content": format!("{}summary", crate::prompt::SUMMARY_PREFIX)});
+        json!({"role": "user", "content": format!("{}summary", crate::model::added::SUMMARY_PREFIX)});
     let list = items(json!([{"role": "user", "content": [{"text": "new"}]}]));
     let input = Input::read(list.clone(), None).unwrap();
     let (out, _) = input
@@ -266,7 +266,7 @@ fn the_model_turn_after_a_summary_is_part_of_the_summary_in_the_view() {
     assert_eq!(compacted.len(), 3);
     let view = view(Format::Bedrock, &compacted).unwrap();
     assert_eq!(view.groups, vec![0..2, 2..3]);
-    assert!(crate::prompt::is_summary_message(&view.messages[0]));
+    assert!(crate::model::added::is_summary_message(&view.messages[0]));
     // Written back unchanged, the summary's message is both items.
     assert_eq!(
         to_format(Format::Bedrock, &view.messages[0]),
@@ -279,7 +279,7 @@ fn a_responses_image_counts_as_the_openai_image_it_is_billed_as() {
     // OpenAI bills a Responses `input_image` (and a computer call's screenshot) by the same
     // tile rule as a Chat Completions `image_url`, not by Anthropic's pixel rule.
     let url = "https://example.com/cat.jpg";
-    let encoding = crate::tokens::Encoding::default();
+    let encoding = crate::model::tokens::Encoding::default();
     let count = |item: Value| {
         let mut counter = ItemCounter::new(None);
         counter.push(encoding, 0, item).unwrap();
@@ -347,7 +347,7 @@ fn a_changed_run_gives_back_the_items_it_left_alone_as_the_callers_own() {
 
 #[test]
 fn counting_item_by_item_refuses_what_reading_the_whole_list_refuses() {
-    let encoding = crate::tokens::Encoding::default();
+    let encoding = crate::model::tokens::Encoding::default();
     // A `system` message has no place in a Bedrock list, which only its third item reveals.
     let list = items(json!([
         {"role": "system", "content": "x"},

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::fit::Fitting;
 use super::Draft;
 use crate::archive;
-use crate::error::{CompactError, ErrorCode};
+use crate::base::error::{CompactError, ErrorCode};
 use crate::options::CompactOptions;
 
 /// Where the archives went (`None`: not written, with a warning).

@@ -5,10 +5,10 @@ use serde_json::{json, Value};
 
 use super::fit::Fitting;
 use super::{Draft, Replacement};
-use crate::offload::{self, OriginalRef};
-use crate::outcome::Piece;
-use crate::strategy::RegionItem;
-use crate::tokens::Encoding;
+use crate::plan::offload::{self, OriginalRef};
+use crate::pipeline::outcome::Piece;
+use crate::plan::strategy::RegionItem;
+use crate::model::tokens::Encoding;
 
 /// Builds `[...head, { role: 'user', content: summary }, ...tail]` (F-005).
 pub fn assemble_messages(head: &[Value], summary: &str, tail: &[Value]) -> Vec<Value> {
@@ -29,7 +29,7 @@ pub fn summary_message(summary: &str) -> Value {
 
 /// The context window a summary model can read, for bounding the transcript.
 pub fn summary_model_window(model: &str) -> Option<usize> {
-    crate::models::context_window(model)
+    crate::model::models::context_window(model)
 }
 
 /// Where the archives of a compaction are (or, while fitting, a stand-in as long as a real

@@ -1,7 +1,7 @@
 //! Step 5, **fit**: the result must fit (SPEC §4.7). The draft — the new list with a stand-in
 //! for the archive paths — is measured with the trigger's own estimate. When it is still at or
 //! over the threshold, the largest texts of the kept messages after the summary are shortened
-//! ([`crate::offload`]: tool results by default), as far as needed for the estimate to fall
+//! ([`crate::plan::offload`]: tool results by default), as far as needed for the estimate to fall
 //! below the threshold with room for the next turns: `threshold − tailRetentionTokens` (at most
 //! half the threshold of room). Fitting only under the threshold would have the very next turn
 //! compact again.
@@ -14,10 +14,10 @@ use serde_json::Value;
 use super::assemble::{assemble, ArchiveRefs};
 use super::measure::Estimator;
 use super::Draft;
-use crate::offload::{self, MessageCuts, Site};
+use crate::plan::offload::{self, MessageCuts, Site};
 use crate::options::CompactOptions;
-use crate::outcome::Piece;
-use crate::tokens;
+use crate::pipeline::outcome::Piece;
+use crate::model::tokens;
 
 /// The shortening the fit step decided: the cuts of each kept message, by input index, in
 /// order. The index of a message here is its index in the offload archive.

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::options::CompactOptions;
-use crate::trigger::{
+use crate::model::trigger::{
     model_factor, tool_output_bytes, Calibration, EstimateSource, Measure, TriggerKind,
 };
 

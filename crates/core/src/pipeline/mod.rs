@@ -8,7 +8,7 @@
 //! 3. [`summarize`] — the summary of the middle: Anthropic's on-demand compaction when asked
 //!    for and possible, else our own, in further rounds while still over the threshold
 //!    (strategies without a summary skip this). Then the thinking policy for the kept turns
-//!    ([`crate::thinking`]).
+//!    ([`crate::plan::thinking`]).
 //! 4. [`fit`] — the result must fit: oversized kept text is shortened (offload).
 //! 5. [`archive`] — the replaced region and the shortened originals are archived.
 //! 6. [`assemble`] — the new list.
@@ -17,8 +17,10 @@
 
 pub mod archive;
 pub mod assemble;
+pub mod compact;
 pub mod fit;
 pub mod measure;
+pub mod outcome;
 pub mod plan;
 pub mod report;
 pub mod summarize;
@@ -29,19 +31,19 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{CompactError, ErrorCode};
+use crate::base::error::{CompactError, ErrorCode};
 use crate::options::CompactOptions;
-use crate::outcome::{Aborted, CompactOutcome, Piece};
-use crate::partition::Partition;
-use crate::prompt;
-use crate::strategy::{RegionItem, Rewrite, Strategy};
-use crate::summarize::{AttemptObserver, BoxFuture, Summarizer};
-use crate::thinking::{self, Stripped};
-use crate::tokens;
-use crate::trigger::TriggerKind;
+use crate::pipeline::outcome::{Aborted, CompactOutcome, Piece};
+use crate::plan::partition::Partition;
+use crate::plan::strategy::{RegionItem, Rewrite, Strategy};
+use crate::summary::summarize::{AttemptObserver, BoxFuture, Summarizer};
+use crate::plan::thinking::{self, Stripped};
+use crate::model::tokens;
+use crate::model::trigger::TriggerKind;
 
 use self::assemble::ArchiveRefs;
 use self::plan::Plan;
+use crate::model::added;
 
 pub use self::summarize::MAX_ROUNDS;
 
@@ -124,10 +126,10 @@ impl Draft {
         let replaced = crate::formats::item_count(&messages[self.region.clone()]);
         let mut text = match &self.replacement {
             Replacement::Summary(summary) => {
-                prompt::summary_message_text(replaced, archive, &summary.body)
+                added::summary_message_text(replaced, archive, &summary.body)
             }
             Replacement::Native(native) => {
-                let header = prompt::native_header(replaced, archive);
+                let header = added::native_header(replaced, archive);
                 if native.ledger.is_empty() {
                     header
                 } else {
@@ -138,7 +140,7 @@ impl Draft {
                 let following = rewrite.items.len() - self.left_out_items();
                 format!(
                     "{}\n\n{}",
-                    prompt::notice_header(replaced, &rewrite.how(), following, archive),
+                    added::notice_header(replaced, &rewrite.how(), following, archive),
                     rewrite.detail()
                 )
             }
@@ -149,7 +151,7 @@ impl Draft {
             .collect();
         if !tail.is_empty() {
             text.push_str("\n\n");
-            text.push_str(&prompt::thinking_line_text(&tail, thinking_archive));
+            text.push_str(&added::thinking_line_text(&tail, thinking_archive));
         }
         text
     }
@@ -237,7 +239,7 @@ impl Draft {
     }
 }
 
-/// [`crate::compact::compact`] with the confirmation hook and events.
+/// [`crate::pipeline::compact::compact`] with the confirmation hook and events.
 pub async fn compact_with_hooks(
     messages: &[Value],
     counts: Option<Vec<usize>>,
@@ -533,11 +535,11 @@ fn stand_in_archive_path(options: &CompactOptions) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compact::{compact, token_budget, CompactStats};
-    use crate::outcome::Piece;
-    use crate::summarize::SummaryRequest;
-    use crate::summarize::{AttemptError, BoxFuture, NoObserver};
-    use crate::tokens::Encoding;
+    use crate::pipeline::compact::{compact, token_budget, CompactStats};
+    use crate::pipeline::outcome::Piece;
+    use crate::summary::summarize::SummaryRequest;
+    use crate::summary::summarize::{AttemptError, BoxFuture, NoObserver};
+    use crate::model::tokens::Encoding;
     use std::sync::Mutex;
 
     /// (prompt, previous summary, range) of each request.
@@ -675,7 +677,7 @@ mod tests {
     #[tokio::test]
     async fn a_previous_summary_is_updated_not_summarized_as_chat() {
         let mut messages = conversation(10, 30);
-        let earlier = prompt::summary_message_text(5, None, "## Goal\nthe old goal");
+        let earlier = added::summary_message_text(5, None, "## Goal\nthe old goal");
         messages.insert(1, json!({"role": "user", "content": earlier}));
         let s = recording("## Goal\nnew");
         let mut opts = options(100);

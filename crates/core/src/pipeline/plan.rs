@@ -1,13 +1,13 @@
-//! Step 2, **plan**: what the strategy would do ([`crate::strategy`], [`crate::selective`], or
+//! Step 2, **plan**: what the strategy would do ([`crate::plan::strategy`], [`crate::plan::selective`], or
 //! the PRD's partition), without side effects.
 
 use serde_json::Value;
 
 use super::measure::Measured;
 use crate::options::CompactOptions;
-use crate::partition::{partition, Partition};
-use crate::selective;
-use crate::strategy::{self, RegionItem, Rewrite, Strategy};
+use crate::plan::partition::{partition, Partition};
+use crate::plan::selective;
+use crate::plan::strategy::{self, RegionItem, Rewrite, Strategy};
 
 /// What the notice of a strategy without a summary costs, for planning (its header names the
 /// archive path, whose length varies; ~60 tokens with a typical path).

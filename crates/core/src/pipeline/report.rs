@@ -12,15 +12,15 @@ use super::fit::{pieces_tokens, Fitting};
 use super::measure::Measured;
 use super::{CompactHooks, Draft, Replacement};
 use crate::archive;
-use crate::error::{CompactError, ErrorCode};
-use crate::memory;
-use crate::offload::Offloaded;
+use crate::base::error::{CompactError, ErrorCode};
+use crate::summary::memory;
+use crate::plan::offload::Offloaded;
 use crate::options::CompactOptions;
-use crate::outcome::{CompactOutcome, CompactStats, Piece, Transformation};
-use crate::partition::Partition;
-use crate::prompt;
-use crate::strategy::Strategy;
-use crate::summarize::Summarizer;
+use crate::pipeline::outcome::{CompactOutcome, CompactStats, Piece, Transformation};
+use crate::plan::partition::Partition;
+use crate::plan::strategy::Strategy;
+use crate::summary::summarize::Summarizer;
+use crate::model::added;
 
 /// Builds the outcomes of one compaction call.
 pub(crate) struct Reporter<'a> {
@@ -186,7 +186,7 @@ impl<'a> Reporter<'a> {
             let beside = pieces
                 .get(draft.region.start)
                 .and_then(|piece| match piece {
-                    Piece::New(message) => prompt::summary_text(message),
+                    Piece::New(message) => added::summary_text(message),
                     Piece::Original(_) => None,
                 });
             outcome.summary = Some(format!(
@@ -237,7 +237,7 @@ impl<'a> Reporter<'a> {
                     index: position,
                     block_type: content
                         .and_then(|c| c.get(block))
-                        .map(|b| crate::message::block_type(b).to_string())
+                        .map(|b| crate::model::message::block_type(b).to_string())
                         .unwrap_or_default(),
                 });
             }
@@ -316,7 +316,7 @@ impl<'a> Reporter<'a> {
     /// Why a result could not be brought under the threshold, for its error message.
     fn cannot_fit_reason(&self, fitting: &Fitting) -> String {
         match self.options.offload {
-            crate::offload::Scope::Off => {
+            crate::plan::offload::Scope::Off => {
                 "shortening oversized kept messages is turned off (offload: 'off')".to_string()
             }
             _ if fitting.cuts.is_empty() => format!(

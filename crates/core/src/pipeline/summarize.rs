@@ -10,17 +10,18 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::measure::Estimator;
-use crate::error::CompactError;
-use crate::ledger::{Ledger, LEDGER_HEADER};
+use crate::base::error::CompactError;
+use crate::summary::ledger::{Ledger, LEDGER_HEADER};
 use crate::options::{CompactOptions, PromptStyle};
-use crate::outcome::Aborted;
-use crate::partition::{is_user_turn, partition, Partition};
-use crate::prompt::{self, RenderLimits};
-use crate::summarize::{
+use crate::pipeline::outcome::Aborted;
+use crate::plan::partition::{is_user_turn, partition, Partition};
+use crate::summary::prompt::{self, RenderLimits};
+use crate::summary::summarize::{
     summarize_with_retries, AttemptObserver, RetryPolicy, Summarizer, SummaryFailure,
     SummaryRequest,
 };
-use crate::tokens;
+use crate::model::tokens;
+use crate::model::added;
 
 /// The most summary rounds one compaction runs: the first, and at most two more when the
 /// result is still over the threshold.
@@ -72,7 +73,7 @@ pub(crate) async fn summarize_natively(
             false,
         ))));
     }
-    if crate::providers::anthropic_compaction::supports_compaction(&model) == Some(false) {
+    if crate::summary::providers::anthropic_compaction::supports_compaction(&model) == Some(false) {
         return Ok(Some(Err(fallback(
             format!("{model} does not offer on-demand compaction"),
             true,
@@ -88,9 +89,9 @@ pub(crate) async fn summarize_natively(
     let middle = &messages[plan.middle()];
     let openai = middle.iter().any(|m| {
         matches!(
-            crate::message::role_of(m),
-            Some(crate::message::Role::Tool | crate::message::Role::Function)
-        ) || !crate::message::openai_tool_calls(m).is_empty()
+            crate::model::message::role_of(m),
+            Some(crate::model::message::Role::Tool | crate::model::message::Role::Function)
+        ) || !crate::model::message::openai_tool_calls(m).is_empty()
     });
     if openai {
         return Ok(Some(Err(fallback(
@@ -114,14 +115,14 @@ pub(crate) async fn summarize_natively(
             observer,
         )
         .await;
-    use crate::providers::anthropic_compaction::NativeFailure;
+    use crate::summary::providers::anthropic_compaction::NativeFailure;
     match result {
         Ok(native) => {
             let previous = middle
                 .iter()
                 .rev()
-                .find(|m| prompt::is_summary_message(m) && !prompt::is_notice(m))
-                .and_then(prompt::summary_body)
+                .find(|m| added::is_summary_message(m) && !added::is_notice(m))
+                .and_then(added::summary_body)
                 .and_then(Ledger::parse);
             let ledger = match previous {
                 Some(earlier) => Ledger::extract(middle).merged_after(&earlier),
@@ -208,7 +209,7 @@ pub(crate) async fn summarize(
     let mut budget = options.tail_retention_tokens();
     while summarized.rounds < MAX_ROUNDS {
         let region = summarized.region.clone();
-        let text = prompt::summary_message_text(
+        let text = added::summary_message_text(
             crate::formats::item_count(&messages[region.clone()]),
             Some(stand_in),
             &summarized.body,
@@ -291,11 +292,11 @@ pub async fn summarize_middle(
     let previous = middle
         .iter()
         .rev()
-        .find(|m| prompt::is_summary_message(m) && !prompt::is_notice(m));
+        .find(|m| added::is_summary_message(m) && !added::is_notice(m));
     // Anthropic's compaction block holds the summary itself; the text beside it, the ledger.
     let previous_summary = previous.and_then(|m| {
-        let body = prompt::summary_body(m)?;
-        Some(match prompt::native_summary(m) {
+        let body = added::summary_body(m)?;
+        Some(match added::native_summary(m) {
             Some(native) => format!("{}\n\n{body}", native.trim()),
             None => body.to_string(),
         })

@@ -5,9 +5,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use context_compact_core::archive::{restore_messages, Restored};
-use context_compact_core::compact::{compact, CompactOptions, CompactOutcome, Piece};
-use context_compact_core::extractive::ExtractiveSummarizer;
-use context_compact_core::summarize::{NoObserver, Summarizer};
+use context_compact_core::pipeline::compact::{compact, CompactOptions, CompactOutcome, Piece};
+use context_compact_core::summary::extractive::ExtractiveSummarizer;
+use context_compact_core::summary::summarize::{NoObserver, Summarizer};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 

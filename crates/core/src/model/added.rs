@@ -1,0 +1,299 @@
+//! The messages this library adds to a list — a summary, a notice where a strategy removed
+//! messages, the line that says which kept messages lost their thinking — and how they are
+//! recognised again: by a later compaction (an earlier summary in its middle, UC-002), by
+//! `restoreMessages` (the archive each one names), by the formats (a summary in the list's own
+//! shape). Every one starts with [`SUMMARY_PREFIX`].
+
+use std::fmt::Write;
+
+use serde_json::Value;
+
+use crate::model::message::{block_type, role_of, Role};
+
+/// Every summary message starts with this, so a later compaction can recognise an earlier
+/// summary in its middle (UC-002) and `restoreMessages` can find the archive it names.
+pub const SUMMARY_PREFIX: &str = "[context-compact] ";
+
+/// Is this message a summary written by this library?
+pub fn is_summary_message(message: &Value) -> bool {
+    summary_text(message).is_some()
+}
+
+/// The text of a summary or notice message: the content of a user message we wrote, or the
+/// text block beside the signed `compaction` block of Anthropic's on-demand compaction (an
+/// assistant message whose first block is the compaction block).
+pub fn summary_text(message: &Value) -> Option<&str> {
+    match role_of(message)? {
+        Role::User => message
+            .get("content")?
+            .as_str()
+            .filter(|text| text.starts_with(SUMMARY_PREFIX)),
+        Role::Assistant => {
+            let blocks = message.get("content")?.as_array()?;
+            if blocks.first().map(block_type) != Some("compaction") {
+                return None;
+            }
+            blocks[1..]
+                .iter()
+                .filter(|block| block_type(block) == "text")
+                .find_map(|block| block.get("text")?.as_str())
+                .filter(|text| text.starts_with(SUMMARY_PREFIX))
+        }
+        _ => None,
+    }
+}
+
+/// The summary text of Anthropic's compaction block in a native summary message.
+pub fn native_summary(message: &Value) -> Option<&str> {
+    summary_text(message)?;
+    message.get("content")?.get(0)?.get("content")?.as_str()
+}
+
+/// The first line of the text beside a compaction block.
+pub fn native_header(summarized_messages: usize, archive_path: Option<&str>) -> String {
+    header_line(
+        summarized_messages,
+        "was compacted by Anthropic into the compaction block above; what its tool calls touched was compacted into the summary below.",
+        archive_path,
+    )
+}
+
+/// `[context-compact] Earlier conversation (N messages) <what>` and where the originals are.
+fn header_line(summarized_messages: usize, what: &str, archive_path: Option<&str>) -> String {
+    let plural = if summarized_messages == 1 { "" } else { "s" };
+    let mut line = format!(
+        "{SUMMARY_PREFIX}Earlier conversation ({summarized_messages} message{plural}) {what}"
+    );
+    match archive_path {
+        Some(path) => {
+            line.push(' ');
+            line.push_str(ARCHIVE_LABEL);
+            line.push_str(path);
+        }
+        None => line.push_str(" The originals were not archived."),
+    }
+    line
+}
+
+/// The body of a summary message (without its first, explanatory line, and without its
+/// thinking line).
+pub fn summary_body(message: &Value) -> Option<&str> {
+    let text = summary_text(message)?;
+    let rest = text.strip_prefix(SUMMARY_PREFIX)?;
+    let body = match rest.split_once('\n') {
+        Some((_, body)) => body.trim_start_matches('\n'),
+        None => "",
+    };
+    Some(match body.rfind(THINKING_LINE_START) {
+        Some(at) if !body[at..].trim_end().contains('\n') => body[..at].trim_end(),
+        _ => body,
+    })
+}
+
+/// The last line of a summary or notice after which kept messages had their thinking removed
+/// (the thinking policy): which of the following messages (by position, `*` for one left out
+/// because it held only thinking) and where their originals are, for `restoreMessages`.
+const THINKING_LINE_START: &str =
+    "[context-compact: thinking was removed from kept messages after this one (at ";
+const THINKING_LINE_LEFT_OUT: &str = "; * held only thinking and was left out)";
+const THINKING_LINE_ARCHIVE: &str = ". Originals: ";
+const THINKING_LINE_NOT_ARCHIVED: &str = ". The originals could not be archived.";
+
+/// What a thinking line says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThinkingLine<'a> {
+    /// (position after the summary, left out), in order.
+    pub kept: Vec<(usize, bool)>,
+    /// Where the originals are, in the same order.
+    pub archive: Option<&'a str>,
+}
+
+/// The thinking line for `kept` (see [`ThinkingLine`]).
+pub fn thinking_line_text(kept: &[(usize, bool)], archive: Option<&str>) -> String {
+    let positions: Vec<String> = kept
+        .iter()
+        .map(|(p, left_out)| {
+            if *left_out {
+                format!("{p}*")
+            } else {
+                p.to_string()
+            }
+        })
+        .collect();
+    let mut line = format!(
+        "{THINKING_LINE_START}{}{THINKING_LINE_LEFT_OUT}",
+        positions.join(", ")
+    );
+    match archive {
+        Some(path) => {
+            line.push_str(THINKING_LINE_ARCHIVE);
+            line.push_str(path);
+            line.push(']');
+        }
+        None => {
+            line.push_str(THINKING_LINE_NOT_ARCHIVED);
+            line.push(']');
+        }
+    }
+    line
+}
+
+/// The thinking line of a summary or notice message, if it has one.
+pub fn thinking_line(message: &Value) -> Option<ThinkingLine<'_>> {
+    let text = summary_text(message)?;
+    let last = text.trim_end().rsplit('\n').next()?;
+    let rest = last.strip_prefix(THINKING_LINE_START)?;
+    let (positions, rest) = rest.split_once(THINKING_LINE_LEFT_OUT)?;
+    let kept = positions
+        .split(", ")
+        .map(|p| match p.strip_suffix('*') {
+            Some(n) => n.parse().ok().map(|n| (n, true)),
+            None => p.parse().ok().map(|n| (n, false)),
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let archive = rest
+        .strip_prefix(THINKING_LINE_ARCHIVE)
+        .and_then(|r| r.strip_suffix(']'))
+        .map(str::trim);
+    Some(ThinkingLine { kept, archive })
+}
+
+/// The archive a summary message names, if any.
+pub fn summary_archive(message: &Value) -> Option<&str> {
+    let text = summary_text(message)?;
+    let first_line = text.strip_prefix(SUMMARY_PREFIX)?.lines().next()?;
+    let (_, path) = first_line.split_once(ARCHIVE_LABEL)?;
+    Some(path.trim())
+}
+
+const ARCHIVE_LABEL: &str = "Originals archived in: ";
+
+/// The first line of a summary message.
+pub fn summary_header(summarized_messages: usize, archive_path: Option<&str>) -> String {
+    header_line(summarized_messages, SUMMARY_PHRASE, archive_path)
+}
+
+/// The phrase that tells a summary (an LLM wrote the text below its first line) from a notice.
+const SUMMARY_PHRASE: &str = "was compacted into the summary below.";
+/// How a notice says how many of the messages after it are the condensed form of what it
+/// archived (selective compaction): "… into the next 12 messages."
+const FOLLOWING_PHRASE: &str = "into the next ";
+
+/// The first line of a notice: the message that stands where strategies without a summary
+/// (`keep-recent`, `sliding-window`, `selective`, …) removed or condensed messages. It starts
+/// like a summary (so a later compaction and `restoreMessages` recognise it and find its
+/// archive) but is not one (see [`is_notice`]). `following` is how many of the messages right
+/// after it are the condensed form of the archived ones (kept or cleared messages of a
+/// selective compaction): `restoreMessages` replaces the notice *and* those with the archive.
+pub fn notice_header(
+    archived_messages: usize,
+    how: &str,
+    following: usize,
+    archive_path: Option<&str>,
+) -> String {
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let mut line = format!(
+        "{SUMMARY_PREFIX}Earlier conversation ({archived_messages} message{}) was {how}",
+        plural(archived_messages)
+    );
+    if following > 0 {
+        let _ = write!(
+            line,
+            " {FOLLOWING_PHRASE}{following} message{}",
+            plural(following)
+        );
+    }
+    line.push('.');
+    match archive_path {
+        Some(path) => {
+            line.push(' ');
+            line.push_str(ARCHIVE_LABEL);
+            line.push_str(path);
+        }
+        None => line.push_str(" The originals were not archived."),
+    }
+    line
+}
+
+/// Is this message a notice ([`notice_header`]) rather than a summary?
+pub fn is_notice(message: &Value) -> bool {
+    summary_text(message)
+        .and_then(|text| text.lines().next())
+        .is_some_and(|first| !first.contains(SUMMARY_PHRASE))
+}
+
+/// How many messages after a notice stand for part of its archive (0 for summaries).
+pub fn notice_following(message: &Value) -> usize {
+    if !is_notice(message) {
+        return 0;
+    }
+    let Some(first) = summary_text(message).and_then(|text| text.lines().next()) else {
+        return 0;
+    };
+    // Only the part before the archive path, which is the caller's text.
+    let first = first.split(ARCHIVE_LABEL).next().unwrap_or(first);
+    first
+        .split_once(FOLLOWING_PHRASE)
+        .map(|(_, rest)| {
+            rest.chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+        })
+        .and_then(|digits| digits.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The whole content of a summary message.
+pub fn summary_message_text(
+    summarized_messages: usize,
+    archive_path: Option<&str>,
+    body: &str,
+) -> String {
+    format!(
+        "{}\n\n{}",
+        summary_header(summarized_messages, archive_path),
+        body.trim()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn summary_messages_round_trip_their_parts() {
+        let text = summary_message_text(
+            12,
+            Some("/tmp/x/compact-20260101T000000Z-1.json"),
+            "## Goal\nship",
+        );
+        let message = json!({"role": "user", "content": text});
+        assert!(is_summary_message(&message));
+        assert_eq!(summary_body(&message), Some("## Goal\nship"));
+        assert_eq!(
+            summary_archive(&message),
+            Some("/tmp/x/compact-20260101T000000Z-1.json")
+        );
+        let unarchived = json!({"role": "user", "content": summary_message_text(1, None, "b")});
+        assert_eq!(summary_archive(&unarchived), None);
+    }
+
+    #[test]
+    fn notices_are_recognised_and_say_what_follows() {
+        let path = "/tmp/x/compact-20260101T000000Z-2.json";
+        let header = notice_header(40, "condensed by selective compaction", 12, Some(path));
+        let notice = json!({"role": "user", "content": format!("{header}\n\nbody")});
+        assert!(is_summary_message(&notice));
+        assert!(is_notice(&notice));
+        assert_eq!(notice_following(&notice), 12);
+        assert_eq!(summary_archive(&notice), Some(path));
+        let removed = notice_header(3, "removed by the keep-recent strategy", 0, None);
+        let removed = json!({"role": "user", "content": removed});
+        assert!(is_notice(&removed));
+        assert_eq!(notice_following(&removed), 0);
+        let summary = json!({"role": "user", "content": summary_message_text(5, Some(path), "x")});
+        assert!(!is_notice(&summary));
+        assert_eq!(notice_following(&summary), 0);
+    }
+}

@@ -1,0 +1,13 @@
+//! Layer 1, **the message model and counting**: what a message is (Anthropic and OpenAI Chat
+//! shapes), how a list is validated and checked for API validity, how tokens are counted the
+//! way the APIs bill them, the model table (context windows, billing factors), and the
+//! trigger's measure. Imports only [`crate::base`].
+
+pub mod added;
+pub mod check;
+pub mod media;
+pub mod message;
+pub mod models;
+pub mod pretokenize;
+pub mod tokens;
+pub mod trigger;

@@ -1,0 +1,144 @@
+//! What a compaction did: the result's statistics (PRD F-008), the pieces of the new list,
+//! and everything reported beside them.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::base::error::CompactError;
+use crate::summary::memory::Extracted;
+use crate::plan::offload::Offloaded;
+use crate::plan::partition::Partition;
+use crate::plan::strategy::{Removal, Strategy};
+use crate::model::trigger::{Measure, TriggerKind};
+
+/// The PRD's statistics (F-008). All zero when nothing was compacted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactStats {
+    /// Tokens of the messages before compaction (raw tokenizer count).
+    pub original_token_count: usize,
+    /// Tokens of the returned messages (`countTokens(result.messages)`).
+    pub compacted_token_count: usize,
+    /// compactedTokenCount / originalTokenCount.
+    pub compaction_ratio: f64,
+    /// Messages replaced by the summary (the middle).
+    pub compacted_message_count: usize,
+    /// Messages kept verbatim (head + tail).
+    pub retained_message_count: usize,
+}
+
+/// One element of the compacted list: a message of the input (by index) or a new one.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Piece {
+    Original(usize),
+    New(Value),
+}
+
+/// What a compaction did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactOutcome {
+    pub compacted: bool,
+    /// The new message list; empty when `compacted` is false (the input stands).
+    pub pieces: Vec<Piece>,
+    /// The content of the summary message.
+    pub summary: Option<String>,
+    pub archive_path: Option<PathBuf>,
+    pub stats: CompactStats,
+    pub error: Option<CompactError>,
+    pub warnings: Vec<String>,
+    pub partition: Option<Partition>,
+    /// Tokens the trigger saw (messages + system + tools) and the threshold.
+    pub trigger_tokens: usize,
+    pub threshold_tokens: usize,
+    /// Which summarizer was used, when one was called.
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    /// Summary attempts made.
+    pub attempts: u32,
+    /// The trigger's estimate (raw count, estimate, source).
+    pub measure: Option<Measure>,
+    /// The strategy that produced the result (a selective compaction that fell back to a
+    /// full summary says `Summary`, with `fallback`).
+    pub strategy: Strategy,
+    /// What fired the compaction; `None` when nothing did.
+    pub trigger: Option<TriggerKind>,
+    /// Summary rounds run (recursive compaction, Pi Agent seed): 0 without a summary.
+    pub rounds: u32,
+    /// What a strategy without a summary removed or cleared.
+    pub removed: Option<Removal>,
+    /// A selective compaction was not enough and fell back to a full summary.
+    pub fallback: bool,
+    /// What `extractMemory` appended.
+    pub extracted: Option<Extracted>,
+    /// Kept messages whose oversized text was shortened to fit (SPEC §4.7).
+    pub offloaded: Vec<Offloaded>,
+    /// Where the originals of the offloaded messages are.
+    pub offload_archive_path: Option<PathBuf>,
+    /// Every change the thinking policy made to a kept message (SPEC §3), in the spirit of
+    /// Anthropic's `input_transformations`.
+    pub transformations: Vec<Transformation>,
+    /// Where the originals of the kept messages whose thinking was removed are.
+    pub thinking_archive_path: Option<PathBuf>,
+    /// The model on which Anthropic's on-demand compaction turned out to be unavailable (a
+    /// `Compactor` does not try it again).
+    pub native_unavailable: Option<String>,
+}
+
+/// One change to a kept message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Transformation {
+    /// `thinking_dropped`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Where the block was in the messages passed in: `messages.7.content.0`.
+    pub path: String,
+    pub original_index: usize,
+    /// The message's position in the result, or `None` when it was left out (it held only
+    /// thinking).
+    pub index: Option<usize>,
+    /// `thinking` or `redacted_thinking`.
+    pub block_type: String,
+}
+
+impl CompactOutcome {
+    pub fn skipped(
+        trigger_tokens: usize,
+        threshold_tokens: usize,
+        error: Option<CompactError>,
+    ) -> Self {
+        CompactOutcome {
+            compacted: false,
+            pieces: Vec::new(),
+            summary: None,
+            archive_path: None,
+            stats: CompactStats::default(),
+            error,
+            warnings: Vec::new(),
+            partition: None,
+            trigger_tokens,
+            threshold_tokens,
+            provider: None,
+            model: None,
+            attempts: 0,
+            measure: None,
+            strategy: Strategy::Summary,
+            trigger: None,
+            rounds: 0,
+            removed: None,
+            fallback: false,
+            extracted: None,
+            offloaded: Vec::new(),
+            offload_archive_path: None,
+            transformations: Vec::new(),
+            thinking_archive_path: None,
+            native_unavailable: None,
+        }
+    }
+}
+
+/// The caller's signal fired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Aborted;

@@ -1,0 +1,13 @@
+//! Layer 4, **writing the summary**: the prompt and transcript, the [`summarize::Summarizer`]
+//! seam with its retry policy, the HTTP providers (Anthropic, OpenAI, Anthropic's native
+//! compaction), the extractive summarizer, the deterministic ledger of file operations,
+//! key-information extraction (memory) and recognising the providers' overflow errors.
+//! Imports [`crate::base`], [`crate::model`], [`crate::plan`].
+
+pub mod extractive;
+pub mod ledger;
+pub mod memory;
+pub mod overflow;
+pub mod prompt;
+pub mod providers;
+pub mod summarize;

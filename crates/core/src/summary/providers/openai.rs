@@ -1,0 +1,219 @@
+//! OpenAI-compatible Chat Completions: `POST {baseUrl}/v1/chat/completions` (OpenAI, vLLM,
+//! Ollama, DeepSeek, …; a `baseUrl` ending in `/v1` is accepted as is).
+
+use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use serde_json::{json, Value};
+
+use super::http::{self, Protocol};
+use super::HttpProvider;
+use crate::base::error::ErrorCode;
+use crate::summary::summarize::{AttemptError, BoxFuture, Retry, Summarizer, SummaryRequest};
+
+/// Summaries by a Chat Completions server.
+#[derive(Debug)]
+pub struct OpenAiSummarizer {
+    http: HttpProvider,
+    url: String,
+}
+
+/// Reasoning models (o-series, gpt-5) take `max_completion_tokens`; `max_tokens` is rejected.
+pub fn uses_max_completion_tokens(model: &str) -> bool {
+    let lower = model.to_ascii_lowercase();
+    let name = lower.rsplit('/').next().unwrap_or(&lower);
+    let o_series = name.len() >= 2 && name.starts_with('o') && name.as_bytes()[1].is_ascii_digit();
+    o_series || name.starts_with("gpt-5")
+}
+
+impl OpenAiSummarizer {
+    pub fn new(http: HttpProvider) -> Self {
+        let url = http::endpoint(&http.base_url, "chat/completions");
+        OpenAiSummarizer { http, url }
+    }
+
+    /// The request body for a prompt.
+    pub fn body(&self, prompt: &str, max_tokens: u32) -> Value {
+        let limit_field = if uses_max_completion_tokens(&self.http.model) {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        let mut body = json!({
+            "model": self.http.model,
+            "messages": [{ "role": "user", "content": prompt }],
+        });
+        body[limit_field] = json!(self.http.max_tokens(max_tokens));
+        body
+    }
+
+    fn headers(&self) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        // Validated when the options were read.
+        if let Ok(mut auth) = HeaderValue::from_str(&format!("Bearer {}", self.http.key.expose())) {
+            auth.set_sensitive(true);
+            headers.insert(AUTHORIZATION, auth);
+        }
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers
+    }
+
+    async fn attempt(&self, request: &SummaryRequest<'_>) -> Result<String, AttemptError> {
+        let body = self.body(&request.prompt, request.max_tokens);
+        let response = self
+            .http
+            .send(&self.url, self.headers(), &body, Protocol::OpenAi, request)
+            .await?;
+        parse_response(response.status, &response.body)
+    }
+}
+
+/// The summary text of a successful response: `choices[0].message.content`. A refusal, a
+/// `length` cut, `null` or empty content or a malformed body are failed attempts.
+pub fn parse_response(status: u16, body: &[u8]) -> Result<String, AttemptError> {
+    let value: Value = serde_json::from_slice(body).map_err(|_| {
+        http::invalid_response(Protocol::OpenAi, status, "a body that is not JSON", body)
+    })?;
+    if let Some(error) = value.get("error").filter(|e| !e.is_null()) {
+        let message = error
+            .get("message")
+            .and_then(Value::as_str)
+            .or_else(|| error.as_str())
+            .unwrap_or("");
+        return Err(AttemptError::new(
+            ErrorCode::InvalidResponse,
+            format!(
+                "openai API returned HTTP {status} with an error: {}",
+                http::clip(message, 500)
+            ),
+            Retry::Yes,
+        )
+        .with_status(status));
+    }
+    let Some(choice) = value
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+    else {
+        return Err(http::invalid_response(
+            Protocol::OpenAi,
+            status,
+            "no choices",
+            body,
+        ));
+    };
+    let Some(message) = choice.get("message").filter(|m| m.is_object()) else {
+        return Err(http::invalid_response(
+            Protocol::OpenAi,
+            status,
+            "no choices[0].message",
+            body,
+        ));
+    };
+    if let Some(refusal) = message
+        .get("refusal")
+        .and_then(Value::as_str)
+        .filter(|r| !r.trim().is_empty())
+    {
+        return Err(AttemptError::new(
+            ErrorCode::Refused,
+            format!(
+                "the model refused to write the summary: {}",
+                http::clip(refusal, 300)
+            ),
+            Retry::Yes,
+        )
+        .with_status(status));
+    }
+    let finish_reason = choice.get("finish_reason").and_then(Value::as_str);
+    let text = match message.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        // Some compatible servers return content parts.
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    };
+    match finish_reason {
+        Some("length") => Err(AttemptError::new(
+            ErrorCode::Truncated,
+            format!(
+                "the summary was cut off at the output limit (finish_reason: length, {} characters); raise summaryMaxTokens",
+                text.len()
+            ),
+            Retry::Yes,
+        )
+        .with_status(status)),
+        Some("content_filter") => Err(AttemptError::new(
+            ErrorCode::Refused,
+            "the summary was withheld by the content filter (finish_reason: content_filter)",
+            Retry::Yes,
+        )
+        .with_status(status)),
+        _ if text.trim().is_empty() => Err(AttemptError::new(
+            ErrorCode::EmptySummary,
+            format!(
+                "the model returned an empty summary (finish_reason: {})",
+                finish_reason.unwrap_or("none")
+            ),
+            Retry::Yes,
+        )
+        .with_status(status)),
+        _ => {
+            if let Some(usage) = value.get("usage") {
+                tracing::debug!(
+                    provider = "openai",
+                    prompt_tokens = usage["prompt_tokens"].as_u64().unwrap_or(0),
+                    completion_tokens = usage["completion_tokens"].as_u64().unwrap_or(0),
+                    "summary received"
+                );
+            }
+            Ok(text)
+        }
+    }
+}
+
+impl Summarizer for OpenAiSummarizer {
+    fn summarize<'a>(
+        &'a self,
+        request: &'a SummaryRequest<'a>,
+    ) -> BoxFuture<'a, Result<String, AttemptError>> {
+        Box::pin(async move { self.attempt(request).await.map_err(|e| self.http.scrub(e)) })
+    }
+
+    fn provider(&self) -> &str {
+        "openai"
+    }
+
+    fn model(&self) -> Option<&str> {
+        Some(&self.http.model)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasoning_models_take_max_completion_tokens() {
+        for m in [
+            "o1",
+            "o3-mini",
+            "o4-mini",
+            "gpt-5",
+            "gpt-5-mini",
+            "openai/o3",
+        ] {
+            assert!(uses_max_completion_tokens(m), "{m}");
+        }
+        for m in [
+            "gpt-4o-mini",
+            "gpt-4.1",
+            "llama3",
+            "deepseek-chat",
+            "olmo-2",
+        ] {
+            assert!(!uses_max_completion_tokens(m), "{m}");
+        }
+    }
+}

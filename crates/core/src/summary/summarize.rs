@@ -1,0 +1,542 @@
+//! The summarizer seam (PRD F-004) and the retry policy around it (F-007, SPEC §5).
+//!
+//! Everything that can write a summary — the Anthropic and OpenAI HTTP providers, the offline
+//! extractive summarizer, a JavaScript callback — implements [`Summarizer`]. One attempt is one
+//! call; [`summarize_with_retries`] owns retrying, waiting and cancellation so every provider
+//! behaves the same way.
+
+use std::future::Future;
+use std::ops::Range;
+use std::pin::Pin;
+use std::time::Duration;
+
+use rand::Rng;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::base::error::{CompactError, ErrorCode};
+use crate::summary::prompt::{self, RenderLimits};
+
+/// A boxed future, so that the trait stays object-safe.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a summarizer is asked to summarize.
+#[derive(Debug, Clone)]
+pub struct SummaryRequest<'a> {
+    /// The messages to summarize, exactly as given (the middle, or one chunk of it).
+    pub messages: &'a [Value],
+    /// Their indices in the list the compaction round works on: the list passed to
+    /// `compactMessages` in the first round, that round's result in a later one.
+    pub range: Range<usize>,
+    /// For each of `messages`, its index in the list passed to `compactMessages`, or `None`
+    /// for a message the library made (an earlier round's summary).
+    pub origins: &'a [Option<usize>],
+    /// The rendered instructions and transcript; empty for a summarizer that renders it on
+    /// demand ([`Summarizer::renders_prompt_on_demand`]), with [`SummaryRequest::render_prompt`].
+    pub prompt: String,
+    /// The instructions that open the prompt.
+    pub instructions: String,
+    /// How the transcript of `messages` is rendered into the prompt.
+    pub render_limits: RenderLimits,
+    /// The text of an earlier summary found in these messages, to be updated (UC-002).
+    pub previous_summary: Option<String>,
+    /// The summary model, when one was chosen.
+    pub model: Option<String>,
+    /// Extra instructions from the caller, already part of `prompt`.
+    pub custom_instructions: Option<String>,
+    /// The output budget for the summary, in tokens.
+    pub max_tokens: u32,
+    /// 1 for the first attempt, 2 for the first retry, …
+    pub attempt: u32,
+}
+
+impl SummaryRequest<'_> {
+    /// The prompt: the instructions, the summary to update (if any) and the transcript.
+    pub fn render_prompt(&self) -> String {
+        prompt::render_prompt(
+            &self.instructions,
+            self.previous_summary.as_deref(),
+            self.messages,
+            self.render_limits,
+        )
+    }
+}
+
+/// Whether a failed attempt may be retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    /// Retry (while attempts remain).
+    Yes,
+    /// Do not retry: the same request would fail the same way.
+    No,
+}
+
+/// One failed attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub status: Option<u16>,
+    pub retry: Retry,
+    /// A wait the server asked for (`retry-after-ms` / `retry-after`), already clamped.
+    pub retry_after: Option<Duration>,
+}
+
+impl AttemptError {
+    pub fn new(code: ErrorCode, message: impl Into<String>, retry: Retry) -> Self {
+        AttemptError {
+            code,
+            message: message.into(),
+            status: None,
+            retry,
+            retry_after: None,
+        }
+    }
+
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = Some(status);
+        self
+    }
+}
+
+/// Something that writes summaries.
+pub trait Summarizer: Send + Sync {
+    /// Makes one attempt. Empty or whitespace-only text is treated as a failed attempt by the
+    /// caller, so implementations may return it as is.
+    fn summarize<'a>(
+        &'a self,
+        request: &'a SummaryRequest<'a>,
+    ) -> BoxFuture<'a, Result<String, AttemptError>>;
+
+    /// `anthropic`, `openai`, `extractive` or `custom`.
+    fn provider(&self) -> &str;
+
+    /// The model that writes the summaries, when there is one.
+    fn model(&self) -> Option<&str> {
+        None
+    }
+
+    /// How many tokens the summarizer can read; the transcript is kept within it.
+    /// `None`: no limit is known.
+    fn context_window(&self) -> Option<usize> {
+        self.model().and_then(crate::model::models::context_window)
+    }
+
+    /// False for summarizers that read the messages themselves and ignore the prompt (the
+    /// extractive one), so that no prompt is rendered for them.
+    fn wants_prompt(&self) -> bool {
+        true
+    }
+
+    /// True for summarizers that render the prompt only if they need it (a JS callback may
+    /// never read it), so that none is rendered up front: `prompt` is then empty and
+    /// [`SummaryRequest::render_prompt`] makes it.
+    fn renders_prompt_on_demand(&self) -> bool {
+        false
+    }
+}
+
+/// How attempts are repeated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetryPolicy {
+    /// Attempts after the first (PRD `COMPACT_MAX_RETRIES`, default 2). 0 = one attempt.
+    pub max_retries: u32,
+    /// The first backoff; later ones double, up to 16× this (the SDKs' 0.5 s → 8 s).
+    pub base_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: crate::COMPACT_MAX_RETRIES,
+            base_delay: Duration::from_millis(500),
+        }
+    }
+}
+
+/// The longest wait a server's `retry-after` may impose.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+impl RetryPolicy {
+    /// The SDKs' backoff before retry number `retry` (0-based): `min(base·2^n, 16·base)`
+    /// times a random factor in [0.75, 1].
+    pub fn backoff(&self, retry: u32) -> Duration {
+        let factor = 2f64.powi(retry.min(4) as i32);
+        let jitter = rand::thread_rng().gen_range(0.75..=1.0);
+        self.base_delay.mul_f64(factor * jitter)
+    }
+}
+
+/// Observes attempts (for logs and `onEvent`).
+pub trait AttemptObserver: Send + Sync {
+    /// Called before each attempt.
+    fn attempt_started(&self, _attempt: u32) {}
+    /// Called when an attempt failed and another will follow after `delay`.
+    fn retrying(&self, _attempt: u32, _error: &AttemptError, _delay: Duration) {}
+}
+
+/// An observer that does nothing.
+pub struct NoObserver;
+impl AttemptObserver for NoObserver {}
+
+/// How a retried summary ended without a summary.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SummaryFailure {
+    /// Every attempt failed (or one failed that may not be retried).
+    Failed(CompactError),
+    /// The caller's signal aborted the work.
+    Aborted,
+}
+
+/// The retry loop of SPEC §5 as steps, so that any kind of attempt can use it: the summaries
+/// ([`summarize_with_retries`]) and Anthropic's on-demand compaction
+/// ([`crate::summary::providers::anthropic_compaction`]). [`with_retries`] runs it over a closure.
+///
+/// ```text
+/// loop { let n = retries.begin()?; match retries.run(attempt(n)).await? { Ok(v) => return, Err(e) => retries.failed(e).await? } }
+/// ```
+pub struct Retries<'a> {
+    /// Who makes the attempts (`anthropic`, `custom`, …), for the logs.
+    provider: &'a str,
+    /// What is attempted (`summary`, `native compaction`), for the logs.
+    what: &'static str,
+    policy: RetryPolicy,
+    cancel: &'a CancellationToken,
+    observer: &'a dyn AttemptObserver,
+    attempt: u32,
+}
+
+impl<'a> Retries<'a> {
+    pub fn new(
+        provider: &'a str,
+        what: &'static str,
+        policy: RetryPolicy,
+        cancel: &'a CancellationToken,
+        observer: &'a dyn AttemptObserver,
+    ) -> Self {
+        Retries {
+            provider,
+            what,
+            policy,
+            cancel,
+            observer,
+            attempt: 0,
+        }
+    }
+
+    /// Starts the next attempt and returns its number (1 for the first), or `Aborted` when the
+    /// signal has fired.
+    pub fn begin(&mut self) -> Result<u32, SummaryFailure> {
+        self.attempt += 1;
+        if self.cancel.is_cancelled() {
+            return Err(SummaryFailure::Aborted);
+        }
+        self.observer.attempt_started(self.attempt);
+        Ok(self.attempt)
+    }
+
+    /// The number of the current attempt (0 before the first).
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// Runs one attempt, or returns `Aborted` as soon as the signal fires.
+    pub async fn run<T>(&self, attempt: impl Future<Output = T>) -> Result<T, SummaryFailure> {
+        tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => Err(SummaryFailure::Aborted),
+            outcome = attempt => Ok(outcome),
+        }
+    }
+
+    /// After a failed attempt: `Failed` when it may not be retried or no retries are left,
+    /// else waits (the server's `retry-after`, or the backoff) and returns `Ok` for the next
+    /// attempt; `Aborted` when the signal fires while waiting.
+    pub async fn failed(&mut self, error: AttemptError) -> Result<(), SummaryFailure> {
+        let attempt = self.attempt;
+        let retries_used = attempt.saturating_sub(1);
+        if error.retry == Retry::No || retries_used >= self.policy.max_retries {
+            tracing::warn!(
+                provider = self.provider,
+                attempt,
+                code = error.code.as_str(),
+                "{} failed: {}",
+                self.what,
+                error.message
+            );
+            return Err(SummaryFailure::Failed(CompactError {
+                attempts: attempt,
+                status: error.status,
+                ..CompactError::new(error.code, error.message)
+            }));
+        }
+        let delay = error
+            .retry_after
+            .unwrap_or_else(|| self.policy.backoff(retries_used));
+        tracing::warn!(
+            provider = self.provider,
+            attempt,
+            code = error.code.as_str(),
+            delay_ms = delay.as_millis() as u64,
+            "{} attempt failed, retrying: {}",
+            self.what,
+            error.message
+        );
+        self.observer.retrying(attempt, &error, delay);
+        tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => Err(SummaryFailure::Aborted),
+            _ = tokio::time::sleep(delay) => Ok(()),
+        }
+    }
+}
+
+/// Calls `attempt` (with the attempt number, 1 for the first) until it succeeds, retrying as
+/// SPEC §5 says. Returns the value and the number of attempts it took.
+pub async fn with_retries<T, F, Fut>(
+    provider: &str,
+    what: &'static str,
+    policy: RetryPolicy,
+    cancel: &CancellationToken,
+    observer: &dyn AttemptObserver,
+    mut attempt: F,
+) -> Result<(T, u32), SummaryFailure>
+where
+    F: FnMut(u32) -> Fut,
+    Fut: Future<Output = Result<T, AttemptError>>,
+{
+    let mut retries = Retries::new(provider, what, policy, cancel, observer);
+    loop {
+        let n = retries.begin()?;
+        match retries.run(attempt(n)).await? {
+            Ok(value) => return Ok((value, n)),
+            Err(error) => retries.failed(error).await?,
+        }
+    }
+}
+
+/// Calls `summarizer` until it produces a non-empty summary, retrying as SPEC §5 says.
+/// Returns the trimmed summary and the number of attempts it took. The request is taken whole
+/// (its `attempt` is set for each attempt) rather than cloned per attempt: its prompt can be
+/// the size of the whole middle.
+pub async fn summarize_with_retries(
+    summarizer: &dyn Summarizer,
+    mut request: SummaryRequest<'_>,
+    policy: RetryPolicy,
+    cancel: &CancellationToken,
+    observer: &dyn AttemptObserver,
+) -> Result<(String, u32), SummaryFailure> {
+    let mut retries = Retries::new(summarizer.provider(), "summary", policy, cancel, observer);
+    loop {
+        request.attempt = retries.begin()?;
+        let outcome = retries.run(summarizer.summarize(&request)).await?;
+        let error = match outcome {
+            Ok(text) if !text.trim().is_empty() => {
+                return Ok((text.trim().to_string(), request.attempt))
+            }
+            Ok(_) => {
+                AttemptError::new(ErrorCode::EmptySummary, "the summary was empty", Retry::Yes)
+            }
+            Err(error) => error,
+        };
+        retries.failed(error).await?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::Mutex;
+
+    struct Scripted {
+        outcomes: Mutex<Vec<Result<String, AttemptError>>>,
+        calls: AtomicU32,
+    }
+
+    impl Scripted {
+        fn new(mut outcomes: Vec<Result<String, AttemptError>>) -> Self {
+            outcomes.reverse();
+            Scripted {
+                outcomes: Mutex::new(outcomes),
+                calls: AtomicU32::new(0),
+            }
+        }
+    }
+
+    impl Summarizer for Scripted {
+        fn summarize<'a>(
+            &'a self,
+            _request: &'a SummaryRequest<'a>,
+        ) -> BoxFuture<'a, Result<String, AttemptError>> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            let next = self
+                .outcomes
+                .lock()
+                .unwrap()
+                .pop()
+                .expect("no more scripted outcomes");
+            Box::pin(async move { next })
+        }
+        fn provider(&self) -> &str {
+            "custom"
+        }
+    }
+
+    fn request() -> SummaryRequest<'static> {
+        SummaryRequest {
+            messages: &[],
+            range: 0..0,
+            origins: &[],
+            prompt: String::new(),
+            instructions: String::new(),
+            render_limits: RenderLimits::default(),
+            previous_summary: None,
+            model: None,
+            custom_instructions: None,
+            max_tokens: 100,
+            attempt: 0,
+        }
+    }
+
+    fn fast(max_retries: u32) -> RetryPolicy {
+        RetryPolicy {
+            max_retries,
+            base_delay: Duration::ZERO,
+        }
+    }
+
+    fn failure() -> Result<String, AttemptError> {
+        Err(AttemptError::new(ErrorCode::ServerError, "boom", Retry::Yes).with_status(500))
+    }
+
+    #[tokio::test]
+    async fn retries_until_success() {
+        let s = Scripted::new(vec![failure(), Ok("  ".into()), Ok(" summary ".into())]);
+        let out = summarize_with_retries(
+            &s,
+            request(),
+            fast(2),
+            &CancellationToken::new(),
+            &NoObserver,
+        )
+        .await;
+        assert_eq!(out, Ok(("summary".to_string(), 3)));
+        assert_eq!(s.calls.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn gives_up_after_max_retries_plus_one_attempts() {
+        let s = Scripted::new(vec![failure(), failure(), failure()]);
+        let out = summarize_with_retries(
+            &s,
+            request(),
+            fast(2),
+            &CancellationToken::new(),
+            &NoObserver,
+        )
+        .await;
+        match out {
+            Err(SummaryFailure::Failed(e)) => {
+                assert_eq!(e.attempts, 3);
+                assert_eq!(e.status, Some(500));
+                assert_eq!(e.code, ErrorCode::ServerError);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(s.calls.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn zero_retries_means_one_attempt() {
+        let s = Scripted::new(vec![failure()]);
+        let out = summarize_with_retries(
+            &s,
+            request(),
+            fast(0),
+            &CancellationToken::new(),
+            &NoObserver,
+        )
+        .await;
+        assert!(matches!(
+            out,
+            Err(SummaryFailure::Failed(CompactError { attempts: 1, .. }))
+        ));
+    }
+
+    #[tokio::test]
+    async fn non_retryable_errors_stop_at_once() {
+        let s = Scripted::new(vec![Err(AttemptError::new(
+            ErrorCode::BadRequest,
+            "bad",
+            Retry::No,
+        )
+        .with_status(400))]);
+        let out = summarize_with_retries(
+            &s,
+            request(),
+            fast(5),
+            &CancellationToken::new(),
+            &NoObserver,
+        )
+        .await;
+        assert!(matches!(
+            out,
+            Err(SummaryFailure::Failed(CompactError {
+                attempts: 1,
+                code: ErrorCode::BadRequest,
+                ..
+            }))
+        ));
+    }
+
+    #[tokio::test]
+    async fn empty_summaries_are_failed_attempts() {
+        let s = Scripted::new(vec![Ok(String::new()), Ok("\n\t ".into())]);
+        let out = summarize_with_retries(
+            &s,
+            request(),
+            fast(1),
+            &CancellationToken::new(),
+            &NoObserver,
+        )
+        .await;
+        assert!(matches!(
+            out,
+            Err(SummaryFailure::Failed(CompactError {
+                code: ErrorCode::EmptySummary,
+                attempts: 2,
+                ..
+            }))
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_token_aborts_without_attempting() {
+        let s = Scripted::new(vec![]);
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let out = summarize_with_retries(&s, request(), fast(2), &cancel, &NoObserver).await;
+        assert_eq!(out, Err(SummaryFailure::Aborted));
+        assert_eq!(s.calls.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn backoff_doubles_with_jitter_and_caps() {
+        let policy = RetryPolicy::default();
+        for (retry, max_ms) in [
+            (0u32, 500u128),
+            (1, 1000),
+            (2, 2000),
+            (3, 4000),
+            (4, 8000),
+            (9, 8000),
+        ] {
+            let d = policy.backoff(retry).as_millis();
+            assert!(
+                d <= max_ms && d >= max_ms * 3 / 4 - 1,
+                "retry {retry}: {d}ms"
+            );
+        }
+    }
+}
