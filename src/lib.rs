@@ -23,7 +23,10 @@ use context_compact_core::summary::summarize::{
     AttemptError, AttemptObserver, BoxFuture, Retry, Summarizer, SummaryFailure, SummaryRequest,
 };
 use context_compact_core::model::trigger::{self, Calibration, TriggerInput, Usage};
-use context_compact_core::{archive, message, offload, partition, prompt, tokens};
+use context_compact_core::archive;
+use context_compact_core::model::{message, tokens};
+use context_compact_core::plan::{offload, partition};
+use context_compact_core::summary::prompt;
 use futures::FutureExt;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -679,7 +682,7 @@ fn choose_summarizer(
             model: options.model.clone(),
             view: input.view.clone().map(std::sync::Arc::new),
         })),
-        None => providers::from_options(raw_options).map_err(invalid),
+        None => context_compact_core::options::providers::from_options(raw_options).map_err(invalid),
     }
 }
 

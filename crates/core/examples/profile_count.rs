@@ -5,7 +5,7 @@
 //! With `PROFILE_COUNT_ONLY=1` it only counts, single-threaded, for `perf record`.
 use std::time::Instant;
 
-use context_compact_core::{message, pretokenize, tokens};
+use context_compact_core::model::{message, pretokenize, tokens};
 
 fn main() {
     let files: Vec<String> = std::env::args().skip(1).collect();

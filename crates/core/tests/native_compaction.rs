@@ -694,7 +694,7 @@ async fn the_fallback_is_the_plain_anthropic_summarizer_on_the_same_server() {
     assert_eq!(made.fallback.provider(), "anthropic");
     assert_eq!(made.fallback.model(), Some("claude-opus-4-7"));
     // `from_options` gives the same fallback, so a pipeline without native compaction works.
-    let plain = providers::from_options_with_env(
+    let plain = context_compact_core::options::providers::from_options_with_env(
         &options(&server.uri(), json!({"model": "claude-opus-4-7"})),
         &no_env,
     )

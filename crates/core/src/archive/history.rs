@@ -19,6 +19,8 @@ use crate::base::error::ValidationError;
 use crate::plan::offload;
 use crate::model::added;
 
+pub use crate::model::piece::Restored;
+
 /// SanBot's retention: archives older than this many days are pruned by default.
 pub const DEFAULT_RETENTION_DAYS: f64 = 7.0;
 
@@ -207,15 +209,6 @@ fn read_json_file(path: &Path, max_bytes: u64) -> io::Result<Value> {
 
 // ---------------------------------------------------------------------------------------------
 // Restoring
-
-/// An element of a restored conversation.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Restored {
-    /// The message at this index of the list given to [`restore_messages`], unchanged.
-    Original(usize),
-    /// A message read back from an archive.
-    Archived(Value),
-}
 
 /// Rebuilds the full conversation from a compacted list: every summary message (recognised by
 /// [`added::is_summary_message`]) is replaced by the messages of the archive it names, and

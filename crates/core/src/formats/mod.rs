@@ -29,7 +29,7 @@ use serde_json::{json, Map, Value};
 
 use crate::base::error::ValidationError;
 use crate::model::message::type_name;
-use crate::pipeline::outcome::Piece;
+use crate::model::piece::Piece;
 
 mod ai_sdk;
 mod bedrock;
@@ -1112,7 +1112,7 @@ impl Input {
     /// The options as they apply to this list: the thinking policy's `auto` keeps reasoning in
     /// formats whose APIs do not check it against the conversation before it
     /// ([`Format::may_carry_claude_thinking`]).
-    pub fn adjust(&self, options: &mut crate::options::CompactOptions) {
+    pub fn adjust(&self, options: &mut crate::pipeline::options::CompactOptions) {
         if !self.format().may_carry_claude_thinking()
             && options.thinking == crate::plan::thinking::ThinkingPolicy::Auto
         {
@@ -1208,9 +1208,9 @@ impl Input {
     /// it.)
     pub fn restored(
         &self,
-        restored: Vec<crate::archive::Restored>,
-    ) -> Vec<crate::archive::Restored> {
-        use crate::archive::Restored;
+        restored: Vec<crate::model::piece::Restored>,
+    ) -> Vec<crate::model::piece::Restored> {
+        use crate::model::piece::Restored;
         let mut out = Vec::with_capacity(restored.len());
         for piece in restored {
             match (piece, &self.view) {

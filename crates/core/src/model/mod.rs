@@ -8,6 +8,7 @@ pub mod check;
 pub mod media;
 pub mod message;
 pub mod models;
+pub mod piece;
 pub mod pretokenize;
 pub mod tokens;
 pub mod trigger;

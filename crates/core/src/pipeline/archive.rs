@@ -11,7 +11,7 @@ use super::fit::Fitting;
 use super::Draft;
 use crate::archive;
 use crate::base::error::{CompactError, ErrorCode};
-use crate::options::CompactOptions;
+use crate::pipeline::options::CompactOptions;
 
 /// Where the archives went (`None`: not written, with a warning).
 #[derive(Debug, Default)]

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::summary::summarize::{AttemptObserver, Summarizer};
 
-pub use crate::options::{token_budget, CompactOptions, PromptStyle};
+pub use crate::pipeline::options::{token_budget, CompactOptions, PromptStyle};
 pub use crate::pipeline::outcome::{Aborted, CompactOutcome, CompactStats, Piece};
 pub use crate::pipeline::assemble::{assemble_messages, summary_message, summary_model_window};
 pub use crate::pipeline::summarize::{cap_chars, summarize_middle, Summary};

@@ -15,7 +15,7 @@ use super::assemble::{assemble, ArchiveRefs};
 use super::measure::Estimator;
 use super::Draft;
 use crate::plan::offload::{self, MessageCuts, Site};
-use crate::options::CompactOptions;
+use crate::pipeline::options::CompactOptions;
 use crate::pipeline::outcome::Piece;
 use crate::model::tokens;
 

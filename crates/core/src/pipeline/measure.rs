@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::options::CompactOptions;
+use crate::pipeline::options::CompactOptions;
 use crate::model::trigger::{
     model_factor, tool_output_bytes, Calibration, EstimateSource, Measure, TriggerKind,
 };

@@ -20,6 +20,7 @@ pub mod assemble;
 pub mod compact;
 pub mod fit;
 pub mod measure;
+pub mod options;
 pub mod outcome;
 pub mod plan;
 pub mod report;
@@ -32,7 +33,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::base::error::{CompactError, ErrorCode};
-use crate::options::CompactOptions;
+use crate::pipeline::options::CompactOptions;
 use crate::pipeline::outcome::{Aborted, CompactOutcome, Piece};
 use crate::plan::partition::Partition;
 use crate::plan::strategy::{RegionItem, Rewrite, Strategy};

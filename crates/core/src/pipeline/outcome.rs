@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::base::error::CompactError;
 use crate::summary::memory::Extracted;
@@ -12,6 +11,8 @@ use crate::plan::offload::Offloaded;
 use crate::plan::partition::Partition;
 use crate::plan::strategy::{Removal, Strategy};
 use crate::model::trigger::{Measure, TriggerKind};
+
+pub use crate::model::piece::Piece;
 
 /// The PRD's statistics (F-008). All zero when nothing was compacted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -27,13 +28,6 @@ pub struct CompactStats {
     pub compacted_message_count: usize,
     /// Messages kept verbatim (head + tail).
     pub retained_message_count: usize,
-}
-
-/// One element of the compacted list: a message of the input (by index) or a new one.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Piece {
-    Original(usize),
-    New(Value),
 }
 
 /// What a compaction did.

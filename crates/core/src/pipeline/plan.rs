@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::measure::Measured;
-use crate::options::CompactOptions;
+use crate::pipeline::options::CompactOptions;
 use crate::plan::partition::{partition, Partition};
 use crate::plan::selective;
 use crate::plan::strategy::{self, RegionItem, Rewrite, Strategy};

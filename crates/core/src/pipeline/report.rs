@@ -15,7 +15,7 @@ use crate::archive;
 use crate::base::error::{CompactError, ErrorCode};
 use crate::summary::memory;
 use crate::plan::offload::Offloaded;
-use crate::options::CompactOptions;
+use crate::pipeline::options::CompactOptions;
 use crate::pipeline::outcome::{CompactOutcome, CompactStats, Piece, Transformation};
 use crate::plan::partition::Partition;
 use crate::plan::strategy::Strategy;

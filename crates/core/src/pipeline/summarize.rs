@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::measure::Estimator;
 use crate::base::error::CompactError;
 use crate::summary::ledger::{Ledger, LEDGER_HEADER};
-use crate::options::{CompactOptions, PromptStyle};
+use crate::pipeline::options::{CompactOptions, PromptStyle};
 use crate::pipeline::outcome::Aborted;
 use crate::plan::partition::{is_user_turn, partition, Partition};
 use crate::summary::prompt::{self, RenderLimits};

@@ -21,7 +21,7 @@ use serde_json::Value;
 use crate::archive;
 use crate::base::error::{CompactError, ErrorCode};
 use crate::model::message::{block_type, role_of, Role};
-use crate::pipeline::outcome::Piece;
+use crate::model::piece::Piece;
 use crate::model::tokens::{self, Encoding};
 use crate::model::added;
 

@@ -20,7 +20,7 @@ use std::ops::Range;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::pipeline::compact::Piece;
+use crate::model::piece::Piece;
 use crate::model::message::{block_type, carries_tool_results, role_of, tool_result_text, Role};
 /// The head every strategy keeps (except `keep-recent`, which keeps only the last messages).
 pub use crate::plan::partition::head_len;

@@ -186,7 +186,7 @@ fn existing_lines(path: &Path) -> io::Result<HashSet<String>> {
 /// [`write`] to the session of `options`: on its store when it has one
 /// ([`crate::archive::store::session::write_memory`]), else in its directory.
 pub fn write_in(
-    options: &crate::options::CompactOptions,
+    options: &crate::pipeline::options::CompactOptions,
     memory: &Memory,
 ) -> io::Result<Extracted> {
     match &options.archive_store {

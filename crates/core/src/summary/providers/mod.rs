@@ -47,11 +47,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use reqwest::Url;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::base::error::{ErrorCode, ValidationError};
 use crate::summary::extractive::ExtractiveSummarizer;
-use crate::options::{as_options_map, get_count, get_string};
 use crate::summary::summarize::{AttemptError, BoxFuture, Retry, Summarizer, SummaryRequest};
 
 /// The default Anthropic summary model.
@@ -173,78 +172,7 @@ pub struct ProviderOptions {
     pub summary_max_tokens: Option<u32>,
 }
 
-impl ProviderOptions {
-    /// Reads `provider`, `model`, `apiKey`, `baseUrl`, `timeoutMs` and `summaryMaxTokens` from
-    /// the options object (other fields are ignored). Empty `apiKey`/`baseUrl`/`model` strings
-    /// count as absent.
-    pub fn from_json(value: &Value) -> Result<ProviderOptions, ValidationError> {
-        let map = as_options_map(value)?;
-        Self::from_map(&map)
-    }
-
-    pub fn from_map(map: &Map<String, Value>) -> Result<ProviderOptions, ValidationError> {
-        let non_empty = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
-        let provider = match get_string(map, "provider")? {
-            None => None,
-            Some(name) => Some(ProviderKind::parse(&name).ok_or_else(|| {
-                ValidationError::argument(
-                    "options.provider",
-                    format!(
-                        "unknown provider {:?} (expected \"anthropic\", \"openai\", \"extractive\" or \"anthropic-compaction\")",
-                        crate::summary::providers::http::clip(&name, 40)
-                    ),
-                )
-            })?),
-        };
-        // Never echo a wrongly typed key back in the error.
-        let api_key = match map.get("apiKey") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(key)) => Some(key.trim().to_string()),
-            Some(_) => {
-                return Err(ValidationError::argument(
-                    "options.apiKey",
-                    "expected a string",
-                ))
-            }
-        };
-        let api_key = non_empty(api_key).map(ApiKey);
-        if let Some(key) = &api_key {
-            if reqwest::header::HeaderValue::from_str(key.expose()).is_err() {
-                return Err(ValidationError::argument(
-                    "options.apiKey",
-                    "contains characters that cannot be sent in an HTTP header",
-                ));
-            }
-        }
-        let base_url = non_empty(get_string(map, "baseUrl")?);
-        if let Some(url) = &base_url {
-            parse_base_url(url, "options.baseUrl")?;
-        }
-        let timeout = match get_count(map, "timeoutMs")? {
-            None => None,
-            Some(0) => {
-                return Err(ValidationError::argument(
-                    "options.timeoutMs",
-                    "must be a positive integer",
-                ))
-            }
-            Some(ms) => Some(Duration::from_millis(ms)),
-        };
-        let summary_max_tokens = get_count(map, "summaryMaxTokens")?
-            .filter(|&n| n > 0)
-            .map(|n| n.min(u32::MAX as u64) as u32);
-        Ok(ProviderOptions {
-            provider,
-            model: non_empty(get_string(map, "model")?),
-            api_key,
-            base_url,
-            timeout,
-            summary_max_tokens,
-        })
-    }
-}
-
-fn parse_base_url(text: &str, what: &str) -> Result<Url, ValidationError> {
+pub(crate) fn parse_base_url(text: &str, what: &str) -> Result<Url, ValidationError> {
     let url = Url::parse(text.trim()).map_err(|e| {
         ValidationError::argument(
             what,
@@ -402,21 +330,6 @@ pub fn resolve(
 /// The environment of the process.
 pub fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok()
-}
-
-/// The summarizer the options ask for, resolved against the process environment.
-pub fn from_options(options: &Value) -> Result<Box<dyn Summarizer>, ValidationError> {
-    from_options_with_env(options, &process_env)
-}
-
-/// [`from_options`] with an injected environment.
-pub fn from_options_with_env(
-    options: &Value,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Box<dyn Summarizer>, ValidationError> {
-    let options = ProviderOptions::from_json(options)?;
-    let config = resolve(&options, env)?;
-    Ok(build(config))
 }
 
 static WARNED_FALLBACK: AtomicBool = AtomicBool::new(false);

@@ -1,0 +1,312 @@
+//! The options of a compaction ([`CompactOptions`]): every field with a default, and what the
+//! pipeline derives from them (the threshold, the tail budget, the trigger's measure). Reading
+//! them from the JSON a JavaScript caller passes is the edge's job ([`crate::options`]); the
+//! steps of the pipeline read this struct, and the layers below take only the plain values
+//! they need from it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::archive;
+use crate::base::error::ValidationError;
+use crate::plan::offload::Scope;
+use crate::plan::partition::TailRules;
+use crate::summary::providers::anthropic_compaction::AnthropicCompactionClient;
+use crate::plan::selective::SelectiveRules;
+use crate::plan::strategy::Strategy;
+use crate::plan::thinking::ThinkingPolicy;
+use crate::model::tokens;
+use crate::model::tokens::Encoding;
+use crate::model::trigger::Usage;
+use crate::model::trigger::{self, Calibration, Measure, TriggerInput, TriggerKind};
+
+/// Which prompt asks for the summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PromptStyle {
+    /// Our structured prompt with fixed section headers (F-004). The default.
+    #[default]
+    Structured,
+    /// The Agent-SDK seed's continuation-summary prompt.
+    Continuation,
+}
+
+/// Options of a compaction. Every field has a default (`CompactOptions::default()`), so zero
+/// configuration works.
+#[derive(Debug, Clone)]
+pub struct CompactOptions {
+    /// The model's context window in tokens. Default 200 000 (PRD `CONTEXT_TOKEN_LIMIT`).
+    pub context_token_limit: usize,
+    /// Compact when tokens ≥ limit × this. Default 0.92 (PRD `COMPACT_THRESHOLD_RATIO`).
+    pub threshold_ratio: f64,
+    /// The tail keeps about limit × this many tokens. Default 0.10 (PRD `TAIL_RETENTION_RATIO`).
+    pub tail_retention_ratio: f64,
+    /// Retries after the first summary attempt. Default 2 (PRD `COMPACT_MAX_RETRIES`).
+    pub max_retries: u32,
+    /// The first retry backoff (doubling, ×0.75–1 jitter). Default 500 ms.
+    pub retry_base_delay: Duration,
+    /// The tokenizer. Default `o200k_base`.
+    pub encoding: Encoding,
+    /// The summary model (passed to the summarizer).
+    pub model: Option<String>,
+    /// The output budget of the summary in tokens. Default 4096.
+    pub summary_max_tokens: u32,
+    /// The summary model's context window; by default from the model table.
+    pub summary_context_tokens: Option<usize>,
+    /// Appended to the summary instructions.
+    pub custom_instructions: Option<String>,
+    /// Which prompt to use. Default structured.
+    pub prompt_style: PromptStyle,
+    /// Where archives go. Default `./.context-compact`.
+    pub output_dir: PathBuf,
+    /// The session whose archives these are. Default `default`.
+    pub session_id: String,
+    /// Compact even below the threshold. Default false.
+    pub force: bool,
+    /// Skip compaction (with `ARCHIVE_FAILED`) when the archive cannot be written. Default false.
+    pub require_archive: bool,
+    /// Anthropic's top-level system prompt: counted into the trigger, never changed.
+    pub system: Option<Value>,
+    /// Tool definitions: counted into the trigger, never changed.
+    pub tools: Option<Value>,
+    /// Keep at least this many user turns in the tail. Default 0.
+    pub keep_recent_turns: usize,
+    /// The model the agent talks to: scales the trigger's estimate by its family's factor
+    /// and gives `context_token_limit` when that is not set.
+    pub agent_model: Option<String>,
+    /// The usage the API reported for the last assistant message.
+    pub usage: Option<Usage>,
+    /// What a `Compactor` learned from earlier usage.
+    pub calibration: Option<Calibration>,
+    /// How to compact. Default [`Strategy::Summary`].
+    pub strategy: Strategy,
+    /// The rules of [`Strategy::Selective`]. Default: the agent-SDK seed's table.
+    pub selective_rules: SelectiveRules,
+    /// How many recent messages `keep-recent` / `keep-system-and-recent` keep. Default 20
+    /// (SanBot's `keepRecentMessages`).
+    pub keep_recent_messages: usize,
+    /// `compression.enabled` (type seed): false never compacts, whatever else is set.
+    /// Default true.
+    pub enabled: bool,
+    /// `compression.threshold`: an absolute token threshold replacing limit × ratio.
+    pub threshold_override: Option<usize>,
+    /// `compression.targetTokens`: the tail budget of a summary and the `sliding-window`
+    /// window, replacing limit × tailRetentionRatio.
+    pub target_tokens: Option<usize>,
+    /// Also compact when there are more messages than this (SanBot). Default off.
+    pub max_messages: Option<usize>,
+    /// Also compact when the tool results' text exceeds this many UTF-8 bytes (SanBot).
+    /// Default off.
+    pub max_tool_output_bytes: Option<usize>,
+    /// Cap on the length of the model-written summary, in characters (Pi Agent seed's
+    /// `summary_max_length`); the ledger is kept whole. Default none.
+    pub summary_max_chars: Option<usize>,
+    /// Append key information of the compacted messages to `<outputDir>/<sessionId>/extracted/`
+    /// (SanBot). Default false.
+    pub extract_memory: bool,
+    /// What the fit step may shorten when the kept messages alone keep the result over the
+    /// threshold (SPEC §4.7). Default: tool results.
+    pub offload: Scope,
+    /// What happens to the thinking of kept assistant turns (SPEC §3). Default: auto.
+    pub thinking: ThinkingPolicy,
+    /// The message format (`format` option): `None` detects it from the list.
+    pub format: Option<crate::formats::Format>,
+    /// Anthropic's on-demand compaction as the summary writer (`provider:
+    /// 'anthropic-compaction'`); made by the binding from the provider options.
+    pub native_compaction: Option<Arc<AnthropicCompactionClient>>,
+    /// Models on which on-demand compaction turned out to be unavailable: not tried again (a
+    /// `Compactor` passes what it learned).
+    pub compaction_unavailable_models: Vec<String>,
+    /// Where archives go when `outputDir` is an object-store URL (then `output_dir` is that
+    /// URL, for messages), or the caller's own store (the binding's `archiveStore`).
+    pub archive_store: Option<Arc<crate::archive::store::ArchiveStore>>,
+}
+
+impl Default for CompactOptions {
+    fn default() -> Self {
+        CompactOptions {
+            context_token_limit: crate::CONTEXT_TOKEN_LIMIT,
+            threshold_ratio: crate::COMPACT_THRESHOLD_RATIO,
+            tail_retention_ratio: crate::TAIL_RETENTION_RATIO,
+            max_retries: crate::COMPACT_MAX_RETRIES,
+            retry_base_delay: Duration::from_millis(500),
+            encoding: Encoding::O200kBase,
+            model: None,
+            summary_max_tokens: 4096,
+            summary_context_tokens: None,
+            custom_instructions: None,
+            prompt_style: PromptStyle::Structured,
+            output_dir: PathBuf::from(archive::DEFAULT_OUTPUT_DIR),
+            session_id: archive::DEFAULT_SESSION_ID.to_string(),
+            force: false,
+            require_archive: false,
+            system: None,
+            tools: None,
+            keep_recent_turns: 0,
+            agent_model: None,
+            usage: None,
+            calibration: None,
+            strategy: Strategy::Summary,
+            selective_rules: SelectiveRules::default(),
+            keep_recent_messages: 20,
+            enabled: true,
+            threshold_override: None,
+            target_tokens: None,
+            max_messages: None,
+            max_tool_output_bytes: None,
+            summary_max_chars: None,
+            extract_memory: false,
+            offload: Scope::ToolResults,
+            thinking: ThinkingPolicy::Auto,
+            format: None,
+            native_compaction: None,
+            compaction_unavailable_models: Vec::new(),
+            archive_store: None,
+        }
+    }
+}
+
+/// `limit × ratio` as an exact token count: the product rounded up, after snapping away
+/// floating-point noise so that 200 000 × 0.92 is 184 000, not 184 000.000…03.
+pub fn token_budget(limit: usize, ratio: f64) -> usize {
+    let product = limit as f64 * ratio;
+    let snapped = product.round();
+    if (product - snapped).abs() < 1e-6 {
+        snapped as usize
+    } else {
+        product.ceil() as usize
+    }
+}
+
+impl CompactOptions {
+    /// Checks ranges; called before any work.
+    pub fn validate(&self) -> Result<(), ValidationError> {
+        if self.context_token_limit == 0 {
+            return Err(ValidationError::argument(
+                "contextTokenLimit",
+                "must be a positive integer",
+            ));
+        }
+        if !(self.threshold_ratio > 0.0 && self.threshold_ratio.is_finite()) {
+            return Err(ValidationError::argument(
+                "thresholdRatio",
+                "must be a number greater than 0",
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.tail_retention_ratio) {
+            return Err(ValidationError::argument(
+                "tailRetentionRatio",
+                "must be between 0 and 1",
+            ));
+        }
+        if self.summary_max_tokens == 0 {
+            return Err(ValidationError::argument(
+                "summaryMaxTokens",
+                "must be a positive integer",
+            ));
+        }
+        if self.keep_recent_messages == 0 {
+            return Err(ValidationError::argument(
+                "keepRecentMessages",
+                "must be a positive integer",
+            ));
+        }
+        if self.summary_max_chars == Some(0) {
+            return Err(ValidationError::argument(
+                "summaryMaxChars",
+                "must be a positive integer",
+            ));
+        }
+        if self.threshold_override == Some(0) {
+            return Err(ValidationError::argument(
+                "compression.threshold",
+                "must be a positive integer",
+            ));
+        }
+        archive::validate_session_id(&self.session_id)?;
+        Ok(())
+    }
+
+    /// The trigger threshold in tokens (F-002): `contextTokenLimit × thresholdRatio`, or
+    /// `compression.threshold` when given.
+    pub fn threshold_tokens(&self) -> usize {
+        self.threshold_override
+            .unwrap_or_else(|| token_budget(self.context_token_limit, self.threshold_ratio))
+    }
+
+    /// The tail budget in tokens (F-003): `contextTokenLimit × tailRetentionRatio`, or
+    /// `compression.targetTokens` when given.
+    pub fn tail_retention_tokens(&self) -> usize {
+        self.target_tokens
+            .unwrap_or_else(|| token_budget(self.context_token_limit, self.tail_retention_ratio))
+    }
+
+    /// The tail rules of the options.
+    pub fn tail_rules(&self) -> TailRules {
+        TailRules {
+            keep_recent_turns: self.keep_recent_turns,
+        }
+    }
+
+    /// What fires a compaction, in order: the token estimate, `maxMessages`,
+    /// `maxToolOutputBytes`, then `force`. `None`: nothing (or `compression.enabled` is false).
+    /// `tool_output_bytes` is only looked at when `maxToolOutputBytes` is set.
+    pub fn fired(
+        &self,
+        measure: &Measure,
+        message_count: usize,
+        tool_output_bytes: usize,
+    ) -> Option<TriggerKind> {
+        if !self.enabled || message_count == 0 {
+            None
+        } else if measure.reached() {
+            Some(TriggerKind::Tokens)
+        } else if self.max_messages.is_some_and(|max| message_count > max) {
+            Some(TriggerKind::Messages)
+        } else if self
+            .max_tool_output_bytes
+            .is_some_and(|max| tool_output_bytes > max)
+        {
+            Some(TriggerKind::ToolOutput)
+        } else if self.force {
+            Some(TriggerKind::Force)
+        } else {
+            None
+        }
+    }
+
+    /// The model whose billing the trigger estimates: `agent_model`, else `model`.
+    pub fn trigger_model(&self) -> Option<&str> {
+        self.agent_model.as_deref().or(self.model.as_deref())
+    }
+
+    /// The trigger's estimate for `messages` with their token `counts` (SPEC §4.2).
+    pub fn measure(&self, messages: &[Value], counts: &[usize]) -> Measure {
+        let after = trigger::last_assistant_index(messages)
+            .map(|a| counts[a + 1..].iter().sum::<usize>() as u64);
+        trigger::measure(
+            TriggerInput {
+                message_tokens: counts.iter().sum::<usize>() as u64,
+                tokens_after_last_assistant: after,
+                extra_tokens: self.extra_tokens() as u64,
+            },
+            self.threshold_tokens() as u64,
+            self.usage,
+            self.trigger_model(),
+            self.calibration.as_ref(),
+        )
+    }
+
+    /// Tokens of the top-level `system` and `tools` options.
+    pub fn extra_tokens(&self) -> usize {
+        self.system
+            .as_ref()
+            .map_or(0, |s| tokens::count_system(self.encoding, s))
+            + self
+                .tools
+                .as_ref()
+                .map_or(0, |t| tokens::count_tools(self.encoding, t))
+    }
+}
