@@ -14,19 +14,19 @@ use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
-use context_compact_core::pipeline::compact::{self, CompactOptions, CompactOutcome, Piece};
+use context_compact_core::archive;
 use context_compact_core::base::error::ValidationError;
 use context_compact_core::formats::{self, Format, Input};
+use context_compact_core::model::trigger::{self, Calibration, TriggerInput, Usage};
+use context_compact_core::model::{message, tokens};
+use context_compact_core::pipeline::compact::{self, CompactOptions, CompactOutcome, Piece};
 use context_compact_core::pipeline::{self, BeforeCompactInfo, CompactHooks, Confirmation};
+use context_compact_core::plan::partition;
+use context_compact_core::summary::prompt;
 use context_compact_core::summary::providers::{self, ProviderOptions};
 use context_compact_core::summary::summarize::{
     AttemptError, AttemptObserver, BoxFuture, Retry, Summarizer, SummaryFailure, SummaryRequest,
 };
-use context_compact_core::model::trigger::{self, Calibration, TriggerInput, Usage};
-use context_compact_core::archive;
-use context_compact_core::model::{message, tokens};
-use context_compact_core::plan::{offload, partition};
-use context_compact_core::summary::prompt;
 use futures::FutureExt;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -395,13 +395,15 @@ pub fn check_json(
             // A list in another format is checked on its view (the pairing rules are the
             // same), and the problems name the caller's items.
             _ => match Input::read(messages.0, format) {
-                Ok(input) => context_compact_core::model::check::check_conversation(input.messages())
-                    .into_iter()
-                    .map(|mut problem| {
-                        problem.index = input.item_index(problem.index);
-                        problem
-                    })
-                    .collect(),
+                Ok(input) => {
+                    context_compact_core::model::check::check_conversation(input.messages())
+                        .into_iter()
+                        .map(|mut problem| {
+                            problem.index = input.item_index(problem.index);
+                            problem
+                        })
+                        .collect()
+                }
                 Err(e) => vec![context_compact_core::model::check::Problem {
                     index: e.index.unwrap_or(0),
                     kind: context_compact_core::model::check::INVALID_MESSAGE,
@@ -682,7 +684,9 @@ fn choose_summarizer(
             model: options.model.clone(),
             view: input.view.clone().map(std::sync::Arc::new),
         })),
-        None => context_compact_core::options::providers::from_options(raw_options).map_err(invalid),
+        None => {
+            context_compact_core::options::providers::from_options(raw_options).map_err(invalid)
+        }
     }
 }
 
@@ -838,7 +842,7 @@ pub async fn offload_tool_results_json(
     let options = parse_options(options_json)?;
     let input = parse_input(messages, options.format)?;
     let work = move || {
-        let mut outcome = offload::offload_tool_results_in(
+        let mut outcome = context_compact_core::pipeline::offload::offload_tool_results_in(
             input.messages(),
             max_tokens as usize,
             options.offload,
@@ -935,7 +939,9 @@ pub async fn list_archives_json(
     archive::validate_session_id(&session_id).map_err(invalid)?;
     let store = js_store::location(&output_dir, store_json.as_deref())?;
     let listed = history_task("listArchives", move || match store {
-        Some(store) => context_compact_core::archive::store::session::list_archives(&store, &session_id),
+        Some(store) => {
+            context_compact_core::archive::store::session::list_archives(&store, &session_id)
+        }
         None => archive::list_archives(&PathBuf::from(output_dir), &session_id),
     })
     .await?;
@@ -1009,7 +1015,9 @@ pub async fn prune_archives_json(
     options.session_id = session_id;
     let store = js_store::location(&output_dir, store_json.as_deref())?;
     let pruned = history_task("pruneArchives", move || match store {
-        Some(store) => context_compact_core::archive::store::session::prune_archives(&store, &options),
+        Some(store) => {
+            context_compact_core::archive::store::session::prune_archives(&store, &options)
+        }
         None => archive::prune_archives(&PathBuf::from(output_dir), &options),
     })
     .await?;
@@ -1131,11 +1139,9 @@ pub fn calibrate_overflow_json(
     guarded("calibrateOverflow", || {
         let mut calibration = parse_calibration(calibration_json)?.unwrap_or_default();
         let options = parse_options(options_json)?;
-        let reported = context_compact_core::summary::overflow::reported_prompt_tokens(&error_signals(
-            Vec::new(),
-            Vec::new(),
-            messages,
-        ));
+        let reported = context_compact_core::summary::overflow::reported_prompt_tokens(
+            &error_signals(Vec::new(), Vec::new(), messages),
+        );
         let billed = reported.unwrap_or(options.context_token_limit as u64 + 1);
         calibration.observe_overflow(raw_tokens as u64, billed);
         Ok(serde_json::to_string(&calibration).unwrap_or_default())

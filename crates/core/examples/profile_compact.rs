@@ -5,8 +5,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
-use context_compact_core::pipeline::compact::CompactOptions;
 use context_compact_core::model::message;
+use context_compact_core::pipeline::compact::CompactOptions;
 use context_compact_core::pipeline::{self, NoHooks};
 use context_compact_core::summary::summarize::{
     AttemptError, BoxFuture, NoObserver, Summarizer, SummaryRequest,

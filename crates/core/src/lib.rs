@@ -1,28 +1,55 @@
 //! # context-compact-core
 //!
 //! Keeps LLM agent loops alive past their context window. When a conversation nears the
-//! model's limit, [`compact::compact`] keeps the head (leading system messages), keeps a recent
-//! tail by token budget (never separating a tool result from its call), replaces the middle with
-//! a structured summary written by a [`summarize::Summarizer`], archives the removed originals
-//! on disk, and reports statistics.
+//! model's limit, [`compact`] keeps the head (leading system messages), keeps a recent tail by
+//! token budget (never separating a tool result from its call), replaces the middle with a
+//! structured summary written by a [`Summarizer`], archives the removed originals, and reports
+//! statistics.
 //!
 //! This crate has no Node.js dependency; the napi binding at the repository root only converts
 //! types and errors.
 //!
+//! ## Layers
+//!
+//! Each top-level folder is a layer, and a layer imports only the layers below it (a test,
+//! `tests/layers.rs`, fails on an import that points up or on a circle):
+//!
+//! ```text
+//!   options     the options object read from JSON at the edge     (CompactOptions::from_json,
+//!      |                                                            provider and selective rules)
+//!   pipeline    one compaction, a step a module: measure -> plan -> summarize -> fit ->
+//!      |        archive -> assemble -> report; the outcome and its records; offload on its own
+//!   archive     archives on disk and object stores, restore, history, prune, audit writers,
+//!      |        extracted memory files
+//!   summary     writing the summary: prompt, Summarizer + retries, HTTP providers, extractive,
+//!      |        ledger, memory extraction, overflow errors
+//!   plan        planning the cut: partition, strategies, selective rules, thinking, offload cuts
+//!      |
+//!   formats     the seven message formats read as one view (and mapped back)
+//!      |
+//!   model       messages, validation and checks, token counting, the model table, the
+//!      |        trigger's measure, the messages the library adds, pieces of a result
+//!   base        errors
+//! ```
+//!
+//! Lower layers take plain values (a budget, an encoding, a [`plan::partition::TailRules`], an
+//! output directory), not the whole [`CompactOptions`]; only the pipeline reads that struct.
+//!
 //! The main types:
-//! - [`tokens`]: exact token counts (`o200k_base` / `cl100k_base`).
-//! - [`partition::partition`]: head / middle / tail with the tool-pair rule.
-//! - [`compact::CompactOptions`] and [`compact::compact`]: the pipeline.
-//! - [`summarize::Summarizer`]: the seam for providers (HTTP, extractive, JavaScript).
+//! - [`model::tokens`]: exact token counts (`o200k_base` / `cl100k_base`).
+//! - [`plan::partition::partition`]: head / middle / tail with the tool-pair rule.
+//! - [`CompactOptions`] and [`compact`]: the pipeline ([`pipeline`]: triggers, confirmation
+//!   hook, events, recursive summary rounds).
+//! - [`Summarizer`]: the seam for providers (HTTP, extractive, JavaScript).
 //! - [`archive`]: durable, private archives of what was removed.
-//! - [`strategy`] / [`selective`]: the other seeds' strategies (selective rules, keep-recent,
-//!   sliding window, no-op); [`pipeline`]: triggers, confirmation hook, events, recursive
-//!   summary rounds; [`memory`]: key-information extraction.
-//! - [`overflow::is_context_overflow`]: recognises the providers' "prompt too long" errors.
+//! - [`plan::strategy`] / [`plan::selective`]: the other seeds' strategies (selective rules,
+//!   keep-recent, sliding window, no-op); [`summary::memory`]: key-information extraction.
+//! - [`summary::overflow::is_context_overflow`]: recognises the providers' "prompt too long"
+//!   errors.
 //!
 //! ```
-//! use context_compact_core::{compact::{compact, CompactOptions}, extractive::ExtractiveSummarizer,
-//!     summarize::NoObserver};
+//! use context_compact_core::{compact, CompactOptions, summary::extractive::ExtractiveSummarizer,
+//!     summary::summarize::NoObserver};
 //! use serde_json::json;
 //! use tokio_util::sync::CancellationToken;
 //!
@@ -47,6 +74,10 @@ pub mod options;
 pub mod pipeline;
 pub mod plan;
 pub mod summary;
+
+// The names most callers need, at the root.
+pub use pipeline::compact::{compact, CompactOptions, CompactOutcome, CompactStats};
+pub use summary::summarize::Summarizer;
 
 /// The PRD's default context window (tokens).
 pub const CONTEXT_TOKEN_LIMIT: usize = 200_000;

@@ -7,13 +7,15 @@ use std::path::Path;
 use context_compact_core::archive::{
     self, list_archives, prune_archives, restore_messages, HistoryError, PruneOptions, Restored,
 };
-use context_compact_core::pipeline::compact::CompactOptions;
 use context_compact_core::base::error::ErrorCode;
-use context_compact_core::summary::summarize::{AttemptError, BoxFuture, Retry, Summarizer, SummaryRequest};
+use context_compact_core::pipeline::compact::CompactOptions;
+use context_compact_core::summary::summarize::{
+    AttemptError, BoxFuture, Retry, Summarizer, SummaryRequest,
+};
 mod common;
 use common::{assembled, run, run_with};
-use serde_json::{json, Value};
 use context_compact_core::model::added;
+use serde_json::{json, Value};
 
 /// A conversation with tool calls, unknown fields, odd key order, big numbers and emoji.
 fn turns(from: usize, count: usize) -> Vec<Value> {

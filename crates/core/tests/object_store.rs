@@ -12,10 +12,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use context_compact_core::archive::{PruneOptions, Restored};
-use context_compact_core::pipeline::compact::{CompactOptions, CompactOutcome};
-use context_compact_core::base::error::ErrorCode;
 use context_compact_core::archive::store::{session, ArchiveStore};
+use context_compact_core::archive::{PruneOptions, Restored};
+use context_compact_core::base::error::ErrorCode;
+use context_compact_core::pipeline::compact::{CompactOptions, CompactOutcome};
 use context_compact_core::summary::summarize::RetryPolicy;
 mod common;
 use common::{assembled, run, Capture};

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use context_compact_core::pipeline::compact::{self, CompactOptions};
 use context_compact_core::base::error::{CompactError, ErrorCode};
+use context_compact_core::pipeline::compact::{self, CompactOptions};
 use context_compact_core::summary::providers::{
     self, http, resolve, ApiKey, KeySource, ProviderKind, ProviderOptions,
 };
@@ -38,7 +38,8 @@ fn summarizer(provider: &str, base_url: &str, extra: Value) -> Box<dyn Summarize
             options[k] = v;
         }
     }
-    context_compact_core::options::providers::from_options_with_env(&options, &no_env).expect("valid options")
+    context_compact_core::options::providers::from_options_with_env(&options, &no_env)
+        .expect("valid options")
 }
 
 fn anthropic(server: &MockServer) -> Box<dyn Summarizer> {
@@ -1231,14 +1232,19 @@ fn invalid_provider_options_are_type_errors() {
 #[tokio::test]
 async fn an_explicit_provider_without_a_key_is_missing_api_key() {
     for provider in ["anthropic", "openai"] {
-        let s = context_compact_core::options::providers::from_options_with_env(&json!({"provider": provider}), &no_env).unwrap();
+        let s = context_compact_core::options::providers::from_options_with_env(
+            &json!({"provider": provider}),
+            &no_env,
+        )
+        .unwrap();
         assert_eq!(s.provider(), provider);
         let e = run_failed(s.as_ref(), 3).await;
         assert_eq!(e.code, ErrorCode::MissingApiKey);
         assert_eq!(e.attempts, 1);
         assert!(e.message.contains("apiKey"), "{}", e.message);
     }
-    let s = context_compact_core::options::providers::from_options_with_env(&json!({}), &no_env).unwrap();
+    let s = context_compact_core::options::providers::from_options_with_env(&json!({}), &no_env)
+        .unwrap();
     assert_eq!(s.provider(), "extractive");
 }
 

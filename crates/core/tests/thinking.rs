@@ -10,8 +10,8 @@ use context_compact_core::plan::strategy::Strategy;
 use context_compact_core::plan::thinking::ThinkingPolicy;
 mod common;
 use common::{assembled, restored, run};
-use serde_json::{json, Value};
 use context_compact_core::model::added;
+use serde_json::{json, Value};
 
 /// Turns with thinking in every assistant message (signed, redacted, one thinking-only turn), a
 /// DeepSeek-style `reasoning_content` field, and an unfinished tool loop at the end.

@@ -16,12 +16,11 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+use super::store::ArchiveStore;
 use super::{
     create_private_dir, meta_name_for, parse_archive_name, rfc3339, session_dir,
     timestamp_to_rfc3339, with_session_lock, write_new_file,
 };
-use crate::pipeline::compact::{CompactOptions, CompactOutcome, CompactStats};
-use crate::base::error::ErrorCode;
 use crate::model::added;
 
 /// The per-session audit log: one JSON object per line, appended, never rewritten.
@@ -29,193 +28,40 @@ pub const EVENTS_FILE: &str = "events.jsonl";
 /// The per-session cumulative summary file.
 pub const SUMMARIES_FILE: &str = "summaries.md";
 
-/// A half-open range of message indices (`end` excluded).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct IndexRange {
-    pub start: usize,
-    pub end: usize,
-}
-
-/// The content of `compact-…-N.meta.json`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ArchiveMeta {
-    /// The format of this file (1).
-    pub version: u32,
-    pub session_id: String,
-    pub sequence: u64,
-    /// When the archive was written (RFC 3339, UTC; the instant of the file name).
-    pub created_at: String,
-    /// The archive's file name (in the same directory).
-    pub archive: String,
-    /// The summarizer (`anthropic`, `openai`, `extractive`, `custom`).
-    pub provider: Option<String>,
-    pub model: Option<String>,
-    pub head_count: usize,
-    pub middle_count: usize,
-    pub tail_count: usize,
-    /// Where the archived messages were in the list given to that compaction.
-    pub middle: IndexRange,
-    /// Tokens the trigger saw, and the threshold.
-    pub tokens: usize,
-    pub threshold: usize,
-    pub stats: CompactStats,
-    pub attempts: u32,
-    /// The whole content of the summary message that replaced the middle.
-    pub summary: String,
-}
-
-/// Records a finished compaction call: metadata and summary file when it compacted, and one
-/// audit line for every outcome except "below the threshold" (not compacted, no error), which
-/// writes nothing. Failures become warnings on the outcome.
-pub(crate) fn record_outcome(options: &CompactOptions, outcome: &mut CompactOutcome) {
-    let (event, code) = if outcome.compacted {
-        ("compacted", None)
-    } else {
-        match &outcome.error {
-            None => return,
-            Some(error) => (
-                match error.code {
-                    ErrorCode::Declined => "declined",
-                    ErrorCode::NothingToCompact => "skipped",
-                    _ => "failed",
-                },
-                Some(error.code.as_str()),
-            ),
-        }
-    };
-    let records = Records::of(options);
-    let archive_name = outcome
-        .archive_path
-        .as_ref()
-        .and_then(|p| p.file_name())
-        .and_then(|n| n.to_str())
-        .map(str::to_string);
-    let mut problems: Vec<String> = Vec::new();
-
-    let mut fields = Map::new();
-    // A compaction whose result is still over the threshold says so here too.
-    let code = code.or_else(|| outcome.error.as_ref().map(|e| e.code.as_str()));
-    if let Some(code) = code {
-        fields.insert("code".into(), json!(code));
-        fields.insert(
-            "reason".into(),
-            json!(outcome.error.as_ref().map(|e| e.message.as_str())),
-        );
-    }
-    fields.insert("tokens".into(), json!(outcome.trigger_tokens));
-    fields.insert("threshold".into(), json!(outcome.threshold_tokens));
-    if outcome.compacted {
-        fields.insert("archive".into(), json!(archive_name));
-        fields.insert(
-            "sequence".into(),
-            json!(archive_name
-                .as_deref()
-                .and_then(parse_archive_name)
-                .map(|(_, s)| s)),
-        );
-        fields.insert("stats".into(), json!(outcome.stats));
-        if let Some(offload) = &outcome.offload_archive_path {
-            fields.insert(
-                "offloadArchive".into(),
-                json!(offload.file_name().and_then(|n| n.to_str())),
-            );
-            fields.insert("offloaded".into(), json!(outcome.offloaded.len()));
-        }
-        if let Some(thinking) = &outcome.thinking_archive_path {
-            fields.insert(
-                "thinkingArchive".into(),
-                json!(thinking.file_name().and_then(|n| n.to_str())),
-            );
-            fields.insert(
-                "transformations".into(),
-                json!(outcome.transformations.len()),
-            );
-        }
-    }
-    if outcome.provider.is_some() {
-        fields.insert("provider".into(), json!(outcome.provider));
-        fields.insert("model".into(), json!(outcome.model));
-        fields.insert("attempts".into(), json!(outcome.attempts));
-    }
-    if !outcome.warnings.is_empty() {
-        fields.insert("warnings".into(), json!(outcome.warnings));
-    }
-
-    if outcome.compacted {
-        if let (Some(name), Some(meta)) = (archive_name.as_deref(), build_meta(options, outcome)) {
-            if let Err(e) = records.meta(name, &meta) {
-                problems.push(format!("could not write the metadata of {name}: {e}"));
-            }
-        }
-        if let Some(summary) = &outcome.summary {
-            if let Err(e) = records.summary(archive_name.as_deref(), summary) {
-                problems.push(format!("could not append to {SUMMARIES_FILE}: {e}"));
-            }
-        }
-    }
-    if let Err(e) = records.event(event, fields) {
-        problems.push(format!("could not append to {EVENTS_FILE}: {e}"));
-    }
-
-    // When the archive itself could not be written, the result already carries a warning about
-    // that directory; the audit failing there too is the same problem, so it is only logged.
-    let archive_failed = (outcome.compacted && outcome.archive_path.is_none())
-        || outcome
-            .error
-            .as_ref()
-            .is_some_and(|e| e.code == ErrorCode::ArchiveFailed);
-    for problem in problems {
-        if archive_failed {
-            tracing::debug!("{problem}");
-        } else {
-            tracing::warn!("{problem}");
-            outcome.warnings.push(problem);
-        }
-    }
-}
-
-/// Records a compaction the caller aborted (its `signal` fired).
-pub(crate) fn record_aborted(options: &CompactOptions) {
-    let mut fields = Map::new();
-    fields.insert("code".into(), json!("ABORTED"));
-    fields.insert(
-        "reason".into(),
-        json!("the caller aborted the compaction (signal)"),
-    );
-    if let Err(e) = Records::of(options).event("failed", fields) {
-        tracing::warn!("could not append to {EVENTS_FILE}: {e}");
-    }
-}
-
 /// Where a session's records go: its directory, or its session on a store
 /// ([`crate::archive::store::session`]: one object per event and per summary).
-enum Records<'a> {
+pub(crate) enum Records<'a> {
     Dir(std::path::PathBuf),
-    Store(&'a crate::archive::store::ArchiveStore, &'a str),
+    Store(&'a ArchiveStore, &'a str),
 }
 
 impl<'a> Records<'a> {
-    fn of(options: &'a CompactOptions) -> Records<'a> {
-        match &options.archive_store {
-            Some(store) => Records::Store(store, &options.session_id),
-            None => Records::Dir(session_dir(&options.output_dir, &options.session_id)),
+    pub(crate) fn new(
+        output_dir: &Path,
+        store: Option<&'a ArchiveStore>,
+        session_id: &'a str,
+    ) -> Records<'a> {
+        match store {
+            Some(store) => Records::Store(store, session_id),
+            None => Records::Dir(session_dir(output_dir, session_id)),
         }
     }
 
-    fn meta(&self, archive_name: &str, meta: &ArchiveMeta) -> io::Result<()> {
+    /// Writes `compact-…-N.meta.json` beside the archive `archive_name`.
+    pub(crate) fn meta(&self, archive_name: &str, meta: &impl Serialize) -> io::Result<()> {
+        let text = meta_text(meta)?;
         match self {
-            Records::Dir(dir) => write_meta(dir, archive_name, meta),
+            Records::Dir(dir) => write_meta(dir, archive_name, &text),
             Records::Store(store, session) => {
-                crate::archive::store::session::write_meta(store, session, archive_name, meta_text(meta)?)
+                super::store::session::write_meta(store, session, archive_name, text)
             }
         }
     }
 
-    fn summary(&self, archive_name: Option<&str>, summary: &str) -> io::Result<()> {
+    pub(crate) fn summary(&self, archive_name: Option<&str>, summary: &str) -> io::Result<()> {
         match self {
             Records::Dir(dir) => append_summary(dir, archive_name, summary),
-            Records::Store(store, session) => crate::archive::store::session::append_summary(
+            Records::Store(store, session) => super::store::session::append_summary(
                 store,
                 session,
                 archive_name,
@@ -224,52 +70,23 @@ impl<'a> Records<'a> {
         }
     }
 
-    fn event(&self, event: &str, fields: Map<String, Value>) -> io::Result<()> {
+    pub(crate) fn event(&self, event: &str, fields: Map<String, Value>) -> io::Result<()> {
         match self {
             Records::Dir(dir) => append_event(dir, event, fields),
             Records::Store(store, session) => {
-                crate::archive::store::session::append_event(store, session, event, fields)
+                super::store::session::append_event(store, session, event, fields)
             }
         }
     }
 }
 
-fn build_meta(options: &CompactOptions, outcome: &CompactOutcome) -> Option<ArchiveMeta> {
-    let path = outcome.archive_path.as_ref()?;
-    let name = path.file_name()?.to_str()?;
-    let (timestamp, sequence) = parse_archive_name(name)?;
-    let plan = outcome.partition?;
-    let total = outcome.stats.retained_message_count + outcome.stats.compacted_message_count;
-    Some(ArchiveMeta {
-        version: 1,
-        session_id: options.session_id.clone(),
-        sequence,
-        created_at: timestamp_to_rfc3339(timestamp).unwrap_or_else(|| timestamp.to_string()),
-        archive: name.to_string(),
-        provider: outcome.provider.clone(),
-        model: outcome.model.clone(),
-        head_count: plan.head_len,
-        middle_count: plan.tail_start - plan.head_len,
-        tail_count: total.saturating_sub(plan.tail_start),
-        middle: IndexRange {
-            start: plan.head_len,
-            end: plan.tail_start,
-        },
-        tokens: outcome.trigger_tokens,
-        threshold: outcome.threshold_tokens,
-        stats: outcome.stats,
-        attempts: outcome.attempts,
-        summary: outcome.summary.clone().unwrap_or_default(),
-    })
-}
-
-fn write_meta(dir: &Path, archive_name: &str, meta: &ArchiveMeta) -> io::Result<()> {
+fn write_meta(dir: &Path, archive_name: &str, text: &str) -> io::Result<()> {
     let name = meta_name_for(archive_name)
         .ok_or_else(|| io::Error::other(format!("{archive_name} is not an archive name")))?;
-    write_new_file(dir, &name, meta_text(meta)?.as_bytes()).map(|_| ())
+    write_new_file(dir, &name, text.as_bytes()).map(|_| ())
 }
 
-fn meta_text(meta: &ArchiveMeta) -> io::Result<String> {
+fn meta_text(meta: &impl Serialize) -> io::Result<String> {
     let mut text = serde_json::to_string_pretty(meta).map_err(io::Error::other)?;
     text.push('\n');
     Ok(text)

@@ -16,8 +16,8 @@ use super::{
     with_session_lock, write_counter, DEFAULT_OUTPUT_DIR, DEFAULT_SESSION_ID,
 };
 use crate::base::error::ValidationError;
-use crate::plan::offload;
 use crate::model::added;
+use crate::plan::offload;
 
 pub use crate::model::piece::Restored;
 

@@ -9,7 +9,7 @@
 //! or process) simply moves on to the next number.
 //!
 //! Beside the archives, in the same session directory:
-//! - `compact-…-N.meta.json`: the compaction's metadata ([`ArchiveMeta`]);
+//! - `compact-…-N.meta.json`: the compaction's metadata (`ArchiveMeta`, written by the pipeline);
 //! - `events.jsonl`: an append-only audit log, one JSON line per compaction attempt and prune;
 //! - `summaries.md`: every summary of the session, in order;
 //! - `.lock`: the session's lock file (it also remembers the last sequence number);
@@ -29,10 +29,11 @@ use crate::base::error::ValidationError;
 
 mod audit;
 mod history;
+pub mod memory;
 pub mod store;
 
-pub(crate) use audit::{append, record_aborted, record_outcome};
-pub use audit::{ArchiveMeta, IndexRange, EVENTS_FILE, SUMMARIES_FILE};
+pub(crate) use audit::{append, Records};
+pub use audit::{EVENTS_FILE, SUMMARIES_FILE};
 pub use history::{
     list_archives, prune_archives, restore_messages, restore_messages_with_defaults, ArchiveInfo,
     HistoryError, PruneOptions, PruneReport, Restored, DEFAULT_RETENTION_DAYS,

@@ -576,7 +576,7 @@ pub fn validate(format: Format, items: &[Value]) -> Result<(), ValidationError> 
 }
 
 /// The block a view path names (`messages.3.content.1.content` → 1); 0 for a string content.
-fn view_block_of_path(path: &str) -> usize {
+pub(crate) fn view_block_of_path(path: &str) -> usize {
     let mut parts = path.split('.').skip(2);
     match (parts.next(), parts.next()) {
         (Some("content"), Some(block)) => block.parse().unwrap_or(0),
@@ -1078,9 +1078,6 @@ pub(crate) fn parse_arguments(arguments: &str) -> Value {
     serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_string()))
 }
 
-#[cfg(test)]
-mod tests;
-
 /// A caller's list read in its format: the items themselves, and (for a format other than the
 /// native ones) their view.
 #[derive(Debug, Clone)]
@@ -1107,17 +1104,6 @@ impl Input {
 
     pub fn format(&self) -> Format {
         self.view.as_ref().map_or(Format::Native, |v| v.format)
-    }
-
-    /// The options as they apply to this list: the thinking policy's `auto` keeps reasoning in
-    /// formats whose APIs do not check it against the conversation before it
-    /// ([`Format::may_carry_claude_thinking`]).
-    pub fn adjust(&self, options: &mut crate::pipeline::options::CompactOptions) {
-        if !self.format().may_carry_claude_thinking()
-            && options.thinking == crate::plan::thinking::ThinkingPolicy::Auto
-        {
-            options.thinking = crate::plan::thinking::ThinkingPolicy::Keep;
-        }
     }
 
     /// The messages the library works on: the view, or the items when they are native.
@@ -1154,53 +1140,6 @@ impl Input {
             Some(view) => view.to_items(&self.items, pieces).0,
             None => pieces,
         }
-    }
-
-    /// A compaction's outcome on the view, said of the items: pieces, partition, message
-    /// counts and the indices of what it reports.
-    pub fn outcome(
-        &self,
-        mut outcome: crate::pipeline::outcome::CompactOutcome,
-    ) -> crate::pipeline::outcome::CompactOutcome {
-        let Some(view) = &self.view else {
-            return outcome;
-        };
-        let view_pieces = std::mem::take(&mut outcome.pieces);
-        let (pieces, positions) = view.to_items(&self.items, view_pieces);
-        let position_of = |index: usize| positions.get(index).copied().unwrap_or(pieces.len());
-        if let Some(partition) = outcome.partition.as_mut() {
-            partition.head_len = self.item_index(partition.head_len);
-            partition.tail_start = self.item_index(partition.tail_start);
-        }
-        if outcome.compacted {
-            let retained = pieces
-                .iter()
-                .filter(|p| matches!(p, Piece::Original(_)))
-                .count();
-            outcome.stats.retained_message_count = retained;
-            outcome.stats.compacted_message_count = self.items.len() - retained;
-        }
-        for offloaded in &mut outcome.offloaded {
-            // A view message may stand for several items (parallel tool outputs, each its own
-            // item in Responses and LangChain lists): the entry names the item holding the
-            // shortened block. Offload removes no item, so it keeps its offset in the run.
-            let first = self.item_index(offloaded.original_index);
-            let item = view.item_of_block(
-                &self.items,
-                offloaded.original_index,
-                view_block_of_path(&offloaded.path),
-            );
-            offloaded.original_index = item;
-            offloaded.index = position_of(offloaded.index) + (item - first);
-            offloaded.path = format!("messages.{}", offloaded.index);
-        }
-        for change in &mut outcome.transformations {
-            change.original_index = self.item_index(change.original_index);
-            change.index = change.index.map(position_of);
-            change.path = format!("messages.{}", change.original_index);
-        }
-        outcome.pieces = pieces;
-        outcome
     }
 
     /// A restore's result on the view, said of the items. (The model turn written after a
@@ -1240,3 +1179,6 @@ impl Input {
         out
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -203,8 +203,7 @@ fn item_counts_add_up_to_the_view_counts() {
 
 #[test]
 fn a_summary_before_a_kept_user_turn_gets_a_model_turn_where_roles_must_alternate() {
-    let summary =
-        json!({"role": "user", "content": format!("{}summary", crate::model::added::SUMMARY_PREFIX)});
+    let summary = json!({"role": "user", "content": format!("{}summary", crate::model::added::SUMMARY_PREFIX)});
     for (format, list) in [
         (
             Format::Bedrock,
@@ -247,8 +246,7 @@ fn a_summary_before_a_kept_user_turn_gets_a_model_turn_where_roles_must_alternat
 
 #[test]
 fn the_model_turn_after_a_summary_is_part_of_the_summary_in_the_view() {
-    let summary =
-        json!({"role": "user", "content": format!("{}summary", crate::model::added::SUMMARY_PREFIX)});
+    let summary = json!({"role": "user", "content": format!("{}summary", crate::model::added::SUMMARY_PREFIX)});
     let list = items(json!([{"role": "user", "content": [{"text": "new"}]}]));
     let input = Input::read(list.clone(), None).unwrap();
     let (out, _) = input

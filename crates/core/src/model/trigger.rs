@@ -371,9 +371,9 @@ pub fn tool_output_bytes(message: &Value) -> usize {
 
 /// Index of the last assistant message.
 pub fn last_assistant_index(messages: &[Value]) -> Option<usize> {
-    messages
-        .iter()
-        .rposition(|m| crate::model::message::role_of(m) == Some(crate::model::message::Role::Assistant))
+    messages.iter().rposition(|m| {
+        crate::model::message::role_of(m) == Some(crate::model::message::Role::Assistant)
+    })
 }
 
 #[cfg(test)]

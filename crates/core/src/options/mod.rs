@@ -17,13 +17,12 @@ use serde_json::{Map, Value};
 
 use crate::base::error::ValidationError;
 use crate::model::message::type_name;
+use crate::model::tokens::Encoding;
+use crate::model::trigger::Usage;
 use crate::plan::offload::Scope;
 use crate::plan::selective::SelectiveRules;
 use crate::plan::strategy::Strategy;
 use crate::plan::thinking::ThinkingPolicy;
-use crate::model::tokens::Encoding;
-use crate::model::trigger::Usage;
-
 
 pub use crate::pipeline::options::{token_budget, CompactOptions, PromptStyle};
 
@@ -430,7 +429,10 @@ mod tests {
         assert!(o.extract_memory);
         assert_eq!(o.threshold_tokens(), 6000);
         assert_eq!(o.tail_retention_tokens(), 4000);
-        assert_eq!(o.selective_rules.tool_results, crate::plan::selective::Rule::Drop);
+        assert_eq!(
+            o.selective_rules.tool_results,
+            crate::plan::selective::Rule::Drop
+        );
         let e = CompactOptions::from_json(&json!({"strategy": "smart"})).unwrap_err();
         assert!(
             e.to_string()

@@ -5,10 +5,10 @@ use serde_json::{json, Value};
 
 use super::fit::Fitting;
 use super::{Draft, Replacement};
-use crate::plan::offload::{self, OriginalRef};
-use crate::pipeline::outcome::Piece;
-use crate::plan::strategy::RegionItem;
 use crate::model::tokens::Encoding;
+use crate::pipeline::outcome::Piece;
+use crate::plan::offload::{self, OriginalRef};
+use crate::plan::strategy::RegionItem;
 
 /// Builds `[...head, { role: 'user', content: summary }, ...tail]` (F-005).
 pub fn assemble_messages(head: &[Value], summary: &str, tail: &[Value]) -> Vec<Value> {

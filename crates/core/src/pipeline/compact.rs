@@ -1,7 +1,8 @@
 //! The entry point of a compaction, and the names callers use for its parts.
 //!
 //! [`compact`] runs the pipeline ([`crate::pipeline`]): measure → plan → summarize → fit →
-//! archive → assemble → report. The options are in [`crate::options`], what a compaction did in
+//! archive → assemble → report. The options are in [`super::options`] (read from JSON by the
+//! options layer), what a compaction did in
 //! [`crate::pipeline::outcome`].
 
 use serde_json::Value;
@@ -9,9 +10,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::summary::summarize::{AttemptObserver, Summarizer};
 
+pub use crate::pipeline::assemble::{assemble_messages, summary_message, summary_model_window};
 pub use crate::pipeline::options::{token_budget, CompactOptions, PromptStyle};
 pub use crate::pipeline::outcome::{Aborted, CompactOutcome, CompactStats, Piece};
-pub use crate::pipeline::assemble::{assemble_messages, summary_message, summary_model_window};
 pub use crate::pipeline::summarize::{cap_chars, summarize_middle, Summary};
 
 /// Compacts `messages` (already validated). `counts` are their token counts when the caller

@@ -14,10 +14,10 @@ use serde_json::Value;
 use super::assemble::{assemble, ArchiveRefs};
 use super::measure::Estimator;
 use super::Draft;
-use crate::plan::offload::{self, MessageCuts, Site};
+use crate::model::tokens;
 use crate::pipeline::options::CompactOptions;
 use crate::pipeline::outcome::Piece;
-use crate::model::tokens;
+use crate::plan::offload::{self, MessageCuts, Site};
 
 /// The shortening the fit step decided: the cuts of each kept message, by input index, in
 /// order. The index of a message here is its index in the offload archive.

@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 
-use crate::pipeline::options::CompactOptions;
 use crate::model::trigger::{
     model_factor, tool_output_bytes, Calibration, EstimateSource, Measure, TriggerKind,
 };
+use crate::pipeline::options::CompactOptions;
 
 /// The trigger's view of a list.
 #[derive(Debug, Clone, Copy)]

@@ -19,10 +19,13 @@ pub mod archive;
 pub mod assemble;
 pub mod compact;
 pub mod fit;
+pub mod format;
 pub mod measure;
+pub mod offload;
 pub mod options;
 pub mod outcome;
 pub mod plan;
+pub mod record;
 pub mod report;
 pub mod summarize;
 
@@ -33,14 +36,14 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::base::error::{CompactError, ErrorCode};
+use crate::model::tokens;
+use crate::model::trigger::TriggerKind;
 use crate::pipeline::options::CompactOptions;
 use crate::pipeline::outcome::{Aborted, CompactOutcome, Piece};
 use crate::plan::partition::Partition;
 use crate::plan::strategy::{RegionItem, Rewrite, Strategy};
-use crate::summary::summarize::{AttemptObserver, BoxFuture, Summarizer};
 use crate::plan::thinking::{self, Stripped};
-use crate::model::tokens;
-use crate::model::trigger::TriggerKind;
+use crate::summary::summarize::{AttemptObserver, BoxFuture, Summarizer};
 
 use self::assemble::ArchiveRefs;
 use self::plan::Plan;
@@ -263,7 +266,7 @@ pub async fn compact_with_hooks(
             Ok(outcome)
         }
         Err(Aborted) => {
-            crate::archive::record_aborted(options);
+            crate::pipeline::record::record_aborted(options);
             Err(Aborted)
         }
     }
@@ -536,11 +539,11 @@ fn stand_in_archive_path(options: &CompactOptions) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::tokens::Encoding;
     use crate::pipeline::compact::{compact, token_budget, CompactStats};
     use crate::pipeline::outcome::Piece;
     use crate::summary::summarize::SummaryRequest;
     use crate::summary::summarize::{AttemptError, BoxFuture, NoObserver};
-    use crate::model::tokens::Encoding;
     use std::sync::Mutex;
 
     /// (prompt, previous summary, range) of each request.

@@ -1,6 +1,6 @@
 //! The options of a compaction ([`CompactOptions`]): every field with a default, and what the
 //! pipeline derives from them (the threshold, the tail budget, the trigger's measure). Reading
-//! them from the JSON a JavaScript caller passes is the edge's job ([`crate::options`]); the
+//! them from the JSON a JavaScript caller passes is the edge's job (the `options` layer, above this one); the
 //! steps of the pipeline read this struct, and the layers below take only the plain values
 //! they need from it.
 
@@ -12,16 +12,16 @@ use serde_json::Value;
 
 use crate::archive;
 use crate::base::error::ValidationError;
-use crate::plan::offload::Scope;
-use crate::plan::partition::TailRules;
-use crate::summary::providers::anthropic_compaction::AnthropicCompactionClient;
-use crate::plan::selective::SelectiveRules;
-use crate::plan::strategy::Strategy;
-use crate::plan::thinking::ThinkingPolicy;
 use crate::model::tokens;
 use crate::model::tokens::Encoding;
 use crate::model::trigger::Usage;
 use crate::model::trigger::{self, Calibration, Measure, TriggerInput, TriggerKind};
+use crate::plan::offload::Scope;
+use crate::plan::partition::TailRules;
+use crate::plan::selective::SelectiveRules;
+use crate::plan::strategy::Strategy;
+use crate::plan::thinking::ThinkingPolicy;
+use crate::summary::providers::anthropic_compaction::AnthropicCompactionClient;
 
 /// Which prompt asks for the summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::base::error::CompactError;
-use crate::summary::memory::Extracted;
+use crate::model::trigger::{Measure, TriggerKind};
 use crate::plan::offload::Offloaded;
 use crate::plan::partition::Partition;
 use crate::plan::strategy::{Removal, Strategy};
-use crate::model::trigger::{Measure, TriggerKind};
+use crate::summary::memory::Extracted;
 
 pub use crate::model::piece::Piece;
 

@@ -11,16 +11,15 @@ use super::assemble::Assembled;
 use super::fit::{pieces_tokens, Fitting};
 use super::measure::Measured;
 use super::{CompactHooks, Draft, Replacement};
-use crate::archive;
 use crate::base::error::{CompactError, ErrorCode};
-use crate::summary::memory;
-use crate::plan::offload::Offloaded;
+use crate::model::added;
 use crate::pipeline::options::CompactOptions;
 use crate::pipeline::outcome::{CompactOutcome, CompactStats, Piece, Transformation};
+use crate::plan::offload::Offloaded;
 use crate::plan::partition::Partition;
 use crate::plan::strategy::Strategy;
+use crate::summary::memory;
 use crate::summary::summarize::Summarizer;
-use crate::model::added;
 
 /// Builds the outcomes of one compaction call.
 pub(crate) struct Reporter<'a> {
@@ -88,7 +87,7 @@ impl<'a> Reporter<'a> {
         outcome.fallback = planned.fallback;
         outcome.trigger = self.measured.trigger;
         outcome.partition = Some(planned.partition);
-        archive::record_outcome(self.options, &mut outcome);
+        crate::pipeline::record::record_outcome(self.options, &mut outcome);
         outcome
     }
 
@@ -290,7 +289,7 @@ impl<'a> Reporter<'a> {
         outcome.strategy = planned.strategy;
         outcome.fallback = planned.fallback;
         outcome.trigger = self.measured.trigger;
-        archive::record_outcome(self.options, &mut outcome);
+        crate::pipeline::record::record_outcome(self.options, &mut outcome);
         if self.options.extract_memory {
             self.extract_memory(&mut outcome);
         }
@@ -338,7 +337,7 @@ impl<'a> Reporter<'a> {
 /// what is recorded (archive, statistics, tokens, threshold, warnings); problems writing become
 /// its warnings.
 pub fn record_external(options: &CompactOptions, removed: &[Value], outcome: &mut CompactOutcome) {
-    archive::record_outcome(options, outcome);
+    crate::pipeline::record::record_outcome(options, outcome);
     if outcome.compacted && options.extract_memory {
         let pieces = std::mem::take(&mut outcome.pieces);
         extract_memory_into(removed, options, outcome);
@@ -361,7 +360,12 @@ fn extract_memory_into(messages: &[Value], options: &CompactOptions, outcome: &m
         .map(|(m, _)| m.clone())
         .collect();
     let found = memory::extract(&gone);
-    match memory::write_in(options, &found) {
+    match crate::archive::memory::write_in(
+        &options.output_dir,
+        options.archive_store.as_deref(),
+        &options.session_id,
+        &found,
+    ) {
         Ok(extracted) => outcome.extracted = Some(extracted),
         Err(e) => {
             let message = format!("could not write the extracted memory: {e}");

@@ -11,17 +11,17 @@ use tokio_util::sync::CancellationToken;
 
 use super::measure::Estimator;
 use crate::base::error::CompactError;
-use crate::summary::ledger::{Ledger, LEDGER_HEADER};
+use crate::model::added;
+use crate::model::tokens;
 use crate::pipeline::options::{CompactOptions, PromptStyle};
 use crate::pipeline::outcome::Aborted;
 use crate::plan::partition::{is_user_turn, partition, Partition};
+use crate::summary::ledger::{Ledger, LEDGER_HEADER};
 use crate::summary::prompt::{self, RenderLimits};
 use crate::summary::summarize::{
     summarize_with_retries, AttemptObserver, RetryPolicy, Summarizer, SummaryFailure,
     SummaryRequest,
 };
-use crate::model::tokens;
-use crate::model::added;
 
 /// The most summary rounds one compaction runs: the first, and at most two more when the
 /// result is still over the threshold.

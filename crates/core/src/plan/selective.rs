@@ -22,12 +22,14 @@ use std::ops::Range;
 
 use serde_json::{Map, Value};
 
-use crate::model::message::{carries_tool_results, role_of, tool_calls, tool_result_text, tool_results};
+use crate::model::added;
 use crate::model::message::Role;
+use crate::model::message::{
+    carries_tool_results, role_of, tool_calls, tool_result_text, tool_results,
+};
+use crate::model::tokens::{self, Encoding};
 use crate::plan::partition::is_user_turn;
 use crate::plan::strategy::{self, head_len, is_cleared, RegionItem, Removal, Rewrite, Strategy};
-use crate::model::tokens::{self, Encoding};
-use crate::model::added;
 
 /// What a rule does with the items of its type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +81,6 @@ impl SelectiveRules {
     /// The keys of `options.selectiveRules`.
     pub const KEYS: &'static [&'static str] =
         &["toolResults", "skills", "assistantMessages", "userMessages"];
-
 }
 
 /// The values that mark a skill message.

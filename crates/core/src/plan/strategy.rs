@@ -20,8 +20,8 @@ use std::ops::Range;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::model::piece::Piece;
 use crate::model::message::{block_type, carries_tool_results, role_of, tool_result_text, Role};
+use crate::model::piece::Piece;
 /// The head every strategy keeps (except `keep-recent`, which keeps only the last messages).
 pub use crate::plan::partition::head_len;
 use crate::plan::partition::{extend_past_tool_results, is_user_turn};

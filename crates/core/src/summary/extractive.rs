@@ -9,11 +9,11 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use crate::model::added;
 use crate::model::message::{role_of, text_of, tool_calls, tool_result_text, tool_results, Role};
 use crate::plan::partition::is_user_turn;
 use crate::summary::prompt::SECTION_HEADERS;
 use crate::summary::summarize::{AttemptError, BoxFuture, Summarizer, SummaryRequest};
-use crate::model::added;
 
 /// The extractive summarizer.
 #[derive(Debug, Clone, Copy, Default)]

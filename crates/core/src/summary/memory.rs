@@ -16,19 +16,17 @@
 //! symlink planted at their name is refused, like the archives.
 
 use std::collections::HashSet;
-use std::io::{self, Read};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::LazyLock;
 
 use regex::Regex;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::archive;
-use crate::summary::ledger::Ledger;
+use crate::model::added;
 use crate::model::message::{role_of, text_of, Role};
 use crate::plan::partition::is_user_turn;
-use crate::model::added;
+use crate::summary::ledger::Ledger;
 
 /// The directory, inside the session's, that holds the extracted files.
 pub const EXTRACTED_DIR: &str = "extracted";
@@ -166,77 +164,6 @@ pub fn extract(messages: &[Value]) -> Memory {
     memory
 }
 
-/// The `- ` lines already in a file (none when it does not exist).
-fn existing_lines(path: &Path) -> io::Result<HashSet<String>> {
-    let mut text = String::new();
-    match archive::open_no_follow(path) {
-        Ok(file) => {
-            file.take(64 * 1024 * 1024).read_to_string(&mut text)?;
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
-    }
-    Ok(text
-        .lines()
-        .filter_map(|l| l.strip_prefix("- "))
-        .map(|l| l.trim().to_string())
-        .collect())
-}
-
-/// [`write`] to the session of `options`: on its store when it has one
-/// ([`crate::archive::store::session::write_memory`]), else in its directory.
-pub fn write_in(
-    options: &crate::pipeline::options::CompactOptions,
-    memory: &Memory,
-) -> io::Result<Extracted> {
-    match &options.archive_store {
-        Some(store) => crate::archive::store::session::write_memory(store, &options.session_id, memory),
-        None => write(&options.output_dir, &options.session_id, memory),
-    }
-}
-
-/// Appends what is new in `memory` to the session's extracted files.
-pub fn write(output_dir: &Path, session_id: &str, memory: &Memory) -> io::Result<Extracted> {
-    archive::validate_session_id(session_id)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-    let session = archive::session_dir(output_dir, session_id);
-    let dir = session.join(EXTRACTED_DIR);
-    archive::create_private_dir(&dir)?;
-    let mut counts = [0usize; 4];
-    archive::with_session_lock(&session, |_| {
-        for (n, (name, title, lines)) in memory.files().into_iter().enumerate() {
-            if lines.is_empty() {
-                continue;
-            }
-            let path = dir.join(name);
-            let existing = existing_lines(&path)?;
-            let mut text = String::new();
-            if existing.is_empty() && !path.exists() {
-                text.push_str(&format!(
-                    "# {title}\n\nExtracted by context-compact from compacted conversation.\n\n"
-                ));
-            }
-            for line in lines.iter().filter(|l| !existing.contains(l.trim())) {
-                text.push_str("- ");
-                text.push_str(line);
-                text.push('\n');
-                counts[n] += 1;
-            }
-            if counts[n] > 0 || !path.exists() {
-                archive::append(&dir, name, &text)?;
-            }
-        }
-        Ok(())
-    })?;
-    Ok(Extracted {
-        decisions: counts[0],
-        facts: counts[1],
-        preferences: counts[2],
-        runtime: counts[3],
-        dir,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,9 +230,9 @@ mod tests {
     fn files_are_private_and_never_duplicate_lines() {
         let dir = tempfile::tempdir().unwrap();
         let m = extract(&session());
-        let first = write(dir.path(), "s", &m).unwrap();
+        let first = crate::archive::memory::write(dir.path(), "s", &m).unwrap();
         assert!(first.decisions >= 2 && first.runtime >= 2, "{first:?}");
-        let again = write(dir.path(), "s", &m).unwrap();
+        let again = crate::archive::memory::write(dir.path(), "s", &m).unwrap();
         assert_eq!(
             (
                 again.decisions,

@@ -6,8 +6,8 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use crate::model::message::{block_type, openai_tool_calls, role_of, tool_call_id, Role};
 use crate::model::added::is_summary_message;
+use crate::model::message::{block_type, openai_tool_calls, role_of, tool_call_id, Role};
 use crate::model::tokens::compact_json;
 
 /// Section headers the summary must use, in order.

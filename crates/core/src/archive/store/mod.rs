@@ -26,7 +26,7 @@
 //!
 //! The archive functions of the crate are synchronous (they run on the blocking pool or inside
 //! the pipeline's steps); the store's network calls run on a small runtime of their own
-//! ([`io_runtime`]) and the caller waits for them, as it waits for the disk.
+//! (`io_runtime`) and the caller waits for them, as it waits for the disk.
 
 use std::collections::BTreeMap;
 use std::future::Future;

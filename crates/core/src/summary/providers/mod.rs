@@ -31,7 +31,7 @@
 //! Claude model), else [`DEFAULT_COMPACTION_MODEL`] (`claude-sonnet-4-6`, the newest Sonnet on the
 //! documented list of models that support it). [`compaction_from_options`] makes the client and
 //! its fallback, the plain [`anthropic::AnthropicSummarizer`] with the same key, base URL and
-//! model; [`from_options`] / [`build`] give that fallback alone, so a pipeline that does not use
+//! model; `options::providers::from_options` / [`build`] give that fallback alone, so a pipeline that does not use
 //! native compaction still writes summaries.
 //!
 //! The key is only ever placed in the request's auth header (marked sensitive); it is
@@ -313,7 +313,9 @@ pub fn resolve(
         (model, _) => model.clone(),
     }
     .or_else(|| kind.default_model().map(str::to_string));
-    let max_output_tokens = model.as_deref().and_then(crate::model::models::max_output_tokens);
+    let max_output_tokens = model
+        .as_deref()
+        .and_then(crate::model::models::max_output_tokens);
 
     Ok(ProviderConfig {
         kind,

@@ -1,0 +1,65 @@
+//! A compaction of a list in another message format ([`crate::formats`]): the pipeline runs on
+//! the list's view, and these say its options and its outcome in terms of the caller's items.
+//! They are methods of [`Input`] for the caller's convenience, defined here because they speak
+//! the pipeline's types, which the formats layer below does not know.
+
+use super::options::CompactOptions;
+use super::outcome::CompactOutcome;
+use crate::formats::{view_block_of_path, Input};
+use crate::model::piece::Piece;
+use crate::plan::thinking::ThinkingPolicy;
+
+impl Input {
+    /// The options as they apply to this list: the thinking policy's `auto` keeps reasoning in
+    /// formats whose APIs do not check it against the conversation before it
+    /// ([`crate::formats::Format::may_carry_claude_thinking`]).
+    pub fn adjust(&self, options: &mut CompactOptions) {
+        if !self.format().may_carry_claude_thinking() && options.thinking == ThinkingPolicy::Auto {
+            options.thinking = ThinkingPolicy::Keep;
+        }
+    }
+
+    /// A compaction's outcome on the view, said of the items: pieces, partition, message
+    /// counts and the indices of what it reports.
+    pub fn outcome(&self, mut outcome: CompactOutcome) -> CompactOutcome {
+        let Some(view) = &self.view else {
+            return outcome;
+        };
+        let view_pieces = std::mem::take(&mut outcome.pieces);
+        let (pieces, positions) = view.to_items(&self.items, view_pieces);
+        let position_of = |index: usize| positions.get(index).copied().unwrap_or(pieces.len());
+        if let Some(partition) = outcome.partition.as_mut() {
+            partition.head_len = self.item_index(partition.head_len);
+            partition.tail_start = self.item_index(partition.tail_start);
+        }
+        if outcome.compacted {
+            let retained = pieces
+                .iter()
+                .filter(|p| matches!(p, Piece::Original(_)))
+                .count();
+            outcome.stats.retained_message_count = retained;
+            outcome.stats.compacted_message_count = self.items.len() - retained;
+        }
+        for offloaded in &mut outcome.offloaded {
+            // A view message may stand for several items (parallel tool outputs, each its own
+            // item in Responses and LangChain lists): the entry names the item holding the
+            // shortened block. Offload removes no item, so it keeps its offset in the run.
+            let first = self.item_index(offloaded.original_index);
+            let item = view.item_of_block(
+                &self.items,
+                offloaded.original_index,
+                view_block_of_path(&offloaded.path),
+            );
+            offloaded.original_index = item;
+            offloaded.index = position_of(offloaded.index) + (item - first);
+            offloaded.path = format!("messages.{}", offloaded.index);
+        }
+        for change in &mut outcome.transformations {
+            change.original_index = self.item_index(change.original_index);
+            change.index = change.index.map(position_of);
+            change.path = format!("messages.{}", change.original_index);
+        }
+        outcome.pieces = pieces;
+        outcome
+    }
+}
