@@ -100,11 +100,6 @@ impl FromNapiValue for JsMessageList {
 }
 
 impl JsMessageList {
-    /// The number of elements of the array.
-    pub fn len(&self) -> usize {
-        self.length as usize
-    }
-
     /// Reads the messages in order, giving each to `f` (`undefined` and the like are read as
     /// `null`, as in a JSON array). Stops at the first error, of reading or of `f`.
     pub fn for_each(&self, mut f: impl FnMut(usize, Value) -> Result<()>) -> Result<()> {

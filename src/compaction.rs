@@ -1,0 +1,512 @@
+//! Compaction and summaries: the JavaScript summarizer and event callbacks behind the
+//! core's traits, `compactMessages`, `generateSummary`, and the writes beside them
+//! (persist, offload, a custom strategy's record).
+
+use crate::cancel::token_for;
+use crate::convert::{
+    guarded, internal, invalid, parse_format, parse_input, parse_json, parse_options,
+    parse_options_and_value,
+};
+use crate::counting::parse_calibration;
+use crate::js_json::JsMessages;
+use crate::{js_store, logging};
+use context_compact_core::archive;
+use context_compact_core::formats::{self, Format, Input};
+use context_compact_core::pipeline::compact::{self, CompactOptions, CompactOutcome, Piece};
+use context_compact_core::pipeline::{self, BeforeCompactInfo, CompactHooks, Confirmation};
+use context_compact_core::summary::prompt;
+use context_compact_core::summary::providers::{self};
+use context_compact_core::summary::summarize::{
+    AttemptError, AttemptObserver, BoxFuture, Retry, Summarizer, SummaryFailure, SummaryRequest,
+};
+use futures::FutureExt;
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi_derive::napi;
+use serde_json::{json, Value};
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+
+// ---------------------------------------------------------------------------------------------
+// The JavaScript summarizer callback behind the core's `Summarizer` trait.
+
+/// One summary request, as passed to the JS layer (which adds the caller's message objects).
+///
+/// The prompt is not rendered up front: a JS summarizer may never read it (one that sends
+/// `request.messages` to its own model), and for a long middle it is the largest thing a
+/// compaction builds. The JS layer renders it on first access with `renderSummaryPromptJson`.
+#[napi(object)]
+pub struct SummarizeCall {
+    /// Index of the first message to summarize in the list the round works on.
+    pub start: u32,
+    /// One past the last.
+    pub end: u32,
+    /// For each message to summarize, its index in the list given to `compactMessages`, or
+    /// null for one the library made (an earlier round's summary, in `made`).
+    pub origins: Vec<Option<u32>>,
+    /// The JSON of the messages whose origin is null, in order.
+    pub made: Vec<String>,
+    /// The instructions that open the prompt.
+    pub instructions: String,
+    /// How long a tool result may be in the transcript (null: no limit).
+    pub max_tool_result_chars: Option<f64>,
+    pub previous_summary: Option<String>,
+    pub model: Option<String>,
+    pub custom_instructions: Option<String>,
+    pub max_tokens: u32,
+    pub attempt: u32,
+}
+
+pub(crate) type JsSummarizerFn =
+    ThreadsafeFunction<SummarizeCall, Promise<String>, SummarizeCall, Status, false>;
+pub(crate) type JsEventFn = ThreadsafeFunction<String, (), String, Status, false>;
+
+pub(crate) struct JsSummarizer {
+    callback: JsSummarizerFn,
+    model: Option<String>,
+    /// The list's view, when it is in another format: the JS summarizer is given the caller's
+    /// items, so each view message's origin becomes its items' indices.
+    view: Option<std::sync::Arc<formats::View>>,
+}
+
+impl Summarizer for JsSummarizer {
+    fn summarize<'a>(
+        &'a self,
+        request: &'a SummaryRequest<'a>,
+    ) -> BoxFuture<'a, std::result::Result<String, AttemptError>> {
+        let mut made = Vec::new();
+        let mut origins = Vec::with_capacity(request.origins.len());
+        for (message, origin) in request.messages.iter().zip(request.origins) {
+            match (origin, &self.view) {
+                (Some(index), None) => origins.push(Some(*index as u32)),
+                (Some(index), Some(view)) => origins.extend(
+                    view.groups
+                        .get(*index)
+                        .cloned()
+                        .unwrap_or_default()
+                        .map(|item| Some(item as u32)),
+                ),
+                (None, None) => {
+                    origins.push(None);
+                    made.push(message.to_string());
+                }
+                (None, Some(view)) => {
+                    for item in formats::to_format(view.format, message) {
+                        origins.push(None);
+                        made.push(item.to_string());
+                    }
+                }
+            }
+        }
+        let call = SummarizeCall {
+            start: request.range.start as u32,
+            end: request.range.end as u32,
+            origins,
+            made,
+            instructions: request.instructions.clone(),
+            max_tool_result_chars: match request.render_limits.max_tool_result_chars {
+                usize::MAX => None,
+                chars => Some(chars as f64),
+            },
+            previous_summary: request.previous_summary.clone(),
+            model: request.model.clone(),
+            custom_instructions: request.custom_instructions.clone(),
+            max_tokens: request.max_tokens,
+            attempt: request.attempt,
+        };
+        Box::pin(async move {
+            let failed = |e: Error| {
+                AttemptError::new(
+                    context_compact_core::base::error::ErrorCode::SummarizerError,
+                    format!("the summarizer failed: {}", e.reason),
+                    Retry::Yes,
+                )
+            };
+            let promise = self.callback.call_async_catch(call).await.map_err(failed)?;
+            promise.await.map_err(failed)
+        })
+    }
+
+    fn provider(&self) -> &str {
+        "custom"
+    }
+
+    fn model(&self) -> Option<&str> {
+        self.model.as_deref()
+    }
+
+    fn renders_prompt_on_demand(&self) -> bool {
+        true
+    }
+}
+
+/// The summary prompt for messages (a JS summarizer's `request.prompt`, rendered when it is
+/// first read): the same text the HTTP providers send.
+#[napi]
+pub fn render_summary_prompt_json(
+    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
+    instructions: String,
+    previous_summary: Option<String>,
+    max_tool_result_chars: Option<f64>,
+    format: Option<String>,
+) -> Result<String> {
+    guarded("renderSummaryPrompt", || {
+        let input = parse_input(messages, parse_format(format)?)?;
+        let messages = input.messages();
+        let limits = match max_tool_result_chars {
+            Some(chars) if chars.is_finite() && chars >= 0.0 => prompt::RenderLimits {
+                max_tool_result_chars: chars as usize,
+            },
+            _ => prompt::RenderLimits::default(),
+        };
+        Ok(prompt::render_prompt(
+            &instructions,
+            previous_summary.as_deref(),
+            messages,
+            limits,
+        ))
+    })
+}
+
+/// The JS `onBeforeCompact` callback, wrapped by the JS layer so that it resolves with a
+/// boolean (false: decline). Receives the `BeforeCompactInfo` as JSON.
+pub(crate) type JsBeforeCompactFn =
+    ThreadsafeFunction<String, Promise<bool>, String, Status, false>;
+
+/// Forwards events to the JS `onEvent` bridge and asks `onBeforeCompact`.
+pub(crate) struct EventBridge {
+    callback: Option<JsEventFn>,
+    before_compact: Option<JsBeforeCompactFn>,
+}
+
+impl CompactHooks for EventBridge {
+    fn before_compact<'a>(&'a self, info: &'a BeforeCompactInfo) -> BoxFuture<'a, Confirmation> {
+        let Some(callback) = &self.before_compact else {
+            return Box::pin(async { Confirmation::Proceed });
+        };
+        let info = serde_json::to_string(info).unwrap_or_default();
+        Box::pin(async move {
+            let answer = match callback.call_async_catch(info).await {
+                Ok(promise) => promise.await,
+                Err(e) => Err(e),
+            };
+            match answer {
+                Ok(true) => Confirmation::Proceed,
+                Ok(false) => {
+                    Confirmation::Decline("onBeforeCompact declined the compaction".into())
+                }
+                // A confirmation that failed is not a confirmation.
+                Err(e) => Confirmation::Decline(format!("onBeforeCompact failed: {}", e.reason)),
+            }
+        })
+    }
+
+    fn event(&self, event: Value) {
+        self.emit(event);
+    }
+}
+
+impl EventBridge {
+    fn emit(&self, event: Value) {
+        if let Some(callback) = &self.callback {
+            callback.call(event.to_string(), ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }
+}
+
+impl AttemptObserver for EventBridge {
+    fn retrying(&self, attempt: u32, error: &AttemptError, delay: std::time::Duration) {
+        self.emit(json!({
+            "type": "retry",
+            "attempt": attempt,
+            "delayMs": delay.as_millis() as u64,
+            "error": { "code": error.code.as_str(), "message": error.message, "status": error.status },
+        }));
+    }
+}
+
+/// The JS `summarizer` callback when given, else the provider the options (or, with zero
+/// configuration, the environment) choose: see `context_compact_core::summary::providers`.
+pub(crate) fn choose_summarizer(
+    callback: Option<JsSummarizerFn>,
+    options: &CompactOptions,
+    raw_options: &Value,
+    input: &Input,
+) -> Result<Box<dyn Summarizer>> {
+    match callback {
+        Some(callback) => Ok(Box::new(JsSummarizer {
+            callback,
+            model: options.model.clone(),
+            view: input.view.clone().map(std::sync::Arc::new),
+        })),
+        None => {
+            context_compact_core::options::providers::from_options(raw_options).map_err(invalid)
+        }
+    }
+}
+
+pub(crate) fn outcome_json(outcome: &CompactOutcome, format: Format) -> Value {
+    let pieces: Vec<Value> = outcome
+        .pieces
+        .iter()
+        .map(|piece| match piece {
+            Piece::Original(index) => json!(index),
+            Piece::New(message) => message.clone(),
+        })
+        .collect();
+    json!({
+        "compacted": outcome.compacted,
+        "pieces": pieces,
+        "summary": outcome.summary,
+        "archivePath": outcome.archive_path.as_ref().map(|p| p.display().to_string()),
+        "stats": outcome.stats,
+        "error": outcome.error,
+        "warnings": outcome.warnings,
+        "headLength": outcome.partition.map(|p| p.head_len),
+        "tailStart": outcome.partition.map(|p| p.tail_start),
+        "triggerTokens": outcome.trigger_tokens,
+        "thresholdTokens": outcome.threshold_tokens,
+        "provider": outcome.provider,
+        "model": outcome.model,
+        "attempts": outcome.attempts,
+        "measure": outcome.measure,
+        "strategy": outcome.strategy,
+        "trigger": outcome.trigger,
+        "rounds": outcome.rounds,
+        "removed": outcome.removed,
+        "fallback": outcome.fallback,
+        "extracted": outcome.extracted,
+        "offloaded": outcome.offloaded,
+        "offloadArchivePath": outcome.offload_archive_path.as_ref().map(|p| p.display().to_string()),
+        "transformations": outcome.transformations,
+        "thinkingArchivePath": outcome.thinking_archive_path.as_ref().map(|p| p.display().to_string()),
+        "compactionUnavailable": outcome.native_unavailable,
+        "format": format.name(),
+    })
+}
+
+// One argument per thing JS hands over; bundling them in an object would only move the
+// conversion code around.
+#[allow(clippy::too_many_arguments)]
+/// Runs a compaction. Resolves with the outcome as JSON, or rejects with `AbortError` when the
+/// token is cancelled.
+#[napi]
+pub async fn compact_json(
+    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
+    options_json: Option<String>,
+    counts: Option<Vec<u32>>,
+    summarizer: Option<JsSummarizerFn>,
+    on_event: Option<JsEventFn>,
+    cancel_id: Option<u32>,
+    calibration_json: Option<String>,
+    on_log: Option<logging::JsLogFn>,
+    on_before_compact: Option<JsBeforeCompactFn>,
+) -> Result<String> {
+    let work = async move {
+        let (mut options, raw_options) = parse_options_and_value(options_json)?;
+        options.calibration = parse_calibration(calibration_json)?;
+        let input = parse_input(messages, options.format)?;
+        input.adjust(&mut options);
+        // The caller's counts are per item; the pipeline works on the view's messages.
+        let counts = counts
+            .filter(|c| c.len() == input.items.len())
+            .map(|c| input.counts(c.into_iter().map(|n| n as usize).collect()));
+        // `provider: 'anthropic-compaction'`: Anthropic's on-demand compaction writes the
+        // summary, the plain Anthropic summarizer its fallback (a JS `summarizer` wins over both).
+        let compaction = match &summarizer {
+            Some(_) => None,
+            None => providers::compaction_from_options(&raw_options).map_err(invalid)?,
+        };
+        let summarizer = match compaction {
+            Some(compaction) => {
+                options.native_compaction = compaction.native.ok().map(std::sync::Arc::new);
+                compaction.fallback
+            }
+            None => choose_summarizer(summarizer, &options, &raw_options, &input)?,
+        };
+        let events = EventBridge {
+            callback: on_event,
+            before_compact: on_before_compact,
+        };
+        let cancel = token_for(cancel_id);
+        match pipeline::compact_with_hooks(
+            input.messages(),
+            counts,
+            &options,
+            summarizer.as_ref(),
+            &cancel,
+            &events,
+            &events,
+        )
+        .await
+        {
+            Ok(outcome) => {
+                let format = input.format();
+                Ok(outcome_json(&input.outcome(outcome), format).to_string())
+            }
+            Err(compact::Aborted) => {
+                Err(Error::new(Status::Cancelled, "This operation was aborted"))
+            }
+        }
+    };
+    logging::with_logger(on_log, AssertUnwindSafe(work).catch_unwind())
+        .await
+        .unwrap_or_else(|_| Err(internal("compactMessages")))
+}
+
+/// Writes an archive of messages and resolves with its path.
+#[napi]
+pub async fn persist_messages_json(
+    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
+    output_dir: String,
+    session_id: String,
+    format: Option<String>,
+    store_json: Option<String>,
+) -> Result<String> {
+    // A list in another format is archived as its view messages, each holding its items, as
+    // a compaction archives it: restore reads both the same way.
+    let messages = parse_input(messages, parse_format(format)?)?
+        .messages()
+        .to_vec();
+    archive::validate_session_id(&session_id).map_err(invalid)?;
+    let store = js_store::location(&output_dir, store_json.as_deref())?;
+    let dir = PathBuf::from(output_dir);
+    let written = tokio::task::spawn_blocking(move || {
+        archive::persist_in(&messages, &dir, store.as_deref(), &session_id)
+    })
+    .await
+    .map_err(|_| internal("persistMessages"))?;
+    match written {
+        Ok(file) => Ok(file.path.display().to_string()),
+        Err(e) => Err(Error::new(
+            Status::GenericFailure,
+            format!("could not write the archive: {e}"),
+        )),
+    }
+}
+
+/// `offloadToolResults`: shortens oversized tool results (or, with `scope: 'all'`, any message
+/// text) to about `maxTokens`, archiving the originals. Resolves with
+/// `{"pieces", "offloaded", "archivePath", "error"}` as JSON.
+#[napi]
+pub async fn offload_tool_results_json(
+    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
+    max_tokens: u32,
+    options_json: Option<String>,
+) -> Result<String> {
+    let options = parse_options(options_json)?;
+    let input = parse_input(messages, options.format)?;
+    let work = move || {
+        let mut outcome = context_compact_core::pipeline::offload::offload_tool_results_in(
+            input.messages(),
+            max_tokens as usize,
+            options.offload,
+            &options.output_dir,
+            options.archive_store.as_deref(),
+            &options.session_id,
+            options.encoding,
+        );
+        let view_pieces = std::mem::take(&mut outcome.pieces);
+        let pieces: Vec<Value> = input
+            .pieces(view_pieces)
+            .into_iter()
+            .map(|piece| match piece {
+                Piece::Original(index) => json!(index),
+                Piece::New(message) => message,
+            })
+            .collect();
+        json!({
+            "pieces": pieces,
+            "offloaded": outcome.offloaded,
+            "archivePath": outcome.archive_path.map(|p| p.display().to_string()),
+            "error": outcome.error,
+        })
+        .to_string()
+    };
+    tokio::task::spawn_blocking(move || std::panic::catch_unwind(AssertUnwindSafe(work)))
+        .await
+        .map_err(|_| internal("offloadToolResults"))?
+        .map_err(|_| internal("offloadToolResults"))
+}
+
+/// Records a compaction a custom JS strategy made (the pipeline records its own): the audit line
+/// and, with `extractMemory`, the key information of the removed messages. `record_json` holds
+/// `{archivePath, stats, tokens, threshold, error, warnings}`. Resolves with
+/// `{"warnings", "extracted"}` as JSON.
+#[napi]
+pub async fn record_custom_compaction_json(
+    #[napi(ts_arg_type = "object[]")] removed: JsMessages,
+    options_json: Option<String>,
+    record_json: String,
+) -> Result<String> {
+    let options = parse_options(options_json)?;
+    let removed = parse_input(removed, options.format)?.messages().to_vec();
+    let record = parse_json(&record_json, "record")?;
+    let work = move || {
+        let mut outcome = CompactOutcome::skipped(
+            record["tokens"].as_u64().unwrap_or(0) as usize,
+            record["threshold"].as_u64().unwrap_or(0) as usize,
+            serde_json::from_value(record["error"].clone()).ok(),
+        );
+        outcome.compacted = record["compacted"] == true;
+        outcome.archive_path = record["archivePath"].as_str().map(PathBuf::from);
+        outcome.stats = serde_json::from_value(record["stats"].clone()).unwrap_or_default();
+        outcome.warnings = serde_json::from_value(record["warnings"].clone()).unwrap_or_default();
+        outcome.provider = Some("custom".to_string());
+        pipeline::report::record_external(&options, &removed, &mut outcome);
+        json!({ "warnings": outcome.warnings, "extracted": outcome.extracted }).to_string()
+    };
+    tokio::task::spawn_blocking(move || std::panic::catch_unwind(AssertUnwindSafe(work)))
+        .await
+        .map_err(|_| internal("recordCustomCompaction"))?
+        .map_err(|_| internal("recordCustomCompaction"))
+}
+
+/// Summarizes messages (the whole list is the "middle") and resolves with the summary text.
+#[napi]
+pub async fn generate_summary_json(
+    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
+    options_json: Option<String>,
+    summarizer: Option<JsSummarizerFn>,
+    cancel_id: Option<u32>,
+    on_log: Option<logging::JsLogFn>,
+) -> Result<String> {
+    let work = async move {
+        let (options, raw_options) = parse_options_and_value(options_json)?;
+        let input = parse_input(messages, options.format)?;
+        let messages = input.messages();
+        let summarizer = choose_summarizer(summarizer, &options, &raw_options, &input)?;
+        let cancel = token_for(cancel_id);
+        let observer = EventBridge {
+            callback: None,
+            before_compact: None,
+        };
+        let origins: Vec<Option<usize>> = (0..messages.len()).map(Some).collect();
+        match compact::summarize_middle(
+            messages,
+            0,
+            &origins,
+            &options,
+            summarizer.as_ref(),
+            &cancel,
+            &observer,
+        )
+        .await
+        {
+            Ok(summary) => Ok(summary.body),
+            Err(SummaryFailure::Aborted) => {
+                Err(Error::new(Status::Cancelled, "This operation was aborted"))
+            }
+            Err(SummaryFailure::Failed(error)) => Err(Error::new(
+                Status::GenericFailure,
+                format!(
+                    "{}: {} (after {} attempt(s))",
+                    error.code, error.message, error.attempts
+                ),
+            )),
+        }
+    };
+    logging::with_logger(on_log, AssertUnwindSafe(work).catch_unwind())
+        .await
+        .unwrap_or_else(|_| Err(internal("generateSummary")))
+}

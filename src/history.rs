@@ -1,0 +1,129 @@
+//! History: list, restore, prune (SanBot). File IO runs on the blocking pool.
+
+use crate::convert::{internal, invalid, parse_format, parse_input};
+use crate::js_json::JsMessages;
+use crate::js_store;
+use context_compact_core::archive;
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use serde_json::{json, Value};
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+
+// ---------------------------------------------------------------------------------------------
+// History: list, restore, prune (SanBot). File IO runs on the blocking pool.
+
+/// Runs blocking history work and converts its error: invalid arguments become `InvalidArg`
+/// (a TypeError in JS); the others are returned for the caller to convert.
+pub(crate) async fn history_task<T: Send + 'static>(
+    what: &'static str,
+    work: impl FnOnce() -> std::result::Result<T, archive::HistoryError> + Send + 'static,
+) -> Result<std::result::Result<T, archive::HistoryError>> {
+    tokio::task::spawn_blocking(move || std::panic::catch_unwind(AssertUnwindSafe(work)))
+        .await
+        .map_err(|_| internal(what))?
+        .map_err(|_| internal(what))
+}
+
+pub(crate) fn history_error(error: archive::HistoryError) -> Error {
+    match error {
+        archive::HistoryError::Invalid(e) => invalid(e),
+        other => Error::new(Status::GenericFailure, other.to_string()),
+    }
+}
+
+/// The archives of a session as a JSON array of `ArchiveInfo`.
+#[napi]
+pub async fn list_archives_json(
+    output_dir: String,
+    session_id: String,
+    store_json: Option<String>,
+) -> Result<String> {
+    archive::validate_session_id(&session_id).map_err(invalid)?;
+    let store = js_store::location(&output_dir, store_json.as_deref())?;
+    let listed = history_task("listArchives", move || match store {
+        Some(store) => {
+            context_compact_core::archive::store::session::list_archives(&store, &session_id)
+        }
+        None => archive::list_archives(&PathBuf::from(output_dir), &session_id),
+    })
+    .await?;
+    let infos = listed.map_err(history_error)?;
+    serde_json::to_string(&infos).map_err(|_| internal("listArchives"))
+}
+
+/// Restores a compacted message list. Resolves with `{"pieces": [...]}` (an index into
+/// the input, or a message read back from an archive) or, when an archive is missing or
+/// unusable, `{"error": {"code", "message"}}` for the JS layer to throw.
+#[napi]
+pub async fn restore_messages_json(
+    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
+    output_dir: Option<String>,
+    session_id: Option<String>,
+    format: Option<String>,
+    store_json: Option<String>,
+) -> Result<String> {
+    let input = std::sync::Arc::new(parse_input(messages, parse_format(format)?)?);
+    let for_restore = input.clone();
+    if let Some(session_id) = &session_id {
+        archive::validate_session_id(session_id).map_err(invalid)?;
+    }
+    let store = js_store::location(
+        output_dir.as_deref().unwrap_or(archive::DEFAULT_OUTPUT_DIR),
+        store_json.as_deref(),
+    )?;
+    let restored = history_task("restoreMessages", move || match store {
+        Some(store) => context_compact_core::archive::store::session::restore_messages(
+            &store,
+            for_restore.messages(),
+            session_id.as_deref().unwrap_or(archive::DEFAULT_SESSION_ID),
+        ),
+        None => archive::restore_messages_with_defaults(
+            for_restore.messages(),
+            output_dir.as_deref().map(std::path::Path::new),
+            session_id.as_deref(),
+        ),
+    })
+    .await?;
+    let out = match restored {
+        Ok(pieces) => {
+            let pieces: Vec<Value> = input
+                .restored(pieces)
+                .into_iter()
+                .map(|piece| match piece {
+                    archive::Restored::Original(index) => json!(index),
+                    archive::Restored::Archived(message) => message,
+                })
+                .collect();
+            json!({ "pieces": pieces })
+        }
+        Err(archive::HistoryError::Invalid(e)) => return Err(invalid(e)),
+        Err(e) => json!({ "error": { "code": e.code(), "message": e.to_string() } }),
+    };
+    Ok(out.to_string())
+}
+
+/// Prunes old archives; resolves with `{"removed": [...], "kept": n}` as JSON.
+#[napi]
+pub async fn prune_archives_json(
+    output_dir: String,
+    older_than_days: Option<f64>,
+    session_id: Option<String>,
+    store_json: Option<String>,
+) -> Result<String> {
+    let mut options = archive::PruneOptions::default();
+    if let Some(days) = older_than_days {
+        options.older_than_days = days;
+    }
+    options.session_id = session_id;
+    let store = js_store::location(&output_dir, store_json.as_deref())?;
+    let pruned = history_task("pruneArchives", move || match store {
+        Some(store) => {
+            context_compact_core::archive::store::session::prune_archives(&store, &options)
+        }
+        None => archive::prune_archives(&PathBuf::from(output_dir), &options),
+    })
+    .await?;
+    let report = pruned.map_err(history_error)?;
+    serde_json::to_string(&report).map_err(|_| internal("pruneArchives"))
+}
