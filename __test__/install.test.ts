@@ -145,7 +145,7 @@ describe.skipIf(!supported)(`npm install of the packed packages (${PLATFORM}) wi
     expect(list.status, list.output).toBe(0)
     const files = list.stdout.split('\n').filter(Boolean)
     expect(files.filter((f) => f.endsWith('.node'))).toEqual([])
-    for (const file of ['package/index.js', 'package/index.mjs', 'package/index.d.ts', 'package/binding.js', 'package/cli/context-compact.js', 'package/benchmark/generate.mjs']) {
+    for (const file of ['package/index.js', 'package/index.mjs', 'package/index.d.ts', 'package/lib/native.js', 'package/lib/compactor.js', 'package/binding.js', 'package/cli/context-compact.js', 'package/benchmark/generate.mjs']) {
       expect(files).toContain(file)
     }
     // One platform package per target, at the root's version (`napi version` keeps npm/* in

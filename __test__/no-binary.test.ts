@@ -1,7 +1,7 @@
 // When no native binary loads (a platform without a prebuilt package, or the optional
 // dependency left out), require('context-compact') must say what is wrong and what to do.
 import { spawnSync } from 'node:child_process'
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -33,6 +33,8 @@ describe('no native binary', () => {
 
   it('the JS files without any .node (and no platform package) throw a clear error', () => {
     for (const file of ['index.js', 'index.mjs', 'binding.js', 'package.json']) copyFileSync(join(root, file), join(dir, file))
+    // The JS layer the entry loads (the published package ships it: package.json "files").
+    cpSync(join(root, 'lib'), join(dir, 'lib'), { recursive: true })
     const { status, stderr } = load(dir, { NAPI_RS_NATIVE_LIBRARY_PATH: '' })
     expect(status).not.toBe(0)
     expectClearMessage(stderr)

@@ -1,0 +1,369 @@
+'use strict'
+
+// The stateful form: a Compactor holds a session's options, its per-message count cache
+// (snapshot.js says when a cached count is still right), what it learned from usage reports,
+// and the session's MessageMarkMap with the batches it can roll back to.
+
+const native = require('./native.js')
+const { describe, invalidArgument, callNative, checkedMessages, checkOptions, checkFunction } = require('./validate.js')
+const { formatOf, encodingOf, needsToolBytes } = require('./options.js')
+const { wrapLog } = require('./callbacks.js')
+const { checkArchiveStore } = require('./store.js')
+const { measureCounts } = require('./counting.js')
+const { partitionMessages, generateSummary } = require('./steps.js')
+const { restoreMessages } = require('./archives.js')
+const { createMarkMap } = require('./mark-map.js')
+const { runCompaction, overflowCalibration } = require('./compaction.js')
+const { takeSnapshot, unchangedSince } = require('./snapshot.js')
+
+class Compactor {
+  #options
+  // Message object → { tape, tokens, bytes } (bytes: -1 until maxToolOutputBytes needs it).
+  #cache = new WeakMap()
+  #calibration = null
+  // MessageMarkMap bookkeeping: the original index of every message object seen (counted
+  // across the whole session), the messages this compactor made (summaries, notices, cleared
+  // tool results: not originals), and for each batch after the first, the list its compaction
+  // returned and how many originals existed then (for rollback).
+  #origin = new WeakMap()
+  #generated = new WeakSet()
+  #nextOriginal = 0
+  #markMap = createMarkMap(0)
+  #batches = []
+  #lastMessages = null
+  // Models on which provider 'anthropic-compaction' turned out to be unavailable.
+  #compactionUnavailable = new Set()
+  // The list shouldCompact last reported as over the limit (token_limit_exceeded), so that
+  // compact() on the same list does not report it again.
+  #limitReported = null
+
+  constructor(options) {
+    this.#options = { ...checkOptions(options) }
+    // Fail early on invalid options rather than on the first turn.
+    measureCounts([], [], this.#options, null)
+    checkFunction(this.#options, 'summarizer')
+    checkFunction(this.#options, 'onEvent')
+    checkFunction(this.#options, 'onBeforeCompact')
+    checkArchiveStore(this.#options.archiveStore)
+    wrapLog(this.#options)
+  }
+
+  /** The options this compactor was created with (a copy). */
+  get options() {
+    return { ...this.#options }
+  }
+
+  /** The session's MessageMarkMap (a copy): one batch per compaction, rollback removes batches. */
+  get markMap() {
+    return structuredClone(this.#markMap)
+  }
+
+  // Gives every message object not seen before the next original index.
+  #track(messages) {
+    for (const message of messages) {
+      if (message === null || typeof message !== 'object') continue
+      if (this.#origin.has(message) || this.#generated.has(message)) continue
+      this.#origin.set(message, this.#nextOriginal)
+      this.#markMap.originalIndices.push(this.#nextOriginal)
+      this.#nextOriginal += 1
+    }
+  }
+
+  // The cache entry of every message of `messages` that is unchanged since it was cached, and
+  // new entries (counted now, snapshot taken) for the others; a non-object is never cached
+  // (the addon reports it). Each message is compared with its snapshot once per call.
+  #entries(messages) {
+    checkedMessages(messages)
+    const entries = new Array(messages.length)
+    const missing = []
+    const missingIndex = []
+    for (let i = 0; i < messages.length; i++) {
+      const message = messages[i]
+      const entry = message !== null && typeof message === 'object' ? this.#cache.get(message) : undefined
+      if (entry !== undefined && unchangedSince(message, i, entry.tape)) {
+        entries[i] = entry
+      } else {
+        missing.push(message)
+        missingIndex.push(i)
+      }
+    }
+    if (missing.length > 0) {
+      // Counted first (the addon reports unreadable messages with their index), snapshots
+      // after: nothing runs in between that could change a message.
+      const read = callNative(
+        () => native.countItemsJson(missing, encodingOf(this.#options), formatOf(this.#options)),
+        missingIndex,
+      )
+      for (let j = 0; j < missing.length; j++) {
+        const message = missing[j]
+        const index = missingIndex[j]
+        const entry = { tape: null, tokens: read.counts[j], bytes: -1, signature: read.signatures[j], readAs: read.format }
+        entries[index] = entry
+        if (message === null || typeof message !== 'object') continue
+        entry.tape = takeSnapshot(message, index)
+        if (entry.tape !== null) this.#cache.set(message, entry)
+        else this.#cache.delete(message)
+      }
+    }
+    entries.format = this.#readInListFormat(messages, entries)
+    return entries
+  }
+
+  // Messages counted apart (on different calls, or alone) were read in the format their batch
+  // said; the list's format is the one its first message that says one names (or the
+  // option's). Those read otherwise are counted again in it, as the stateless countTokens reads
+  // them — including when that refuses them.
+  #readInListFormat(messages, entries) {
+    let format = formatOf(this.#options)
+    if (format === undefined) {
+      format = 'anthropic'
+      let first = -1
+      for (let i = 0; i < entries.length; i++) {
+        const signature = entries[i].signature
+        if (!signature) continue
+        if (first < 0) {
+          first = i
+          format = signature
+        } else if (signature !== format) {
+          // Mixed: the stateless reading says so, naming the messages.
+          callNative(() => native.countEachJson(messages, encodingOf(this.#options)))
+        }
+      }
+    }
+    const stale = []
+    for (let i = 0; i < entries.length; i++) if (entries[i].readAs !== format) stale.push(i)
+    if (stale.length > 0) {
+      const read = callNative(
+        () => native.countItemsJson(stale.map((i) => messages[i]), encodingOf(this.#options), format),
+        stale,
+      )
+      stale.forEach((i, j) => {
+        entries[i].tokens = read.counts[j]
+        entries[i].readAs = format
+        entries[i].bytes = -1
+      })
+    }
+    return format
+  }
+
+  // Token counts per message.
+  #countEach(messages) {
+    return this.#entries(messages).map((entry) => entry.tokens)
+  }
+
+  // The tool output of a list (maxToolOutputBytes), from entries of the same call.
+  #toolOutputBytes(messages, entries, opts) {
+    if (!needsToolBytes(opts)) return 0
+    const missing = []
+    const missingEntries = []
+    for (let i = 0; i < entries.length; i++) {
+      if (entries[i].bytes < 0) {
+        missing.push(messages[i])
+        missingEntries.push(entries[i])
+      }
+    }
+    if (missing.length > 0) {
+      const bytes = callNative(() => native.toolOutputBytesJson(missing, entries.format ?? formatOf(this.#options)))
+      for (let j = 0; j < missing.length; j++) missingEntries[j].bytes = bytes[j]
+    }
+    let total = 0
+    for (const entry of entries) total += entry.bytes
+    return total
+  }
+
+  countTokens(messages) {
+    let total = 0
+    for (const entry of this.#entries(messages)) total += entry.tokens
+    return total
+  }
+
+  /**
+   * What this compactor learned from usage reports: the billed-per-raw-token slope (null until
+   * enough growth was seen), the latest billed/raw ratio, and how many reports it saw.
+   */
+  get calibration() {
+    const c = this.#calibration
+    if (!c || !c.latest) return null
+    const [firstRaw, firstBilled] = c.first
+    const [raw, billed] = c.latest
+    const slope = raw - firstRaw >= 2000 && billed > firstBilled ? (billed - firstBilled) / (raw - firstRaw) : null
+    return { slope, ratio: billed / raw, samples: c.samples }
+  }
+
+  // Learns from a usage report (before measuring with it).
+  #observe(messages, counts, opts) {
+    if (opts.usage === undefined || opts.usage === null) return
+    const m = measureCounts(messages, counts, { ...opts, usage: undefined }, null)
+    if (m.tokensAfterLastAssistant === null) return
+    const covered = m.rawTokens - m.tokensAfterLastAssistant
+    const json = callNative(() =>
+      native.calibrateJson(this.#calibration ? JSON.stringify(this.#calibration) : null, covered, JSON.stringify(opts.usage)),
+    )
+    this.#calibration = JSON.parse(json)
+  }
+
+  /**
+   * The numbers behind the trigger: the raw count, the estimate it compares with the threshold,
+   * and where the estimate came from ('usage', 'calibration', 'model' or 'raw').
+   */
+  measure(messages, overrides) {
+    const opts = { ...this.#options, ...checkOptions(overrides, 'overrides') }
+    const entries = this.#entries(messages)
+    const counts = entries.map((entry) => entry.tokens)
+    this.#track(messages)
+    this.#observe(messages, counts, opts)
+    const { tokensAfterLastAssistant, ...measure } = measureCounts(
+      messages,
+      counts,
+      opts,
+      this.#calibration,
+      this.#toolOutputBytes(messages, entries, opts),
+    )
+    return measure
+  }
+
+  /** Also emits `token_limit_exceeded` through `onEvent` when the estimate reaches the threshold. */
+  shouldCompact(messages, overrides) {
+    const measure = this.measure(messages, overrides)
+    this.#limitReported = null
+    if (messages.length > 0 && measure.tokens >= measure.threshold) {
+      const onEvent = { ...this.#options, ...(overrides ?? {}) }.onEvent
+      if (typeof onEvent === 'function') {
+        this.#limitReported = { messages, length: messages.length }
+        try {
+          onEvent({ type: 'token_limit_exceeded', tokensUsed: measure.tokens, tokenLimit: measure.threshold })
+        } catch (error) {
+          process.emitWarning(`onEvent listener threw: ${error && error.message}`, { code: 'CONTEXT_COMPACT_LISTENER' })
+        }
+      }
+    }
+    return measure.shouldCompact
+  }
+
+  async compact(messages, overrides) {
+    let opts = { ...this.#options, ...checkOptions(overrides, 'overrides') }
+    const counts = this.#countEach(messages)
+    this.#track(messages)
+    this.#observe(messages, counts, opts)
+    if (opts.overflow !== undefined && opts.overflow !== null) {
+      this.#calibration = overflowCalibration(messages, counts, opts, this.#calibration)
+      opts = { ...opts, force: true }
+    }
+    // shouldCompact already told onEvent that this very list is over the limit: once is enough.
+    const reported = this.#limitReported
+    this.#limitReported = null
+    if (reported && reported.messages === messages && reported.length === messages.length && typeof opts.onEvent === 'function') {
+      const onEvent = opts.onEvent
+      let skipped = false
+      opts = {
+        ...opts,
+        onEvent: (event) => {
+          if (!skipped && event && event.type === 'token_limit_exceeded') {
+            skipped = true
+            return
+          }
+          return onEvent(event)
+        },
+      }
+    }
+    // Models on which Anthropic's on-demand compaction was unavailable are not tried again.
+    if (this.#compactionUnavailable.size > 0) {
+      opts = { ...opts, compactionUnavailableModels: [...this.#compactionUnavailable, ...(opts.compactionUnavailableModels ?? [])] }
+    }
+    const result = await runCompaction(messages, opts, counts, this.#calibration, this.#markMap)
+    if (result.compactionUnavailable) this.#compactionUnavailable.add(result.compactionUnavailable)
+    if (result.compacted) {
+      // New messages (summary, notice, cleared tool results) are counted now, so the next turn
+      // only counts what it adds, and are never taken for originals.
+      const fresh = result.messages.filter((m) => m !== null && typeof m === 'object' && !this.#origin.has(m))
+      for (const m of fresh) this.#generated.add(m)
+      if (fresh.length > 0) this.#countEach(fresh)
+      this.#startBatch(messages, result)
+      this.#lastMessages = result.messages
+    }
+    return result
+  }
+
+  // A compaction starts a new batch at the first original index of the unchanged suffix (the
+  // messages after the last one it removed or changed); a custom strategy may return its own
+  // mark map instead.
+  #startBatch(messages, result) {
+    const map = this.#markMap
+    const own = result.markMap
+    if (own && JSON.stringify(own) !== JSON.stringify(map)) {
+      // The strategy kept its own books: adopt them; its current batch is this compaction.
+      this.#markMap = structuredClone(own)
+      const later = this.#markMap.batchBoundaries.length - 1
+      this.#batches = this.#batches.slice(0, Math.max(0, later - 1))
+      if (later > 0) this.#batches.push({ snapshot: result.messages.slice(), seen: this.#nextOriginal })
+      return
+    }
+    const kept = new Set(result.messages)
+    let boundary = this.#nextOriginal
+    for (let i = messages.length - 1; i >= 0 && kept.has(messages[i]); i--) {
+      const origin = this.#origin.get(messages[i])
+      if (origin !== undefined) boundary = origin
+    }
+    boundary = Math.max(boundary, map.batchBoundaries[map.batchBoundaries.length - 1])
+    const batch = Math.max(...map.boundaryToBatch) + 1
+    map.batchBoundaries.push(boundary)
+    map.boundaryToBatch.push(batch)
+    map.currentBatch = batch
+    this.#batches.push({ snapshot: result.messages.slice(), seen: this.#nextOriginal })
+  }
+
+  /**
+   * Rolls the conversation back to an earlier batch of the mark map (seed §八.4): batch 0 is the
+   * whole original conversation, read back from the archives with {@link restoreMessages};
+   * batch k is the list compaction k returned, followed by every message added since (restored
+   * from later archives where needed). The later batches leave the mark map.
+   */
+  async rollback(batch, messages) {
+    const map = this.#markMap
+    const position = map.boundaryToBatch.indexOf(batch)
+    if (!Number.isInteger(batch) || position < 0) {
+      throw invalidArgument(`batch ${describe(batch) === 'number' ? batch : describe(batch)} is not in the mark map (batches ${map.boundaryToBatch.join(', ')})`)
+    }
+    const current = messages ?? this.#lastMessages ?? []
+    if (!Array.isArray(current)) {
+      throw invalidArgument(`messages must be an array of message objects, got ${describe(current)}`)
+    }
+    this.#track(current)
+    const full = await restoreMessages(current, {
+      outputDir: this.#options.outputDir,
+      sessionId: this.#options.sessionId,
+      storeOptions: this.#options.storeOptions,
+      archiveStore: this.#options.archiveStore,
+    })
+    if (full.length !== this.#nextOriginal) {
+      const error = new Error(
+        `cannot roll back: the archives give back ${full.length} messages, but this compactor saw ${this.#nextOriginal} (messages removed without a restorable notice, e.g. by a custom strategy, or archives missing)`,
+      )
+      error.code = 'ROLLBACK_FAILED'
+      throw error
+    }
+    // Messages read back from the archives are the originals of their indices.
+    full.forEach((message, index) => {
+      if (!this.#origin.has(message)) this.#origin.set(message, index)
+    })
+    const restored = position === 0 ? full : [...this.#batches[position - 1].snapshot, ...full.slice(this.#batches[position - 1].seen)]
+    map.batchBoundaries.length = position + 1
+    map.boundaryToBatch.length = position + 1
+    map.currentBatch = batch
+    this.#batches.length = position
+    this.#lastMessages = restored
+    return restored
+  }
+
+  partitionMessages(messages, tailRetentionTokens) {
+    return partitionMessages(messages, tailRetentionTokens, this.#options)
+  }
+
+  generateSummary(middle, overrides) {
+    return generateSummary(middle, { ...this.#options, ...checkOptions(overrides, 'overrides') })
+  }
+}
+
+module.exports = {
+  Compactor,
+}
