@@ -16,7 +16,9 @@ use context_compact_core::pipeline::compact::{self, CompactOptions, CompactOutco
 use context_compact_core::pipeline::{self, BeforeCompactInfo, CompactHooks, Confirmation};
 use context_compact_core::summary::prompt;
 use context_compact_core::summary::providers::{self};
+use context_compact_core::model::tokens;
 use context_compact_core::summary::summarize::{
+    UsageMeter,
     AttemptError, AttemptObserver, BoxFuture, Retry, Summarizer, SummaryFailure, SummaryRequest,
 };
 use futures::FutureExt;
@@ -281,6 +283,8 @@ pub(crate) fn outcome_json(outcome: &CompactOutcome, format: Format) -> Value {
         "transformations": outcome.transformations,
         "thinkingArchivePath": outcome.thinking_archive_path.as_ref().map(|p| p.display().to_string()),
         "compactionUnavailable": outcome.native_unavailable,
+        "summaryUsage": outcome.summary_usage,
+        "summaryRequest": outcome.summary_request,
         "format": format.name(),
     })
 }
@@ -472,8 +476,9 @@ pub async fn generate_summary_json(
     on_log: Option<logging::JsLogFn>,
 ) -> Result<String> {
     let work = async move {
-        let (options, raw_options) = parse_options_and_value(options_json)?;
+        let (mut options, raw_options) = parse_options_and_value(options_json)?;
         let input = parse_input(messages, options.format)?;
+        options.format = Some(input.format());
         let messages = input.messages();
         let summarizer = choose_summarizer(summarizer, &options, &raw_options, &input)?;
         let cancel = token_for(cancel_id);
@@ -482,16 +487,27 @@ pub async fn generate_summary_json(
             before_compact: None,
         };
         let origins: Vec<Option<usize>> = (0..messages.len()).map(Some).collect();
-        match compact::summarize_middle(
+        // The whole list is the part to summarize; its size decides whether the loop's own
+        // request (agentRequest) fits the summary model.
+        let estimate = messages
+            .iter()
+            .map(|m| tokens::count_message(options.encoding, m))
+            .sum::<usize>()
+            + options.extra_tokens();
+        let meter = UsageMeter::default();
+        match compact::summarize_region(
             messages,
-            0,
+            0..messages.len(),
             &origins,
+            estimate as u64,
             &options,
             summarizer.as_ref(),
+            &meter,
             &cancel,
             &observer,
         )
         .await
+        .map(|region| region.summary)
         {
             Ok(summary) => Ok(summary.body),
             Err(SummaryFailure::Aborted) => {

@@ -713,6 +713,8 @@ async fn the_fallback_is_the_plain_anthropic_summarizer_on_the_same_server() {
         custom_instructions: None,
         max_tokens: 1000,
         attempt: 1,
+        shared: None,
+        usage: None,
     };
     let text = made.fallback.summarize(&request).await.unwrap();
     assert_eq!(text, "## Goal\nthe summary");

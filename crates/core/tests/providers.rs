@@ -63,6 +63,8 @@ fn request(prompt: &str) -> SummaryRequest<'static> {
         custom_instructions: None,
         max_tokens: 1000,
         attempt: 1,
+        shared: None,
+        usage: None,
     }
 }
 
@@ -177,6 +179,7 @@ async fn anthropic_success_sends_the_documented_request() {
         &origins,
         &options,
         s.as_ref(),
+        None,
         &CancellationToken::new(),
         &NoObserver,
     )

@@ -107,6 +107,9 @@ pub enum ErrorCode {
     ConnectionFailed,
     /// The response was not the JSON the protocol promises.
     InvalidResponse,
+    /// The model called a tool instead of writing the summary (a shared request keeps the
+    /// loop's tools, so the model may).
+    ToolCall,
     /// `requireArchive` was set and the archive could not be written.
     ArchiveFailed,
     /// `onBeforeCompact` declined.
@@ -139,6 +142,7 @@ impl ErrorCode {
             ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::ConnectionFailed => "CONNECTION_FAILED",
             ErrorCode::InvalidResponse => "INVALID_RESPONSE",
+            ErrorCode::ToolCall => "TOOL_CALL",
             ErrorCode::ArchiveFailed => "ARCHIVE_FAILED",
             ErrorCode::Declined => "DECLINED",
             ErrorCode::MissingApiKey => "MISSING_API_KEY",

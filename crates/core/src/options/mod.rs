@@ -24,7 +24,7 @@ use crate::plan::selective::SelectiveRules;
 use crate::plan::strategy::Strategy;
 use crate::plan::thinking::ThinkingPolicy;
 
-pub use crate::pipeline::options::{token_budget, CompactOptions, PromptStyle};
+pub use crate::pipeline::options::{token_budget, CompactOptions, PromptStyle, SummaryRequestMode};
 
 // ---------------------------------------------------------------------------------------------
 // Reading the options from JSON
@@ -249,10 +249,64 @@ impl CompactOptions {
             Some(v @ Value::Array(_)) => o.tools = Some(v.clone()),
             Some(other) => return Err(wrong("tools", "an array of tool definitions", other)),
         }
+        match field(&map, "agentRequest") {
+            None => {}
+            Some(Value::Object(body)) => {
+                // The loop's messages come separately; a `messages` field here is a mistake that
+                // would otherwise be sent twice.
+                if body.contains_key("messages") || body.contains_key("contents") || body.contains_key("input") {
+                    return Err(ValidationError::argument(
+                        "options.agentRequest",
+                        "must not hold the messages (messages, contents, input): pass the request body without them",
+                    ));
+                }
+                if let Some(model) = body.get("model").filter(|m| !m.is_string()) {
+                    return Err(wrong("agentRequest.model", "a string", model));
+                }
+                // What the loop sends also counts toward the trigger, when not given apart.
+                if o.system.is_none() {
+                    match body.get("system") {
+                        None | Some(Value::Null) => {}
+                        Some(v @ (Value::String(_) | Value::Array(_))) => o.system = Some(v.clone()),
+                        Some(other) => {
+                            return Err(wrong(
+                                "agentRequest.system",
+                                "a string or an array of text blocks",
+                                other,
+                            ))
+                        }
+                    }
+                }
+                if o.tools.is_none() {
+                    match body.get("tools") {
+                        None | Some(Value::Null) => {}
+                        Some(v @ Value::Array(_)) => o.tools = Some(v.clone()),
+                        Some(other) => {
+                            return Err(wrong("agentRequest.tools", "an array of tool definitions", other))
+                        }
+                    }
+                }
+                o.agent_request = Some(Arc::new(body.clone()));
+            }
+            Some(other) => return Err(wrong("agentRequest", "an object (the request body without its messages)", other)),
+        }
+        if let Some(name) = get_string(&map, "summaryRequest")? {
+            o.summary_request = SummaryRequestMode::parse(&name).ok_or_else(|| {
+                ValidationError::argument(
+                    "options.summaryRequest",
+                    format!("expected 'auto', 'shared' or 'transcript', got {name:?}"),
+                )
+            })?;
+        }
         if let Some(v) = get_count(&map, "keepRecentTurns")? {
             o.keep_recent_turns = v as usize;
         }
-        o.agent_model = get_string(&map, "agentModel")?;
+        o.agent_model = get_string(&map, "agentModel")?.or_else(|| {
+            // The loop's own model, when it says it in `agentRequest`.
+            o.agent_request
+                .as_ref()
+                .and_then(|body| body.get("model")?.as_str().map(str::to_string))
+        });
         if get_count(&map, "contextTokenLimit")?.is_none() {
             if let Some(window) = o
                 .agent_model

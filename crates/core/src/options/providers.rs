@@ -74,7 +74,15 @@ impl ProviderOptions {
             .map(|n| n.min(u32::MAX as u64) as u32);
         Ok(ProviderOptions {
             provider,
-            model: non_empty(get_string(map, "model")?),
+            // The summary model defaults to the loop's own (`agentRequest.model`): a shared
+            // request is only a cache hit on the model that wrote the cache.
+            model: non_empty(get_string(map, "model")?).or_else(|| {
+                map.get("agentRequest")
+                    .and_then(|body| body.get("model"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .filter(|m| !m.trim().is_empty())
+            }),
             api_key,
             base_url,
             timeout,

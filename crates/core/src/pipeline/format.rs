@@ -10,10 +10,13 @@ use crate::model::piece::Piece;
 use crate::plan::thinking::ThinkingPolicy;
 
 impl Input {
-    /// The options as they apply to this list: the thinking policy's `auto` keeps reasoning in
+    /// The options as they apply to this list: its format, and the thinking policy's `auto` keeps reasoning in
     /// formats whose APIs do not check it against the conversation before it
     /// ([`crate::formats::Format::may_carry_claude_thinking`]).
     pub fn adjust(&self, options: &mut CompactOptions) {
+        // The pipeline works on the view; the format says whether it is the caller's own list
+        // (a shared summary request sends that list as is).
+        options.format = Some(self.format());
         if !self.format().may_carry_claude_thinking() && options.thinking == ThinkingPolicy::Auto {
             options.thinking = ThinkingPolicy::Keep;
         }

@@ -410,9 +410,10 @@ async fn run(
                     stripped: Vec::new(),
                     native_fallback,
                 },
-                Err(error) => {
+                Err((error, usage)) => {
                     let attempts = error.attempts;
                     let mut outcome = report.failed(error, &planned);
+                    outcome.summary_usage = usage;
                     outcome.provider = Some(summarizer.provider().to_string());
                     outcome.model = summarizer.model().map(str::to_string);
                     outcome.attempts = attempts;

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::archive;
 use crate::base::error::ValidationError;
@@ -31,6 +31,32 @@ pub enum PromptStyle {
     Structured,
     /// The Agent-SDK seed's continuation-summary prompt.
     Continuation,
+}
+
+/// Which request asks for the summary (`summaryRequest`, SPEC §4.10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SummaryRequestMode {
+    /// The loop's own request plus one instruction when `agentRequest` is given and it can
+    /// work (the list is in the provider's own format, the summary model is the loop's, and
+    /// the list fits the model's window); the transcript otherwise. The default.
+    #[default]
+    Auto,
+    /// The loop's own request whenever it can work; where it cannot, the transcript with a
+    /// warning saying why.
+    Shared,
+    /// Always the transcript request: the middle rendered as text in one user message.
+    Transcript,
+}
+
+impl SummaryRequestMode {
+    pub fn parse(name: &str) -> Option<SummaryRequestMode> {
+        match name {
+            "auto" => Some(SummaryRequestMode::Auto),
+            "shared" => Some(SummaryRequestMode::Shared),
+            "transcript" => Some(SummaryRequestMode::Transcript),
+            _ => None,
+        }
+    }
 }
 
 /// Options of a compaction. Every field has a default (`CompactOptions::default()`), so zero
@@ -71,6 +97,14 @@ pub struct CompactOptions {
     pub system: Option<Value>,
     /// Tool definitions: counted into the trigger, never changed.
     pub tools: Option<Value>,
+    /// The body of the request the loop sends, without its messages (`agentRequest`: `model`,
+    /// `system`, `tools`, `tool_choice`, `thinking`, … for Anthropic; `model`, `tools`,
+    /// `tool_choice`, `reasoning_effort`, `prompt_cache_key`, … for OpenAI). With it, the
+    /// HTTP providers send that request with the loop's messages and one instruction, so the
+    /// summary reads the loop's prompt cache. Default none.
+    pub agent_request: Option<Arc<Map<String, Value>>>,
+    /// Which request asks for the summary. Default [`SummaryRequestMode::Auto`].
+    pub summary_request: SummaryRequestMode,
     /// Keep at least this many user turns in the tail. Default 0.
     pub keep_recent_turns: usize,
     /// The model the agent talks to: scales the trigger's estimate by its family's factor
@@ -144,6 +178,8 @@ impl Default for CompactOptions {
             require_archive: false,
             system: None,
             tools: None,
+            agent_request: None,
+            summary_request: SummaryRequestMode::Auto,
             keep_recent_turns: 0,
             agent_model: None,
             usage: None,

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::error::CompactError;
 use crate::model::trigger::{Measure, TriggerKind};
+use crate::summary::summarize::{SummaryRequestKind, SummaryUsage};
 use crate::plan::offload::Offloaded;
 use crate::plan::partition::Partition;
 use crate::plan::strategy::{Removal, Strategy};
@@ -78,6 +79,11 @@ pub struct CompactOutcome {
     /// The model on which Anthropic's on-demand compaction turned out to be unavailable (a
     /// `Compactor` does not try it again).
     pub native_unavailable: Option<String>,
+    /// What the summary calls cost (`result.summaryUsage`); `None` when no LLM was called.
+    pub summary_usage: Option<SummaryUsage>,
+    /// Which request wrote the summary that was used (`result.summaryRequest`); `None` when
+    /// no summary request was made.
+    pub summary_request: Option<SummaryRequestKind>,
 }
 
 /// One change to a kept message.
@@ -129,6 +135,8 @@ impl CompactOutcome {
             transformations: Vec::new(),
             thinking_archive_path: None,
             native_unavailable: None,
+            summary_usage: None,
+            summary_request: None,
         }
     }
 }

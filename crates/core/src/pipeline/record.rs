@@ -127,6 +127,13 @@ pub(crate) fn record_outcome(options: &CompactOptions, outcome: &mut CompactOutc
         fields.insert("model".into(), json!(outcome.model));
         fields.insert("attempts".into(), json!(outcome.attempts));
     }
+    // What the summary calls cost, as the provider billed them (also for a failed attempt).
+    if let Some(usage) = &outcome.summary_usage {
+        fields.insert("summaryUsage".into(), json!(usage));
+    }
+    if let Some(kind) = outcome.summary_request {
+        fields.insert("summaryRequest".into(), json!(kind));
+    }
     if !outcome.warnings.is_empty() {
         fields.insert("warnings".into(), json!(outcome.warnings));
     }

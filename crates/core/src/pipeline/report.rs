@@ -173,6 +173,8 @@ impl<'a> Reporter<'a> {
                 });
             outcome.attempts = summary.attempts;
             outcome.rounds = summary.rounds;
+            outcome.summary_usage = summary.usage;
+            outcome.summary_request = Some(summary.request);
         }
         if let Replacement::Rewrite(rewrite) = &draft.replacement {
             outcome.removed = Some(rewrite.removal.clone());

@@ -17,10 +17,14 @@ use crate::pipeline::options::{CompactOptions, PromptStyle};
 use crate::pipeline::outcome::Aborted;
 use crate::plan::partition::{is_user_turn, partition, Partition};
 use crate::summary::ledger::{Ledger, LEDGER_HEADER};
-use crate::summary::prompt::{self, RenderLimits};
+use crate::base::error::ErrorCode;
+use crate::formats::Format;
+use crate::pipeline::options::SummaryRequestMode;
+use crate::summary::prompt::{self, Landmark, RenderLimits, SharedScope, SharedStyle};
+use crate::summary::providers::shared::leading_system;
 use crate::summary::summarize::{
-    summarize_with_retries, AttemptObserver, RetryPolicy, Summarizer, SummaryFailure,
-    SummaryRequest,
+    summarize_with_retries, AttemptObserver, RetryPolicy, SharedRequest, Summarizer,
+    SummaryFailure, SummaryRequest, SummaryRequestKind, SummaryUsage, UsageMeter,
 };
 
 /// The most summary rounds one compaction runs: the first, and at most two more when the
@@ -163,6 +167,10 @@ pub(crate) struct Summarized {
     pub attempts: u32,
     pub rounds: u32,
     pub warnings: Vec<String>,
+    /// What the summary calls cost, summed.
+    pub usage: Option<SummaryUsage>,
+    /// Which request wrote the summary (the first round's; later rounds use the same).
+    pub request: SummaryRequestKind,
 }
 
 /// Summarizes the middle of `plan`, then, while the result (estimated with `stand_in` as the
@@ -182,28 +190,34 @@ pub(crate) async fn summarize(
     summarizer: &dyn Summarizer,
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
-) -> Result<Result<Summarized, CompactError>, Aborted> {
+) -> Result<Result<Summarized, (CompactError, Option<SummaryUsage>)>, Aborted> {
     let origins: Vec<Option<usize>> = (0..messages.len()).map(Some).collect();
-    let first = summarize_middle(
-        &messages[plan.middle()],
-        plan.head_len,
-        &origins[plan.middle()],
+    let meter = UsageMeter::default();
+    let estimate = estimator.after(counts.iter().sum());
+    let first = summarize_region(
+        messages,
+        plan.middle(),
+        &origins,
+        estimate,
         options,
         summarizer,
+        &meter,
         cancel,
         observer,
     )
     .await;
     let mut summarized = match first {
-        Ok(summary) => Summarized {
+        Ok(region) => Summarized {
             region: plan.middle(),
-            body: summary.body,
-            attempts: summary.attempts,
+            body: region.summary.body,
+            attempts: region.summary.attempts,
             rounds: 1,
-            warnings: Vec::new(),
+            warnings: region.warnings,
+            usage: None,
+            request: region.request,
         },
         Err(SummaryFailure::Aborted) => return Err(Aborted),
-        Err(SummaryFailure::Failed(error)) => return Ok(Err(error)),
+        Err(SummaryFailure::Failed(error)) => return Ok(Err((error, meter.total()))),
     };
     let head_tokens: usize = counts[..plan.head_len].iter().sum();
     let mut budget = options.tail_retention_tokens();
@@ -234,17 +248,34 @@ pub(crate) async fn summarize(
             break;
         }
         let fold = region.end..next.tail_start;
-        let round = summarize_after(
-            Some(summarized.body.clone()),
-            &messages[fold.clone()],
-            fold.start,
-            &origins[fold.clone()],
-            options,
-            summarizer,
-            cancel,
-            observer,
-        )
-        .await;
+        // A shared first round shares again: the same conversation, a larger part to
+        // summarize, so the request is again a cache read.
+        let round = if summarized.request == SummaryRequestKind::Shared {
+            summarize_shared(
+                messages,
+                region.start..fold.end,
+                &origins,
+                options,
+                summarizer,
+                &meter,
+                cancel,
+                observer,
+            )
+            .await
+        } else {
+            summarize_after(
+                Some(summarized.body.clone()),
+                &messages[fold.clone()],
+                fold.start,
+                &origins[fold.clone()],
+                options,
+                summarizer,
+                Some(&meter),
+                cancel,
+                observer,
+            )
+            .await
+        };
         match round {
             Ok(summary) => {
                 summarized.region = region.start..fold.end;
@@ -262,7 +293,243 @@ pub(crate) async fn summarize(
             }
         }
     }
+    summarized.usage = meter.total();
     Ok(Ok(summarized))
+}
+
+/// A region's summary and how it was asked for.
+pub struct RegionSummary {
+    pub summary: Summary,
+    pub request: SummaryRequestKind,
+    /// Why the transcript request was used when `summaryRequest: 'shared'` asked otherwise, or
+    /// why a shared request was given up.
+    pub warnings: Vec<String>,
+}
+
+/// Tokens the shared request's instructions take, with room to spare.
+const SHARED_INSTRUCTION_TOKENS: u64 = 1_000;
+
+/// Whether the loop's own request can ask for this summary (SPEC §4.10): `Err` says why not.
+/// `estimate` is the list's size in the tokens the agent's API bills.
+fn can_share(
+    messages: &[Value],
+    estimate: u64,
+    options: &CompactOptions,
+    summarizer: &dyn Summarizer,
+) -> Result<(), String> {
+    if options.summary_request == SummaryRequestMode::Transcript {
+        return Err("summaryRequest is 'transcript'".into());
+    }
+    let Some(agent_request) = options.agent_request.as_deref() else {
+        return Err("no agentRequest was given".into());
+    };
+    let format = options.format.unwrap_or(Format::Native);
+    if format != Format::Native {
+        return Err(format!(
+            "the list is in the {} format, which the {} provider does not send as is",
+            format.name(),
+            summarizer.provider()
+        ));
+    }
+    summarizer.can_share(&SharedRequest {
+        agent_request,
+        conversation: messages,
+        instruction: "",
+    })?;
+    let window = options
+        .summary_context_tokens
+        .or_else(|| summarizer.context_window());
+    if let Some(window) = window {
+        let thinking = agent_request
+            .get("thinking")
+            .and_then(|t| t.get("budget_tokens"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        let needed =
+            estimate + SHARED_INSTRUCTION_TOKENS + u64::from(options.summary_max_tokens) + thinking;
+        if needed > window as u64 {
+            return Err(format!(
+                "the conversation ({estimate} tokens) and the summary do not fit the summary model's window ({window} tokens)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Summarizes `messages[region]`: with the loop's own request plus one instruction when it can
+/// ([`can_share`]), falling back to the transcript request when the shared one fails for a
+/// reason of its own (a tool call instead of a summary, no summary, a request the API
+/// rejects); with the transcript request otherwise.
+#[allow(clippy::too_many_arguments)]
+pub async fn summarize_region(
+    messages: &[Value],
+    region: Range<usize>,
+    origins: &[Option<usize>],
+    estimate: u64,
+    options: &CompactOptions,
+    summarizer: &dyn Summarizer,
+    meter: &UsageMeter,
+    cancel: &CancellationToken,
+    observer: &dyn AttemptObserver,
+) -> Result<RegionSummary, SummaryFailure> {
+    let mut warnings = Vec::new();
+    match can_share(messages, estimate, options, summarizer) {
+        Ok(()) => {
+            match summarize_shared(
+                messages,
+                region.clone(),
+                origins,
+                options,
+                summarizer,
+                meter,
+                cancel,
+                observer,
+            )
+            .await
+            {
+                Ok(summary) => {
+                    return Ok(RegionSummary {
+                        summary,
+                        request: SummaryRequestKind::Shared,
+                        warnings,
+                    })
+                }
+                Err(SummaryFailure::Failed(error)) if shared_failure_falls_back(error.code) => {
+                    let warning = format!(
+                        "the shared summary request failed ({}: {}); the summary was written with the transcript request instead",
+                        error.code.as_str(),
+                        error.message
+                    );
+                    tracing::warn!("{warning}");
+                    warnings.push(warning);
+                }
+                Err(failure) => return Err(failure),
+            }
+        }
+        Err(why) => {
+            if options.summary_request == SummaryRequestMode::Shared {
+                let warning = format!(
+                    "summaryRequest is 'shared' but the transcript request was used: {why}"
+                );
+                tracing::warn!("{warning}");
+                warnings.push(warning);
+            } else if options.agent_request.is_some() {
+                tracing::debug!("the transcript request is used: {why}");
+            }
+        }
+    }
+    let summary = summarize_middle(
+        &messages[region.clone()],
+        region.start,
+        &origins[region],
+        options,
+        summarizer,
+        Some(meter),
+        cancel,
+        observer,
+    )
+    .await?;
+    Ok(RegionSummary {
+        summary,
+        request: SummaryRequestKind::Transcript,
+        warnings,
+    })
+}
+
+/// Failures of a shared request that the transcript request may not meet: the model called a
+/// tool or wrote nothing, or the API rejected the loop's request (its model, tools or size).
+/// Authentication, quota and availability failures would meet it too, so they stand.
+fn shared_failure_falls_back(code: ErrorCode) -> bool {
+    matches!(
+        code,
+        ErrorCode::ToolCall
+            | ErrorCode::EmptySummary
+            | ErrorCode::Refused
+            | ErrorCode::Truncated
+            | ErrorCode::InvalidResponse
+            | ErrorCode::BadRequest
+    )
+}
+
+/// One shared request for `messages[region]`: the loop's request with the whole list, and
+/// instructions naming the region. The ledger is built from the region as for the transcript.
+#[allow(clippy::too_many_arguments)]
+async fn summarize_shared(
+    messages: &[Value],
+    region: Range<usize>,
+    origins: &[Option<usize>],
+    options: &CompactOptions,
+    summarizer: &dyn Summarizer,
+    meter: &UsageMeter,
+    cancel: &CancellationToken,
+    observer: &dyn AttemptObserver,
+) -> Result<Summary, SummaryFailure> {
+    let agent_request = options
+        .agent_request
+        .as_deref()
+        .expect("checked by can_share");
+    let middle = &messages[region.clone()];
+    let previous = middle
+        .iter()
+        .rev()
+        .find(|m| added::is_summary_message(m) && !added::is_notice(m))
+        .and_then(added::summary_body)
+        .and_then(Ledger::parse);
+    let ledger = match &previous {
+        Some(earlier) => Ledger::extract(middle).merged_after(earlier),
+        None => Ledger::extract(middle),
+    };
+    // Anthropic takes the leading system messages as the request's `system`: they are not
+    // among the messages the instructions count.
+    let lead = if summarizer.provider() == "anthropic" {
+        leading_system(messages)
+    } else {
+        0
+    };
+    let number = |index: usize| index - lead + 1;
+    let scope = SharedScope {
+        total: messages.len() - lead,
+        from: (region.start > lead).then(|| Landmark::of(&messages[region.start], number(region.start))),
+        until: (region.end < messages.len()).then(|| Landmark::of(&messages[region.end], number(region.end))),
+    };
+    let style = match options.prompt_style {
+        PromptStyle::Structured => SharedStyle::Structured,
+        PromptStyle::Continuation => SharedStyle::Continuation,
+    };
+    let instruction = prompt::shared_instructions(&scope, style, options.custom_instructions.as_deref());
+    let request = SummaryRequest {
+        messages: middle,
+        range: region.clone(),
+        origins: &origins[region],
+        prompt: String::new(),
+        instructions: instruction.clone(),
+        render_limits: RenderLimits::default(),
+        previous_summary: None,
+        model: options.model.clone(),
+        custom_instructions: options.custom_instructions.clone(),
+        max_tokens: options.summary_max_tokens,
+        attempt: 0,
+        shared: Some(SharedRequest {
+            agent_request,
+            conversation: messages,
+            instruction: &instruction,
+        }),
+        usage: Some(meter),
+    };
+    let policy = RetryPolicy {
+        max_retries: options.max_retries,
+        base_delay: options.retry_base_delay,
+    };
+    let (text, attempts) = summarize_with_retries(summarizer, request, policy, cancel, observer).await?;
+    let mut body = strip_ledger(&unwrap_summary_tags(&text));
+    if let Some(max) = options.summary_max_chars {
+        body = cap_chars(&body, max);
+    }
+    if !ledger.is_empty() {
+        body.push_str("\n\n");
+        body.push_str(&ledger.render());
+    }
+    Ok(Summary { body, attempts })
 }
 
 /// A finished summary body (model text + ledger).
@@ -279,12 +546,14 @@ const CHARS_PER_TOKEN: usize = 3;
 /// the summary model can read (shortening tool results, then summarizing in chunks folded with
 /// the update prompt), and appends the ledger. `origins` maps each middle message to the
 /// compaction's input (see [`SummaryRequest::origins`]).
+#[allow(clippy::too_many_arguments)]
 pub async fn summarize_middle(
     middle: &[Value],
     middle_start: usize,
     origins: &[Option<usize>],
     options: &CompactOptions,
     summarizer: &dyn Summarizer,
+    usage: Option<&UsageMeter>,
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
 ) -> Result<Summary, SummaryFailure> {
@@ -308,6 +577,7 @@ pub async fn summarize_middle(
         origins,
         options,
         summarizer,
+        usage,
         cancel,
         observer,
     )
@@ -323,6 +593,7 @@ async fn summarize_after(
     origins: &[Option<usize>],
     options: &CompactOptions,
     summarizer: &dyn Summarizer,
+    usage: Option<&UsageMeter>,
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
 ) -> Result<Summary, SummaryFailure> {
@@ -377,6 +648,8 @@ async fn summarize_after(
             custom_instructions: options.custom_instructions.clone(),
             max_tokens,
             attempt: 0,
+            shared: None,
+            usage,
         };
         if summarizer.wants_prompt() && !summarizer.renders_prompt_on_demand() {
             request.prompt = request.render_prompt();

@@ -38,6 +38,13 @@ pub fn instructions(previous_summary: Option<&str>, custom_instructions: Option<
              matters, fold in the new transcript, and drop only what is obsolete.\n\n",
         );
     }
+    write_sections(&mut out, "transcript", custom_instructions);
+    out
+}
+
+/// The section headers with what goes under each, the rules of the summary, and the caller's
+/// extra instructions. `source` names what the model reads (`transcript`, `conversation`).
+fn write_sections(out: &mut String, source: &str, custom_instructions: Option<&str>) {
     out.push_str(
         "Write a structured plain-text summary with exactly these section headers, in this \
          order (write \"(none)\" under a header with nothing to report):\n\n",
@@ -55,18 +62,174 @@ pub fn instructions(previous_summary: Option<&str>, custom_instructions: Option<
     for (header, what) in SECTION_HEADERS.iter().zip(guidance) {
         let _ = writeln!(out, "{header}\n<{what}>");
     }
-    out.push_str(
+    let _ = write!(
+        out,
         "\nBe concise but complete: keep exact names, paths, identifiers, numbers, commands and \
          error messages; prefer bullet points. Do not invent anything that is not in the \
-         transcript. Do not continue the conversation or answer the user; output only the \
-         summary.\n",
+         {source}. Do not continue the conversation or answer the user; output only the \
+         summary.\n"
     );
+    write_custom(out, custom_instructions);
+}
+
+fn write_custom(out: &mut String, custom_instructions: Option<&str>) {
     if let Some(custom) = custom_instructions.filter(|c| !c.trim().is_empty()) {
         out.push_str("\nAdditional instructions:\n");
         out.push_str(custom.trim());
         out.push('\n');
     }
+}
+
+/// A message of the conversation named in the shared request's instructions: its number
+/// among the messages sent (1-based) and how it begins, so the model can find it without
+/// counting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Landmark {
+    pub number: usize,
+    /// `user` or `assistant`.
+    pub role: &'static str,
+    /// The beginning of its text, or what it does (`calls the tool read_file`).
+    pub begins: String,
+}
+
+/// What the shared request asks to summarize, out of the `total` messages sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedScope {
+    pub total: usize,
+    /// The first message to summarize, when not the first one sent.
+    pub from: Option<Landmark>,
+    /// The first message kept verbatim after the summary; `None`: summarize everything.
+    pub until: Option<Landmark>,
+}
+
+impl Landmark {
+    /// The landmark of `message`, number `number` of those sent.
+    pub fn of(message: &Value, number: usize) -> Landmark {
+        let role = match role_of(message) {
+            Some(Role::Assistant) => "assistant",
+            _ => "user",
+        };
+        let text = message_text(message);
+        let begins = if text.trim().is_empty() {
+            let tools: Vec<String> = tool_names(message);
+            if tools.is_empty() {
+                "(no text)".to_string()
+            } else {
+                format!("(no text; it calls {})", tools.join(", "))
+            }
+        } else {
+            let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let cut: String = flat.chars().take(160).collect();
+            if cut.len() < flat.len() {
+                format!("\"{cut}…\"")
+            } else {
+                format!("\"{cut}\"")
+            }
+        };
+        Landmark {
+            number,
+            role,
+            begins,
+        }
+    }
+}
+
+/// The text of a message's string content or text blocks.
+fn message_text(message: &Value) -> String {
+    match message.get("content") {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter(|b| block_type(b) == "text")
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    }
+}
+
+/// The tools a message calls (Anthropic `tool_use` blocks or OpenAI `tool_calls`).
+fn tool_names(message: &Value) -> Vec<String> {
+    let mut names: Vec<String> = match message.get("content") {
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter(|b| block_type(b) == "tool_use")
+            .filter_map(|b| b.get("name").and_then(Value::as_str).map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    };
+    names.extend(openai_tool_calls(message).iter().filter_map(|call| {
+        call.pointer("/function/name")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    }));
+    names
+}
+
+/// The instruction message of a shared summary request (SPEC §4.10, seed 002): the loop's own
+/// conversation is above it, so it says which part to summarize and that the rest stays
+/// verbatim after the summary. It starts with [`crate::model::added::SUMMARY_PREFIX`] like
+/// every message the library writes.
+pub fn shared_instructions(
+    scope: &SharedScope,
+    style: SharedStyle,
+    custom_instructions: Option<&str>,
+) -> String {
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "{}The conversation above is being compacted to free context space. Do not continue \
+         the task and do not call any tool: reply with the summary only, as text.\n\n",
+        crate::model::added::SUMMARY_PREFIX
+    );
+    let describe = |m: &Landmark| {
+        format!(
+            "message {} of {} (the {} message that begins {})",
+            m.number, scope.total, m.role, m.begins
+        )
+    };
+    out.push_str("What to summarize: ");
+    match &scope.from {
+        Some(from) => {
+            let _ = write!(out, "the conversation from {}", describe(from));
+        }
+        None => out.push_str("the conversation from its first message"),
+    }
+    match &scope.until {
+        Some(until) => {
+            let kept = scope.total + 1 - until.number;
+            let _ = write!(
+                out,
+                " up to, but not including, {}. That message and the {} after it stay in the \
+                 context verbatim, right after your summary: leave them out of it.\n\n",
+                describe(until),
+                kept - 1
+            );
+        }
+        None => out.push_str(" to its end.\n\n"),
+    }
+    out.push_str(
+        "If that part begins with an earlier summary (a message starting with \
+         \"[context-compact]\"), update it with what happened since: keep everything in it \
+         that still matters, fold in the rest, and drop only what is obsolete.\n\n",
+    );
+    match style {
+        SharedStyle::Structured => write_sections(&mut out, "conversation", custom_instructions),
+        SharedStyle::Continuation => {
+            out.push_str(
+                &continuation_instructions(custom_instructions)
+                    .replace("described in the transcript below", "described above"),
+            );
+        }
+    }
     out
+}
+
+/// Which prompt the shared request's instructions follow (`promptStyle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SharedStyle {
+    Structured,
+    Continuation,
 }
 
 /// The Agent-SDK seed's continuation-summary prompt (`promptStyle: 'continuation'`).
@@ -92,11 +255,7 @@ pub fn continuation_instructions(custom_instructions: Option<&str>) -> String {
          prevent duplicate work or repeated mistakes. Write in a way that enables immediate \
          resumption of the task.\n\nWrap your summary in <summary></summary> tags.\n",
     );
-    if let Some(custom) = custom_instructions.filter(|c| !c.trim().is_empty()) {
-        out.push_str("\nAdditional instructions:\n");
-        out.push_str(custom.trim());
-        out.push('\n');
-    }
+    write_custom(&mut out, custom_instructions);
     out
 }
 

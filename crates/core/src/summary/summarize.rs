@@ -8,10 +8,12 @@
 use std::future::Future;
 use std::ops::Range;
 use std::pin::Pin;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use rand::Rng;
-use serde_json::Value;
+use serde::Serialize;
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::base::error::{CompactError, ErrorCode};
@@ -19,6 +21,116 @@ use crate::summary::prompt::{self, RenderLimits};
 
 /// A boxed future, so that the trait stays object-safe.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What the summary calls of one compaction cost, summed over every request as each provider
+/// reported it (`result.summaryUsage`). The fields are disjoint, so they add up to the
+/// request's whole input: `input_tokens` are billed at the full input price, `cache_read_tokens`
+/// at the provider's cache-read price, `cache_write_tokens` at its cache-write price.
+///
+/// | field | Anthropic `usage` | OpenAI `usage` |
+/// |---|---|---|
+/// | `input_tokens` | `input_tokens` | `prompt_tokens - prompt_tokens_details.cached_tokens` |
+/// | `cache_read_tokens` | `cache_read_input_tokens` | `prompt_tokens_details.cached_tokens` |
+/// | `cache_write_tokens` | `cache_creation_input_tokens` | 0 (OpenAI bills no write) |
+/// | `output_tokens` | `output_tokens` | `completion_tokens` |
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryUsage {
+    /// Requests that reached the provider and were billed (failed attempts with a response
+    /// included: a reply that called a tool still cost its input).
+    pub requests: u64,
+    pub input_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl SummaryUsage {
+    /// The whole input of the requests (full price + cache read + cache write).
+    pub fn total_input(&self) -> u64 {
+        self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+    }
+
+    /// Adds `other` to this.
+    pub fn add(&mut self, other: &SummaryUsage) {
+        self.requests += other.requests;
+        self.input_tokens += other.input_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        self.output_tokens += other.output_tokens;
+    }
+
+    /// One request's usage from an Anthropic Messages `usage` object.
+    pub fn from_anthropic(usage: &Value) -> SummaryUsage {
+        let n = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+        SummaryUsage {
+            requests: 1,
+            input_tokens: n("input_tokens"),
+            cache_read_tokens: n("cache_read_input_tokens"),
+            cache_write_tokens: n("cache_creation_input_tokens"),
+            output_tokens: n("output_tokens"),
+        }
+    }
+
+    /// One request's usage from an OpenAI Chat Completions `usage` object.
+    pub fn from_openai(usage: &Value) -> SummaryUsage {
+        let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
+        let prompt = n(usage.get("prompt_tokens"));
+        let cached = n(usage.pointer("/prompt_tokens_details/cached_tokens")).min(prompt);
+        SummaryUsage {
+            requests: 1,
+            input_tokens: prompt - cached,
+            cache_read_tokens: cached,
+            cache_write_tokens: 0,
+            output_tokens: n(usage.get("completion_tokens")),
+        }
+    }
+}
+
+/// Where the providers add the usage of each request they made; shared by the attempts and
+/// rounds of one compaction.
+#[derive(Debug, Default)]
+pub struct UsageMeter(Mutex<SummaryUsage>);
+
+impl UsageMeter {
+    pub fn add(&self, usage: &SummaryUsage) {
+        if let Ok(mut total) = self.0.lock() {
+            total.add(usage);
+        }
+    }
+
+    /// The sum so far; `None` when no request was billed.
+    pub fn total(&self) -> Option<SummaryUsage> {
+        self.0
+            .lock()
+            .ok()
+            .map(|usage| *usage)
+            .filter(|usage| usage.requests > 0)
+    }
+}
+
+/// Which request asked for a summary (`result.summaryRequest`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SummaryRequestKind {
+    /// The loop's own request plus one instruction: it reads the loop's prompt cache.
+    Shared,
+    /// The middle rendered as a transcript in one user message.
+    Transcript,
+}
+
+/// The loop's own request, for a summary that reads the loop's prompt cache (SPEC §4.10):
+/// the provider sends `agent_request` with `conversation` as its messages, byte for byte, and
+/// one more user message holding `instruction`.
+#[derive(Debug, Clone, Copy)]
+pub struct SharedRequest<'a> {
+    /// The body the loop sends, without its messages (`agentRequest`).
+    pub agent_request: &'a Map<String, Value>,
+    /// The loop's whole list, as it sent it.
+    pub conversation: &'a [Value],
+    /// The instructions: which part to summarize, and that the rest stays verbatim.
+    pub instruction: &'a str,
+}
 
 /// What a summarizer is asked to summarize.
 #[derive(Debug, Clone)]
@@ -48,6 +160,11 @@ pub struct SummaryRequest<'a> {
     pub max_tokens: u32,
     /// 1 for the first attempt, 2 for the first retry, …
     pub attempt: u32,
+    /// Ask with the loop's own request instead of the transcript (only for a summarizer whose
+    /// [`Summarizer::can_share`] said yes).
+    pub shared: Option<SharedRequest<'a>>,
+    /// Where an HTTP provider adds the usage its responses report.
+    pub usage: Option<&'a UsageMeter>,
 }
 
 impl SummaryRequest<'_> {
@@ -126,6 +243,16 @@ pub trait Summarizer: Send + Sync {
     /// extractive one), so that no prompt is rendered for them.
     fn wants_prompt(&self) -> bool {
         true
+    }
+
+    /// Whether this summarizer can send `shared` ([`SharedRequest`]) as the loop's own request:
+    /// `Err` says why not (the list is not in its API's format, another model, …). Only the
+    /// HTTP providers can.
+    fn can_share(&self, _shared: &SharedRequest<'_>) -> Result<(), String> {
+        Err(format!(
+            "the {} summarizer does not send requests of its own",
+            self.provider()
+        ))
     }
 
     /// True for summarizers that render the prompt only if they need it (a JS callback may
@@ -396,6 +523,8 @@ mod tests {
             custom_instructions: None,
             max_tokens: 100,
             attempt: 0,
+            shared: None,
+            usage: None,
         }
     }
 

@@ -4,9 +4,11 @@ use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use serde_json::{json, Value};
 
 use super::http::{self, Protocol};
-use super::HttpProvider;
+use super::{shared, HttpProvider};
 use crate::base::error::ErrorCode;
-use crate::summary::summarize::{AttemptError, BoxFuture, Retry, Summarizer, SummaryRequest};
+use crate::summary::summarize::{
+    AttemptError, BoxFuture, Retry, SharedRequest, Summarizer, SummaryRequest, SummaryUsage,
+};
 
 /// The API version header value.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -53,7 +55,12 @@ impl AnthropicSummarizer {
     }
 
     async fn attempt(&self, request: &SummaryRequest<'_>) -> Result<String, AttemptError> {
-        let body = self.body(&request.prompt, request.max_tokens);
+        let body = match &request.shared {
+            Some(shared) => {
+                shared::anthropic_body(shared, self.http.max_tokens(request.max_tokens))
+            }
+            None => self.body(&request.prompt, request.max_tokens),
+        };
         let response = self
             .http
             .send(
@@ -64,6 +71,14 @@ impl AnthropicSummarizer {
                 request,
             )
             .await?;
+        if let (Some(meter), Ok(value)) = (
+            request.usage,
+            serde_json::from_slice::<Value>(&response.body),
+        ) {
+            if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
+                meter.add(&SummaryUsage::from_anthropic(usage));
+            }
+        }
         parse_response(response.status, &response.body)
     }
 }
@@ -115,6 +130,19 @@ pub fn parse_response(status: u16, body: &[u8]) -> Result<String, AttemptError> 
         .collect::<Vec<_>>()
         .join("");
     let stop_reason = value.get("stop_reason").and_then(Value::as_str);
+    // A shared request keeps the loop's tools, so the model may call one instead of writing
+    // the summary: a failed attempt (retried, then the transcript request).
+    if let Some(call) = content.iter().find(|b| b.get("type").and_then(Value::as_str) == Some("tool_use")) {
+        return Err(AttemptError::new(
+            ErrorCode::ToolCall,
+            format!(
+                "the model called the tool {} instead of writing the summary",
+                http::clip(call.get("name").and_then(Value::as_str).unwrap_or("?"), 60)
+            ),
+            Retry::Yes,
+        )
+        .with_status(status));
+    }
     match stop_reason {
         Some("refusal") => Err(AttemptError::new(
             ErrorCode::Refused,
@@ -168,5 +196,11 @@ impl Summarizer for AnthropicSummarizer {
 
     fn model(&self) -> Option<&str> {
         Some(&self.http.model)
+    }
+
+    fn can_share(&self, request: &SharedRequest<'_>) -> Result<(), String> {
+        shared::check_model(request, &self.http.model)?;
+        shared::check_tool_choice(request)?;
+        shared::check_anthropic_messages(request.conversation)
     }
 }

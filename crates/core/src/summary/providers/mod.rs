@@ -41,6 +41,7 @@ pub mod anthropic;
 pub mod anthropic_compaction;
 pub mod http;
 pub mod openai;
+pub mod shared;
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};

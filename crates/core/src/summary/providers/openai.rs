@@ -5,9 +5,11 @@ use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use serde_json::{json, Value};
 
 use super::http::{self, Protocol};
-use super::HttpProvider;
+use super::{shared, HttpProvider};
 use crate::base::error::ErrorCode;
-use crate::summary::summarize::{AttemptError, BoxFuture, Retry, Summarizer, SummaryRequest};
+use crate::summary::summarize::{
+    AttemptError, BoxFuture, Retry, SharedRequest, Summarizer, SummaryRequest, SummaryUsage,
+};
 
 /// Summaries by a Chat Completions server.
 #[derive(Debug)]
@@ -15,6 +17,10 @@ pub struct OpenAiSummarizer {
     http: HttpProvider,
     url: String,
 }
+
+/// Output tokens added to a reasoning model's `max_completion_tokens` in a shared request for
+/// its reasoning, which the budget also holds.
+const REASONING_HEADROOM: u32 = 8_192;
 
 /// Reasoning models (o-series, gpt-5) take `max_completion_tokens`; `max_tokens` is rejected.
 pub fn uses_max_completion_tokens(model: &str) -> bool {
@@ -57,11 +63,36 @@ impl OpenAiSummarizer {
     }
 
     async fn attempt(&self, request: &SummaryRequest<'_>) -> Result<String, AttemptError> {
-        let body = self.body(&request.prompt, request.max_tokens);
+        let body = match &request.shared {
+            Some(shared) => {
+                let reasoning = uses_max_completion_tokens(&self.http.model)
+                    || shared.agent_request.contains_key("max_completion_tokens");
+                let (field, budget) = if reasoning {
+                    // The completion budget of a reasoning model also holds its reasoning
+                    // tokens: room for them beside the summary.
+                    (
+                        "max_completion_tokens",
+                        request.max_tokens.saturating_add(REASONING_HEADROOM),
+                    )
+                } else {
+                    ("max_tokens", request.max_tokens)
+                };
+                shared::openai_body(shared, field, self.http.max_tokens(budget))
+            }
+            None => self.body(&request.prompt, request.max_tokens),
+        };
         let response = self
             .http
             .send(&self.url, self.headers(), &body, Protocol::OpenAi, request)
             .await?;
+        if let (Some(meter), Ok(value)) = (
+            request.usage,
+            serde_json::from_slice::<Value>(&response.body),
+        ) {
+            if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
+                meter.add(&SummaryUsage::from_openai(usage));
+            }
+        }
         parse_response(response.status, &response.body)
     }
 }
@@ -124,6 +155,23 @@ pub fn parse_response(status: u16, body: &[u8]) -> Result<String, AttemptError> 
         .with_status(status));
     }
     let finish_reason = choice.get("finish_reason").and_then(Value::as_str);
+    // A shared request keeps the loop's tools, so the model may call one instead of writing
+    // the summary: a failed attempt (retried, then the transcript request).
+    if let Some(call) = message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .and_then(|calls| calls.first())
+    {
+        return Err(AttemptError::new(
+            ErrorCode::ToolCall,
+            format!(
+                "the model called the tool {} instead of writing the summary",
+                http::clip(call.pointer("/function/name").and_then(Value::as_str).unwrap_or("?"), 60)
+            ),
+            Retry::Yes,
+        )
+        .with_status(status));
+    }
     let text = match message.get("content") {
         Some(Value::String(s)) => s.clone(),
         // Some compatible servers return content parts.
@@ -187,6 +235,12 @@ impl Summarizer for OpenAiSummarizer {
 
     fn model(&self) -> Option<&str> {
         Some(&self.http.model)
+    }
+
+    fn can_share(&self, request: &SharedRequest<'_>) -> Result<(), String> {
+        shared::check_model(request, &self.http.model)?;
+        shared::check_tool_choice(request)?;
+        shared::check_openai_messages(request.conversation)
     }
 }
 

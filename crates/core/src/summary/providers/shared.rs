@@ -1,0 +1,336 @@
+//! The shared summary request (SPEC §4.10, seed 002 "发送给 LLM 的数据结构"): the loop's own
+//! request body (`agentRequest`), the loop's messages exactly as it sent them, and one more user
+//! message with the instructions. A provider's prompt cache is a prefix cache, so everything
+//! the loop's last request held is read from it instead of being paid at full price again.
+//!
+//! What breaks the cache, from the providers' documentation, and so what this module never
+//! changes:
+//! - **Anthropic** ("Prompt caching", docs.anthropic.com/en/docs/build-with-claude/prompt-caching,
+//!   "What invalidates the cache"): the cache follows the hierarchy tools → system → messages;
+//!   a change to the tool definitions invalidates everything, a change to the system prompt
+//!   the system and messages, a change to `tool_choice`, to the thinking parameters (enabling,
+//!   disabling, budget) or to images anywhere invalidates the message blocks. The model is part
+//!   of the key: another model reads nothing. So `model`, `system`, `tools`, `tool_choice` and
+//!   `thinking` are the loop's, and the messages are the caller's objects. `max_tokens`,
+//!   `stream` and `metadata` are not part of the cached prefix.
+//!   Reads need a `cache_control` breakpoint: "the system automatically checks for cache hits at
+//!   all previous content block boundaries (up to approximately 20 blocks before your explicit
+//!   breakpoint)", and a request may have at most 4 breakpoints.
+//! - **OpenAI** ("Prompt caching", platform.openai.com/docs/guides/prompt-caching): automatic for
+//!   prompts of 1,024 tokens or more, an exact prefix match over the tools and messages, hits in
+//!   128-token steps; `prompt_cache_key` steers requests with a common prefix to the same cache,
+//!   so it is passed through. Removing or reordering tools, or `tools: []`, diverges at the
+//!   start (opencode #43249): the tools stay.
+//!
+//! The end of the list is shaped as seed 002 does: the unanswered tool calls of the last
+//! assistant message are removed (an API rejects calls without results), and the instructions
+//! come after any tool results, as the last user turn.
+
+use serde_json::{json, Map, Value};
+
+use crate::model::message::{block_type, openai_tool_calls, role_of, tool_call_id, Role};
+use crate::summary::summarize::SharedRequest;
+
+/// The most `cache_control` breakpoints the Messages API accepts in one request.
+pub const MAX_BREAKPOINTS: usize = 4;
+/// How far back from a breakpoint the Messages API looks for an earlier cache entry, in blocks.
+pub const LOOKBACK_BLOCKS: usize = 20;
+
+/// Why the loop's request cannot be shared with this provider, or `Ok`.
+pub fn check_model(shared: &SharedRequest<'_>, model: &str) -> Result<(), String> {
+    match shared.agent_request.get("model").and_then(Value::as_str) {
+        Some(agent) if agent == model => Ok(()),
+        Some(agent) => Err(format!(
+            "the summary model {model} is not the loop's model {agent}, whose cache it would not read"
+        )),
+        None => Err("agentRequest names no model".into()),
+    }
+}
+
+/// A `tool_choice` that forces a tool call leaves no room for a summary, and changing it would
+/// invalidate the cached messages.
+pub fn check_tool_choice(shared: &SharedRequest<'_>) -> Result<(), String> {
+    let forced = match shared.agent_request.get("tool_choice") {
+        None | Some(Value::Null) => false,
+        Some(Value::String(choice)) => choice == "required" || choice == "any",
+        Some(Value::Object(choice)) => matches!(
+            choice.get("type").and_then(Value::as_str),
+            Some("any" | "tool" | "function" | "required" | "allowed_tools")
+        ) && choice.get("mode").and_then(Value::as_str) != Some("auto"),
+        Some(_) => false,
+    };
+    if forced {
+        Err("the loop's tool_choice forces a tool call, which leaves no room for a summary".into())
+    } else {
+        Ok(())
+    }
+}
+
+/// Whether `messages` are in the Anthropic Messages form: leading `system` messages (the
+/// request's `system`), then user and assistant turns with no OpenAI tool shapes.
+pub fn check_anthropic_messages(messages: &[Value]) -> Result<(), String> {
+    let lead = leading_system(messages);
+    for (index, message) in messages.iter().enumerate().skip(lead) {
+        match role_of(message) {
+            Some(Role::User | Role::Assistant) => {}
+            _ => {
+                return Err(format!(
+                    "message {index} is not a user or assistant message of the Messages API"
+                ))
+            }
+        }
+        if !openai_tool_calls(message).is_empty() || message.get("tool_call_id").is_some() {
+            return Err(format!("message {index} is in the OpenAI form"));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `messages` are in the Chat Completions form (no Anthropic content blocks).
+pub fn check_openai_messages(messages: &[Value]) -> Result<(), String> {
+    for (index, message) in messages.iter().enumerate() {
+        if let Some(Value::Array(blocks)) = message.get("content") {
+            if let Some(block) = blocks.iter().find(|b| {
+                matches!(
+                    block_type(b),
+                    "tool_use" | "tool_result" | "thinking" | "redacted_thinking" | "document"
+                )
+            }) {
+                return Err(format!(
+                    "message {index} holds an Anthropic `{}` block",
+                    block_type(block)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// How many leading `system` messages the list has.
+pub fn leading_system(messages: &[Value]) -> usize {
+    messages
+        .iter()
+        .take_while(|m| role_of(m) == Some(Role::System))
+        .count()
+}
+
+/// The request body without the keys a one-shot JSON reply cannot have: a stream, several
+/// choices. None of them is part of the cached prefix.
+fn base_body(shared: &SharedRequest<'_>) -> Map<String, Value> {
+    let mut body = shared.agent_request.clone();
+    for key in ["stream", "stream_options", "n", "messages"] {
+        body.shift_remove(key);
+    }
+    body
+}
+
+/// The Anthropic Messages body: the loop's body, its messages (leading system messages become
+/// `system` when the body has none), unanswered tool calls at the end removed, and the
+/// instruction as the last user turn with a cache breakpoint.
+pub fn anthropic_body(shared: &SharedRequest<'_>, max_tokens: u32) -> Value {
+    let mut body = base_body(shared);
+    let lead = leading_system(shared.conversation);
+    if lead > 0 && !body.contains_key("system") {
+        let text: Vec<String> = shared.conversation[..lead]
+            .iter()
+            .map(crate::model::message::text_of)
+            .collect();
+        body.insert("system".into(), json!(text.join("\n\n")));
+    }
+    let mut messages = without_unanswered_calls(&shared.conversation[lead..], Protocol::Anthropic);
+    let mut breakpoints = count_breakpoints(&Value::Object(body.clone()))
+        + messages.iter().map(count_breakpoints).sum::<usize>();
+    // The loop's last request ended just before its last assistant message: its cache entry is
+    // there. When that is further back than the look-back window of the breakpoint at the end,
+    // a breakpoint on that block reads it exactly (the one place a caller's message is changed,
+    // by a `cache_control` field that does not change what the model reads).
+    if let Some(last_assistant) = messages
+        .iter()
+        .rposition(|m| role_of(m) == Some(Role::Assistant))
+    {
+        let after: usize = messages[last_assistant..].iter().map(block_count).sum::<usize>() + 1;
+        if after > LOOKBACK_BLOCKS && last_assistant > 0 && breakpoints + 2 <= MAX_BREAKPOINTS {
+            if let Some(marked) = with_breakpoint(&messages[last_assistant - 1]) {
+                messages[last_assistant - 1] = marked;
+                breakpoints += 1;
+            }
+        }
+    }
+    let mut instruction = json!({"type": "text", "text": shared.instruction});
+    if breakpoints < MAX_BREAKPOINTS {
+        instruction["cache_control"] = json!({"type": "ephemeral"});
+    }
+    messages.push(json!({"role": "user", "content": [instruction]}));
+    // With extended thinking the output budget holds the thinking too, and must exceed it.
+    let thinking_budget = body
+        .get("thinking")
+        .filter(|t| t.get("type").and_then(Value::as_str) == Some("enabled"))
+        .and_then(|t| t.get("budget_tokens"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    body.insert(
+        "max_tokens".into(),
+        json!(thinking_budget.saturating_add(u64::from(max_tokens))),
+    );
+    body.insert("messages".into(), Value::Array(messages));
+    Value::Object(body)
+}
+
+/// The Chat Completions body: the loop's body and messages, unanswered tool calls at the end
+/// removed, and the instruction as the last user message. `limit_field` is `max_tokens` or
+/// `max_completion_tokens` (reasoning models, whose budget also holds their reasoning).
+pub fn openai_body(shared: &SharedRequest<'_>, limit_field: &str, max_tokens: u32) -> Value {
+    let mut body = base_body(shared);
+    body.shift_remove("max_tokens");
+    body.shift_remove("max_completion_tokens");
+    let mut messages = without_unanswered_calls(shared.conversation, Protocol::OpenAi);
+    messages.push(json!({"role": "user", "content": shared.instruction}));
+    body.insert(limit_field.into(), json!(max_tokens));
+    body.insert("messages".into(), Value::Array(messages));
+    Value::Object(body)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Protocol {
+    Anthropic,
+    OpenAi,
+}
+
+/// The messages with the tool calls of the last assistant message that no later message
+/// answers removed (seed 002: "最后一条 assistant 消息的 tool_calls 会被移除"); a message left with
+/// nothing is dropped. The other messages are the caller's, unchanged.
+fn without_unanswered_calls(messages: &[Value], protocol: Protocol) -> Vec<Value> {
+    let mut out = messages.to_vec();
+    let Some(last) = out.iter().rposition(|m| role_of(m) == Some(Role::Assistant)) else {
+        return out;
+    };
+    let answered: Vec<&str> = out[last + 1..]
+        .iter()
+        .flat_map(|m| answered_ids(m))
+        .collect();
+    let message = &out[last];
+    let rewritten = match protocol {
+        Protocol::Anthropic => {
+            let Some(Value::Array(blocks)) = message.get("content") else {
+                return out;
+            };
+            let keep: Vec<Value> = blocks
+                .iter()
+                .filter(|b| {
+                    block_type(b) != "tool_use"
+                        || b.get("id")
+                            .and_then(Value::as_str)
+                            .is_some_and(|id| answered.contains(&id))
+                })
+                .cloned()
+                .collect();
+            if keep.len() == blocks.len() {
+                return out;
+            }
+            let mut changed = message.clone();
+            let empty = keep.iter().all(|b| {
+                matches!(block_type(b), "thinking" | "redacted_thinking")
+                    || (block_type(b) == "text"
+                        && b.get("text").and_then(Value::as_str).is_none_or(|t| t.trim().is_empty()))
+            });
+            changed["content"] = Value::Array(keep);
+            (!empty).then_some(changed)
+        }
+        Protocol::OpenAi => {
+            let calls = openai_tool_calls(message);
+            let keep: Vec<Value> = calls
+                .iter()
+                .filter(|c| {
+                    c.get("id")
+                        .and_then(Value::as_str)
+                        .is_some_and(|id| answered.contains(&id))
+                })
+                .cloned()
+                .collect();
+            if keep.len() == calls.len() {
+                return out;
+            }
+            let mut changed = message.clone();
+            let key = if message.get("tool_calls").is_some() {
+                "tool_calls"
+            } else {
+                "toolCalls"
+            };
+            let object = changed.as_object_mut().expect("a message is an object");
+            if keep.is_empty() {
+                object.shift_remove(key);
+            } else {
+                object.insert(key.into(), Value::Array(keep));
+            }
+            let has_text = match object.get("content") {
+                Some(Value::String(t)) => !t.trim().is_empty(),
+                Some(Value::Array(parts)) => !parts.is_empty(),
+                _ => false,
+            };
+            (has_text || object.contains_key(key)).then_some(changed)
+        }
+    };
+    match rewritten {
+        Some(changed) => out[last] = changed,
+        None => {
+            out.remove(last);
+        }
+    }
+    out
+}
+
+/// The tool call ids a message answers (Anthropic `tool_result` blocks, OpenAI tool messages).
+fn answered_ids(message: &Value) -> Vec<&str> {
+    let mut ids: Vec<&str> = match message.get("content") {
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter(|b| block_type(b) == "tool_result")
+            .filter_map(|b| b.get("tool_use_id").and_then(Value::as_str))
+            .collect(),
+        _ => Vec::new(),
+    };
+    if let Some(id) = message.as_object().and_then(tool_call_id) {
+        ids.push(id);
+    }
+    ids
+}
+
+/// How many content blocks a message is (a string content is one).
+fn block_count(message: &Value) -> usize {
+    match message.get("content") {
+        Some(Value::Array(blocks)) => blocks.len().max(1),
+        _ => 1,
+    }
+}
+
+/// `cache_control` fields anywhere in a value (system blocks, tools, message blocks).
+fn count_breakpoints(value: &Value) -> usize {
+    match value {
+        Value::Object(map) => {
+            usize::from(map.contains_key("cache_control"))
+                + map.values().map(count_breakpoints).sum::<usize>()
+        }
+        Value::Array(items) => items.iter().map(count_breakpoints).sum(),
+        _ => 0,
+    }
+}
+
+/// `message` with a breakpoint on its last block (a string content becomes one text block).
+fn with_breakpoint(message: &Value) -> Option<Value> {
+    let mut marked = message.clone();
+    match marked.get_mut("content")? {
+        Value::Array(blocks) => {
+            let last = blocks.last_mut()?.as_object_mut()?;
+            if last.contains_key("cache_control") {
+                return None;
+            }
+            last.insert("cache_control".into(), json!({"type": "ephemeral"}));
+        }
+        content @ Value::String(_) => {
+            let text = content.take();
+            *content = json!([{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}]);
+        }
+        _ => return None,
+    }
+    Some(marked)
+}
