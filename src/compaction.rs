@@ -12,14 +12,14 @@ use crate::js_json::JsMessages;
 use crate::{js_store, logging};
 use context_compact_core::archive;
 use context_compact_core::formats::{self, Format, Input};
+use context_compact_core::model::tokens;
 use context_compact_core::pipeline::compact::{self, CompactOptions, CompactOutcome, Piece};
 use context_compact_core::pipeline::{self, BeforeCompactInfo, CompactHooks, Confirmation};
 use context_compact_core::summary::prompt;
 use context_compact_core::summary::providers::{self};
-use context_compact_core::model::tokens;
 use context_compact_core::summary::summarize::{
-    UsageMeter,
     AttemptError, AttemptObserver, BoxFuture, Retry, Summarizer, SummaryFailure, SummaryRequest,
+    UsageMeter,
 };
 use futures::FutureExt;
 use napi::bindgen_prelude::*;

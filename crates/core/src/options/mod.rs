@@ -254,7 +254,10 @@ impl CompactOptions {
             Some(Value::Object(body)) => {
                 // The loop's messages come separately; a `messages` field here is a mistake that
                 // would otherwise be sent twice.
-                if body.contains_key("messages") || body.contains_key("contents") || body.contains_key("input") {
+                if body.contains_key("messages")
+                    || body.contains_key("contents")
+                    || body.contains_key("input")
+                {
                     return Err(ValidationError::argument(
                         "options.agentRequest",
                         "must not hold the messages (messages, contents, input): pass the request body without them",
@@ -267,7 +270,9 @@ impl CompactOptions {
                 if o.system.is_none() {
                     match body.get("system") {
                         None | Some(Value::Null) => {}
-                        Some(v @ (Value::String(_) | Value::Array(_))) => o.system = Some(v.clone()),
+                        Some(v @ (Value::String(_) | Value::Array(_))) => {
+                            o.system = Some(v.clone())
+                        }
                         Some(other) => {
                             return Err(wrong(
                                 "agentRequest.system",
@@ -282,13 +287,23 @@ impl CompactOptions {
                         None | Some(Value::Null) => {}
                         Some(v @ Value::Array(_)) => o.tools = Some(v.clone()),
                         Some(other) => {
-                            return Err(wrong("agentRequest.tools", "an array of tool definitions", other))
+                            return Err(wrong(
+                                "agentRequest.tools",
+                                "an array of tool definitions",
+                                other,
+                            ))
                         }
                     }
                 }
                 o.agent_request = Some(Arc::new(body.clone()));
             }
-            Some(other) => return Err(wrong("agentRequest", "an object (the request body without its messages)", other)),
+            Some(other) => {
+                return Err(wrong(
+                    "agentRequest",
+                    "an object (the request body without its messages)",
+                    other,
+                ))
+            }
         }
         if let Some(name) = get_string(&map, "summaryRequest")? {
             o.summary_request = SummaryRequestMode::parse(&name).ok_or_else(|| {

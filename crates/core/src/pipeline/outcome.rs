@@ -7,11 +7,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::error::CompactError;
 use crate::model::trigger::{Measure, TriggerKind};
-use crate::summary::summarize::{SummaryRequestKind, SummaryUsage};
 use crate::plan::offload::Offloaded;
 use crate::plan::partition::Partition;
 use crate::plan::strategy::{Removal, Strategy};
 use crate::summary::memory::Extracted;
+use crate::summary::summarize::{SummaryRequestKind, SummaryUsage};
 
 pub use crate::model::piece::Piece;
 

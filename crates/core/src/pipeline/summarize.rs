@@ -11,15 +11,15 @@ use tokio_util::sync::CancellationToken;
 
 use super::measure::Estimator;
 use crate::base::error::CompactError;
+use crate::base::error::ErrorCode;
+use crate::formats::Format;
 use crate::model::added;
 use crate::model::tokens;
+use crate::pipeline::options::SummaryRequestMode;
 use crate::pipeline::options::{CompactOptions, PromptStyle};
 use crate::pipeline::outcome::Aborted;
 use crate::plan::partition::{is_user_turn, partition, Partition};
 use crate::summary::ledger::{Ledger, LEDGER_HEADER};
-use crate::base::error::ErrorCode;
-use crate::formats::Format;
-use crate::pipeline::options::SummaryRequestMode;
 use crate::summary::prompt::{self, Landmark, RenderLimits, SharedScope, SharedStyle};
 use crate::summary::providers::shared::leading_system;
 use crate::summary::summarize::{
@@ -489,14 +489,17 @@ async fn summarize_shared(
     let number = |index: usize| index - lead + 1;
     let scope = SharedScope {
         total: messages.len() - lead,
-        from: (region.start > lead).then(|| Landmark::of(&messages[region.start], number(region.start))),
-        until: (region.end < messages.len()).then(|| Landmark::of(&messages[region.end], number(region.end))),
+        from: (region.start > lead)
+            .then(|| Landmark::of(&messages[region.start], number(region.start))),
+        until: (region.end < messages.len())
+            .then(|| Landmark::of(&messages[region.end], number(region.end))),
     };
     let style = match options.prompt_style {
         PromptStyle::Structured => SharedStyle::Structured,
         PromptStyle::Continuation => SharedStyle::Continuation,
     };
-    let instruction = prompt::shared_instructions(&scope, style, options.custom_instructions.as_deref());
+    let instruction =
+        prompt::shared_instructions(&scope, style, options.custom_instructions.as_deref());
     let request = SummaryRequest {
         messages: middle,
         range: region.clone(),
@@ -520,7 +523,8 @@ async fn summarize_shared(
         max_retries: options.max_retries,
         base_delay: options.retry_base_delay,
     };
-    let (text, attempts) = summarize_with_retries(summarizer, request, policy, cancel, observer).await?;
+    let (text, attempts) =
+        summarize_with_retries(summarizer, request, policy, cancel, observer).await?;
     let mut body = strip_ledger(&unwrap_summary_tags(&text));
     if let Some(max) = options.summary_max_chars {
         body = cap_chars(&body, max);

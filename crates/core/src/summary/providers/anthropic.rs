@@ -132,7 +132,10 @@ pub fn parse_response(status: u16, body: &[u8]) -> Result<String, AttemptError> 
     let stop_reason = value.get("stop_reason").and_then(Value::as_str);
     // A shared request keeps the loop's tools, so the model may call one instead of writing
     // the summary: a failed attempt (retried, then the transcript request).
-    if let Some(call) = content.iter().find(|b| b.get("type").and_then(Value::as_str) == Some("tool_use")) {
+    if let Some(call) = content
+        .iter()
+        .find(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+    {
         return Err(AttemptError::new(
             ErrorCode::ToolCall,
             format!(

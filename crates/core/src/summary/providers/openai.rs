@@ -166,7 +166,12 @@ pub fn parse_response(status: u16, body: &[u8]) -> Result<String, AttemptError> 
             ErrorCode::ToolCall,
             format!(
                 "the model called the tool {} instead of writing the summary",
-                http::clip(call.pointer("/function/name").and_then(Value::as_str).unwrap_or("?"), 60)
+                http::clip(
+                    call.pointer("/function/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?"),
+                    60
+                )
             ),
             Retry::Yes,
         )

@@ -53,10 +53,12 @@ pub fn check_tool_choice(shared: &SharedRequest<'_>) -> Result<(), String> {
     let forced = match shared.agent_request.get("tool_choice") {
         None | Some(Value::Null) => false,
         Some(Value::String(choice)) => choice == "required" || choice == "any",
-        Some(Value::Object(choice)) => matches!(
-            choice.get("type").and_then(Value::as_str),
-            Some("any" | "tool" | "function" | "required" | "allowed_tools")
-        ) && choice.get("mode").and_then(Value::as_str) != Some("auto"),
+        Some(Value::Object(choice)) => {
+            matches!(
+                choice.get("type").and_then(Value::as_str),
+                Some("any" | "tool" | "function" | "required" | "allowed_tools")
+            ) && choice.get("mode").and_then(Value::as_str) != Some("auto")
+        }
         Some(_) => false,
     };
     if forced {
@@ -148,7 +150,11 @@ pub fn anthropic_body(shared: &SharedRequest<'_>, max_tokens: u32) -> Value {
         .iter()
         .rposition(|m| role_of(m) == Some(Role::Assistant))
     {
-        let after: usize = messages[last_assistant..].iter().map(block_count).sum::<usize>() + 1;
+        let after: usize = messages[last_assistant..]
+            .iter()
+            .map(block_count)
+            .sum::<usize>()
+            + 1;
         if after > LOOKBACK_BLOCKS && last_assistant > 0 && breakpoints + 2 <= MAX_BREAKPOINTS {
             if let Some(marked) = with_breakpoint(&messages[last_assistant - 1]) {
                 messages[last_assistant - 1] = marked;
@@ -201,7 +207,10 @@ enum Protocol {
 /// nothing is dropped. The other messages are the caller's, unchanged.
 fn without_unanswered_calls(messages: &[Value], protocol: Protocol) -> Vec<Value> {
     let mut out = messages.to_vec();
-    let Some(last) = out.iter().rposition(|m| role_of(m) == Some(Role::Assistant)) else {
+    let Some(last) = out
+        .iter()
+        .rposition(|m| role_of(m) == Some(Role::Assistant))
+    else {
         return out;
     };
     let answered: Vec<&str> = out[last + 1..]
@@ -231,7 +240,9 @@ fn without_unanswered_calls(messages: &[Value], protocol: Protocol) -> Vec<Value
             let empty = keep.iter().all(|b| {
                 matches!(block_type(b), "thinking" | "redacted_thinking")
                     || (block_type(b) == "text"
-                        && b.get("text").and_then(Value::as_str).is_none_or(|t| t.trim().is_empty()))
+                        && b.get("text")
+                            .and_then(Value::as_str)
+                            .is_none_or(|t| t.trim().is_empty()))
             });
             changed["content"] = Value::Array(keep);
             (!empty).then_some(changed)
@@ -328,7 +339,8 @@ fn with_breakpoint(message: &Value) -> Option<Value> {
         }
         content @ Value::String(_) => {
             let text = content.take();
-            *content = json!([{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}]);
+            *content =
+                json!([{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}]);
         }
         _ => return None,
     }
