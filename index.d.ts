@@ -1077,7 +1077,20 @@ export interface LogEntry {
   target?: string
 }
 
-/** Statistics of a compaction (PRD F-008). All zero when nothing was compacted. */
+/**
+ * Statistics of a compaction (PRD F-008). All zero when nothing was compacted.
+ *
+ * The three message counts sort every message you passed — your items, in every format (OpenAI
+ * Responses items, Gemini contents, …) — into exactly one of them, so
+ * `compactedMessageCount + retainedMessageCount + removedMessageCount === messages.length`:
+ * - compacted: a message the library adds stands for it and names the archive holding it — the
+ *   summary, Anthropic's compaction block (`provider: 'anthropic-compaction'`), or the notice of a
+ *   strategy without a summary (`keep-recent`, `sliding-window`, `selective`, …). Its first line
+ *   says the same number: `[context-compact] Earlier conversation (N messages) …`.
+ * - retained: it is in `result.messages`, unchanged (your very object) or changed in place (a tool
+ *   result shortened by offload or cleared by `selective`, thinking removed).
+ * - removed: it was left out and nothing stands for it.
+ */
 export interface CompactStats {
   /** Tokens of the messages before compaction (`countTokens(messages)`). */
   originalTokenCount: number
@@ -1085,10 +1098,21 @@ export interface CompactStats {
   compactedTokenCount: number
   /** `compactedTokenCount / originalTokenCount`. */
   compactionRatio: number
-  /** Messages replaced by the summary (the middle). */
+  /**
+   * Messages the summary (or compaction block, or notice) stands for: the middle. For a strategy
+   * without a summary, the messages it removed behind its notice; the messages `selective` kept
+   * or cleared after its notice are retained. The N of the header.
+   */
   compactedMessageCount: number
-  /** Messages kept verbatim (head + tail). */
+  /** Messages present in the result, unchanged or changed in place: head + tail, and what a strategy without a summary kept. */
   retainedMessageCount: number
+  /**
+   * Messages left out with nothing standing for them: an assistant turn after the summary that
+   * held only thinking, which the thinking policy leaves out (its original is in
+   * `thinkingArchivePath`); an item a change left empty (a Responses `reasoning` item whose turn's
+   * reasoning was removed); what a custom strategy dropped (the library adds nothing in its place).
+   */
+  removedMessageCount: number
 }
 
 /**
