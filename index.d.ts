@@ -807,10 +807,13 @@ export interface CompactOptions {
    * - `'extractive'`: the built-in rule-based summarizer (offline, deterministic, free);
    * - `'anthropic-compaction'`: Anthropic's on-demand compaction (beta `compact-2026-09-04`,
    *   `compaction: { type: 'summarize' }`, your `customInstructions` as its instructions,
-   *   `system` and `tools` passed through). Its signed `compaction` block is put first in the
-   *   result, exactly as returned, in an assistant message with the ledger beside it; send the
-   *   beta header on every later request. It needs the messages in the Anthropic format with no
-   *   system message in the list. Where it is not offered (Amazon Bedrock, a model without it) or
+   *   `system` and `tools` passed through). Leading system messages of the list are sent as the
+   *   request's `system` parameter, after your `system` option (a lone string as it is; otherwise
+   *   an array of text blocks, one per string, blocks as given). Its signed `compaction` block is
+   *   put first among the messages of the result — right after those system messages, which you
+   *   send as `system` — exactly as returned, in an assistant message with the ledger beside it;
+   *   send the beta header on every later request. It needs the messages in the Anthropic format.
+   *   Where it is not offered (Amazon Bedrock, a model without it) or
    *   it fails, the summary is written by `'anthropic'` instead and a warning says so; a
    *   `Compactor` does not try that model again (`result.compactionUnavailable`). Kept turns keep
    *   their thinking under `thinking: 'auto'`, since the API accepts it after its own summary.
