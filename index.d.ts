@@ -807,10 +807,13 @@ export interface CompactOptions {
    * - `'extractive'`: the built-in rule-based summarizer (offline, deterministic, free);
    * - `'anthropic-compaction'`: Anthropic's on-demand compaction (beta `compact-2026-09-04`,
    *   `compaction: { type: 'summarize' }`, your `customInstructions` as its instructions,
-   *   `system` and `tools` passed through). Its signed `compaction` block is put first in the
-   *   result, exactly as returned, in an assistant message with the ledger beside it; send the
-   *   beta header on every later request. It needs the messages in the Anthropic format with no
-   *   system message in the list. Where it is not offered (Amazon Bedrock, a model without it) or
+   *   `system` and `tools` passed through). Leading system messages of the list are sent as the
+   *   request's `system` parameter, after your `system` option (a lone string as it is; otherwise
+   *   an array of text blocks, one per string, blocks as given). Its signed `compaction` block is
+   *   put first among the messages of the result — right after those system messages, which you
+   *   send as `system` — exactly as returned, in an assistant message with the ledger beside it;
+   *   send the beta header on every later request. It needs the messages in the Anthropic format.
+   *   Where it is not offered (Amazon Bedrock, a model without it) or
    *   it fails, the summary is written by `'anthropic'` instead and a warning says so; a
    *   `Compactor` does not try that model again (`result.compactionUnavailable`). Kept turns keep
    *   their thinking under `thinking: 'auto'`, since the API accepts it after its own summary.
@@ -1077,7 +1080,20 @@ export interface LogEntry {
   target?: string
 }
 
-/** Statistics of a compaction (PRD F-008). All zero when nothing was compacted. */
+/**
+ * Statistics of a compaction (PRD F-008). All zero when nothing was compacted.
+ *
+ * The three message counts sort every message you passed — your items, in every format (OpenAI
+ * Responses items, Gemini contents, …) — into exactly one of them, so
+ * `compactedMessageCount + retainedMessageCount + removedMessageCount === messages.length`:
+ * - compacted: a message the library adds stands for it and names the archive holding it — the
+ *   summary, Anthropic's compaction block (`provider: 'anthropic-compaction'`), or the notice of a
+ *   strategy without a summary (`keep-recent`, `sliding-window`, `selective`, …). Its first line
+ *   says the same number: `[context-compact] Earlier conversation (N messages) …`.
+ * - retained: it is in `result.messages`, unchanged (your very object) or changed in place (a tool
+ *   result shortened by offload or cleared by `selective`, thinking removed).
+ * - removed: it was left out and nothing stands for it.
+ */
 export interface CompactStats {
   /** Tokens of the messages before compaction (`countTokens(messages)`). */
   originalTokenCount: number
@@ -1085,10 +1101,21 @@ export interface CompactStats {
   compactedTokenCount: number
   /** `compactedTokenCount / originalTokenCount`. */
   compactionRatio: number
-  /** Messages replaced by the summary (the middle). */
+  /**
+   * Messages the summary (or compaction block, or notice) stands for: the middle. For a strategy
+   * without a summary, the messages it removed behind its notice; the messages `selective` kept
+   * or cleared after its notice are retained. The N of the header.
+   */
   compactedMessageCount: number
-  /** Messages kept verbatim (head + tail). */
+  /** Messages present in the result, unchanged or changed in place: head + tail, and what a strategy without a summary kept. */
   retainedMessageCount: number
+  /**
+   * Messages left out with nothing standing for them: an assistant turn after the summary that
+   * held only thinking, which the thinking policy leaves out (its original is in
+   * `thinkingArchivePath`); an item a change left empty (a Responses `reasoning` item whose turn's
+   * reasoning was removed); what a custom strategy dropped (the library adds nothing in its place).
+   */
+  removedMessageCount: number
 }
 
 /**

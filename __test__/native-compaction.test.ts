@@ -31,6 +31,14 @@ beforeAll(async () => {
         res.writeHead(status, { 'content-type': 'application/json' })
         res.end(JSON.stringify(value))
       }
+      const invalid = (message: string) => json(400, { type: 'error', error: { type: 'invalid_request_error', message }, request_id: 'req_invalid' })
+      // The Messages API takes the system prompt as the top-level `system` parameter (a string
+      // or an array of text blocks); a system role inside `messages` is a 400.
+      const misplaced = (parsed.messages ?? []).findIndex((m: any) => m.role !== 'user' && m.role !== 'assistant')
+      if (misplaced >= 0) return invalid(`messages.${misplaced}.role: Input should be 'user' or 'assistant'`)
+      const system = parsed.system
+      const textBlocks = Array.isArray(system) && system.every((b: any) => b && b.type === 'text' && typeof b.text === 'string' && b.text !== '')
+      if (system !== undefined && typeof system !== 'string' && !textBlocks) return invalid('system: Input should be a valid string or a list of text blocks')
       if (!parsed.compaction) {
         // The plain Messages API: our own summary (the fallback).
         return json(200, { id: 'msg_2', type: 'message', role: 'assistant', model: parsed.model, content: [{ type: 'text', text: '## Goal\nfallback summary' }], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 5 } })
@@ -155,11 +163,76 @@ describe("provider: 'anthropic-compaction'", () => {
     expect(second.warnings.join('\n')).toMatch(/found unavailable for claude-opus-5-5 earlier/)
   })
 
-  it('a list that begins with a system message falls back without a request', async () => {
+  it('a list that begins with a system message: the system prompt is the `system` parameter, the block first after it', async () => {
+    const dir = tempDir()
+    const { system: _, ...withoutSystem } = options(dir)
+    const messages: Message[] = [{ role: 'system', content: 'You are a coding agent.' }, ...session(12)]
+    const before = JSON.stringify(messages)
+    const result = await compactMessages(messages, withoutSystem)
+    expect(result.warnings).toEqual([])
+    expect(result.provider).toBe('anthropic-compaction')
+    const requests = seen.filter((s) => s.body.compaction)
+    expect(requests).toHaveLength(1)
+    const [request] = requests
+    // The list's system message is sent as the request's system prompt, not as a message.
+    expect(request.body.system).toBe('You are a coding agent.')
+    expect(request.body.messages.every((m: any) => m.role === 'user' || m.role === 'assistant')).toBe(true)
+    expect(JSON.stringify(request.body.messages)).toBe(JSON.stringify(messages.slice(1, 1 + request.body.messages.length)))
+    // The system message stays first in the list (the caller sends it as `system`), the signed
+    // block first among the messages after it, exactly as returned.
+    expect(result.messages[0]).toBe(messages[0])
+    const block = result.messages[1] as any
+    expect(block.role).toBe('assistant')
+    expect(JSON.stringify(block.content[0])).toBe(JSON.stringify(BLOCK))
+    const header = /^\[context-compact\] Earlier conversation \((\d+) messages\) was compacted by Anthropic/.exec(block.content[1].text)
+    expect(Number(header![1])).toBe(request.body.messages.length)
+    expect(result.stats.compactedMessageCount).toBe(request.body.messages.length)
+    expect(result.stats.compactedMessageCount + result.stats.retainedMessageCount + result.stats.removedMessageCount).toBe(messages.length)
+    expect(result.messages.slice(2).every((m) => messages.includes(m))).toBe(true)
+    expect(checkMessages(result.messages)).toEqual([])
+    expect(JSON.stringify(await restoreMessages(result.messages, { outputDir: dir, sessionId: 'n' }))).toBe(before)
+  })
+
+  it('several leading system messages and a system option: one system parameter, the option first', async () => {
+    const cached = [{ type: 'text' as const, text: 'Tools: Edit.', cache_control: { type: 'ephemeral' as const } }]
+    const messages: Message[] = [
+      { role: 'system', content: 'Work in src/ only.' },
+      { role: 'system', content: cached } as Message,
+      ...session(12),
+    ]
+    const result = await compactMessages(messages, options(tempDir()))
+    expect(result.provider).toBe('anthropic-compaction')
+    const [request] = seen.filter((s) => s.body.compaction)
+    expect(request.body.system).toEqual([
+      { type: 'text', text: 'You are a coding agent.' },
+      { type: 'text', text: 'Work in src/ only.' },
+      ...cached,
+    ])
+    expect(result.messages.slice(0, 2)).toEqual(messages.slice(0, 2))
+    expect((result.messages[2] as any).content[0]).toEqual(BLOCK)
+    expect(checkMessages(result.messages)).toEqual([])
+  })
+
+  it('a list that begins with a system message still falls back for the reasons the API gives', async () => {
+    mode = 'unavailable'
     const messages: Message[] = [{ role: 'system', content: 'You are a coding agent.' }, ...session(12)]
     const result = await compactMessages(messages, options(tempDir()))
     expect(result.provider).toBe('anthropic')
-    expect(seen.some((s) => s.body.compaction)).toBe(false)
-    expect(result.warnings.join('\n')).toMatch(/compaction block must come first/)
+    expect(result.compactionUnavailable).toBe('claude-opus-5-5')
+    expect(result.warnings.join('\n')).toMatch(/anthropic-compaction was not used \(unavailable for claude-opus-5-5/)
+    expect(result.warnings.join('\n')).not.toMatch(/system/)
+    // The request was made, with the system prompt where the API wants it.
+    const [request] = seen.filter((s) => s.body.compaction)
+    expect(request.body.messages.some((m: any) => m.role === 'system')).toBe(false)
+  })
+
+  it('the local server answers a system message inside `messages` as the API does: 400 invalid_request_error', async () => {
+    const response = await fetch(`${baseUrl}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'claude-opus-5-5', max_tokens: 10, messages: [{ role: 'system', content: 's' }, { role: 'user', content: 'hi' }], compaction: { type: 'summarize' } }),
+    })
+    expect(response.status).toBe(400)
+    expect(await response.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: "messages.0.role: Input should be 'user' or 'assistant'" } })
   })
 })

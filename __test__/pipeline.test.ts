@@ -467,7 +467,7 @@ describe('compactMessages', () => {
     expect(result.summary).toBeNull()
     expect(result.archivePath).toBeNull()
     expect(result.error).toBeNull()
-    expect(result.stats).toEqual({ originalTokenCount: 0, compactedTokenCount: 0, compactionRatio: 0, compactedMessageCount: 0, retainedMessageCount: 0 })
+    expect(result.stats).toEqual({ originalTokenCount: 0, compactedTokenCount: 0, compactionRatio: 0, compactedMessageCount: 0, retainedMessageCount: 0, removedMessageCount: 0 })
     expect(calls).toBe(0)
     expect(existsSync(join(dir, 'default'))).toBe(false)
   })

@@ -95,8 +95,11 @@ describe.skipIf(!present).each(manifest.map((e) => [e.file, e] as const))('%s', 
       if (changed.has(i) || isSummary) expect(messages.includes(m)).toBe(false)
       else expect(messages.includes(m), `messages[${i}] is not one of the caller's objects`).toBe(true)
     })
+    // Retained: the caller's objects and the messages changed in place, everything but the summary.
     const kept = result.messages.filter((m) => messages.includes(m))
-    expect(kept.length).toBe(result.stats.retainedMessageCount)
+    const changedKept = new Set([...changed].filter((i) => i !== null))
+    expect(kept.length + changedKept.size).toBe(result.stats.retainedMessageCount)
+    expect(result.stats.retainedMessageCount).toBe(result.messages.length - 1)
     // Restore gives the original back exactly.
     const restored = await restoreMessages(result.messages, { outputDir: dir, sessionId: 'real' })
     expect(JSON.stringify(restored)).toBe(before)

@@ -58,6 +58,7 @@ function statsRows(result, before) {
     ['messages', `${fmt(before)} → ${fmt(result.messages.length)}`],
     ['compacted messages', fmt(s.compactedMessageCount)],
     ['retained messages', fmt(s.retainedMessageCount)],
+    ['removed messages', fmt(s.removedMessageCount ?? 0)],
     ['provider', `${result.provider ?? '-'}${result.model ? ' ' + result.model : ''}`],
     ['attempts', fmt(result.attempts)],
     ['archive', result.archivePath ?? '(none)'],

@@ -193,13 +193,17 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
       base.warnings.push(warning)
     }
   }
-  const retained = output.filter((message) => messages.includes(message)).length
+  // The library adds no message that stands for what a custom strategy dropped (whatever the
+  // strategy wrote in its place is its own): the caller's objects it returned are retained, the
+  // rest removed, none compacted.
+  const retained = messages.length - removed.length
   const stats = {
     originalTokenCount: original,
     compactedTokenCount: compactedTokens,
     compactionRatio: original === 0 ? 0 : compactedTokens / original,
-    compactedMessageCount: messages.length - retained,
+    compactedMessageCount: 0,
     retainedMessageCount: retained,
+    removedMessageCount: removed.length,
   }
   let error = null
   if (estimate >= m.threshold) {

@@ -11,6 +11,7 @@ const ZERO_STATS = Object.freeze({
   compactionRatio: 0,
   compactedMessageCount: 0,
   retainedMessageCount: 0,
+  removedMessageCount: 0,
 })
 
 // A result's pieces: an index is the caller's own message object; anything else is a message

@@ -554,6 +554,16 @@ pub fn item_count(messages: &[Value]) -> usize {
         .sum()
 }
 
+/// How many of the caller's items a message of the pipeline's list is written as: a view
+/// message (changed in place or not) as the items it carries that are still there, a message
+/// we wrote or a native one as one.
+pub fn written_item_count(message: &Value) -> usize {
+    match source_items(message) {
+        Some((format, items)) => rewrite(format, items, message).len(),
+        None => 1,
+    }
+}
+
 /// One item read on its own, as a view message (for counting an item by itself).
 pub fn view_item(format: Format, index: usize, item: &Value) -> Result<Value, ValidationError> {
     let read = read_item(format, index, item, &mut Reader::default())?;

@@ -182,19 +182,21 @@ const FOLLOWING_PHRASE: &str = "into the next ";
 /// The first line of a notice: the message that stands where strategies without a summary
 /// (`keep-recent`, `sliding-window`, `selective`, …) removed or condensed messages. It starts
 /// like a summary (so a later compaction and `restoreMessages` recognise it and find its
-/// archive) but is not one (see [`is_notice`]). `following` is how many of the messages right
-/// after it are the condensed form of the archived ones (kept or cleared messages of a
-/// selective compaction): `restoreMessages` replaces the notice *and* those with the archive.
+/// archive) but is not one (see [`is_notice`]). `stood_for` is how many messages it stands for
+/// (the result's `compactedMessageCount`): the archived messages not among the `following`
+/// ones. `following` is how many of the messages right after it are the condensed form of the
+/// rest of the archive (kept or cleared messages of a selective compaction): `restoreMessages`
+/// replaces the notice *and* those with the archive.
 pub fn notice_header(
-    archived_messages: usize,
+    stood_for: usize,
     how: &str,
     following: usize,
     archive_path: Option<&str>,
 ) -> String {
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     let mut line = format!(
-        "{SUMMARY_PREFIX}Earlier conversation ({archived_messages} message{}) was {how}",
-        plural(archived_messages)
+        "{SUMMARY_PREFIX}Earlier conversation ({stood_for} message{}) was {how}",
+        plural(stood_for)
     );
     if following > 0 {
         let _ = write!(
@@ -288,6 +290,17 @@ mod tests {
         assert!(is_notice(&notice));
         assert_eq!(notice_following(&notice), 12);
         assert_eq!(summary_archive(&notice), Some(path));
+        // The wording of today's selective notice (what it stands for is not what follows).
+        let header = notice_header(
+            28,
+            "removed by selective compaction, the rest condensed",
+            12,
+            Some(path),
+        );
+        assert!(header.contains("(28 messages) was removed by selective compaction, the rest condensed into the next 12 messages."));
+        let notice = json!({"role": "user", "content": header});
+        assert!(is_notice(&notice));
+        assert_eq!(notice_following(&notice), 12);
         let removed = notice_header(3, "removed by the keep-recent strategy", 0, None);
         let removed = json!({"role": "user", "content": removed});
         assert!(is_notice(&removed));

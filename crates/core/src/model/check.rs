@@ -258,8 +258,9 @@ pub fn check_conversation(messages: &[Value]) -> Vec<Problem> {
                 }
                 continue;
             }
-            // Anthropic's on-demand compaction puts its block first, in an assistant message of
-            // its own (platform.claude.com/docs/en/build-with-claude/compaction-on-demand).
+            // Anthropic's on-demand compaction puts its block first among the messages (after
+            // the leading system messages, which are the `system` parameter), in an assistant
+            // message of its own (platform.claude.com/docs/en/build-with-claude/compaction-on-demand).
             let starts_with_compaction = r == Role::Assistant
                 && message::blocks(message)
                     .first()
@@ -631,6 +632,18 @@ mod tests {
         // A compaction block may open the conversation, in an assistant message.
         let compacted = check(json!([
             {"role": "assistant", "content": [{"type": "compaction", "content": "S", "signature": "x"}]},
+            {"role": "user", "content": "go on"}
+        ]));
+        assert!(compacted.is_empty(), "{compacted:?}");
+        // After the leading system messages (the request's `system` parameter), it is first
+        // among the messages.
+        let compacted = check(json!([
+            {"role": "system", "content": "s"},
+            {"role": "system", "content": [{"type": "text", "text": "t"}]},
+            {"role": "assistant", "content": [
+                {"type": "compaction", "content": "S", "signature": "x"},
+                {"type": "text", "text": "[context-compact] Earlier conversation (4 messages) was compacted by Anthropic"}
+            ]},
             {"role": "user", "content": "go on"}
         ]));
         assert!(compacted.is_empty(), "{compacted:?}");

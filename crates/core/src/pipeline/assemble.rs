@@ -51,6 +51,9 @@ pub(crate) type Shortened = (usize, usize, Vec<usize>);
 /// The compacted list.
 pub(crate) struct Assembled {
     pub pieces: Vec<Piece>,
+    /// For each piece, the input message it is (unchanged or changed in place), or `None` for
+    /// the summary or notice.
+    pub sources: Vec<Option<usize>>,
     /// The messages the fit step shortened.
     pub shortened: Vec<Shortened>,
     /// Where each message the thinking policy changed ended up: (input index, its position in
@@ -74,6 +77,8 @@ pub(crate) fn assemble(
         refs.region,
         refs.thinking,
     )));
+    let mut sources: Vec<Option<usize>> = (0..region.start).map(Some).collect();
+    sources.push(None);
     let archive_name = refs
         .region
         .map(|path| path.rsplit(['/', '\\']).next().unwrap_or(path));
@@ -96,6 +101,7 @@ pub(crate) fn assemble(
             }
             if !left_out {
                 position += 1;
+                sources.push(Some(index));
             }
         }
     }
@@ -104,8 +110,12 @@ pub(crate) fn assemble(
         if draft.stripped.iter().any(|s| s.index == index) {
             stripped.push((index, piece.as_ref().map(|_| pieces.len())));
         }
+        if piece.is_some() {
+            sources.push(Some(index));
+        }
         pieces.extend(piece);
     }
+    debug_assert_eq!(sources.len(), pieces.len());
 
     let mut shortened = Vec::new();
     for (item, (index, cuts)) in fitting.cuts.iter().enumerate() {
@@ -124,6 +134,7 @@ pub(crate) fn assemble(
     }
     Assembled {
         pieces,
+        sources,
         shortened,
         stripped,
     }

@@ -5,7 +5,9 @@
 
 use super::options::CompactOptions;
 use super::outcome::CompactOutcome;
-use crate::formats::{view_block_of_path, Input};
+use std::ops::Range;
+
+use crate::formats::{view_block_of_path, written_item_count, Input};
 use crate::model::piece::Piece;
 use crate::plan::thinking::ThinkingPolicy;
 
@@ -29,19 +31,30 @@ impl Input {
             return outcome;
         };
         let view_pieces = std::mem::take(&mut outcome.pieces);
+        let sources = std::mem::take(&mut outcome.piece_sources);
+        if outcome.compacted {
+            // The statistics count the caller's items: a view message stands for its run, and a
+            // changed one is written as the items it still has (removing a reasoning item's
+            // content leaves the item out).
+            let region = outcome.partition.map_or(0..0, |p| p.head_len..p.tail_start);
+            let sizes: Vec<usize> = view.groups.iter().map(Range::len).collect();
+            let present = view_pieces
+                .iter()
+                .zip(&sources)
+                .filter_map(|(piece, source)| {
+                    let index = (*source)?;
+                    Some(match piece {
+                        Piece::Original(_) => (index, sizes[index]),
+                        Piece::New(message) => (index, written_item_count(message)),
+                    })
+                });
+            outcome.stats.set_message_counts(&sizes, region, present);
+        }
         let (pieces, positions) = view.to_items(&self.items, view_pieces);
         let position_of = |index: usize| positions.get(index).copied().unwrap_or(pieces.len());
         if let Some(partition) = outcome.partition.as_mut() {
             partition.head_len = self.item_index(partition.head_len);
             partition.tail_start = self.item_index(partition.tail_start);
-        }
-        if outcome.compacted {
-            let retained = pieces
-                .iter()
-                .filter(|p| matches!(p, Piece::Original(_)))
-                .count();
-            outcome.stats.retained_message_count = retained;
-            outcome.stats.compacted_message_count = self.items.len() - retained;
         }
         for offloaded in &mut outcome.offloaded {
             // A view message may stand for several items (parallel tool outputs, each its own

@@ -125,9 +125,12 @@ impl Draft {
         archive: Option<&str>,
         thinking_archive: Option<&str>,
     ) -> String {
-        // What the header says was compacted: the caller's messages (a view message of a list
-        // in another format stands for several of them).
-        let replaced = crate::formats::item_count(&messages[self.region.clone()]);
+        // What the header says was compacted: the caller's messages the new message stands for
+        // (a view message of a list in another format stands for several of them), the same
+        // number as the statistics' `compactedMessageCount`. The messages a strategy without a
+        // summary keeps of the region follow the notice, and stand for themselves.
+        let replaced = crate::formats::item_count(&messages[self.region.clone()])
+            .saturating_sub(self.following_items(messages));
         let mut text = match &self.replacement {
             Replacement::Summary(summary) => {
                 added::summary_message_text(replaced, archive, &summary.body)
@@ -187,6 +190,18 @@ impl Draft {
 
     fn stripped_at(&self, index: usize) -> Option<&Stripped> {
         self.stripped.iter().find(|s| s.index == index)
+    }
+
+    /// How many of the caller's items the messages a strategy without a summary keeps of the
+    /// region are, as they will be written (removing thinking may leave an item out).
+    fn following_items(&self, messages: &[Value]) -> usize {
+        self.region_items(messages, None)
+            .iter()
+            .map(|piece| match piece {
+                Piece::Original(index) => crate::formats::item_count(&messages[*index..=*index]),
+                Piece::New(message) => crate::formats::written_item_count(message),
+            })
+            .sum()
     }
 
     /// Kept messages of the region left out because they held only thinking.
@@ -672,11 +687,69 @@ mod tests {
             outcome.stats.retained_message_count,
             messages.len() - plan.middle_len()
         );
+        assert_eq!(outcome.stats.removed_message_count, 0);
         assert!(outcome.archive_path.is_some());
         // One token fewer: below the threshold.
         opts.context_token_limit = total + 1;
         let outcome = run(&messages, &opts, &s).await;
         assert!(!outcome.compacted);
+    }
+
+    /// The N of "Earlier conversation (N messages)" in the message we added.
+    fn header_count(outcome: &CompactOutcome) -> usize {
+        let text = outcome
+            .pieces
+            .iter()
+            .find_map(|piece| match piece {
+                Piece::New(message) => added::summary_text(message),
+                Piece::Original(_) => None,
+            })
+            .expect("a summary or notice");
+        text.split_once("Earlier conversation (")
+            .and_then(|(_, rest)| rest.split_once(" message"))
+            .map(|(n, _)| n.parse::<usize>().unwrap())
+            .expect("a header")
+    }
+
+    #[tokio::test]
+    async fn the_counts_add_up_when_kept_turns_change_or_are_left_out() {
+        // The recent turns hold thinking; one of them nothing else, which stripping leaves out.
+        let mut messages = conversation(10, 30);
+        messages.push(json!({"role": "user", "content": "go on"}));
+        messages.push(json!({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "let me think", "signature": "s1"}
+        ]}));
+        messages.push(json!({"role": "user", "content": "and?"}));
+        messages.push(json!({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "so", "signature": "s2"},
+            {"type": "text", "text": "done"}
+        ]}));
+        let mut opts = options(tokens::count_messages(Encoding::O200kBase, &messages));
+        opts.force = true;
+        opts.tail_retention_ratio = 0.3;
+        opts.thinking = thinking::ThinkingPolicy::Strip;
+        for strategy in [
+            Strategy::Summary,
+            Strategy::KeepRecent,
+            Strategy::SlidingWindow,
+        ] {
+            opts.strategy = strategy;
+            opts.keep_recent_messages = 6;
+            let outcome = run(&messages, &opts, &recording("## Goal\nx")).await;
+            assert!(outcome.compacted, "{strategy:?}: {outcome:?}");
+            let stats = outcome.stats;
+            assert_eq!(stats.removed_message_count, 1, "{strategy:?}: {stats:?}");
+            assert_eq!(
+                stats.compacted_message_count
+                    + stats.retained_message_count
+                    + stats.removed_message_count,
+                messages.len()
+            );
+            // Everything in the result but the summary or notice is a message of the input,
+            // the one whose thinking was removed included.
+            assert_eq!(stats.retained_message_count, outcome.pieces.len() - 1);
+            assert_eq!(header_count(&outcome), stats.compacted_message_count);
+        }
     }
 
     #[tokio::test]

@@ -16,6 +16,18 @@ use crate::summary::summarize::{SummaryRequestKind, SummaryUsage};
 pub use crate::model::piece::Piece;
 
 /// The PRD's statistics (F-008). All zero when nothing was compacted.
+///
+/// The three message counts sort every message of the input (the caller's items: Responses
+/// items, Gemini contents, … in the other formats) into exactly one of three, so
+/// `compacted + retained + removed` is the input's length:
+/// - *compacted*: a message we add stands for it — the summary, the signed compaction block of
+///   on-demand compaction, or a strategy's notice — and names the archive that holds it. This is
+///   the number that message's header states ("Earlier conversation (N messages) …").
+/// - *retained*: it is in the result, unchanged or changed in place (a tool result shortened or
+///   cleared, thinking removed).
+/// - *removed*: it is left out and nothing stands for it (an assistant turn holding only
+///   thinking after the summary, which the thinking policy leaves out; what a custom strategy
+///   drops).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactStats {
@@ -25,10 +37,52 @@ pub struct CompactStats {
     pub compacted_token_count: usize,
     /// compactedTokenCount / originalTokenCount.
     pub compaction_ratio: f64,
-    /// Messages replaced by the summary (the middle).
+    /// Messages the summary, compaction block or notice stands for (the PRD's middle; for a
+    /// strategy without a summary, what it removed behind its notice).
     pub compacted_message_count: usize,
-    /// Messages kept verbatim (head + tail).
+    /// Messages of the input present in the result, unchanged or changed in place (the PRD's
+    /// head + tail, and what a strategy without a summary keeps of the region).
     pub retained_message_count: usize,
+    /// Messages left out with nothing standing for them. (Records written before this count
+    /// existed read as 0.)
+    #[serde(default)]
+    pub removed_message_count: usize,
+}
+
+impl CompactStats {
+    /// Sets the three message counts of a result. `sizes[i]` is how many of the caller's items
+    /// input message `i` is (1 for a list read as it is; a view message may stand for several);
+    /// `region` is the part of the input the message we added stands for; `present` gives, for
+    /// each message of the result that is an input message (unchanged or changed in place),
+    /// its index and how many of its items are in the result. Items of a present message that
+    /// the change left out count as compacted inside the region (its archive holds them) and as
+    /// removed after it.
+    pub(crate) fn set_message_counts(
+        &mut self,
+        sizes: &[usize],
+        region: std::ops::Range<usize>,
+        present: impl IntoIterator<Item = (usize, usize)>,
+    ) {
+        let mut kept: Vec<Option<usize>> = vec![None; sizes.len()];
+        for (index, items) in present {
+            if let Some(slot) = kept.get_mut(index) {
+                *slot = Some(slot.unwrap_or(0) + items);
+            }
+        }
+        let (mut compacted, mut retained, mut removed) = (0, 0, 0);
+        for (index, (&size, kept)) in sizes.iter().zip(&kept).enumerate() {
+            let kept = kept.unwrap_or(0).min(size);
+            retained += kept;
+            if region.contains(&index) {
+                compacted += size - kept;
+            } else {
+                removed += size - kept;
+            }
+        }
+        self.compacted_message_count = compacted;
+        self.retained_message_count = retained;
+        self.removed_message_count = removed;
+    }
 }
 
 /// What a compaction did.
@@ -37,6 +91,10 @@ pub struct CompactOutcome {
     pub compacted: bool,
     /// The new message list; empty when `compacted` is false (the input stands).
     pub pieces: Vec<Piece>,
+    /// For each of `pieces`, the input message it is, unchanged or changed in place; `None`
+    /// for a message the library wrote (the summary or notice). Said of the pipeline's list:
+    /// [`crate::formats::Input::outcome`] uses it to count the caller's items, then drops it.
+    pub(crate) piece_sources: Vec<Option<usize>>,
     /// The content of the summary message.
     pub summary: Option<String>,
     pub archive_path: Option<PathBuf>,
@@ -112,6 +170,7 @@ impl CompactOutcome {
         CompactOutcome {
             compacted: false,
             pieces: Vec::new(),
+            piece_sources: Vec::new(),
             summary: None,
             archive_path: None,
             stats: CompactStats::default(),

@@ -195,7 +195,9 @@ fn build_meta(options: &CompactOptions, outcome: &CompactOutcome) -> Option<Arch
     let name = path.file_name()?.to_str()?;
     let (timestamp, sequence) = parse_archive_name(name)?;
     let plan = outcome.partition?;
-    let total = outcome.stats.retained_message_count + outcome.stats.compacted_message_count;
+    let total = outcome.stats.retained_message_count
+        + outcome.stats.compacted_message_count
+        + outcome.stats.removed_message_count;
     Some(ArchiveMeta {
         version: 1,
         session_id: options.session_id.clone(),

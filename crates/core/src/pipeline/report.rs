@@ -140,6 +140,7 @@ impl<'a> Reporter<'a> {
         } = done;
         let Assembled {
             pieces,
+            sources,
             shortened,
             stripped,
         } = assembled;
@@ -266,10 +267,6 @@ impl<'a> Reporter<'a> {
             );
         }
 
-        let retained = pieces
-            .iter()
-            .filter(|p| matches!(p, Piece::Original(_)))
-            .count();
         outcome.compacted = true;
         outcome.stats = CompactStats {
             original_token_count: original,
@@ -279,10 +276,17 @@ impl<'a> Reporter<'a> {
             } else {
                 compacted as f64 / original as f64
             },
-            compacted_message_count: self.messages.len() - retained,
-            retained_message_count: retained,
+            ..CompactStats::default()
         };
+        // Counted on this list, one a message; a list in another format is counted again in
+        // its items (`formats::Input::outcome`). A message changed in place is still retained.
+        outcome.stats.set_message_counts(
+            &vec![1; self.messages.len()],
+            draft.region.clone(),
+            sources.iter().flatten().map(|&index| (index, 1)),
+        );
         outcome.pieces = pieces;
+        outcome.piece_sources = sources;
         outcome.archive_path = archived.region;
         outcome.offload_archive_path = archived.offload;
         outcome.thinking_archive_path = archived.thinking;

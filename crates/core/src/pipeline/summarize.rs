@@ -83,13 +83,10 @@ pub(crate) async fn summarize_natively(
             true,
         ))));
     }
-    // The compaction block must come first in later requests: nothing may stay in front of it.
-    if plan.head_len > 0 {
-        return Ok(Some(Err(fallback(
-            "the list begins with system messages, and the compaction block must come first".into(),
-            false,
-        ))));
-    }
+    // Leading system messages are the request's `system` parameter, not part of `messages`:
+    // they are sent as such, and the block goes first after them in the result (first among
+    // the messages of the next request).
+    let system = system_parameter(options.system.as_ref(), &messages[..plan.head_len]);
     let middle = &messages[plan.middle()];
     let openai = middle.iter().any(|m| {
         matches!(
@@ -110,7 +107,7 @@ pub(crate) async fn summarize_natively(
     let result = client
         .compact(
             middle,
-            options.system.as_ref(),
+            system.as_ref(),
             options.tools.as_ref(),
             options.custom_instructions.as_deref(),
             options.summary_max_tokens,
@@ -154,6 +151,48 @@ pub(crate) async fn summarize_natively(
         )))),
         Err(NativeFailure::Failed(error)) => {
             Ok(Some(Err(fallback(format!("it failed: {error}"), false))))
+        }
+    }
+}
+
+/// The `system` parameter of a compaction request: the caller's `system` option, then the text
+/// of the leading system messages of the list, in that order (a request puts its `system`
+/// parameter before its messages). The API takes a string or an array of text blocks: one
+/// string source alone is sent as that string, exactly as the agent sends it (the summarizer
+/// reads it, and the kept turns' thinking stays valid only when it matches); anything else as
+/// an array of text blocks — strings become `{type: "text", text}`, blocks are kept as they are
+/// (`cache_control` included). Empty text is left out. `None` when there is no system prompt.
+pub(crate) fn system_parameter(given: Option<&Value>, head: &[Value]) -> Option<Value> {
+    let sources: Vec<&Value> = given
+        .filter(|v| !v.is_null())
+        .into_iter()
+        .chain(head.iter().filter_map(|message| message.get("content")))
+        .filter(|source| match source {
+            Value::String(text) => !text.is_empty(),
+            Value::Array(blocks) => !blocks.is_empty(),
+            _ => false,
+        })
+        .collect();
+    match sources.as_slice() {
+        [] => None,
+        [Value::String(text)] => Some(Value::String(text.clone())),
+        _ => {
+            let mut blocks = Vec::new();
+            for source in sources {
+                match source {
+                    Value::String(text) => {
+                        blocks.push(serde_json::json!({"type": "text", "text": text}))
+                    }
+                    Value::Array(parts) => blocks.extend(
+                        parts
+                            .iter()
+                            .filter(|b| b.get("text").and_then(Value::as_str) != Some(""))
+                            .cloned(),
+                    ),
+                    _ => {}
+                }
+            }
+            (!blocks.is_empty()).then_some(Value::Array(blocks))
         }
     }
 }
@@ -777,5 +816,53 @@ fn unwrap_summary_tags(text: &str) -> String {
             text[start + "<summary>".len()..end].trim().to_string()
         }
         _ => text.trim().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_system_parameter_is_the_given_system_then_the_leading_system_messages() {
+        let system = |text: &str| json!({"role": "system", "content": text});
+        // Nothing: no parameter.
+        assert_eq!(system_parameter(None, &[]), None);
+        assert_eq!(system_parameter(Some(&Value::Null), &[system("")]), None);
+        // One string, from either side: sent as it is.
+        assert_eq!(
+            system_parameter(None, &[system("You are a coding agent.")]),
+            Some(json!("You are a coding agent."))
+        );
+        assert_eq!(
+            system_parameter(Some(&json!("Be brief.")), &[]),
+            Some(json!("Be brief."))
+        );
+        // Several: text blocks, the option first, blocks kept with their fields.
+        let cached = json!([{"type": "text", "text": "Tools: grep.", "cache_control": {"type": "ephemeral"}}]);
+        assert_eq!(
+            system_parameter(
+                Some(&json!("Be brief.")),
+                &[
+                    system("You are a coding agent."),
+                    json!({"role": "developer", "content": cached}),
+                    system(""),
+                ]
+            ),
+            Some(json!([
+                {"type": "text", "text": "Be brief."},
+                {"type": "text", "text": "You are a coding agent."},
+                {"type": "text", "text": "Tools: grep.", "cache_control": {"type": "ephemeral"}}
+            ]))
+        );
+        // A given array of blocks stays an array, with the messages after it.
+        assert_eq!(
+            system_parameter(Some(&cached), &[system("More.")]),
+            Some(json!([
+                {"type": "text", "text": "Tools: grep.", "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": "More."}
+            ]))
+        );
     }
 }

@@ -120,13 +120,17 @@ pub struct Rewrite {
 }
 
 impl Rewrite {
-    /// How the notice says what happened ("removed by the keep-recent strategy").
+    /// How the notice says what happened ("removed by the keep-recent strategy"). The notice's
+    /// count is of the messages it stands for, which are not among the `items` after it (those
+    /// are the rest of the region, kept or with tool results cleared).
     pub fn how(&self) -> String {
         match self.strategy {
             Strategy::Selective if self.items.is_empty() => {
                 "removed by selective compaction".to_string()
             }
-            Strategy::Selective => "condensed by selective compaction".to_string(),
+            Strategy::Selective => {
+                "removed by selective compaction, the rest condensed".to_string()
+            }
             other => format!("removed by the {} strategy", other.as_str()),
         }
     }
