@@ -1046,6 +1046,53 @@ export interface CompactOptions {
   system?: string | TextBlock[]
   /** Tool definitions sent with each request: counted into the trigger, never changed. */
   tools?: ReadonlyArray<object>
+  /**
+   * The body of the request your loop sends to the model, **without its messages**: for the
+   * Anthropic Messages API `{ model, system, tools, tool_choice, thinking, max_tokens, metadata, … }`,
+   * for OpenAI Chat Completions `{ model, tools, tool_choice, reasoning_effort, prompt_cache_key, … }`.
+   *
+   * With it, the `anthropic` and `openai` providers ask for the summary with **your loop's own
+   * request**: this body, your messages exactly as you pass them, and one more user message with
+   * the instructions (which part to summarize; the rest stays verbatim after the summary). The
+   * provider then serves everything your last request held from its prompt cache, so a
+   * compaction costs a cache read (0.1× the input price on Anthropic) instead of the whole middle
+   * at full price. See `summaryRequest` for when the transcript request is used instead, and
+   * `result.summaryUsage` for what it cost.
+   *
+   * - The summary model defaults to `agentRequest.model` (a cache is only read by the model that
+   *   wrote it); `agentModel` too, for the trigger.
+   * - `system` and `tools` count into the trigger when the options of those names are not given.
+   * - Model, system, tools, `tool_choice` and `thinking` are sent as you give them: changing any
+   *   of them would break the cache. `stream`, `stream_options` and `n` are dropped (the summary is
+   *   one JSON reply), and `max_tokens` is the summary's (`summaryMaxTokens`, plus the thinking
+   *   budget when thinking is enabled).
+   * - On Anthropic, a `cache_control` breakpoint is put on the instruction (within the documented
+   *   20-block look-back of your loop's last entry; when that is further back, one more on the last
+   *   block of your last request). Leading `role: 'system'` messages become `system` when the body
+   *   has none. The tool calls of your last assistant message that have no result yet are removed.
+   * - Must not hold `messages` (a `TypeError` says so).
+   *
+   * Pass it in the `Compactor`'s constructor and again per call when your system prompt or tools
+   * change. Default: none (the transcript request).
+   */
+  agentRequest?: Record<string, unknown>
+  /**
+   * Which request asks for the summary:
+   * - `'auto'` (default): the shared request (your loop's own, see `agentRequest`) when it can
+   *   work, else the transcript request, and `result.summaryRequest` says which was used.
+   * - `'shared'`: the same, with a warning when the transcript had to be used.
+   * - `'transcript'`: always the transcript: the middle rendered as text in one user message.
+   *
+   * Sharing cannot work, and the transcript is used, when there is no `agentRequest`; when the
+   * summary model is not `agentRequest.model`; when the list is in a format the provider does not
+   * speak as is (only Anthropic-form lists go to `anthropic`, OpenAI Chat lists to `openai`); when
+   * the list and the summary do not fit the summary model's window (overflow recovery, chunked
+   * summaries); when `tool_choice` forces a tool call; and for the extractive provider and a JS
+   * `summarizer`. A shared request whose reply calls a tool or holds no summary is retried, then
+   * sent as the transcript request with a warning; so is one the API rejects (HTTP 400).
+   * @default 'auto'
+   */
+  summaryRequest?: 'auto' | 'shared' | 'transcript'
   /** Cancels the compaction: the promise rejects with an `AbortError` at once. */
   signal?: AbortSignal
   /**
@@ -1135,6 +1182,8 @@ export interface CompactStats {
  * - `TIMEOUT`: every attempt timed out (`timeoutMs`, or HTTP 408).
  * - `CONNECTION_FAILED`: the connection could not be made or broke.
  * - `INVALID_RESPONSE`: the response was not what the protocol promises (e.g. malformed JSON).
+ * - `TOOL_CALL`: the model called a tool instead of writing the summary (a shared request keeps
+ *   the loop's tools); the transcript request is then tried, so this code is rare on a result.
  * - `ARCHIVE_FAILED`: `requireArchive` was set and the archive could not be written.
  * - `DECLINED`: `onBeforeCompact` declined (or threw).
  * - `MISSING_API_KEY`: the provider needs an API key and none was found.
@@ -1158,6 +1207,7 @@ export type CompactErrorCode =
   | 'TIMEOUT'
   | 'CONNECTION_FAILED'
   | 'INVALID_RESPONSE'
+  | 'TOOL_CALL'
   | 'ARCHIVE_FAILED'
   | 'DECLINED'
   | 'MISSING_API_KEY'
@@ -1301,8 +1351,37 @@ export interface CompactResult<M extends AnyMessage = Message> {
    * unavailable (the summary was written by `'anthropic'`), else `null`.
    */
   compactionUnavailable: string | null
+  /**
+   * What the summary calls cost, summed over every request (retries and rounds included), as
+   * the provider billed them; `null` when no LLM was called (below the threshold, extractive, a
+   * JS `summarizer`, strategies without a summary). The same numbers are in the session's audit
+   * log (`events.jsonl`) and the CLI's statistics.
+   */
+  summaryUsage: SummaryUsage | null
+  /** Which request wrote the summary (see `summaryRequest`); `null` when none was asked for. */
+  summaryRequest: 'shared' | 'transcript' | null
   /** Custom strategies only: the mark map `compress` returned (`null` when it was not valid). */
   markMap?: MessageMarkMap | null
+}
+
+/**
+ * The usage of the summary calls (`result.summaryUsage`). The fields are disjoint: their sum is
+ * the requests' whole input.
+ *
+ * | field | Anthropic `usage` | OpenAI `usage` |
+ * |---|---|---|
+ * | `inputTokens` (full price) | `input_tokens` | `prompt_tokens − prompt_tokens_details.cached_tokens` |
+ * | `cacheReadTokens` | `cache_read_input_tokens` | `prompt_tokens_details.cached_tokens` |
+ * | `cacheWriteTokens` | `cache_creation_input_tokens` | 0 |
+ * | `outputTokens` | `output_tokens` | `completion_tokens` |
+ */
+export interface SummaryUsage {
+  /** Requests billed (a failed attempt that got a reply counts: it cost its input). */
+  requests: number
+  inputTokens: number
+  cacheReadTokens: number
+  cacheWriteTokens: number
+  outputTokens: number
 }
 
 /** The three regions of a message list: slices of your array, your objects. */

@@ -48,6 +48,19 @@ function writeJson(file, value) {
   }
 }
 
+// What the summary calls cost (result.summaryUsage), as the provider billed them.
+function summaryUsageRows(result) {
+  const u = result.summaryUsage
+  if (!u) return []
+  const input = u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens
+  const share = input > 0 ? ` (${pct(u.cacheReadTokens / input)} of the input read from the cache)` : ''
+  return [
+    ['summary request', `${result.summaryRequest ?? '-'}, ${plural(u.requests, 'request')}`],
+    ['summary input', `${fmt(u.cacheReadTokens)} cache read, ${fmt(u.cacheWriteTokens)} cache write, ${fmt(u.inputTokens)} full price${share}`],
+    ['summary output', `${fmt(u.outputTokens)} tokens`],
+  ]
+}
+
 // The statistics of a compacted result, as table rows; `before` is the input's length.
 function statsRows(result, before) {
   const s = result.stats
@@ -60,6 +73,7 @@ function statsRows(result, before) {
     ['retained messages', fmt(s.retainedMessageCount)],
     ['removed messages', fmt(s.removedMessageCount ?? 0)],
     ['provider', `${result.provider ?? '-'}${result.model ? ' ' + result.model : ''}`],
+    ...summaryUsageRows(result),
     ['attempts', fmt(result.attempts)],
     ['archive', result.archivePath ?? '(none)'],
   ]

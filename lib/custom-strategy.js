@@ -77,6 +77,8 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
     transformations: [],
     thinkingArchivePath: null,
     compactionUnavailable: null,
+    summaryUsage: null,
+    summaryRequest: null,
   }
   const unchanged = (error) => ({
     messages,

@@ -94,6 +94,8 @@ function buildResult(messages, outcome) {
     transformations: outcome.transformations ?? [],
     thinkingArchivePath: outcome.thinkingArchivePath ?? null,
     compactionUnavailable: outcome.compactionUnavailable ?? null,
+    summaryUsage: outcome.summaryUsage ?? null,
+    summaryRequest: outcome.summaryRequest ?? null,
   }
   if (!outcome.compacted) {
     return {

@@ -12,6 +12,7 @@ const { compactWithProgress } = require('../progress.js')
 
 const PROVIDERS = ['anthropic', 'openai', 'extractive', 'anthropic-compaction']
 const PROMPT_STYLES = ['structured', 'continuation']
+const SUMMARY_REQUESTS = ['auto', 'shared', 'transcript']
 const OFFLOAD_SCOPES = ['tool-results', 'all', 'off']
 const THINKING_POLICIES = ['auto', 'keep', 'strip']
 
@@ -48,6 +49,10 @@ Options:
   --summary-context-tokens <n>    how many tokens the summary model can read
   --custom-instructions <text>    appended to the summary prompt
   --prompt-style <style>          structured (default) or continuation
+  --summary-request <kind>        auto (default), shared or transcript: with a request body
+                                  as input, the body without its messages is the agentRequest,
+                                  and the summary is asked for with that very request plus one
+                                  instruction, which reads the provider's prompt cache
   --output-dir <dir|url>          where archives go (default ${DEFAULT_OUTPUT_DIR}), or an object
                                   store: s3://bucket/prefix, gs://…, az://…, file:///path
   --store-option <key=value>      object-store configuration (repeatable), e.g.
@@ -87,6 +92,7 @@ const COMPACT_FLAGS = {
   'summary-context-tokens': { type: 'string' },
   'custom-instructions': { type: 'string' },
   'prompt-style': { type: 'string' },
+  'summary-request': { type: 'string' },
   'output-dir': { type: 'string' },
   'store-option': { type: 'string', multiple: true },
   'session-id': { type: 'string' },
@@ -113,6 +119,13 @@ function compactOptions(values, conversation) {
   set('summaryContextTokens', number(values, 'summary-context-tokens', { integer: true, min: 1 }))
   set('customInstructions', values['custom-instructions'])
   set('promptStyle', choice(values, 'prompt-style', PROMPT_STYLES))
+  set('summaryRequest', choice(values, 'summary-request', SUMMARY_REQUESTS))
+  // A request body is the loop's own request: without its messages, it is the agentRequest
+  // (Anthropic Messages and OpenAI Chat bodies, which hold the list under "messages").
+  if (conversation.key === 'messages' && conversation.model !== undefined) {
+    const { messages: _messages, ...agentRequest } = conversation.body
+    options.agentRequest = agentRequest
+  }
   set('offload', choice(values, 'offload', OFFLOAD_SCOPES))
   set('thinking', choice(values, 'thinking', THINKING_POLICIES))
   set('format', formatOption(values).format)
