@@ -204,6 +204,7 @@ impl Summarizer for AnthropicSummarizer {
     fn can_share(&self, request: &SharedRequest<'_>) -> Result<(), String> {
         shared::check_model(request, &self.http.model)?;
         shared::check_tool_choice(request)?;
-        shared::check_anthropic_messages(request.conversation)
+        shared::check_anthropic_messages(request.conversation)?;
+        shared::check_thinking(request, &self.http.model)
     }
 }

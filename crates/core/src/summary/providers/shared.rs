@@ -22,6 +22,9 @@
 //!   so it is passed through. Removing or reordering tools, or `tools: []`, diverges at the
 //!   start (opencode #43249): the tools stay.
 //!
+//! [PC]: Anthropic, "Prompt caching", platform.claude.com/docs/en/build-with-claude/prompt-caching.
+//! `benchmark/CACHE-RULES.md` quotes every rule the local test servers implement.
+//!
 //! The end of the list is shaped as seed 002 does: the unanswered tool calls of the last
 //! assistant message are removed (an API rejects calls without results), and the instructions
 //! come after any tool results, as the last user turn.
@@ -33,7 +36,10 @@ use crate::summary::summarize::SharedRequest;
 
 /// The most `cache_control` breakpoints the Messages API accepts in one request.
 pub const MAX_BREAKPOINTS: usize = 4;
-/// How far back from a breakpoint the Messages API looks for an earlier cache entry, in blocks.
+/// How many block positions the Messages API checks for an earlier cache entry, counting the
+/// breakpoint itself as the first ([PC] "The lookback window is 20 blocks. The system checks at
+/// most 20 positions per breakpoint, counting the breakpoint itself as the first"): an entry 19
+/// blocks before the breakpoint is read, one 20 blocks before is not.
 pub const LOOKBACK_BLOCKS: usize = 20;
 
 /// Why the loop's request cannot be shared with this provider, or `Ok`.
@@ -86,6 +92,92 @@ pub fn check_anthropic_messages(messages: &[Value]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Whether earlier turns' thinking stays in the model's context when a new user turn comes.
+/// "Claude Opus 4.5 and later Opus models keep all prior thinking blocks; Claude Opus 4.1 and
+/// earlier Opus models keep only the last assistant turn's thinking. Claude Sonnet 4.6 and later
+/// Sonnet models keep all; Claude Sonnet 4.5 and earlier Sonnet models keep only the last turn.
+/// All Haiku models through Claude Haiku 4.5 keep only the last turn." (Anthropic, "Building with
+/// extended thinking", thinking block preservation by model.) Models of families or versions not
+/// named there are taken to keep it, as every model released since does.
+pub fn keeps_prior_thinking(model: &str) -> bool {
+    let lower = model.to_ascii_lowercase();
+    let family = ["opus", "sonnet", "haiku"]
+        .into_iter()
+        .find(|family| lower.contains(family));
+    let Some(family) = family else {
+        return true;
+    };
+    // `claude-opus-4-5-20251101`, `claude-sonnet-4-6`, `claude-3-7-sonnet-20250219`: the first
+    // one or two short numbers are the version.
+    let numbers: Vec<u32> = lower
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|part| !part.is_empty() && part.len() <= 2)
+        .filter_map(|part| part.parse().ok())
+        .take(2)
+        .collect();
+    let version = match numbers.as_slice() {
+        [major, minor, ..] => (*major, *minor),
+        [major] => (*major, 0),
+        [] => return true,
+    };
+    match family {
+        "opus" => version >= (4, 5),
+        "sonnet" => version >= (4, 6),
+        _ => version > (4, 5),
+    }
+}
+
+/// With extended thinking on a model that keeps only the last turn's thinking, the instruction
+/// (a user turn that is not only tool results) strips the thinking of the current agentic turn:
+/// "When non-tool results are passed in requests while extended thinking is enabled, all
+/// previously-cached thinking blocks are stripped from context, and any messages in context that
+/// follow those thinking blocks are removed from the cache" ([PC]). The loop's cache entry is past
+/// them, so the shared request would read only the tools and system prompt and write the rest at
+/// 1.25× — dearer than the transcript (measured in `npm run bench:economics -- --thinking`: 2.8 %
+/// read on Sonnet 4.5, 99.7 % on Sonnet 4.6). `Err` then, and the transcript is used.
+pub fn check_thinking(shared: &SharedRequest<'_>, model: &str) -> Result<(), String> {
+    let enabled = shared
+        .agent_request
+        .get("thinking")
+        .and_then(|t| t.get("type"))
+        .and_then(Value::as_str)
+        .is_some_and(|kind| kind != "disabled");
+    if !enabled || keeps_prior_thinking(model) {
+        return Ok(());
+    }
+    let messages = shared.conversation;
+    let last_human = messages
+        .iter()
+        .rposition(|m| role_of(m) == Some(Role::User) && !only_tool_results(m))
+        .unwrap_or(0);
+    let thinking_after = messages[last_human..].iter().any(|m| {
+        role_of(m) == Some(Role::Assistant)
+            && m.get("content")
+                .and_then(Value::as_array)
+                .is_some_and(|blocks| {
+                    blocks
+                        .iter()
+                        .any(|b| matches!(block_type(b), "thinking" | "redacted_thinking"))
+                })
+    });
+    if thinking_after {
+        Err(format!(
+            "{model} keeps only the last turn's thinking, so the instruction would strip the current turn's thinking and the cache would be missed; the transcript is cheaper"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+fn only_tool_results(message: &Value) -> bool {
+    match message.get("content") {
+        Some(Value::Array(blocks)) => {
+            !blocks.is_empty() && blocks.iter().all(|b| block_type(b) == "tool_result")
+        }
+        _ => false,
+    }
 }
 
 /// Whether `messages` are in the Chat Completions form (no Anthropic content blocks).
@@ -150,12 +242,13 @@ pub fn anthropic_body(shared: &SharedRequest<'_>, max_tokens: u32) -> Value {
         .iter()
         .rposition(|m| role_of(m) == Some(Role::Assistant))
     {
+        // Blocks from the loop's entry (exclusive) to the instruction (inclusive).
         let after: usize = messages[last_assistant..]
             .iter()
             .map(block_count)
             .sum::<usize>()
             + 1;
-        if after > LOOKBACK_BLOCKS && last_assistant > 0 && breakpoints + 2 <= MAX_BREAKPOINTS {
+        if after >= LOOKBACK_BLOCKS && last_assistant > 0 && breakpoints + 2 <= MAX_BREAKPOINTS {
             if let Some(marked) = with_breakpoint(&messages[last_assistant - 1]) {
                 messages[last_assistant - 1] = marked;
                 breakpoints += 1;
@@ -345,4 +438,71 @@ fn with_breakpoint(message: &Value) -> Option<Value> {
         _ => return None,
     }
     Some(marked)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn which_models_keep_earlier_thinking() {
+        for keeps in [
+            "claude-opus-4-5-20251101",
+            "claude-opus-4-6",
+            "claude-sonnet-4-6",
+            "claude-sonnet-5",
+            "claude-opus-5",
+            "claude-mythos-preview",
+        ] {
+            assert!(keeps_prior_thinking(keeps), "{keeps}");
+        }
+        for strips in [
+            "claude-sonnet-4-5",
+            "claude-sonnet-4-5-20250929",
+            "claude-haiku-4-5",
+            "claude-opus-4-1",
+            "claude-3-7-sonnet-20250219",
+            "claude-sonnet-4-20250514",
+        ] {
+            assert!(!keeps_prior_thinking(strips), "{strips}");
+        }
+    }
+
+    #[test]
+    fn the_lookback_breakpoint_is_added_from_twenty_blocks() {
+        let agent: Map<String, Value> =
+            serde_json::from_value(json!({"model": "claude-sonnet-4-5", "max_tokens": 100}))
+                .unwrap();
+        // The loop's last request ended with the user message; then an assistant message of
+        // `n` blocks: the instruction is `n + 1` blocks after the loop's entry.
+        let conversation = |n: usize| {
+            let blocks: Vec<Value> = (0..n)
+                .map(|i| json!({"type": "text", "text": format!("part {i}")}))
+                .collect();
+            vec![
+                json!({"role": "user", "content": "task"}),
+                json!({"role": "assistant", "content": blocks}),
+            ]
+        };
+        let marked = |n: usize| {
+            let messages = conversation(n);
+            let body = anthropic_body(
+                &SharedRequest {
+                    agent_request: &agent,
+                    conversation: &messages,
+                    instruction: "summarize",
+                },
+                1000,
+            );
+            body["messages"][0] != messages[0]
+        };
+        assert!(
+            !marked(18),
+            "19 blocks after the entry: read through the look-back"
+        );
+        assert!(
+            marked(19),
+            "20 blocks after the entry: out of the window, so a breakpoint on it"
+        );
+    }
 }
