@@ -489,14 +489,15 @@ pub async fn generate_summary_json(
         let origins: Vec<Option<usize>> = (0..messages.len()).map(Some).collect();
         // The whole list is the part to summarize; its size decides whether the loop's own
         // request (agentRequest) fits the summary model.
-        let estimate = messages
+        let counts: Vec<usize> = messages
             .iter()
             .map(|m| tokens::count_message(options.encoding, m))
-            .sum::<usize>()
-            + options.extra_tokens();
+            .collect();
+        let estimate = counts.iter().sum::<usize>() + options.extra_tokens();
         let meter = UsageMeter::default();
         match compact::summarize_region(
             messages,
+            &counts,
             0..messages.len(),
             &origins,
             estimate as u64,

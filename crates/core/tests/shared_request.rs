@@ -99,6 +99,8 @@ fn configure(
         "tailRetentionRatio": 0.01,
         "maxRetries": 1,
         "outputDir": dir.path(),
+        // The shape is what these tests check; when 'auto' chooses it is tested apart.
+        "summaryRequest": "shared",
     });
     if let Value::Object(extra) = extra {
         for (k, v) in extra {
@@ -488,4 +490,51 @@ async fn leading_system_messages_become_the_system_parameter_when_the_body_has_n
     let sent = body["messages"].as_array().unwrap();
     assert_eq!(sent[0], messages[1], "no system message among the messages");
     assert!(sent.iter().all(|m| m["role"] != "system"));
+}
+
+#[tokio::test]
+async fn auto_chooses_the_cheaper_request() {
+    // A long conversation whose newest part is small: most of it is in the loop's cache.
+    let messages = anthropic_session(40);
+    let (server, _) = anthropic_server(false).await;
+    let (options, raw, _dir) = configure(
+        "anthropic",
+        &server,
+        anthropic_agent_request(),
+        json!({"summaryRequest": "auto"}),
+    );
+    let outcome = run(&messages, &options, &raw).await;
+    assert_eq!(outcome.summary_request, Some(SummaryRequestKind::Shared));
+    assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
+
+    // The same conversation after a tool result larger than all of it, returned after the
+    // loop's last request: it is not in the cache, and writing it would cost more than
+    // sending the middle as a transcript.
+    let mut messages = anthropic_session(10);
+    let last = messages.len() - 1;
+    messages.push(json!({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_last", "content": "test output line\n".repeat(20_000)}
+    ]}));
+    let _ = last;
+    let (server, _) = anthropic_server(false).await;
+    let (options, raw, _dir) = configure(
+        "anthropic",
+        &server,
+        anthropic_agent_request(),
+        json!({"summaryRequest": "auto", "tailRetentionRatio": 0.0}),
+    );
+    let outcome = run(&messages, &options, &raw).await;
+    assert!(outcome.compacted, "{:?}", outcome.error);
+    assert_eq!(
+        outcome.summary_request,
+        Some(SummaryRequestKind::Transcript)
+    );
+    assert!(
+        outcome
+            .warnings
+            .iter()
+            .all(|w| !w.contains("summaryRequest")),
+        "auto says nothing: {:?}",
+        outcome.warnings
+    );
 }
