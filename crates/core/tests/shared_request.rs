@@ -353,12 +353,12 @@ async fn the_transcript_request_stays_where_sharing_cannot_work() {
     let cases = [
         (
             anthropic_agent_request(),
-            json!({"model": "claude-haiku-4-5"}),
+            json!({"model": "claude-haiku-4-5", "summaryRequest": "auto"}),
             false,
         ),
         (
             anthropic_agent_request(),
-            json!({"summaryContextTokens": 8_000}),
+            json!({"summaryContextTokens": 8_000, "summaryRequest": "auto"}),
             false,
         ),
         (
@@ -371,7 +371,7 @@ async fn the_transcript_request_stays_where_sharing_cannot_work() {
             json!({"model": "claude-haiku-4-5", "summaryRequest": "shared"}),
             true,
         ),
-        (forced, json!({}), false),
+        (forced, json!({"summaryRequest": "auto"}), false),
     ];
     for (agent, extra, warns) in cases {
         let (server, _) = anthropic_server(false).await;
