@@ -6,8 +6,9 @@
 //   1. the agent loop's last request before compaction is sent as the loop sends it (its
 //      `agentRequest`, the messages up to that request, Claude Code's breakpoint on the last
 //      block of the last message and on the system prompt), which writes the prompt cache;
-//   2. compactMessages runs with that `agentRequest`, once with `summaryRequest: 'shared'` and
-//      once with `'transcript'` (each after a fresh server and a fresh loop request);
+//   2. compactMessages runs with that `agentRequest`, once with `summaryRequest: 'shared'`, once
+//      with `'auto'` (the default: the cheaper of the two) and once with `'transcript'` (each after
+//      a fresh server and a fresh loop request);
 //   3. as a reference, the benchmark also sends the shared request itself, built as issue 21
 //      specifies (the loop's request, every message byte for byte, one more user message with
 //      the instruction, a breakpoint on it and one on the loop's last block), to show what that
@@ -161,7 +162,7 @@ const costsOf = (format, usage) =>
 
 /** Which request shape the library sent: from the result when it says, else from the request. */
 function requestKind(result, format, loopMessages, first) {
-  if (result.summaryRequestKind !== undefined) return { kind: result.summaryRequestKind ?? 'none', reported: true }
+  if (result.summaryRequest !== undefined) return { kind: result.summaryRequest ?? 'none', reported: true }
   if (!first?.body) return { kind: 'none', reported: false }
   const sent = first.body.messages ?? []
   const shared = sent.length > loopMessages.length && loopMessages.every((m, i) => sameMessage(m, sent[i]))
@@ -197,7 +198,7 @@ for (const entry of manifest) {
     if (!response.ok) throw new Error(`${entry.file}: ${what} was refused: ${response.status} ${await response.text()}`)
   }
 
-  for (const mode of ['shared', 'transcript', 'reference']) {
+  for (const mode of ['shared', 'auto', 'transcript', 'reference']) {
     server.reset()
     await sendJson(loopRequest(format, agentRequest, loopMessages), "the loop's own request")
     const loopUsage = billed(format, server.requests.slice(0, 1))
@@ -309,17 +310,18 @@ for (const format of ['anthropic', 'openai']) {
     )
   }
   console.log('')
-  console.log(`| session | loop's last prompt | ${priceNames.map((p) => `shared ${p}`).join(' | ')} | ${priceNames.map((p) => `transcript ${p}`).join(' | ')} | transcript ÷ shared | shared read share | target ≥ ${TARGET_READ_SHARE * 100} % | reference ${priceNames[0]} | transcript ÷ reference | reference read share |`)
-  console.log(`|---|---:|${priceNames.map(() => '---:').join('|')}|${priceNames.map(() => '---:').join('|')}|---:|---:|---|---:|---:|---:|`)
+  console.log(`| session | loop's last prompt | ${priceNames.map((p) => `shared ${p}`).join(' | ')} | ${priceNames.map((p) => `transcript ${p}`).join(' | ')} | transcript ÷ shared | shared read share | target ≥ ${TARGET_READ_SHARE * 100} % | 'auto' sent | 'auto' ${priceNames[0]} | reference ${priceNames[0]} | transcript ÷ reference | reference read share |`)
+  console.log(`|---|---:|${priceNames.map(() => '---:').join('|')}|${priceNames.map(() => '---:').join('|')}|---:|---:|---|---|---:|---:|---:|---:|`)
   for (const session of [...new Set(rows.filter((r) => r.format === format).map((r) => r.session))]) {
     const shared = rows.find((r) => r.session === session && r.mode === 'shared')
     const transcript = rows.find((r) => r.session === session && r.mode === 'transcript')
     const p0 = priceNames[0]
     const reference = rows.find((r) => r.session === session && r.mode === 'reference')
+    const auto = rows.find((r) => r.session === session && r.mode === 'auto')
     const ratio = (a, b) => (b.costs[p0] > 0 ? `${(a.costs[p0] / b.costs[p0]).toFixed(2)}×` : '—')
     const met = shared.usage.ok === 0 ? 'no summary call' : shared.readShare >= TARGET_READ_SHARE ? 'met' : `not met (sent: ${shared.used})`
     console.log(
-      `| ${session} | ${fmt(shared.loopPromptTokens)} | ${priceNames.map((p) => usd(shared.costs[p])).join(' | ')} | ${priceNames.map((p) => usd(transcript.costs[p])).join(' | ')} | ${ratio(transcript, shared)} | ${pct(shared.readShare)} | ${met} | ${usd(reference.costs[p0])} | ${ratio(transcript, reference)} | ${pct(reference.readShare)} |`,
+      `| ${session} | ${fmt(shared.loopPromptTokens)} | ${priceNames.map((p) => usd(shared.costs[p])).join(' | ')} | ${priceNames.map((p) => usd(transcript.costs[p])).join(' | ')} | ${ratio(transcript, shared)} | ${pct(shared.readShare)} | ${met} | ${auto.used} | ${usd(auto.costs[p0])} | ${usd(reference.costs[p0])} | ${ratio(transcript, reference)} | ${pct(reference.readShare)} |`,
     )
   }
   console.log('')
