@@ -966,7 +966,8 @@ export interface CompactOptions {
    *   shortened — their head and end kept, a marker in between saying how many tokens were
    *   elided and which archive holds the original — only as far as needed for the result to
    *   fit under the threshold with `tailRetentionTokens` of room for the next turns. The
-   *   originals are archived (`offloadArchivePath`), so {@link restoreMessages} stays exact.
+   *   originals are archived with the compaction (`keptOriginals.shortened` of its archive,
+   *   `offloadArchivePath`), so {@link restoreMessages} stays exact.
    * - `'all'`: tool results and also the text of user and assistant messages (a giant paste).
    *   User text is the user's own words, so this is opt-in.
    * - `'off'` (or `false`): nothing is shortened; a result that cannot fit says
@@ -993,8 +994,9 @@ export interface CompactOptions {
    *   preserved-thinking and every adaptive-thinking model; only the older manual-thinking
    *   models in an unfinished tool loop need that turn's thinking, so name `agentModel` for them.
    *
-   * Every removed block is listed in `result.transformations`, the originals are archived
-   * (`thinkingArchivePath`) and {@link restoreMessages} gives them back. To keep the thinking
+   * Every removed block is listed in `result.transformations`, the originals are archived with
+   * the compaction (`keptOriginals.thinkingRemoved` of its archive, `thinkingArchivePath`) and
+   * {@link restoreMessages} gives them back. To keep the thinking
    * instead, use `'keep'` and send `thinking.block_binding.prefix_mismatch_behavior: "drop_block"`
    * with the `anthropic-beta: thinking-binding-controls-2026-08-01` header: the API then drops
    * what fails the check and lists it in its `input_transformations`.
@@ -1281,7 +1283,9 @@ export interface CompactResult<M extends AnyMessage = Message> {
   /**
    * The archive holding the compacted messages, or `null` (not compacted, or the write failed):
    * a file path, `<url>/<sessionId>/<name>` on an object store, `archiveStore:<sessionId>/<name>`
-   * on your own store.
+   * on your own store. One compaction writes one archive, with one sequence number: when it also
+   * changed kept messages (thinking removed, tool results shortened), their originals are in the
+   * same archive, under `keptOriginals` (see the README's "Archives").
    */
   archivePath: string | null
   stats: CompactStats
@@ -1337,14 +1341,20 @@ export interface CompactResult<M extends AnyMessage = Message> {
    * `offloadArchivePath`.
    */
   offloaded: OffloadedText[]
-  /** The archive holding the originals of the `offloaded` messages, or `null`. */
+  /**
+   * The archive holding the originals of the `offloaded` messages (`keptOriginals.shortened`),
+   * or `null`: the compaction's own archive, `archivePath`.
+   */
   offloadArchivePath: string | null
   /**
    * Every thinking block the `thinking` policy removed from a kept turn (empty with `'keep'`).
    * Those messages are new objects; their originals are in `thinkingArchivePath`.
    */
   transformations: Transformation[]
-  /** The archive holding the originals of the kept messages whose thinking was removed, or `null`. */
+  /**
+   * The archive holding the originals of the kept messages whose thinking was removed
+   * (`keptOriginals.thinkingRemoved`), or `null`: the compaction's own archive, `archivePath`.
+   */
   thinkingArchivePath: string | null
   /**
    * `provider: 'anthropic-compaction'`: the model on which on-demand compaction turned out to be
@@ -1644,7 +1654,10 @@ export interface ArchiveInfo {
   timestamp: string
   /** When the archive was written, RFC 3339 (e.g. `'2026-02-17T09:30:00Z'`). */
   createdAt: string
-  /** How many messages the archive holds; `null` when it is not a readable JSON array. */
+  /**
+   * How many messages the compaction replaced (the archive's array, or its `messages`; the
+   * `keptOriginals` beside them are not counted); `null` when the file is not a readable archive.
+   */
   messageCount: number | null
   /** The archive's size in bytes. */
   sizeBytes: number

@@ -4,6 +4,7 @@
 
 import { spawn } from 'node:child_process'
 import {
+  cpSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -29,7 +30,7 @@ import {
   type CompactResult,
   type Message,
 } from '../index'
-import { tempDir } from './helpers'
+import { tempDir, THINKING_WINDOW, thinkingSession } from './helpers'
 
 const REPO = fileURLToPath(new URL('..', import.meta.url))
 const ARCHIVE_NAME = /^compact-(\d{8}T\d{6}Z)-(\d+)\.json$/
@@ -184,6 +185,77 @@ describe('archive content', () => {
       expect([name, statSync(join(session, name)).mode & 0o777]).toEqual([name, 0o600])
     }
     expect(statSync(result.archivePath!).mode & 0o777).toBe(0o600)
+  })
+})
+
+/** Runs the CLI and resolves with its stdout; rejects on a non-zero exit. */
+function runCli(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(REPO, 'cli', 'context-compact.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    child.on('error', reject)
+    child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`cli exited ${code}: ${stderr}`))))
+  })
+}
+
+const SEPARATE_ARCHIVES = join(REPO, 'crates', 'core', 'tests', 'fixtures', 'separate-archives')
+const fixture = (name: string) => JSON.parse(readFileSync(join(SEPARATE_ARCHIVES, name), 'utf8'))
+
+describe('one sequence number per compaction', () => {
+  it('64 concurrent compactions with thinking: sequences 1…64, one listArchives, history and prune entry each', async () => {
+    const tmp = tempDir()
+    const input = thinkingSession('c')
+    const results = await Promise.all(Array.from({ length: 64 }, () => compactMessages(input, { ...THINKING_WINDOW, outputDir: tmp, sessionId: 'c' })))
+    for (const r of results) {
+      expect(r.compacted && r.error === null).toBe(true)
+      expect(r.transformations.length).toBeGreaterThan(0)
+      expect(r.offloaded.length).toBeGreaterThan(0)
+      // The originals of the kept messages it changed are in the compaction's one archive.
+      expect(r.thinkingArchivePath).toBe(r.archivePath)
+      expect(r.offloadArchivePath).toBe(r.archivePath)
+    }
+    const session = join(tmp, 'c')
+    expect(sequences(session)).toEqual(range(64))
+    expect((await listArchives(tmp, 'c')).map((a) => a.sequence)).toEqual(range(64))
+    const history = JSON.parse(await runCli(['history', '--output-dir', tmp, '--session-id', 'c', '--json']))
+    expect(history.map((a: any) => a.sequence)).toEqual(range(64))
+    expect(readEvents(session).map((e) => e.sequence).sort((a, b) => a - b)).toEqual(range(64))
+    const archived = JSON.parse(readFileSync(results[0].archivePath!, 'utf8'))
+    expect(Object.keys(archived)).toEqual(['messages', 'keptOriginals'])
+    expect(Object.keys(archived.keptOriginals)).toEqual(['thinkingRemoved', 'shortened'])
+    expect(archived.messages).toEqual(middleOf(input, results[0]))
+    for (const r of results.filter((_, i) => i % 9 === 0)) {
+      expectIdentical(await restoreMessages(r.messages, { outputDir: tmp, sessionId: 'c' }), input)
+    }
+    const pruned = await pruneArchives(tmp, { olderThanDays: 0, sessionId: 'c' })
+    expect(pruned.removed.filter((p) => ARCHIVE_NAME.test(p.split('/').pop()!))).toHaveLength(64)
+    expect(pruned.removed).toHaveLength(128)
+  }, 120_000)
+
+  it('archives written before (separate archives for the changed kept messages) restore exactly; the session goes on with one number each', async () => {
+    const archives = join(SEPARATE_ARCHIVES, 'archives')
+    for (const [session, count] of [['thinking-offload', 6], ['openai-offload', 2]] as const) {
+      const restored = await restoreMessages(fixture(`${session}.compacted.json`), { outputDir: archives, sessionId: session })
+      expectIdentical(restored, fixture(`${session}.input.json`))
+      expect((await listArchives(archives, session)).map((a) => a.sequence)).toEqual(range(count))
+    }
+    const tmp = tempDir()
+    cpSync(join(archives, 'thinking-offload'), join(tmp, 'thinking-offload'), { recursive: true })
+    const more = thinkingSession('new', 4, 700).slice(1)
+    const result = await compactMessages([...fixture('thinking-offload.compacted.json'), ...more], {
+      ...THINKING_WINDOW,
+      outputDir: tmp,
+      sessionId: 'thinking-offload',
+    })
+    expect(result.compacted && result.error === null).toBe(true)
+    expect(result.transformations.length > 0 && result.offloaded.length > 0).toBe(true)
+    expect(result.archivePath).toMatch(/-7\.json$/)
+    expect((await listArchives(tmp, 'thinking-offload')).map((a) => a.sequence)).toEqual(range(7))
+    const restored = await restoreMessages(result.messages, { outputDir: tmp, sessionId: 'thinking-offload' })
+    expectIdentical(restored, [...fixture('thinking-offload.input.json'), ...more])
   })
 })
 

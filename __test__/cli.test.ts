@@ -4,10 +4,10 @@
 // for a local mock server).
 
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -391,11 +391,13 @@ describe('history, restore, prune', () => {
     expect(history.code, history.stderr).toBe(0)
     const archives = JSON.parse(history.stdout)
     // The second compaction's kept tail alone is over a 3000-token window: its largest tool
-    // result was shortened to fit, and that message's original went into archive 3.
-    expect(archives.map((a: { sequence: number }) => a.sequence)).toEqual([1, 2, 3])
-    expect(readFileSync(second, 'utf8')).toContain('tokens elided from this tool result')
+    // result was shortened to fit, and that message's original went into the same compaction's
+    // archive, 2: one entry per compaction.
+    expect(archives.map((a: { sequence: number }) => a.sequence)).toEqual([1, 2])
+    expect(readFileSync(second, 'utf8')).toContain('The full original is keptOriginals.shortened[0] of the archive ')
+    expect(JSON.parse(readFileSync(archives[1].path, 'utf8')).keptOriginals.shortened).toHaveLength(1)
     const text = await cli(['history', '--output-dir', outputDir, '--session-id', 's1'])
-    expect(text.stdout).toMatch(/3 archives for session "s1"/)
+    expect(text.stdout).toMatch(/2 archives for session "s1"/)
     expect(text.stdout).toMatch(/#1 .* messages/)
 
     const restored = await cli(['restore', second, '--output-dir', outputDir, '--session-id', 's1'])
@@ -408,11 +410,11 @@ describe('history, restore, prune', () => {
 
     const kept = await cli(['prune', '--output-dir', outputDir, '--older-than-days', '30', '--json'])
     expect(kept.code).toBe(0)
-    expect(JSON.parse(kept.stdout)).toEqual({ removed: [], kept: 3 })
+    expect(JSON.parse(kept.stdout)).toEqual({ removed: [], kept: 2 })
     const pruned = await cli(['prune', '--output-dir', outputDir, '--older-than-days', '0', '--session-id', 's1'])
     expect(pruned.code, pruned.stderr).toBe(0)
-    // Three archives and the metadata of the two compactions.
-    expect(pruned.stdout).toMatch(/removed 5 files, kept 0 archives/)
+    // The archives and the metadata of the two compactions.
+    expect(pruned.stdout).toMatch(/removed 4 files, kept 0 archives/)
     const after = await cli(['history', '--output-dir', outputDir, '--session-id', 's1', '--json'])
     expect(JSON.parse(after.stdout)).toEqual([])
   })
@@ -434,7 +436,12 @@ describe('demo', () => {
     const archive = run.stdout.match(/archived in (\S+\.json)/)![1]
     expect(archive.startsWith(outputDir)).toBe(true)
     expect(existsSync(archive)).toBe(true)
-    expect(Array.isArray(JSON.parse(readFileSync(archive, 'utf8')))).toBe(true)
+    // The demo's kept turns lose their thinking: their originals are in the compaction's one
+    // archive, beside the messages it replaced.
+    const archived = JSON.parse(readFileSync(archive, 'utf8'))
+    expect(Array.isArray(archived.messages)).toBe(true)
+    expect(archived.keptOriginals.thinkingRemoved.length).toBeGreaterThan(0)
+    expect(readdirSync(dirname(archive)).filter((n) => /^compact-.*-\d+\.json$/.test(n))).toEqual([basename(archive)])
   })
 })
 

@@ -77,3 +77,40 @@ export function pairingProblems(messages: Message[]): string[] {
   }
   return problems
 }
+
+/**
+ * Turns whose assistant messages hold thinking, a turn that holds only thinking, and a giant tool
+ * result at the end: compacted with `thinking: 'strip'` under a small window, a compaction both
+ * removes kept thinking and shortens the giant result (offload).
+ */
+export function thinkingSession(tag: string, turns = 8, giantLines = 600): Message[] {
+  const m: any[] = [{ role: 'system', content: 'You are a coding agent.' }]
+  for (let t = 0; t < turns; t++) {
+    m.push({ role: 'user', content: `${tag} step ${t}: ${'please go on '.repeat(20)}`, z: t })
+    m.push({
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: `I should run step ${t}.`, signature: `EqQB${tag}sig${t}==` },
+        { type: 'redacted_thinking', data: `Emw${tag}${t}+/==` },
+        { type: 'text', text: `Running step ${t} 🦀.` },
+        { type: 'tool_use', id: `${tag}t${t}`, name: 'bash', input: { command: `make step${t}` } },
+      ],
+    })
+    m.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `${tag}t${t}`, content: 'ok '.repeat(60) }] })
+  }
+  m.push({ role: 'assistant', content: [{ type: 'thinking', thinking: 'only thinking here', signature: `E${tag}only==` }] })
+  m.push({ role: 'user', content: `${tag} now build` })
+  m.push({
+    role: 'assistant',
+    content: [
+      { type: 'thinking', thinking: 'Build it.', signature: `E${tag}build==` },
+      { type: 'tool_use', id: `${tag}giant`, name: 'bash', input: { command: 'cargo build -vv' } },
+    ],
+  })
+  const log = Array.from({ length: giantLines }, (_, i) => `${tag} ${String(i).padStart(5, '0')} compiling crate ${i}`).join('\n')
+  m.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `${tag}giant`, content: log }] })
+  return m
+}
+
+/** Options under which a compaction of {@link thinkingSession} strips thinking and offloads. */
+export const THINKING_WINDOW = { contextTokenLimit: 3000, tailRetentionRatio: 0.3, force: true, thinking: 'strip' as const, provider: 'extractive' as const }

@@ -25,7 +25,7 @@ import {
   type ArchiveStoreEntry,
   type Message,
 } from '../index'
-import { tempDir } from './helpers'
+import { tempDir, THINKING_WINDOW, thinkingSession } from './helpers'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const CLI = join(ROOT, 'cli', 'context-compact.js')
@@ -238,6 +238,33 @@ describe('s3:// against moto', () => {
     const next = await persistMessages([{ role: 'user', content: 'after' }], url, 's', { storeOptions })
     expect(next).toMatch(/-4\.json$/)
   }, 60_000)
+
+  it('64 concurrent compactions with thinking: sequences 1…64, 64 listArchives entries, 64 pruned archives', async () => {
+    if (!moto) return
+    await createBucket(moto, 'one')
+    const url = 's3://one/fleet'
+    const storeOptions = s3Options(moto)
+    const input = thinkingSession('s')
+    const options = { ...THINKING_WINDOW, outputDir: url, storeOptions, sessionId: 'c', maxRetries: 3, retryBaseDelayMs: 20 }
+    const results = await Promise.all(Array.from({ length: 64 }, () => compactMessages(input, options)))
+    for (const r of results) {
+      expect(r.compacted && r.error === null, JSON.stringify(r.warnings)).toBe(true)
+      expect(r.transformations.length > 0 && r.offloaded.length > 0).toBe(true)
+      expect(r.thinkingArchivePath).toBe(r.archivePath)
+      expect(r.offloadArchivePath).toBe(r.archivePath)
+    }
+    const range = Array.from({ length: 64 }, (_, i) => i + 1)
+    const numbers = results.map((r) => Number(/-(\d+)\.json$/.exec(r.archivePath ?? '')?.[1])).sort((a, b) => a - b)
+    expect(numbers).toEqual(range)
+    const archives = await listArchives(url, 'c', { storeOptions })
+    expect(archives.map((a) => a.sequence)).toEqual(range)
+    for (const r of results.filter((_, i) => i % 16 === 0)) {
+      expect(await restoreMessages(r.messages, { outputDir: url, sessionId: 'c', storeOptions })).toEqual(input)
+    }
+    const pruned = await pruneArchives(url, { olderThanDays: 0, sessionId: 'c', storeOptions })
+    expect(pruned.removed.filter((p) => /\/compact-\d{8}T\d{6}Z-\d+\.json$/.test(p))).toHaveLength(64)
+    expect(pruned.removed).toHaveLength(128)
+  }, 120_000)
 
   it('the CLI: compact, history, restore with --output-dir s3://… and credentials from the environment', async () => {
     if (!moto) return

@@ -13,7 +13,7 @@ use context_compact_core::summary::summarize::{
     AttemptError, BoxFuture, Retry, Summarizer, SummaryRequest,
 };
 mod common;
-use common::{assembled, run, run_with};
+use common::{assembled, run, run_with, thinking_turns};
 use context_compact_core::model::added;
 use serde_json::{json, Value};
 
@@ -724,4 +724,267 @@ fn a_fifo_planted_at_an_audit_or_archive_name_never_blocks() {
     let error = restore_messages(&[summary_naming(name)], tmp.path(), "s").unwrap_err();
     assert_eq!(error.code(), "INVALID_ARCHIVE", "{error}");
     assert_eq!(list_archives(tmp.path(), "s").unwrap().len(), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// One sequence number per compaction (issue 20): the originals of the kept messages a
+// compaction changed (thinking removed, tool results shortened) are in its one archive.
+
+fn thinking_options(dir: &Path, session: &str) -> CompactOptions {
+    CompactOptions {
+        context_token_limit: 3_000,
+        tail_retention_ratio: 0.3,
+        force: true,
+        thinking: context_compact_core::plan::thinking::ThinkingPolicy::Strip,
+        output_dir: dir.to_path_buf(),
+        session_id: session.into(),
+        ..CompactOptions::default()
+    }
+}
+
+fn sequence_of(path: &Path) -> u64 {
+    archive::parse_archive_name(path.file_name().unwrap().to_str().unwrap())
+        .unwrap()
+        .1
+}
+
+#[test]
+fn a_compaction_that_strips_thinking_and_shortens_takes_one_number() {
+    let tmp = tempfile::tempdir().unwrap();
+    let options = thinking_options(tmp.path(), "s");
+    let mut history = vec![json!({"role": "system", "content": "You are a coding agent."})];
+    history.extend(thinking_turns("a", 8, 600));
+    let mut current = history.clone();
+    for round in 1..=3u64 {
+        let outcome = run(&current, &options);
+        assert!(outcome.compacted && outcome.error.is_none(), "{outcome:?}");
+        assert!(!outcome.transformations.is_empty(), "thinking removed");
+        assert!(!outcome.offloaded.is_empty(), "a tool result shortened");
+        let path = outcome.archive_path.clone().unwrap();
+        assert_eq!(sequence_of(&path), round);
+        // The originals of the changed kept messages are in the compaction's one archive.
+        assert_eq!(outcome.thinking_archive_path.as_ref(), Some(&path));
+        assert_eq!(outcome.offload_archive_path.as_ref(), Some(&path));
+        let written: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        let plan = outcome.partition.unwrap();
+        assert_identical(
+            written["messages"].as_array().unwrap(),
+            &current[plan.head_len..plan.tail_start],
+        );
+        let kept = &written["keptOriginals"];
+        assert!(kept["thinkingRemoved"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty()));
+        assert_eq!(
+            kept["shortened"].as_array().map(Vec::len),
+            Some(outcome.offloaded.len())
+        );
+        // The summary's thinking line and the shortened result's marker name that archive.
+        let result = assembled(&current, &outcome);
+        let text = serde_json::to_string(&result).unwrap();
+        let shown = path.display().to_string();
+        assert!(text.contains(&format!(
+            "Originals: keptOriginals.thinkingRemoved of {shown}]"
+        )));
+        assert!(text.contains(&format!(
+            "The full original is keptOriginals.shortened[0] of the archive {shown} …]"
+        )));
+        current = result;
+        let more = thinking_turns(&format!("r{round}"), 3, 700);
+        history.extend(more.iter().cloned());
+        current.extend(more);
+    }
+    let listed = list_archives(tmp.path(), "s").unwrap();
+    assert_eq!(
+        listed.iter().map(|a| a.sequence).collect::<Vec<_>>(),
+        vec![1, 2, 3]
+    );
+    assert!(listed
+        .iter()
+        .all(|a| a.meta_path.is_some() && a.message_count.is_some_and(|n| n > 0)));
+    let log = events(&tmp.path().join("s"));
+    assert_eq!(
+        log.iter()
+            .map(|e| e["sequence"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        vec![1, 2, 3]
+    );
+    // Through every compaction: thinking, shortened results, and both, exactly.
+    let restored = restore_messages(&current, tmp.path(), "s").unwrap();
+    assert_identical(&rebuilt(&current, restored), &history);
+}
+
+#[test]
+fn sixty_four_concurrent_compactions_with_thinking_take_sequences_1_to_64() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut input = vec![json!({"role": "system", "content": "You are a coding agent."})];
+    input.extend(thinking_turns("c", 8, 600));
+    let input = std::sync::Arc::new(input);
+    let threads: Vec<_> = (0..64)
+        .map(|_| {
+            let input = input.clone();
+            let dir = tmp.path().to_path_buf();
+            std::thread::spawn(move || run(&input, &thinking_options(&dir, "c")))
+        })
+        .collect();
+    let outcomes: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let mut sequences = Vec::new();
+    for outcome in &outcomes {
+        assert!(
+            outcome.compacted
+                && outcome
+                    .warnings
+                    .iter()
+                    .all(|w| w.contains("shortened to fit")),
+            "{outcome:?}"
+        );
+        assert!(!outcome.transformations.is_empty() && !outcome.offloaded.is_empty());
+        let path = outcome.archive_path.as_ref().unwrap();
+        assert_eq!(outcome.thinking_archive_path.as_ref(), Some(path));
+        sequences.push(sequence_of(path));
+    }
+    sequences.sort_unstable();
+    assert_eq!(sequences, (1..=64).collect::<Vec<_>>());
+    let listed = list_archives(tmp.path(), "c").unwrap();
+    assert_eq!(
+        listed.iter().map(|a| a.sequence).collect::<Vec<_>>(),
+        (1..=64).collect::<Vec<_>>()
+    );
+    // Each compaction's result restores from its own archive.
+    for outcome in outcomes.iter().step_by(9) {
+        let result = assembled(&input, outcome);
+        let restored = restore_messages(&result, tmp.path(), "c").unwrap();
+        assert_identical(&rebuilt(&result, restored), &input);
+    }
+    // Prune removes one archive (and its metadata) per compaction.
+    let report = prune_archives(
+        tmp.path(),
+        &PruneOptions {
+            older_than_days: 0.0,
+            session_id: Some("c".into()),
+        },
+    );
+    let report = report.unwrap();
+    let archives = report
+        .removed
+        .iter()
+        .filter(|p| archive::parse_archive_name(p.rsplit('/').next().unwrap()).is_some())
+        .count();
+    assert_eq!((archives, report.removed.len()), (64, 128));
+}
+
+/// The fixture written by the code before one compaction took one number (see its
+/// `generate.mjs`): two chains of compactions in the separate-archives layout.
+fn fixture() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/separate-archives")
+}
+
+fn fixture_json(name: &str) -> Vec<Value> {
+    serde_json::from_str(&fs::read_to_string(fixture().join(name)).unwrap()).unwrap()
+}
+
+#[test]
+fn archives_in_the_separate_archives_layout_still_restore_and_list() {
+    let archives = fixture().join("archives");
+    for (session, count) in [("thinking-offload", 6), ("openai-offload", 2)] {
+        let compacted = fixture_json(&format!("{session}.compacted.json"));
+        let input = fixture_json(&format!("{session}.input.json"));
+        let restored = restore_messages(&compacted, &archives, session).unwrap();
+        assert_identical(&rebuilt(&compacted, restored), &input);
+        let listed = list_archives(&archives, session).unwrap();
+        assert_eq!(
+            listed.iter().map(|a| a.sequence).collect::<Vec<_>>(),
+            (1..=count).collect::<Vec<_>>(),
+            "{session}"
+        );
+    }
+}
+
+#[test]
+fn a_session_in_the_separate_archives_layout_goes_on_with_one_number_per_compaction() {
+    let tmp = tempfile::tempdir().unwrap();
+    let session = tmp.path().join("thinking-offload");
+    archive::create_private_dir(&session).unwrap();
+    for entry in fs::read_dir(fixture().join("archives/thinking-offload")).unwrap() {
+        let entry = entry.unwrap();
+        fs::copy(entry.path(), session.join(entry.file_name())).unwrap();
+    }
+    let mut history = fixture_json("thinking-offload.input.json");
+    let mut current = fixture_json("thinking-offload.compacted.json");
+    let more = thinking_turns("new", 4, 700);
+    history.extend(more.iter().cloned());
+    current.extend(more);
+    let outcome = run(&current, &thinking_options(tmp.path(), "thinking-offload"));
+    assert!(outcome.compacted && outcome.error.is_none(), "{outcome:?}");
+    assert!(!outcome.transformations.is_empty() && !outcome.offloaded.is_empty());
+    assert_eq!(sequence_of(outcome.archive_path.as_ref().unwrap()), 7);
+    let listed = list_archives(tmp.path(), "thinking-offload").unwrap();
+    assert_eq!(
+        listed.iter().map(|a| a.sequence).collect::<Vec<_>>(),
+        (1..=7).collect::<Vec<_>>()
+    );
+    // Old and new archives in one chain restore exactly.
+    let result = assembled(&current, &outcome);
+    let restored = restore_messages(&result, tmp.path(), "thinking-offload").unwrap();
+    assert_identical(&rebuilt(&result, restored), &history);
+}
+
+#[test]
+fn archive_objects_of_the_wrong_shape_are_refused_clearly_and_listed_without_a_count() {
+    let tmp = tempfile::tempdir().unwrap();
+    let session = tmp.path().join("s");
+    archive::create_private_dir(&session).unwrap();
+    let message = json!({"role": "user", "content": "original"});
+    let line = added::thinking_line_text(&[(0, false)], Some("compact-20260101T000000Z-5.json"));
+    for (sequence, body, wanted) in [
+        (1, json!({"keptOriginals": {}}), "\"messages\" array"),
+        (2, json!({"messages": {}}), "\"messages\" array"),
+        (
+            3,
+            json!({"messages": [], "keptOriginals": []}),
+            "\"keptOriginals\" is not an object",
+        ),
+        (
+            4,
+            json!({"messages": [], "keptOriginals": {"shortened": {}}}),
+            "\"keptOriginals.shortened\" is not an array",
+        ),
+        // The thinking line names one original; the archive holds none.
+        (
+            5,
+            json!({"messages": [message], "keptOriginals": {"shortened": [message]}}),
+            "but keptOriginals.thinkingRemoved of compact-20260101T000000Z-5.json holds 0",
+        ),
+    ] {
+        let name = format!("compact-20260101T000000Z-{sequence}.json");
+        archive::write_new_file(&session, &name, body.to_string().as_bytes()).unwrap();
+        let summary = json!({"role": "user", "content": format!(
+            "{}\n\n{line}",
+            added::summary_message_text(1, Some(&name), "## Goal\nx")
+        )});
+        let kept = json!({"role": "assistant", "content": "kept"});
+        let error = restore_messages(&[summary, kept], tmp.path(), "s").unwrap_err();
+        assert_eq!(error.code(), "INVALID_ARCHIVE", "{sequence}: {error}");
+        assert!(error.to_string().contains(wanted), "{sequence}: {error}");
+    }
+    // A shortened message naming an original its archive does not hold.
+    let marker =
+        "[… context-compact: 10 tokens elided from this tool result. The full original is \
+                  keptOriginals.shortened[3] of the archive compact-20260101T000000Z-5.json …]";
+    let shortened =
+        json!({"role": "tool", "tool_call_id": "c", "content": format!("head\n{marker}\ntail")});
+    let error = restore_messages(&[shortened], tmp.path(), "s").unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("message 3 of keptOriginals.shortened of compact-20260101T000000Z-5.json, which holds 1"),
+        "{error}"
+    );
+    let counts: Vec<Option<usize>> = list_archives(tmp.path(), "s")
+        .unwrap()
+        .iter()
+        .map(|a| a.message_count)
+        .collect();
+    // Only the messages the compaction replaced are counted, not the kept originals beside them.
+    assert_eq!(counts, vec![None, None, Some(0), Some(0), Some(1)]);
 }

@@ -18,7 +18,7 @@ use context_compact_core::base::error::ErrorCode;
 use context_compact_core::pipeline::compact::{CompactOptions, CompactOutcome};
 use context_compact_core::summary::summarize::RetryPolicy;
 mod common;
-use common::{assembled, run, Capture};
+use common::{assembled, run, thinking_turns, Capture};
 use serde_json::{json, Value};
 
 const SECRET: &str = "SECRETzz9f3b1c-do-not-leak";
@@ -416,6 +416,198 @@ fn a_prefix_with_odd_characters_is_used_as_written() {
     );
     let restored = session::restore_messages(&store, &current, "s").unwrap();
     assert_eq!(rebuilt(&current, restored), history);
+}
+
+// ---------------------------------------------------------------------------------------------
+// One sequence number per compaction (issue 20)
+
+/// 64 compactions of one session at once, each removing kept thinking and shortening a kept
+/// tool result: numbers 1–64, one archive (one claim, one listing entry) per compaction, each
+/// holding its kept originals, and every result restores exactly.
+fn sixty_four_compactions_with_thinking(store: Arc<ArchiveStore>) {
+    let mut input = vec![json!({"role": "system", "content": "You are a coding agent."})];
+    input.extend(thinking_turns("c", 8, 600));
+    let input = Arc::new(input);
+    let threads: Vec<_> = (0..64)
+        .map(|_| {
+            let input = input.clone();
+            let store = store.clone();
+            std::thread::spawn(move || {
+                let options = CompactOptions {
+                    context_token_limit: 3_000,
+                    tail_retention_ratio: 0.3,
+                    thinking: context_compact_core::plan::thinking::ThinkingPolicy::Strip,
+                    extract_memory: false,
+                    max_retries: 5,
+                    ..options_for(store)
+                };
+                run(&input, &options)
+            })
+        })
+        .collect();
+    let outcomes: Vec<CompactOutcome> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let mut sequences = Vec::new();
+    for outcome in &outcomes {
+        assert!(outcome.compacted && outcome.error.is_none(), "{outcome:?}");
+        assert!(!outcome.transformations.is_empty() && !outcome.offloaded.is_empty());
+        let path = outcome.archive_path.as_ref().expect("archived");
+        assert_eq!(outcome.thinking_archive_path.as_ref(), Some(path));
+        assert_eq!(outcome.offload_archive_path.as_ref(), Some(path));
+        let name = path.display().to_string();
+        let name = name.rsplit('/').next().unwrap();
+        sequences.push(
+            context_compact_core::archive::parse_archive_name(name)
+                .unwrap()
+                .1,
+        );
+    }
+    sequences.sort_unstable();
+    assert_eq!(sequences, (1..=64).collect::<Vec<_>>());
+    let listed = session::list_archives(&store, "s").unwrap();
+    assert_eq!(
+        listed.iter().map(|a| a.sequence).collect::<Vec<_>>(),
+        (1..=64).collect::<Vec<_>>()
+    );
+    let claims = store
+        .list(&store.key(&["s", session::SEQUENCES_DIR]), true)
+        .unwrap();
+    assert_eq!(claims.len(), 64);
+    for archive in &listed {
+        let bytes = store
+            .get(&store.key(&["s", &archive.file_name]))
+            .unwrap()
+            .unwrap();
+        let written: Value = serde_json::from_slice(&bytes).unwrap();
+        assert!(written["keptOriginals"]["thinkingRemoved"].is_array());
+        assert!(written["keptOriginals"]["shortened"].is_array());
+        assert_eq!(
+            archive.message_count,
+            written["messages"].as_array().map(Vec::len)
+        );
+    }
+    for outcome in outcomes.iter().step_by(9) {
+        let result = assembled(&input, outcome);
+        let restored = session::restore_messages(&store, &result, "s").unwrap();
+        assert_eq!(rebuilt(&result, restored), *input);
+    }
+    // Pruning removes one archive (and its metadata) per compaction.
+    let report = session::prune_archives(
+        &store,
+        &PruneOptions {
+            older_than_days: 0.0,
+            session_id: Some("s".into()),
+        },
+    )
+    .unwrap();
+    let archives = report
+        .removed
+        .iter()
+        .filter(|p| {
+            context_compact_core::archive::parse_archive_name(p.rsplit('/').next().unwrap())
+                .is_some()
+        })
+        .count();
+    assert_eq!((archives, report.removed.len()), (64, 128));
+}
+
+#[test]
+fn sixty_four_compactions_with_thinking_take_numbers_1_to_64_on_a_file_url() {
+    let tmp = tempfile::tempdir().unwrap();
+    sixty_four_compactions_with_thinking(file_store(tmp.path()));
+}
+
+#[test]
+fn sixty_four_compactions_with_thinking_take_numbers_1_to_64_on_s3() {
+    let Some(moto) = Moto::start(false) else {
+        return;
+    };
+    moto.bucket("one");
+    sixty_four_compactions_with_thinking(s3_store("s3://one/fleet", &moto.endpoint()));
+}
+
+/// The archives of `crates/core/tests/fixtures/separate-archives` (written by the code before
+/// one compaction took one number: separate archives for the shortened and the thinking
+/// originals), uploaded to the store as that code wrote them, restore exactly; a compaction
+/// after them takes one number.
+#[test]
+fn archives_in_the_separate_archives_layout_restore_from_s3() {
+    let Some(moto) = Moto::start(false) else {
+        return;
+    };
+    moto.bucket("old");
+    let store = s3_store("s3://old/p", &moto.endpoint());
+    let fixture =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/separate-archives");
+    let read = |name: &str| -> Vec<Value> {
+        serde_json::from_str(&std::fs::read_to_string(fixture.join(name)).unwrap()).unwrap()
+    };
+    for (session, count) in [("thinking-offload", 6u64), ("openai-offload", 2)] {
+        for entry in std::fs::read_dir(fixture.join("archives").join(session)).unwrap() {
+            let entry = entry.unwrap();
+            let name = entry.file_name().to_str().unwrap().to_string();
+            if context_compact_core::archive::parse_archive_name(&name).is_some()
+                || context_compact_core::archive::parse_meta_name(&name).is_some()
+            {
+                let sequence = name.rsplit('-').next().unwrap().split('.').next().unwrap();
+                store
+                    .put_new(
+                        &store.key(&[session, session::SEQUENCES_DIR, sequence]),
+                        name.clone().into_bytes(),
+                    )
+                    .or_else(|e| match e {
+                        context_compact_core::archive::store::StoreError::AlreadyExists => Ok(()),
+                        e => Err(e),
+                    })
+                    .unwrap();
+                store
+                    .put_new(
+                        &store.key(&[session, &name]),
+                        std::fs::read(entry.path()).unwrap(),
+                    )
+                    .unwrap();
+            }
+        }
+        let compacted = read(&format!("{session}.compacted.json"));
+        let restored = session::restore_messages(&store, &compacted, session).unwrap();
+        assert_eq!(
+            serde_json::to_string(&rebuilt(&compacted, restored)).unwrap(),
+            serde_json::to_string(&read(&format!("{session}.input.json"))).unwrap(),
+            "{session}"
+        );
+        let listed = session::list_archives(&store, session).unwrap();
+        assert_eq!(
+            listed.iter().map(|a| a.sequence).collect::<Vec<_>>(),
+            (1..=count).collect::<Vec<_>>()
+        );
+    }
+    // The chain goes on: one new compaction, one new number, and the whole history restores.
+    let mut history = read("thinking-offload.input.json");
+    let mut current = read("thinking-offload.compacted.json");
+    let more = thinking_turns("new", 4, 700);
+    history.extend(more.iter().cloned());
+    current.extend(more);
+    let options = CompactOptions {
+        context_token_limit: 3_000,
+        tail_retention_ratio: 0.3,
+        thinking: context_compact_core::plan::thinking::ThinkingPolicy::Strip,
+        session_id: "thinking-offload".into(),
+        extract_memory: false,
+        ..options_for(store.clone())
+    };
+    let outcome = run(&current, &options);
+    assert!(outcome.compacted && outcome.error.is_none(), "{outcome:?}");
+    assert!(!outcome.transformations.is_empty() && !outcome.offloaded.is_empty());
+    let listed = session::list_archives(&store, "thinking-offload").unwrap();
+    assert_eq!(
+        listed.iter().map(|a| a.sequence).collect::<Vec<_>>(),
+        (1..=7).collect::<Vec<_>>()
+    );
+    let result = assembled(&current, &outcome);
+    let restored = session::restore_messages(&store, &result, "thinking-offload").unwrap();
+    assert_eq!(
+        serde_json::to_string(&rebuilt(&result, restored)).unwrap(),
+        serde_json::to_string(&history).unwrap()
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

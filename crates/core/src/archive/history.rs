@@ -1,10 +1,12 @@
 //! A session's history: list its archives, restore the full conversation from a compacted one
 //! (rollback), and prune old archives (retention). The SanBot seed, sections 5.1–5.3.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
@@ -13,7 +15,8 @@ use serde_json::{json, Map, Value};
 use super::{
     audit, highest_sequence, meta_name_for, parse_archive_name, parse_meta_name, read_counter,
     rfc3339, session_dir, timestamp_to_datetime, timestamp_to_rfc3339, validate_session_id,
-    with_session_lock, write_counter, DEFAULT_OUTPUT_DIR, DEFAULT_SESSION_ID,
+    with_session_lock, write_counter, DEFAULT_OUTPUT_DIR, DEFAULT_SESSION_ID, KEPT_ORIGINALS_KEY,
+    MESSAGES_KEY, SHORTENED_KEY, THINKING_REMOVED_KEY,
 };
 use crate::base::error::ValidationError;
 use crate::model::added;
@@ -96,7 +99,8 @@ pub struct ArchiveInfo {
     pub timestamp: String,
     /// When it was written (RFC 3339): from the metadata, else from the timestamp.
     pub created_at: String,
-    /// Messages in the archive; `None` when the file is not a readable JSON array.
+    /// Messages the compaction replaced (an archive's `messages`; the kept originals beside
+    /// them are not counted); `None` when the file is not a readable archive.
     pub message_count: Option<usize>,
     pub size_bytes: u64,
     /// The metadata file beside it, when there is a readable one.
@@ -170,12 +174,116 @@ pub fn list_archives(
     Ok(found)
 }
 
-/// The number of elements of the JSON array in `path`, without building the messages.
+/// The number of messages the archive in `path` holds, without building them.
 fn count_messages(path: &Path) -> Option<usize> {
     let file = open_no_follow(path).ok()?;
-    let items: Vec<serde::de::IgnoredAny> =
-        serde_json::from_reader(io::BufReader::new(file)).ok()?;
-    Some(items.len())
+    count_archived(io::BufReader::new(file))
+}
+
+/// The number of messages an archive holds — the elements of an array, or of an archive
+/// object's `messages` — without building them; `None` when it is not an archive.
+pub(crate) fn count_archived(reader: impl Read) -> Option<usize> {
+    serde_json::from_reader::<_, MessageCount>(reader)
+        .ok()
+        .map(|count| count.0)
+}
+
+/// Deserializes an archive into the number of its messages only.
+struct MessageCount(usize);
+
+impl<'de> serde::Deserialize<'de> for MessageCount {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::{Error, IgnoredAny, MapAccess, SeqAccess, Visitor};
+        struct Counter;
+        impl<'de> Visitor<'de> for Counter {
+            type Value = MessageCount;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(
+                    "an archive: an array of messages, or an object with a \"messages\" array",
+                )
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MessageCount, A::Error> {
+                let mut count = 0;
+                while seq.next_element::<IgnoredAny>()?.is_some() {
+                    count += 1;
+                }
+                Ok(MessageCount(count))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MessageCount, A::Error> {
+                let mut count = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == MESSAGES_KEY {
+                        count = Some(map.next_value::<Vec<IgnoredAny>>()?.len());
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                count
+                    .map(MessageCount)
+                    .ok_or_else(|| A::Error::missing_field(MESSAGES_KEY))
+            }
+        }
+        deserializer.deserialize_any(Counter)
+    }
+}
+
+/// An archive as read back: the messages it holds, and the originals of the kept messages its
+/// compaction changed (both empty in an archive that is a plain array: those written by
+/// `persistMessages`, by `offloadToolResults`, by a compaction that changed no kept message,
+/// and every archive of the layout before one compaction took one number).
+#[derive(Debug, Default)]
+pub(crate) struct ArchiveBody {
+    pub messages: Vec<Value>,
+    pub thinking_removed: Vec<Value>,
+    pub shortened: Vec<Value>,
+}
+
+impl ArchiveBody {
+    /// Reads an archive's JSON; `path` says which archive in errors.
+    pub(crate) fn parse(bytes: &[u8], path: &str) -> Result<ArchiveBody, HistoryError> {
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+            HistoryError::InvalidArchive(format!("archive {path} is not valid JSON: {e}"))
+        })?;
+        let not_an_archive = || {
+            HistoryError::InvalidArchive(format!(
+                "archive {path} is not a JSON array of messages, nor an object with a \"{MESSAGES_KEY}\" array"
+            ))
+        };
+        let mut object = match value {
+            Value::Array(messages) => {
+                return Ok(ArchiveBody {
+                    messages,
+                    ..ArchiveBody::default()
+                })
+            }
+            Value::Object(object) => object,
+            _ => return Err(not_an_archive()),
+        };
+        let Some(Value::Array(messages)) = object.remove(MESSAGES_KEY) else {
+            return Err(not_an_archive());
+        };
+        let mut kept = match object.remove(KEPT_ORIGINALS_KEY) {
+            None => Map::new(),
+            Some(Value::Object(kept)) => kept,
+            Some(_) => {
+                return Err(HistoryError::InvalidArchive(format!(
+                    "archive {path}: \"{KEPT_ORIGINALS_KEY}\" is not an object"
+                )))
+            }
+        };
+        let mut list = |key: &str| match kept.remove(key) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(list)) => Ok(list),
+            Some(_) => Err(HistoryError::InvalidArchive(format!(
+                "archive {path}: \"{KEPT_ORIGINALS_KEY}.{key}\" is not an array of messages"
+            ))),
+        };
+        Ok(ArchiveBody {
+            thinking_removed: list(THINKING_REMOVED_KEY)?,
+            shortened: list(SHORTENED_KEY)?,
+            messages,
+        })
+    }
 }
 
 /// Opens a file for reading without following a symlink at its name.
@@ -239,8 +347,8 @@ pub fn restore_messages(
 
 /// Where [`restore_from`] reads archives: a session directory, or a session on a store.
 pub(crate) trait ArchiveSource {
-    /// The messages of the archive `name` (an archive file name, already checked).
-    fn read_archive(&self, name: &str) -> Result<Vec<Value>, HistoryError>;
+    /// The archive `name` (an archive file name, already checked).
+    fn read_archive(&self, name: &str) -> Result<ArchiveBody, HistoryError>;
     /// The archive whose metadata holds exactly this summary text.
     fn find_by_summary(&self, content: &str) -> Option<String>;
     /// Where the archives are, for messages.
@@ -250,7 +358,7 @@ pub(crate) trait ArchiveSource {
 struct DirSource<'a>(&'a Path);
 
 impl ArchiveSource for DirSource<'_> {
-    fn read_archive(&self, name: &str) -> Result<Vec<Value>, HistoryError> {
+    fn read_archive(&self, name: &str) -> Result<ArchiveBody, HistoryError> {
         read_archive(self.0, name)
     }
     fn find_by_summary(&self, content: &str) -> Option<String> {
@@ -266,7 +374,10 @@ pub(crate) fn restore_from(
     messages: &[Value],
     source: &dyn ArchiveSource,
 ) -> Result<Vec<Restored>, HistoryError> {
-    let dir = source;
+    let mut lists = Lists {
+        source,
+        read: HashMap::new(),
+    };
     let mut out = Vec::with_capacity(messages.len());
     // An explicit stack of archives being expanded (instead of recursion), so a long chain of
     // compactions cannot overflow the thread's stack; it also detects archives naming each other.
@@ -287,7 +398,7 @@ pub(crate) fn restore_from(
         let place = format!("messages[{index}]");
         if !added::is_summary_message(message) {
             place_kept(&mut top_kept, &mut out, || {
-                Ok(match unshortened(message, dir, &place)? {
+                Ok(match unshortened(message, &mut lists, &place)? {
                     Some(original) => Restored::Archived(original),
                     None => Restored::Original(index),
                 })
@@ -295,7 +406,7 @@ pub(crate) fn restore_from(
             continue;
         }
         flush(&mut top_kept, &mut out);
-        frames.push(Frame::open(message, dir, &place)?);
+        frames.push(Frame::open(message, &mut lists, &place)?);
         while let Some(frame) = frames.last_mut() {
             let Some(item) = frame.items.next() else {
                 let Some(mut done) = frames.pop() else { break };
@@ -305,7 +416,7 @@ pub(crate) fn restore_from(
                     Some(parent) => &mut parent.kept,
                     None => &mut top_kept,
                 };
-                *parent = KeptOriginals::of(&done.summary, dir, &done.place)?;
+                *parent = KeptOriginals::of(&done.summary, &mut lists, &done.place)?;
                 continue;
             };
             if skip > 0 {
@@ -316,13 +427,13 @@ pub(crate) fn restore_from(
             if !added::is_summary_message(&item) {
                 place_kept(&mut frame.kept, &mut out, || {
                     Ok(Restored::Archived(
-                        unshortened(&item, dir, &place)?.unwrap_or(item),
+                        unshortened(&item, &mut lists, &place)?.unwrap_or(item),
                     ))
                 })?;
                 continue;
             }
             flush(&mut frame.kept, &mut out);
-            let next = Frame::open(&item, dir, &place)?;
+            let next = Frame::open(&item, &mut lists, &place)?;
             if frames.iter().any(|open| open.name == next.name) {
                 return Err(HistoryError::InvalidArchive(format!(
                     "{place} names {}, which is already being restored (the archives name each other)",
@@ -350,16 +461,83 @@ struct Frame {
 }
 
 impl Frame {
-    fn open(summary: &Value, dir: &dyn ArchiveSource, place: &str) -> Result<Frame, HistoryError> {
-        let name = archive_of(summary, dir, place)?;
+    fn open(summary: &Value, lists: &mut Lists<'_>, place: &str) -> Result<Frame, HistoryError> {
+        let name = archive_of(summary, lists.source, place)?;
         Ok(Frame {
-            items: dir.read_archive(&name)?.into_iter(),
+            items: lists.open(&name)?.into_iter(),
             name,
             following: added::notice_following(summary),
             summary: summary.clone(),
             place: place.to_string(),
             kept: None,
         })
+    }
+}
+
+/// A list of an archive that the originals of changed kept messages are read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum List {
+    /// The archive's messages: in the layout before one compaction took one number, the
+    /// originals had an archive of their own (and `offloadToolResults` still writes one).
+    Messages,
+    /// `keptOriginals.thinkingRemoved` of the compaction's archive.
+    ThinkingRemoved,
+    /// `keptOriginals.shortened` of the compaction's archive.
+    Shortened,
+}
+
+/// The lists that changed kept messages point into, each archive read once per restore: every
+/// shortened message of a compaction names the same archive, which also holds the (possibly
+/// large) messages the compaction replaced, so those are kept only when they are what was
+/// asked for.
+struct Lists<'a> {
+    source: &'a dyn ArchiveSource,
+    read: HashMap<(String, List), Rc<Vec<Value>>>,
+}
+
+impl Lists<'_> {
+    /// The messages of the archive `name`, to expand in place of its summary; its kept
+    /// originals are kept for the summary's thinking line and the shortened messages after it.
+    fn open(&mut self, name: &str) -> Result<Vec<Value>, HistoryError> {
+        Ok(self.read_body(name)?.messages)
+    }
+
+    fn get(&mut self, name: &str, list: List) -> Result<Rc<Vec<Value>>, HistoryError> {
+        let key = (name.to_string(), list);
+        if let Some(found) = self.read.get(&key) {
+            return Ok(found.clone());
+        }
+        let messages = self.read_body(name)?.messages;
+        if list == List::Messages {
+            self.read.insert(key.clone(), Rc::new(messages));
+        }
+        Ok(self.read[&key].clone())
+    }
+
+    /// Reads the archive `name`, keeping its kept originals.
+    fn read_body(&mut self, name: &str) -> Result<ArchiveBody, HistoryError> {
+        let mut body = self.source.read_archive(name)?;
+        for (list, originals) in [
+            (
+                List::ThinkingRemoved,
+                std::mem::take(&mut body.thinking_removed),
+            ),
+            (List::Shortened, std::mem::take(&mut body.shortened)),
+        ] {
+            self.read
+                .entry((name.to_string(), list))
+                .or_insert_with(|| Rc::new(originals));
+        }
+        Ok(body)
+    }
+}
+
+/// How a list is named in messages.
+fn list_label(list: List, name: &str) -> String {
+    match list {
+        List::Messages => name.to_string(),
+        List::ThinkingRemoved => format!("{KEPT_ORIGINALS_KEY}.{THINKING_REMOVED_KEY} of {name}"),
+        List::Shortened => format!("{KEPT_ORIGINALS_KEY}.{SHORTENED_KEY} of {name}"),
     }
 }
 
@@ -375,7 +553,7 @@ struct KeptOriginals {
 impl KeptOriginals {
     fn of(
         summary: &Value,
-        dir: &dyn ArchiveSource,
+        lists: &mut Lists<'_>,
         place: &str,
     ) -> Result<Option<KeptOriginals>, HistoryError> {
         let Some(line) = added::thinking_line(summary) else {
@@ -385,18 +563,24 @@ impl KeptOriginals {
             return Ok(None);
         };
         let name = archive_name_of(archive, &format!("{place} is a summary that"))?;
-        let originals = dir.read_archive(&name)?;
+        let list = if line.kept_originals {
+            List::ThinkingRemoved
+        } else {
+            List::Messages
+        };
+        let originals = lists.get(&name, list)?;
         if originals.len() != line.kept.len() {
             return Err(HistoryError::InvalidArchive(format!(
-                "{place} names {} kept messages whose thinking was removed, but {name} holds {}",
+                "{place} names {} kept messages whose thinking was removed, but {} holds {}",
                 line.kept.len(),
+                list_label(list, &name),
                 originals.len()
             )));
         }
         let entries = line
             .kept
             .into_iter()
-            .zip(originals)
+            .zip(originals.iter().cloned())
             .map(|((position, left_out), original)| (position, left_out, original))
             .collect();
         Ok(Some(KeptOriginals {
@@ -455,11 +639,11 @@ fn flush(kept: &mut Option<KeptOriginals>, out: &mut Vec<Restored>) {
 /// shortened messages; `None` when `message` was not shortened.
 fn unshortened(
     message: &Value,
-    dir: &dyn ArchiveSource,
+    lists: &mut Lists<'_>,
     place: &str,
 ) -> Result<Option<Value>, HistoryError> {
     let mut current: Option<Value> = None;
-    let mut seen: Vec<(String, usize)> = Vec::new();
+    let mut seen: Vec<(String, List, usize)> = Vec::new();
     loop {
         let reference = match offload::original_of(current.as_ref().unwrap_or(message)) {
             Some(reference) => reference,
@@ -467,21 +651,30 @@ fn unshortened(
         };
         let archive = reference.archive.unwrap_or_default();
         let name = archive_name_of(archive, place)?;
-        if seen.iter().any(|(n, i)| *n == name && *i == reference.item) {
+        let list = if reference.kept_originals {
+            List::Shortened
+        } else {
+            List::Messages
+        };
+        let item = reference.item;
+        if seen
+            .iter()
+            .any(|(n, l, i)| *n == name && *l == list && *i == item)
+        {
             return Err(HistoryError::InvalidArchive(format!(
                 "{place} is a shortened message whose originals name each other ({name})"
             )));
         }
-        let item = reference.item;
-        let mut archived = dir.read_archive(&name)?;
-        if item >= archived.len() {
+        let archived = lists.get(&name, list)?;
+        let Some(original) = archived.get(item) else {
             return Err(HistoryError::InvalidArchive(format!(
-                "{place} is a shortened message naming message {item} of {name}, which holds {} messages",
+                "{place} is a shortened message naming message {item} of {}, which holds {} messages",
+                list_label(list, &name),
                 archived.len()
             )));
-        }
-        seen.push((name, item));
-        current = Some(archived.swap_remove(item));
+        };
+        current = Some(original.clone());
+        seen.push((name, list, item));
     }
 }
 
@@ -545,7 +738,7 @@ fn find_by_summary(dir: &Path, content: &str) -> Option<String> {
     })
 }
 
-fn read_archive(dir: &Path, name: &str) -> Result<Vec<Value>, HistoryError> {
+fn read_archive(dir: &Path, name: &str) -> Result<ArchiveBody, HistoryError> {
     let path = dir.join(name);
     let file = open_no_follow(&path).map_err(|e| {
         // A symlink (ELOOP with O_NOFOLLOW) or a directory at the name is not an archive.
@@ -570,23 +763,13 @@ fn read_archive(dir: &Path, name: &str) -> Result<Vec<Value>, HistoryError> {
             ))
         }
     })?;
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     io::BufReader::new(file)
-        .read_to_string(&mut text)
+        .read_to_end(&mut bytes)
         .map_err(|e| {
             HistoryError::InvalidArchive(format!("cannot read archive {}: {e}", path.display()))
         })?;
-    match serde_json::from_str(&text) {
-        Ok(Value::Array(messages)) => Ok(messages),
-        Ok(_) => Err(HistoryError::InvalidArchive(format!(
-            "archive {} is not a JSON array of messages",
-            path.display()
-        ))),
-        Err(e) => Err(HistoryError::InvalidArchive(format!(
-            "archive {} is not valid JSON: {e}",
-            path.display()
-        ))),
-    }
+    ArchiveBody::parse(&bytes, &path.display().to_string())
 }
 
 /// `restore_messages` with the default directory and session when not given.

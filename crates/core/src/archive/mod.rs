@@ -1,7 +1,35 @@
 //! Archives of compacted messages (PRD F-006, SPEC §6).
 //!
-//! `<outputDir>/<sessionId>/compact-<YYYYMMDDTHHMMSSZ>-<sequence>.json` holds the middle
-//! messages exactly as given, as indented JSON. Files are written to a temporary file in the
+//! `<outputDir>/<sessionId>/compact-<YYYYMMDDTHHMMSSZ>-<sequence>.json` holds what one
+//! compaction archived, as indented JSON: the sequence number says which compaction of the
+//! session it was (PRD F-006), so a compaction writes one archive and takes one number.
+//! - When the compaction changed none of the messages it kept, the archive is the replaced
+//!   (middle) messages exactly as given: a JSON array, as the PRD describes it.
+//! - When it also changed kept messages — removed their thinking, or shortened an oversized tool
+//!   result to fit (offload) — their originals belong to the same compaction, and the archive is
+//!   an object ([`Archive`]):
+//!
+//!   ```text
+//!   {
+//!     "messages": [ …the replaced messages, exactly as given… ],
+//!     "keptOriginals": {
+//!       "thinkingRemoved": [ …originals of the kept messages whose thinking was removed… ],
+//!       "shortened": [ …originals of the kept messages whose text was shortened… ]
+//!     }
+//!   }
+//!   ```
+//!
+//!   (each list only when it has messages). The summary's thinking line names
+//!   `keptOriginals.thinkingRemoved of <archive>`, and a shortened text's marker
+//!   `keptOriginals.shortened[<i>] of the archive <archive>`.
+//!
+//! Compactions before this layout put those originals into archives of their own, with numbers
+//! of their own, which the thinking line and the markers named as a whole (the fixture
+//! `tests/fixtures/separate-archives` was written so); those archives are still read.
+//! `offloadToolResults` on its own is an operation of its own: its archive is a plain array of
+//! the originals it shortened, and its markers name a message of that array.
+//!
+//! Files are written to a temporary file in the
 //! same directory, fsynced, and linked into place without replacing anything that exists
 //! (`persist_noclobber`: a `link(2)` that fails on an existing name, symlinks included, so a
 //! planted symlink is never followed); the directory is fsynced after. The sequence continues
@@ -23,6 +51,7 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::base::error::ValidationError;
@@ -34,11 +63,13 @@ pub mod store;
 
 pub(crate) use audit::{append, Records};
 pub use audit::{EVENTS_FILE, SUMMARIES_FILE};
+pub(crate) use history::{
+    count_archived, open_no_follow, restore_from, ArchiveBody, ArchiveSource,
+};
 pub use history::{
     list_archives, prune_archives, restore_messages, restore_messages_with_defaults, ArchiveInfo,
     HistoryError, PruneOptions, PruneReport, Restored, DEFAULT_RETENTION_DAYS,
 };
-pub(crate) use history::{open_no_follow, restore_from, ArchiveSource};
 
 /// The default archive directory, relative to the working directory.
 pub const DEFAULT_OUTPUT_DIR: &str = "./.context-compact";
@@ -258,9 +289,66 @@ pub fn archive_json(messages: &[Value]) -> String {
     serde_json::to_string_pretty(messages).unwrap_or_else(|_| "[]".into())
 }
 
-/// Writes [`archive_json`] of `messages` without building it in memory first.
-fn write_archive_json(writer: &mut impl Write, messages: &[Value]) -> io::Result<()> {
-    serde_json::to_writer_pretty(writer, messages).map_err(io::Error::from)
+/// The key of an archive object's replaced messages.
+pub const MESSAGES_KEY: &str = "messages";
+/// The key of an archive object's originals of changed kept messages.
+pub const KEPT_ORIGINALS_KEY: &str = "keptOriginals";
+/// Under [`KEPT_ORIGINALS_KEY`]: the kept messages whose thinking was removed.
+pub const THINKING_REMOVED_KEY: &str = "thinkingRemoved";
+/// Under [`KEPT_ORIGINALS_KEY`]: the kept messages whose text was shortened to fit.
+pub const SHORTENED_KEY: &str = "shortened";
+
+/// What one compaction archives, under one sequence number: the messages it replaced and the
+/// originals of the kept messages it changed (see the module docs for the file's layout).
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Archive<'a> {
+    pub messages: &'a [Value],
+    #[serde(rename = "keptOriginals")]
+    pub kept: KeptOriginals<'a>,
+}
+
+/// The originals of the kept messages a compaction changed, in the order of the input.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct KeptOriginals<'a> {
+    #[serde(
+        rename = "thinkingRemoved",
+        skip_serializing_if = "<[Value]>::is_empty"
+    )]
+    pub thinking_removed: &'a [Value],
+    #[serde(rename = "shortened", skip_serializing_if = "<[Value]>::is_empty")]
+    pub shortened: &'a [Value],
+}
+
+impl<'a> Archive<'a> {
+    /// An archive of `messages` alone.
+    pub fn of(messages: &'a [Value]) -> Self {
+        Archive {
+            messages,
+            kept: KeptOriginals::default(),
+        }
+    }
+
+    fn has_kept(&self) -> bool {
+        !self.kept.thinking_removed.is_empty() || !self.kept.shortened.is_empty()
+    }
+
+    /// Writes the archive's indented JSON: the array of its messages, or the object with its
+    /// kept originals when there are any.
+    fn write_json(&self, writer: &mut impl Write) -> io::Result<()> {
+        if self.has_kept() {
+            serde_json::to_writer_pretty(writer, self).map_err(io::Error::from)
+        } else {
+            serde_json::to_writer_pretty(writer, self.messages).map_err(io::Error::from)
+        }
+    }
+
+    /// The archive's indented JSON, as written to disk.
+    pub fn to_json_bytes(&self) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        // Writing a `Value` into memory cannot fail.
+        let _ = self.write_json(&mut bytes);
+        bytes
+    }
 }
 
 /// A written archive.
@@ -277,6 +365,16 @@ pub fn persist_messages(
     output_dir: &Path,
     session_id: &str,
 ) -> io::Result<ArchiveFile> {
+    persist_archive(&Archive::of(middle), output_dir, session_id)
+}
+
+/// Persists what one compaction archives as the session's next archive, under one sequence
+/// number, and returns where it went.
+pub fn persist_archive(
+    archive: &Archive<'_>,
+    output_dir: &Path,
+    session_id: &str,
+) -> io::Result<ArchiveFile> {
     validate_session_id(session_id)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     let dir = session_dir(output_dir, session_id);
@@ -285,7 +383,7 @@ pub fn persist_messages(
     // taken. Sequence numbers must be unique whatever the timestamp, so choosing one and
     // naming the file happen under an exclusive lock on the session directory's lock file (an
     // advisory `flock`: it serializes threads and processes alike).
-    let mut temp = Some(write_temp_file(&dir, |w| write_archive_json(w, middle))?);
+    let mut temp = Some(write_temp_file(&dir, |w| archive.write_json(w))?);
     let mut lock = open_lock_file(&dir)?;
     lock.lock()?;
     let result = (|| {
@@ -332,9 +430,19 @@ pub fn persist_in(
     store: Option<&crate::archive::store::ArchiveStore>,
     session_id: &str,
 ) -> io::Result<ArchiveFile> {
+    persist_archive_in(&Archive::of(middle), output_dir, store, session_id)
+}
+
+/// [`persist_archive`] into `store` when there is one, else into `output_dir`.
+pub fn persist_archive_in(
+    archive: &Archive<'_>,
+    output_dir: &Path,
+    store: Option<&crate::archive::store::ArchiveStore>,
+    session_id: &str,
+) -> io::Result<ArchiveFile> {
     match store {
-        Some(store) => crate::archive::store::session::persist_messages(store, middle, session_id),
-        None => persist_messages(middle, output_dir, session_id),
+        Some(store) => crate::archive::store::session::persist_archive(store, archive, session_id),
+        None => persist_archive(archive, output_dir, session_id),
     }
 }
 

@@ -97,6 +97,11 @@ const THINKING_LINE_START: &str =
     "[context-compact: thinking was removed from kept messages after this one (at ";
 const THINKING_LINE_LEFT_OUT: &str = "; * held only thinking and was left out)";
 const THINKING_LINE_ARCHIVE: &str = ". Originals: ";
+/// Where in the compaction's archive the originals are (the archive's
+/// `keptOriginals.thinkingRemoved`, see the archive layer), before the archive's path. A line
+/// without it names an archive holding only those originals (the layout before one compaction
+/// took one number).
+const THINKING_LINE_KEPT_ORIGINALS: &str = "keptOriginals.thinkingRemoved of ";
 const THINKING_LINE_NOT_ARCHIVED: &str = ". The originals could not be archived.";
 
 /// What a thinking line says.
@@ -106,9 +111,13 @@ pub struct ThinkingLine<'a> {
     pub kept: Vec<(usize, bool)>,
     /// Where the originals are, in the same order.
     pub archive: Option<&'a str>,
+    /// The originals are the archive's `keptOriginals.thinkingRemoved` (false: the whole
+    /// archive, as written before one compaction took one number).
+    pub kept_originals: bool,
 }
 
-/// The thinking line for `kept` (see [`ThinkingLine`]).
+/// The thinking line for `kept` (see [`ThinkingLine`]): their originals are
+/// `keptOriginals.thinkingRemoved` of the compaction's `archive`.
 pub fn thinking_line_text(kept: &[(usize, bool)], archive: Option<&str>) -> String {
     let positions: Vec<String> = kept
         .iter()
@@ -127,6 +136,7 @@ pub fn thinking_line_text(kept: &[(usize, bool)], archive: Option<&str>) -> Stri
     match archive {
         Some(path) => {
             line.push_str(THINKING_LINE_ARCHIVE);
+            line.push_str(THINKING_LINE_KEPT_ORIGINALS);
             line.push_str(path);
             line.push(']');
         }
@@ -155,7 +165,12 @@ pub fn thinking_line(message: &Value) -> Option<ThinkingLine<'_>> {
         .strip_prefix(THINKING_LINE_ARCHIVE)
         .and_then(|r| r.strip_suffix(']'))
         .map(str::trim);
-    Some(ThinkingLine { kept, archive })
+    let located = archive.and_then(|a| a.strip_prefix(THINKING_LINE_KEPT_ORIGINALS));
+    Some(ThinkingLine {
+        kept,
+        archive: located.or(archive).map(str::trim),
+        kept_originals: located.is_some(),
+    })
 }
 
 /// The archive a summary message names, if any.
@@ -279,6 +294,42 @@ mod tests {
         );
         let unarchived = json!({"role": "user", "content": summary_message_text(1, None, "b")});
         assert_eq!(summary_archive(&unarchived), None);
+    }
+
+    #[test]
+    fn thinking_lines_name_the_kept_originals_of_the_one_archive_and_old_lines_still_read() {
+        let path = "/tmp/x/s/compact-20260101T000000Z-7.json";
+        let body = summary_message_text(3, Some(path), "## Goal\nship");
+        let line = thinking_line_text(&[(0, false), (2, true)], Some(path));
+        assert!(line.ends_with(&format!(
+            "Originals: keptOriginals.thinkingRemoved of {path}]"
+        )));
+        let message = json!({"role": "user", "content": format!("{body}\n\n{line}")});
+        assert_eq!(
+            thinking_line(&message),
+            Some(ThinkingLine {
+                kept: vec![(0, false), (2, true)],
+                archive: Some(path),
+                kept_originals: true,
+            })
+        );
+        assert_eq!(summary_body(&message), Some("## Goal\nship"));
+        // As written before one compaction took one number: a whole archive of originals.
+        let old = "[context-compact: thinking was removed from kept messages after this one (at 0, 2*; \
+                   * held only thinking and was left out). Originals: /tmp/x/s/compact-20260101T000000Z-9.json]";
+        let message = json!({"role": "user", "content": format!("{body}\n\n{old}")});
+        assert_eq!(
+            thinking_line(&message),
+            Some(ThinkingLine {
+                kept: vec![(0, false), (2, true)],
+                archive: Some("/tmp/x/s/compact-20260101T000000Z-9.json"),
+                kept_originals: false,
+            })
+        );
+        let unarchived = thinking_line_text(&[(1, false)], None);
+        let message = json!({"role": "user", "content": format!("{body}\n\n{unarchived}")});
+        let line = thinking_line(&message).unwrap();
+        assert_eq!((line.archive, line.kept_originals), (None, false));
     }
 
     #[test]

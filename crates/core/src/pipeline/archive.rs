@@ -1,7 +1,8 @@
-//! Step 6, **archive**: the replaced region goes into the session's next archive (F-006), and
-//! the originals of the messages the fit step shortened into one more, so `restoreMessages`
-//! gives back the original exactly. A write that fails is a warning (PRD F-006), or the
-//! compaction's error with `requireArchive`.
+//! Step 6, **archive**: what the compaction replaced goes into the session's next archive
+//! (F-006), together with the originals of the kept messages it changed — those whose thinking
+//! was removed and those the fit step shortened — so one compaction takes one sequence number
+//! and `restoreMessages` gives back the original exactly. A write that fails is a warning (PRD
+//! F-006), or the compaction's error with `requireArchive`.
 
 use std::path::PathBuf;
 
@@ -9,16 +10,19 @@ use serde_json::Value;
 
 use super::fit::Fitting;
 use super::Draft;
-use crate::archive;
+use crate::archive::{self, Archive, KeptOriginals};
 use crate::base::error::{CompactError, ErrorCode};
 use crate::pipeline::options::CompactOptions;
 
-/// Where the archives went (`None`: not written, with a warning).
+/// Where the archive went (`None`: not written, with a warning). `offload` and `thinking` are
+/// that same archive when it holds originals of that kind (`keptOriginals.shortened`,
+/// `keptOriginals.thinkingRemoved`), else `None`.
 #[derive(Debug, Default)]
 pub(crate) struct Archived {
     pub region: Option<PathBuf>,
     pub offload: Option<PathBuf>,
-    /// The originals of the kept messages after the region whose thinking was removed.
+    /// The archive, when it holds the originals of the kept messages after the region whose
+    /// thinking was removed.
     pub thinking: Option<PathBuf>,
     pub warnings: Vec<String>,
 }
@@ -29,54 +33,50 @@ pub(crate) fn archive(
     fitting: &Fitting,
     options: &CompactOptions,
 ) -> Result<Archived, CompactError> {
-    let mut archived = Archived::default();
-    let region = &messages[draft.region.clone()];
-    archived.region = persist(
-        region,
-        draft.removed_what(),
-        options,
-        &mut archived.warnings,
-    )?;
-    if !fitting.cuts.is_empty() {
-        let originals: Vec<Value> = fitting
-            .cuts
-            .iter()
-            .map(|(index, _)| messages[*index].clone())
-            .collect();
-        archived.offload = persist(&originals, "shortened", options, &mut archived.warnings)?;
-    }
-    let changed: Vec<Value> = draft
+    // In the order the markers number them (`keptOriginals.shortened[i]` is the i-th cut).
+    let shortened: Vec<Value> = fitting
+        .cuts
+        .iter()
+        .map(|(index, _)| messages[*index].clone())
+        .collect();
+    // In the order of the summary's thinking line.
+    let thinking_removed: Vec<Value> = draft
         .stripped_after_region()
         .map(|s| messages[s.index].clone())
         .collect();
-    if !changed.is_empty() {
-        archived.thinking = persist(
-            &changed,
-            "kept (thinking removed)",
-            options,
-            &mut archived.warnings,
-        )?;
-    }
-    Ok(archived)
-}
-
-fn persist(
-    messages: &[Value],
-    what: &str,
-    options: &CompactOptions,
-    warnings: &mut Vec<String>,
-) -> Result<Option<PathBuf>, CompactError> {
-    match archive::persist_in(
-        messages,
+    let contents = Archive {
+        messages: &messages[draft.region.clone()],
+        kept: KeptOriginals {
+            thinking_removed: &thinking_removed,
+            shortened: &shortened,
+        },
+    };
+    let mut archived = Archived::default();
+    match archive::persist_archive_in(
+        &contents,
         &options.output_dir,
         options.archive_store.as_deref(),
         &options.session_id,
     ) {
-        Ok(file) => Ok(Some(file.path)),
+        Ok(file) => {
+            archived.offload = (!shortened.is_empty()).then(|| file.path.clone());
+            archived.thinking = (!thinking_removed.is_empty()).then(|| file.path.clone());
+            archived.region = Some(file.path);
+        }
         Err(e) => {
+            let mut what = format!(
+                "{} {} messages",
+                contents.messages.len(),
+                draft.removed_what()
+            );
+            let changed = shortened.len() + thinking_removed.len();
+            if changed > 0 {
+                what.push_str(&format!(
+                    " and the originals of the {changed} kept messages it changed"
+                ));
+            }
             let message = format!(
-                "could not archive the {} {what} messages in {}: {e}",
-                messages.len(),
+                "could not archive the {what} in {}: {e}",
                 options.output_dir.display()
             );
             if options.require_archive {
@@ -84,8 +84,8 @@ fn persist(
                 return Err(CompactError::new(ErrorCode::ArchiveFailed, message));
             }
             tracing::warn!("{message}");
-            warnings.push(message);
-            Ok(None)
+            archived.warnings.push(message);
         }
     }
+    Ok(archived)
 }

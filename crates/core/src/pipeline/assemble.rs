@@ -38,9 +38,10 @@ pub fn summary_model_window(model: &str) -> Option<usize> {
 pub(crate) struct ArchiveRefs<'a> {
     /// The archive of the replaced region, as the summary or notice names it.
     pub region: Option<&'a str>,
-    /// The archive of the offloaded originals.
+    /// The archive holding the offloaded originals (`keptOriginals.shortened`).
     pub offload: Option<&'a str>,
-    /// The archive of the kept messages whose thinking was removed.
+    /// The archive holding the originals of the kept messages whose thinking was removed
+    /// (`keptOriginals.thinkingRemoved`).
     pub thinking: Option<&'a str>,
 }
 
@@ -122,6 +123,7 @@ pub(crate) fn assemble(
         let original = OriginalRef {
             archive: refs.offload,
             item,
+            kept_originals: true,
         };
         let (message, counts) = offload::apply_cuts(&messages[*index], cuts, &original, encoding);
         if let Some(position) = pieces

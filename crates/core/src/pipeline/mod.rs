@@ -10,7 +10,8 @@
 //!    (strategies without a summary skip this). Then the thinking policy for the kept turns
 //!    ([`crate::plan::thinking`]).
 //! 4. [`fit`] — the result must fit: oversized kept text is shortened (offload).
-//! 5. [`archive`] — the replaced region and the shortened originals are archived.
+//! 5. [`archive`] — the replaced region is archived, with the originals of the kept messages
+//!    the compaction changed (thinking removed, shortened): one archive, one sequence number.
 //! 6. [`assemble`] — the new list.
 //! 7. [`report`] — the post-condition (below the threshold, smaller than the input), the
 //!    statistics, the records (metadata, audit), memory extraction and events.

@@ -95,6 +95,7 @@ pub fn offload_tool_results_in(
         let original = OriginalRef {
             archive: Some(&archive_ref),
             item,
+            kept_originals: false,
         };
         let (message, counts) = apply_cuts(&messages[*index], message_cuts, &original, encoding);
         for ((site, _), tokens) in message_cuts.iter().zip(counts) {

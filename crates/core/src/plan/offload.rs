@@ -250,13 +250,23 @@ pub fn plan_cuts(sites: &[Site], reduce: usize) -> Vec<(usize, usize)> {
 pub struct OriginalRef<'a> {
     /// The archive path as the marker names it (`None`: it could not be archived).
     pub archive: Option<&'a str>,
-    /// The index of the original in that archive.
+    /// The index of the original in that archive, or in its `keptOriginals.shortened`.
     pub item: usize,
+    /// The original is in the archive's `keptOriginals.shortened` (a compaction's fit step: the
+    /// originals of the kept messages a compaction changed belong to its one archive); false:
+    /// it is a message of an archive of originals (`offloadToolResults`, and compactions before
+    /// one compaction took one number).
+    pub kept_originals: bool,
 }
 
 const MARKER_OPEN: &str = "[… context-compact: ";
 const MARKER_ELIDED: &str = " tokens elided from this ";
-const MARKER_ITEM: &str = ". The full original is message ";
+const MARKER_ORIGINAL: &str = ". The full original is ";
+/// `message <i>`: the i-th message of an archive of originals.
+const MARKER_ITEM: &str = "message ";
+/// `keptOriginals.shortened[<i>]`: in a compaction's archive.
+const MARKER_KEPT_ITEM: &str = "keptOriginals.shortened[";
+const MARKER_KEPT_ITEM_END: &str = "]";
 const MARKER_ARCHIVE: &str = " of the archive ";
 const MARKER_NOT_ARCHIVED: &str = ". The original could not be archived";
 const MARKER_CLOSE: &str = " …]";
@@ -268,8 +278,12 @@ fn marker(elided: usize, tool_result: bool, original: &OriginalRef<'_>) -> Strin
         "message"
     };
     match original.archive {
+        Some(archive) if original.kept_originals => format!(
+            "{MARKER_OPEN}{elided}{MARKER_ELIDED}{what}{MARKER_ORIGINAL}{MARKER_KEPT_ITEM}{}{MARKER_KEPT_ITEM_END}{MARKER_ARCHIVE}{archive}{MARKER_CLOSE}",
+            original.item
+        ),
         Some(archive) => format!(
-            "{MARKER_OPEN}{elided}{MARKER_ELIDED}{what}{MARKER_ITEM}{}{MARKER_ARCHIVE}{archive}{MARKER_CLOSE}",
+            "{MARKER_OPEN}{elided}{MARKER_ELIDED}{what}{MARKER_ORIGINAL}{MARKER_ITEM}{}{MARKER_ARCHIVE}{archive}{MARKER_CLOSE}",
             original.item
         ),
         None => format!("{MARKER_OPEN}{elided}{MARKER_ELIDED}{what}{MARKER_NOT_ARCHIVED}{MARKER_CLOSE}"),
@@ -290,16 +304,21 @@ pub fn original_of(message: &Value) -> Option<OriginalRef<'_>> {
             continue;
         };
         let inner = &rest[..end];
-        let Some((_, after_item)) = inner.split_once(MARKER_ITEM) else {
+        let Some((_, original)) = inner.split_once(MARKER_ORIGINAL) else {
             continue;
         };
-        let Some((item, archive)) = after_item.split_once(MARKER_ARCHIVE) else {
+        let Some((item, archive)) = original.split_once(MARKER_ARCHIVE) else {
             continue;
         };
-        if let Ok(item) = item.parse() {
+        let (item, kept_originals) = match item.strip_prefix(MARKER_KEPT_ITEM) {
+            Some(kept) => (kept.strip_suffix(MARKER_KEPT_ITEM_END), true),
+            None => (item.strip_prefix(MARKER_ITEM), false),
+        };
+        if let Some(Ok(item)) = item.map(str::parse) {
             return Some(OriginalRef {
                 archive: Some(archive.trim()),
                 item,
+                kept_originals,
             });
         }
     }
@@ -487,6 +506,7 @@ mod tests {
         let original = OriginalRef {
             archive: Some("/tmp/x/s/compact-20260101T000000Z-3.json"),
             item: 2,
+            kept_originals: true,
         };
         let (short, counts) = apply_cuts(&message, &[(sites[0].clone(), 500)], &original, E);
         let content = short["content"].as_str().unwrap();
@@ -502,6 +522,38 @@ mod tests {
         assert_eq!(found, original);
         assert!(content.contains(&format!("{} tokens elided", sites[0].tokens - 500)));
         assert!(original_of(&message).is_none());
+    }
+
+    #[test]
+    fn markers_name_the_kept_originals_of_a_compaction_or_a_message_of_an_archive() {
+        let text = long_text(500);
+        let message = json!({"role": "tool", "tool_call_id": "c", "content": text});
+        let sites = find_sites(std::slice::from_ref(&message), [0], Scope::ToolResults, E);
+        let archive = "/tmp/x/s/compact-20260101T000000Z-3.json";
+        for (kept_originals, locator) in [
+            (true, "keptOriginals.shortened[4] of the archive "),
+            (false, "message 4 of the archive "),
+        ] {
+            let original = OriginalRef {
+                archive: Some(archive),
+                item: 4,
+                kept_originals,
+            };
+            let (short, _) = apply_cuts(&message, &[(sites[0].clone(), 100)], &original, E);
+            let content = short["content"].as_str().unwrap();
+            assert!(
+                content.contains(&format!("The full original is {locator}{archive} …]")),
+                "{content}"
+            );
+            assert_eq!(original_of(&short), Some(original));
+        }
+        let lost = OriginalRef {
+            archive: None,
+            item: 0,
+            kept_originals: true,
+        };
+        let (short, _) = apply_cuts(&message, &[(sites[0].clone(), 100)], &lost, E);
+        assert!(original_of(&short).is_none());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use context_compact_core::archive::{restore_messages, Restored};
 use context_compact_core::pipeline::compact::{compact, CompactOptions, CompactOutcome, Piece};
 use context_compact_core::summary::extractive::ExtractiveSummarizer;
 use context_compact_core::summary::summarize::{NoObserver, Summarizer};
-use serde_json::Value;
+use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 /// One compaction with `summarizer`, on a runtime of its own.
@@ -96,4 +96,38 @@ impl tracing::Subscriber for Capture {
     }
     fn enter(&self, _: &tracing::span::Id) {}
     fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// Turns whose assistant messages hold thinking, a turn that holds only thinking, and a giant
+/// tool result at the end: a compaction under `thinking: strip` removes kept thinking and
+/// shortens the giant result, so it has originals of both kinds to archive.
+pub fn thinking_turns(tag: &str, count: usize, giant_lines: usize) -> Vec<Value> {
+    let mut m = Vec::new();
+    for t in 0..count {
+        m.push(json!({"role": "user", "content": format!("{tag} step {t}: {}", "please go on ".repeat(20)), "z": t}));
+        m.push(json!({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": format!("I should run step {t}."), "signature": format!("EqQB{tag}sig{t}==")},
+            {"type": "redacted_thinking", "data": format!("Emw{tag}{t}+/==")},
+            {"type": "text", "text": format!("Running step {t} 🦀.")},
+            {"type": "tool_use", "id": format!("{tag}t{t}"), "name": "bash", "input": {"command": format!("make step{t}")}}
+        ]}));
+        m.push(json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": format!("{tag}t{t}"), "content": "ok ".repeat(60)}
+        ]}));
+    }
+    m.push(json!({"role": "assistant", "content": [
+        {"type": "thinking", "thinking": "only thinking here", "signature": format!("E{tag}only==")}
+    ]}));
+    m.push(json!({"role": "user", "content": format!("{tag} now build")}));
+    m.push(json!({"role": "assistant", "content": [
+        {"type": "thinking", "thinking": "Build it.", "signature": format!("E{tag}build==")},
+        {"type": "tool_use", "id": format!("{tag}giant"), "name": "bash", "input": {"command": "cargo build -vv"}}
+    ]}));
+    let log: Vec<String> = (0..giant_lines)
+        .map(|i| format!("{tag} {i:05} compiling crate {i}"))
+        .collect();
+    m.push(json!({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": format!("{tag}giant"), "content": log.join("\n")}
+    ]}));
+    m
 }

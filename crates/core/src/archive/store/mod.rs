@@ -347,11 +347,17 @@ fn io_runtime() -> &'static tokio::runtime::Runtime {
 
 /// Runs `work` on [`io_runtime`] and waits for it. On a multi-threaded Tokio worker the wait is
 /// announced (`block_in_place`), so the runtime moves its other tasks elsewhere meanwhile.
+///
+/// The wait is `unconstrained`: called from inside a Tokio task (the pipeline's archive and
+/// record steps run synchronously within the compaction's task), polling the `JoinHandle`
+/// would spend that task's cooperative budget, and once it is spent (after 128 store
+/// operations in one poll of the task: a compaction racing 63 others for a sequence number)
+/// Tokio defers the wake-up until the task yields — which a thread blocked here never does.
 fn block_on<T: Send + 'static>(
     work: impl Future<Output = T> + Send + 'static,
 ) -> Result<T, StoreError> {
     let handle = io_runtime().spawn(work);
-    let wait = move || futures::executor::block_on(handle);
+    let wait = move || futures::executor::block_on(tokio::task::unconstrained(handle));
     let joined = match tokio::runtime::Handle::try_current() {
         Ok(current) if current.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
             tokio::task::block_in_place(wait)
@@ -359,4 +365,41 @@ fn block_on<T: Send + 'static>(
         _ => wait(),
     };
     joined.map_err(|_| StoreError::Permanent("the store operation panicked".to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Many store operations in one poll of a Tokio task (the pipeline's synchronous archive
+    /// step inside the compaction's task) all complete: waiting for them spends none of the
+    /// task's cooperative budget, whose exhaustion would defer the wake-up forever.
+    #[test]
+    fn many_operations_inside_one_task_poll_never_stall() {
+        let memory: Arc<dyn object_store::ObjectStore> =
+            Arc::new(object_store::memory::InMemory::new());
+        let store = ArchiveStore::from_backend(
+            Arc::new(ObjectStoreBackend::new(memory)),
+            "mem:",
+            RetryPolicy::default(),
+        );
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let written = runtime.block_on(async {
+                // No await in between: one poll of this task, as in the pipeline.
+                (0..400)
+                    .filter(|i| store.put_new(&format!("k/{i}"), vec![1]).is_ok())
+                    .count()
+            });
+            let _ = done.send(written);
+        });
+        let written = finished
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the store operations stalled");
+        assert_eq!(written, 400);
+    }
 }

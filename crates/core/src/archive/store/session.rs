@@ -25,8 +25,8 @@ use serde_json::{json, Map, Value};
 use super::{ArchiveStore, StoreError};
 use crate::archive::{
     self, meta_name_for, parse_archive_name, parse_meta_name, rfc3339, timestamp_now,
-    timestamp_to_datetime, timestamp_to_rfc3339, validate_session_id, ArchiveFile, ArchiveInfo,
-    ArchiveSource, HistoryError, PruneOptions, PruneReport, Restored,
+    timestamp_to_datetime, timestamp_to_rfc3339, validate_session_id, Archive, ArchiveBody,
+    ArchiveFile, ArchiveInfo, ArchiveSource, HistoryError, PruneOptions, PruneReport, Restored,
 };
 use crate::base::error::ValidationError;
 use crate::summary::memory::{Extracted, Memory, EXTRACTED_DIR};
@@ -114,8 +114,19 @@ pub fn persist_messages(
     middle: &[Value],
     session_id: &str,
 ) -> io::Result<ArchiveFile> {
+    persist_archive(store, &Archive::of(middle), session_id)
+}
+
+/// Persists what one compaction archives (its replaced messages and the originals of the kept
+/// messages it changed) as the session's next archive, under one claimed number, as
+/// [`persist_messages`] does.
+pub fn persist_archive(
+    store: &ArchiveStore,
+    archive: &Archive<'_>,
+    session_id: &str,
+) -> io::Result<ArchiveFile> {
     validate_session_id(session_id).map_err(invalid_session)?;
-    let bytes = archive::archive_json(middle).into_bytes();
+    let bytes = archive.to_json_bytes();
     let mut sequence = highest_sequence(store, session_id).map_err(io_error)? + 1;
     for _ in 0..1_000 {
         let timestamp = timestamp_now();
@@ -347,11 +358,7 @@ pub fn list_archives(
                 .map(|value| (meta_name, value)),
             None => None,
         };
-        let message_count = archive_bytes.and_then(|bytes| {
-            serde_json::from_slice::<Vec<serde::de::IgnoredAny>>(&bytes)
-                .ok()
-                .map(|items| items.len())
-        });
+        let message_count = archive_bytes.and_then(|bytes| archive::count_archived(&bytes[..]));
         let created_at = meta
             .as_ref()
             .and_then(|(_, v)| v.get("createdAt")?.as_str().map(str::to_string))
@@ -385,7 +392,7 @@ struct StoreSource<'a> {
 }
 
 impl ArchiveSource for StoreSource<'_> {
-    fn read_archive(&self, name: &str) -> Result<Vec<Value>, HistoryError> {
+    fn read_archive(&self, name: &str) -> Result<ArchiveBody, HistoryError> {
         let path = self.store.display_path(self.session_id, name);
         let bytes = self
             .store
@@ -399,15 +406,7 @@ impl ArchiveSource for StoreSource<'_> {
                     self.describe()
                 ))
             })?;
-        match serde_json::from_slice(&bytes) {
-            Ok(Value::Array(messages)) => Ok(messages),
-            Ok(_) => Err(HistoryError::InvalidArchive(format!(
-                "archive {path} is not a JSON array of messages"
-            ))),
-            Err(e) => Err(HistoryError::InvalidArchive(format!(
-                "archive {path} is not valid JSON: {e}"
-            ))),
-        }
+        ArchiveBody::parse(&bytes, &path)
     }
 
     fn find_by_summary(&self, content: &str) -> Option<String> {
