@@ -18,7 +18,7 @@ import fc from 'fast-check'
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { compactMessages, renderReport, type CompactResult, type Message } from '../index'
+import { compactMessages, renderReport, type ArchiveStore, type CompactResult, type Message } from '../index'
 import { generateConversation } from '../benchmark/generate.mjs'
 import { conversationArb, extend, FORMATS, render } from './format-conversations'
 import { tempDir } from './helpers'
@@ -377,6 +377,34 @@ describe('renderReport', () => {
     expect(html).toContain(`<span>full conversation</span><b>${fmt(session.full.length)}</b>`)
     // The audit log, one object per event on a store, is read too.
     expect(html).toMatch(/Audit log \(2 events\)/)
+  })
+
+  it("archives in the caller's archiveStore", async () => {
+    const entries = new Map<string, Uint8Array>()
+    const archiveStore: ArchiveStore = {
+      put(key, value, { ifNotExists }) {
+        if (ifNotExists && entries.has(key)) return false
+        entries.set(key, Uint8Array.from(value))
+        return true
+      },
+      get: (key) => entries.get(key) ?? null,
+      list: (prefix) => [...entries.keys()].filter((k) => k.startsWith(prefix)).map((key) => ({ key, size: entries.get(key)!.byteLength })),
+      delete(key) {
+        entries.delete(key)
+      },
+    }
+    const session = await twiceCompacted('gemini', 'unused', { archiveStore })
+    expect(session.results[1].archivePath).toMatch(/^archiveStore:s1\//)
+    const html = await renderReport(session.messages, { sessionId: session.sessionId, archiveStore })
+    expect(cardsOf(html).map((c) => [c.before, c.after])).toEqual(session.results.map((r) => [r.stats.originalTokenCount, r.stats.compactedTokenCount]))
+    expect(html).toContain(`<span>full conversation</span><b>${fmt(session.full.length)}</b>`)
+  })
+
+  it('an empty list and a list of one message', async () => {
+    const empty = await renderReport([], { outputDir: join(tempDir(), 'none') })
+    expect(empty).toContain('<span>messages now</span><b>0</b>')
+    const one = await renderReport([{ role: 'user', content: 'hi' }], { outputDir: join(tempDir(), 'none') })
+    expect(one).toContain('<tr id="m-0">')
   })
 
   it('why, how and at what cost: trigger, strategy, provider, summaryUsage and the cache-read share (a local Messages API)', async () => {
