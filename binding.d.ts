@@ -113,6 +113,12 @@ export declare function preloadEncoding(encoding?: string | undefined | null): v
 export declare function pruneArchivesJson(outputDir: string, olderThanDays?: number | undefined | null, sessionId?: string | undefined | null, storeJson?: string | undefined | null): Promise<string>
 
 /**
+ * A session's audit events and the named archives and metadata files (`null` for one that is
+ * missing or unreadable): `{"events": [...], "files": [...]}` as JSON.
+ */
+export declare function readSessionJson(outputDir: string, sessionId: string, names: Array<string>, storeJson?: string | undefined | null): Promise<string>
+
+/**
  * Records a compaction a custom JS strategy made (the pipeline records its own): the audit line
  * and, with `extractMemory`, the key information of the removed messages. `record_json` holds
  * `{archivePath, stats, tokens, threshold, error, warnings}`. Resolves with
@@ -134,6 +140,12 @@ export declare function releaseCancelToken(id: number): void
  * first read): the same text the HTTP providers send.
  */
 export declare function renderSummaryPromptJson(messages: object[], instructions: string, previousSummary?: string | undefined | null, maxToolResultChars?: number | undefined | null, format?: string | undefined | null): string
+
+/**
+ * Each message described (`formats::parts`): `{"format", "items": [{role, group, tokens,
+ * parts: [{type, tokens, name?, error?}], summary?, ack?, preview}]}` as JSON.
+ */
+export declare function reportItemsJson(messages: object[], encoding: string | undefined | null, format: string | undefined | null, previewChars: number): string
 
 /**
  * Restores a compacted message list. Resolves with `{"pieces": [...]}` (an index into

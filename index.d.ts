@@ -1634,7 +1634,9 @@ export declare function createMarkMap(length?: number): MessageMarkMap
 // createdAt, provider/model, head/middle/tail counts, the middle's index range in the list that
 // was compacted, stats, the summary), appends one line to the session's `events.jsonl` audit log
 // for every attempt over the threshold (`compacted`, `skipped` (nothing to compact), `declined`,
-// `failed` with its `code`; `pruned` for prunes), and appends the summary to the session's
+// `failed` with its `code`; `pruned` for prunes; each with the `tokens` and `threshold` the
+// trigger saw, the `trigger` that fired, where the `estimate` came from, the `strategy`, and for
+// `compacted` the archive, stats, provider and `summaryUsage`), and appends the summary to the session's
 // `summaries.md`. Below the threshold nothing is written. Failing to write these files is a
 // warning on the result, never a failure. Files are private (0600) and written without
 // following symlinks; temporary files (`.tmp-*`) and `.lock` are ignored by every reader.
@@ -1803,6 +1805,76 @@ export declare function restoreMessages<M extends AnyMessage = Message>(
  * @throws {TypeError} (as a rejection) for an invalid `outputDir`, `olderThanDays` or `sessionId`.
  */
 export declare function pruneArchives(outputDir: string, options?: PruneOptions): Promise<PruneResult>
+
+// ---------------------------------------------------------------------------------------------
+// Session report
+
+/**
+ * The usage an API billed for one request of the conversation, as the usage files of real
+ * sessions hold them (`{ message_index_after_which_the_request_was_made, input_tokens,
+ * cache_creation_input_tokens, cache_read_input_tokens, output_tokens }`), or any shape of
+ * {@link Usage} with `index`. The request was sent with messages `0 … index`.
+ */
+export type ReportUsageEntry = Record<string, unknown> &
+  ({ message_index_after_which_the_request_was_made: number } | { index: number })
+
+/** What {@link renderReport} reads and draws. */
+export interface ReportOptions extends StoreLocationOptions {
+  /**
+   * Where the session's archives are (a directory or an object-store URL), as for
+   * {@link restoreMessages}. A session without archives there is reported as the list alone.
+   * @default './.context-compact'
+   */
+  outputDir?: string
+  /** @default 'default' */
+  sessionId?: string
+  /** The messages' format (see {@link MessageFormat}). @default 'auto' */
+  format?: MessageFormat
+  /** The tokenizer. @default 'o200k_base' */
+  encoding?: 'o200k_base' | 'cl100k_base'
+  /**
+   * The window and threshold drawn, and the trigger's estimate of the list now. When none of
+   * `contextTokenLimit`, `agentModel` and `model` is given, the threshold the audit log
+   * recorded is drawn (the window derived from it), else the defaults.
+   */
+  contextTokenLimit?: number
+  thresholdRatio?: number
+  agentModel?: string
+  model?: string
+  /** The system prompt and tools the loop sends: counted into the curve and the estimate. */
+  system?: CompactOptions['system']
+  tools?: CompactOptions['tools']
+  /**
+   * Billed usage, one entry per request, drawn beside the count. Without it, the usage
+   * recorded on the model's messages (`usage`, LangChain's `usage_metadata`) is drawn, when
+   * there is some.
+   */
+  usage?: ReportUsageEntry[]
+  /** The page's title. @default 'Session <sessionId>' */
+  title?: string
+}
+
+/**
+ * One self-contained HTML page of a session — no script, no font, no stylesheet or image to
+ * fetch, the chart inline SVG — for the developer of an agent that forgot something:
+ * - the token curve: the full conversation, restored through the archives
+ *   ({@link restoreMessages}), message by message; the context the model held; the window and
+ *   the threshold; each compaction as a marker with its tokens before and after; the billed
+ *   usage beside the count, when known;
+ * - each compaction, from the archives, their metadata and the audit log (`events.jsonl`):
+ *   when and why it fired, strategy and provider, what it replaced (messages by role, tool
+ *   calls by name), the files its ledger names, the summary, offloaded texts and removed
+ *   thinking, `summaryUsage` and the share read from the cache, its archive;
+ * - the list as it is now: tokens by role and block type, the largest messages and tool
+ *   results, each linked to its row.
+ *
+ * `messages` is the conversation, or the compacted list a loop holds now, in any format the
+ * library reads; the archives may be on disk, on an object store or in your `archiveStore`.
+ * Texts from the conversation are escaped and clipped, so the page stays small (a 2,000-message
+ * session, a 1 MB tool result). The CLI writes the same page: `context-compact report`.
+ * @throws {TypeError} (as a rejection) for invalid messages or options.
+ */
+export declare function renderReport(messages: readonly AnyMessage[], options?: ReportOptions): Promise<string>
 
 // ---------------------------------------------------------------------------------------------
 // Validity report

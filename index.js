@@ -24,6 +24,8 @@
 //   compaction.js       compactMessages
 //   snapshot.js         when the Compactor's cached count of a message is still right
 //   compactor.js        the Compactor class
+//   report-html.js      the page of a session report (HTML, inline CSS and SVG)
+//   report.js           renderReport: what a session report shows, gathered and computed
 
 const { countTokens, measureTokens, shouldCompact } = require('./lib/counting.js')
 const { partitionMessages, generateSummary, assembleMessages, checkMessages } = require('./lib/steps.js')
@@ -32,6 +34,7 @@ const { getCurrentBatchIndices, isModified, getBatchIndex, createMarkMap } = req
 const { isContextOverflow } = require('./lib/overflow.js')
 const { compactMessages } = require('./lib/compaction.js')
 const { Compactor } = require('./lib/compactor.js')
+const { renderReport } = require('./lib/report.js')
 
 // The defaults of the options of the same names (the core's; index.d.ts documents them).
 const CONTEXT_TOKEN_LIMIT = 200_000
@@ -63,4 +66,5 @@ module.exports = {
   createMarkMap,
   Compactor,
   isContextOverflow,
+  renderReport,
 }

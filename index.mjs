@@ -28,5 +28,6 @@ export const {
   createMarkMap,
   Compactor,
   isContextOverflow,
+  renderReport,
 } = api
 export default api

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 'use strict'
 
-// The `context-compact` command line: count, check, compact, history, restore, prune, demo.
+// The `context-compact` command line: count, check, compact, history, restore, prune, report,
+// demo.
 // Node built-ins only; all the work is done by the library (../index.js).
 //
 // Exit codes: 0 ok, 1 failure (unreadable or invalid input, an invalid conversation, a
@@ -27,6 +28,7 @@ const { cmdHistory } = require('./commands/history.js')
 const { cmdRestore } = require('./commands/restore.js')
 const { cmdPrune } = require('./commands/prune.js')
 const { cmdDemo } = require('./commands/demo.js')
+const { cmdReport } = require('./commands/report.js')
 
 const COMMANDS = {
   count: cmdCount,
@@ -35,6 +37,7 @@ const COMMANDS = {
   history: cmdHistory,
   restore: cmdRestore,
   prune: cmdPrune,
+  report: cmdReport,
   demo: cmdDemo,
 }
 
@@ -50,6 +53,7 @@ Commands:
   history               list a session's archives
   restore <file|->      restore the full conversation from a compacted one and its archives
   prune                 remove archives older than N days
+  report <file|->       one HTML page of a session: token curve, compactions, what fills the list
 
 <file> is a JSON message array, an Anthropic request body {system, tools, messages} or an
 OpenAI body {messages, tools}; "-" reads stdin. Run \`${NAME} <command> --help\` for its options.

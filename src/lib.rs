@@ -15,6 +15,7 @@
 //!   `compactMessages`, `generateSummary` and the writes beside them;
 //! - `history`: list, restore, prune;
 //! - `overflow`: an API error's signals for the overflow recogniser;
+//! - `report`: what a session report reads (messages described, a session's records);
 //! - `js_json`, `js_store`, `logging`: JS values, a JS `archiveStore` and `onLog` at the boundary.
 
 #![deny(clippy::all)]
@@ -28,6 +29,7 @@ mod js_json;
 pub mod js_store;
 mod logging;
 pub mod overflow;
+pub mod report;
 
 #[napi_derive::module_init]
 fn init() {

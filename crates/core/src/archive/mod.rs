@@ -59,6 +59,7 @@ use crate::base::error::ValidationError;
 mod audit;
 mod history;
 pub mod memory;
+pub mod records;
 pub mod store;
 
 pub(crate) use audit::{append, Records};

@@ -35,6 +35,7 @@ mod ai_sdk;
 mod bedrock;
 mod gemini;
 mod langchain;
+pub mod parts;
 mod responses;
 
 /// The field of a view message that holds the caller's items it stands for:

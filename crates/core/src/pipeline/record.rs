@@ -54,6 +54,17 @@ pub struct ArchiveMeta {
 /// audit line for every outcome except "below the threshold" (not compacted, no error), which
 /// writes nothing. Failures become warnings on the outcome.
 pub(crate) fn record_outcome(options: &CompactOptions, outcome: &mut CompactOutcome) {
+    let strategy = outcome.strategy.as_str();
+    record_outcome_as(options, outcome, strategy);
+}
+
+/// [`record_outcome`] for a compaction whose strategy is named `strategy` in the audit line
+/// (`custom` for a JS strategy's, which the pipeline did not make).
+pub(crate) fn record_outcome_as(
+    options: &CompactOptions,
+    outcome: &mut CompactOutcome,
+    strategy: &str,
+) {
     let (event, code) = if outcome.compacted {
         ("compacted", None)
     } else {
@@ -94,6 +105,20 @@ pub(crate) fn record_outcome(options: &CompactOptions, outcome: &mut CompactOutc
     }
     fields.insert("tokens".into(), json!(outcome.trigger_tokens));
     fields.insert("threshold".into(), json!(outcome.threshold_tokens));
+    // Why it ran and how: what a reader of the log (a session report) shows for each attempt.
+    if let Some(trigger) = outcome.trigger {
+        fields.insert("trigger".into(), json!(trigger.as_str()));
+    }
+    if let Some(measure) = &outcome.measure {
+        fields.insert("estimate".into(), json!(measure.source));
+    }
+    fields.insert("strategy".into(), json!(strategy));
+    if outcome.fallback {
+        fields.insert("fallback".into(), json!(true));
+    }
+    if outcome.rounds > 1 {
+        fields.insert("rounds".into(), json!(outcome.rounds));
+    }
     if outcome.compacted {
         fields.insert("archive".into(), json!(archive_name));
         fields.insert(

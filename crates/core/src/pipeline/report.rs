@@ -86,6 +86,7 @@ impl<'a> Reporter<'a> {
         outcome.strategy = planned.strategy;
         outcome.fallback = planned.fallback;
         outcome.trigger = self.measured.trigger;
+        outcome.measure = Some(self.measured.measure);
         outcome.partition = Some(planned.partition);
         crate::pipeline::record::record_outcome(self.options, &mut outcome);
         outcome
@@ -295,6 +296,7 @@ impl<'a> Reporter<'a> {
         outcome.strategy = planned.strategy;
         outcome.fallback = planned.fallback;
         outcome.trigger = self.measured.trigger;
+        outcome.measure = Some(self.measured.measure);
         crate::pipeline::record::record_outcome(self.options, &mut outcome);
         if self.options.extract_memory {
             self.extract_memory(&mut outcome);
@@ -343,7 +345,7 @@ impl<'a> Reporter<'a> {
 /// what is recorded (archive, statistics, tokens, threshold, warnings); problems writing become
 /// its warnings.
 pub fn record_external(options: &CompactOptions, removed: &[Value], outcome: &mut CompactOutcome) {
-    crate::pipeline::record::record_outcome(options, outcome);
+    crate::pipeline::record::record_outcome_as(options, outcome, "custom");
     if outcome.compacted && options.extract_memory {
         let pieces = std::mem::take(&mut outcome.pieces);
         extract_memory_into(removed, options, outcome);

@@ -1,0 +1,125 @@
+'use strict'
+
+// `context-compact report`: one self-contained HTML page of a session (lib/report.js): the
+// token curve, each compaction, and what fills the list now.
+
+const fs = require('node:fs')
+const path = require('node:path')
+
+const { CliError, oneLine } = require('../errors.js')
+const { NAME, stdout, stderr, fmt } = require('../output.js')
+const { DEFAULT_OUTPUT_DIR, parse, number, choice, ENCODINGS, FORMAT_HELP, formatOption, storeOptions, STORE_FLAGS, STORE_HELP } = require('../args.js')
+const { readConversation } = require('../input.js')
+const { lib, call } = require('../library.js')
+
+const REPORT_HELP = `Usage: ${NAME} report <file|-> [-o report.html] [--output-dir <dir>] [--session-id <id>] [options]
+
+Writes one self-contained HTML page (no network, no script, nothing to fetch) of a session:
+- the token curve: the full conversation restored through the archives, message by message,
+  the context the model held, the window and the threshold, each compaction, and the billed
+  usage beside the count when it is known (--usage, or usage recorded on the messages);
+- each compaction: when and why it fired, strategy and provider, what it replaced (messages by
+  role, tool calls by name), the files its ledger names, the summary, offloads and thinking
+  removed, what the summary cost, and its archive;
+- the list as it is now: tokens by role and block type, the largest messages and tool results.
+
+<file> is the conversation, or the compacted list a loop holds now (a JSON message array or a
+request body, as for \`${NAME} count\`). Without archives for the session, the page shows the
+list alone.
+
+Options:
+  -o, --output <file>  write the page here instead of stdout
+${STORE_HELP}
+  --session-id <id>    the session (default "default")
+  --usage <file>       billed usage, a JSON array with one entry per request:
+                       {message_index_after_which_the_request_was_made (or index), input_tokens,
+                       cache_read_input_tokens, cache_creation_input_tokens, output_tokens} or any
+                       API's usage object (prompt_tokens, inputTokens, promptTokenCount, …)
+  --limit <tokens>     the context window (default: the audit log's, else 200000)
+  --ratio <r>          the threshold ratio (default 0.92)
+  --agent-model <name> the agent's model (its window and billing factor)
+  --title <text>       the page's title (default: the file name)
+  --encoding <name>    o200k_base (default) or cl100k_base
+${FORMAT_HELP}
+  -q, --quiet          nothing on stderr (except a failure)
+  -h, --help           show this help`
+
+function readUsage(file) {
+  let text
+  try {
+    text = fs.readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new CliError(`cannot read ${file}: ${error.code === 'ENOENT' ? 'no such file' : oneLine(error.message)}`)
+  }
+  let value
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    throw new CliError(`${file}: invalid JSON: ${oneLine(error.message)}`)
+  }
+  if (!Array.isArray(value)) throw new CliError(`${file}: expected a JSON array of usage entries, one per request`)
+  return value
+}
+
+async function cmdReport(argv) {
+  const { values, positionals } = parse(
+    argv,
+    {
+      output: { type: 'string', short: 'o' },
+      quiet: { type: 'boolean', short: 'q' },
+      ...STORE_FLAGS,
+      'session-id': { type: 'string' },
+      usage: { type: 'string' },
+      limit: { type: 'string' },
+      ratio: { type: 'string' },
+      'agent-model': { type: 'string' },
+      title: { type: 'string' },
+      encoding: { type: 'string' },
+      format: { type: 'string' },
+    },
+    { positionals: 1, positionalNames: ['<file|->'] },
+  )
+  if (values.help) return stdout(REPORT_HELP)
+  const encoding = choice(values, 'encoding', ENCODINGS)
+  const limit = number(values, 'limit', { integer: true, min: 1 })
+  const ratio = number(values, 'ratio', { min: 0, max: 1 })
+  const format = formatOption(values)
+  const conversation = await readConversation(positionals[0])
+  const usage = values.usage === undefined ? undefined : readUsage(values.usage)
+  const options = {
+    outputDir: values['output-dir'] ?? DEFAULT_OUTPUT_DIR,
+    sessionId: values['session-id'] ?? 'default',
+    storeOptions: storeOptions(values),
+    title: values.title ?? (conversation.name === 'stdin' ? undefined : path.basename(conversation.name)),
+    ...format,
+  }
+  if (encoding !== undefined) options.encoding = encoding
+  if (limit !== undefined) options.contextTokenLimit = limit
+  if (ratio !== undefined) options.thresholdRatio = ratio
+  const agentModel = values['agent-model'] ?? conversation.model
+  if (agentModel !== undefined) options.agentModel = agentModel
+  if (conversation.system !== undefined) options.system = conversation.system
+  if (conversation.tools !== undefined) options.tools = conversation.tools
+  if (usage !== undefined) options.usage = usage
+  // Invalid messages are a TypeError naming the index (exit 1); bad options exit 2.
+  const html = await call(() => lib().renderReport(conversation.messages, options))
+  if (values.output === undefined || values.output === '-') {
+    process.stdout.write(html)
+  } else {
+    try {
+      fs.writeFileSync(values.output, html)
+    } catch (error) {
+      throw new CliError(`cannot write ${values.output}: ${oneLine(error.message)}`)
+    }
+  }
+  if (!values.quiet) {
+    // Each compaction's card carries the attribute; text from the session is escaped, so
+    // its quotes can never spell it.
+    const compactions = (html.match(/data-compaction="/g) ?? []).length
+    stderr(
+      `${values.output && values.output !== '-' ? `wrote ${values.output}` : 'report'}: ${fmt(conversation.messages.length)} messages, ${fmt(compactions)} compaction${compactions === 1 ? '' : 's'}, ${fmt(Buffer.byteLength(html))} bytes`,
+    )
+  }
+}
+
+module.exports = { cmdReport }
