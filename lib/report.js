@@ -312,9 +312,23 @@ async function reportData(messages, options) {
   const archives = new Map()
   for (const a of listed) {
     const content = files.get(a.fileName)
-    const entry = { info: a, meta: files.get(metaNameOf(a.fileName)) ?? null, items: null, sizes: [], described: null, held: null }
-    if (Array.isArray(content)) {
-      const { items, sizes, format: archivedFormat } = archiveItems(content)
+    const entry = { info: a, meta: files.get(metaNameOf(a.fileName)) ?? null, items: null, sizes: [], described: null, held: null, kept: {} }
+    // A compaction that changed kept messages archives `{ messages, keptOriginals }` (one archive,
+    // one sequence number); otherwise the archive is the array of the replaced messages.
+    const replaced = Array.isArray(content) ? content : Array.isArray(content?.messages) ? content.messages : null
+    if (replaced && !Array.isArray(content) && content.keptOriginals && typeof content.keptOriginals === 'object') {
+      for (const [kind, originals] of Object.entries(content.keptOriginals)) {
+        if (!Array.isArray(originals)) continue
+        try {
+          const kept = archiveItems(originals)
+          entry.kept[kind] = archiveSummary(describeItems(kept.items, encoding, kept.format ?? undefined, 120), kept.sizes)
+        } catch (error) {
+          notes.push(`${a.fileName}: keptOriginals.${kind} holds messages that cannot be read: ${error.message}`)
+        }
+      }
+    }
+    if (replaced) {
+      const { items, sizes, format: archivedFormat } = archiveItems(replaced)
       entry.items = items
       entry.sizes = sizes
       try {
@@ -515,10 +529,10 @@ function compactionOf(event, archive, archives) {
     replaced: archive?.held ?? null,
     offloaded: typeof e.offloaded === 'number' ? e.offloaded : null,
     offloadArchive,
-    offloadHeld: offloadArchive ? (archives.get(offloadArchive)?.held ?? null) : null,
+    offloadHeld: offloadArchive ? (archives.get(offloadArchive)?.kept.shortened ?? (offloadArchive === e.archive ? null : archives.get(offloadArchive)?.held) ?? null) : null,
     transformations: typeof e.transformations === 'number' ? e.transformations : null,
     thinkingArchive,
-    thinkingHeld: thinkingArchive ? (archives.get(thinkingArchive)?.held ?? null) : null,
+    thinkingHeld: thinkingArchive ? (archives.get(thinkingArchive)?.kept.thinkingRemoved ?? (thinkingArchive === e.archive ? null : archives.get(thinkingArchive)?.held) ?? null) : null,
     code: e.code ?? null,
     reason: e.reason ?? null,
     warnings: Array.isArray(e.warnings) ? e.warnings : [],
