@@ -517,15 +517,27 @@ export type Summarizer<M extends AnyMessage = AnyMessage> = {
 /**
  * Events reported through `onEvent`, in this order for one compaction:
  * `token_limit_exceeded` (when the estimate reached the threshold), then — unless
- * `onBeforeCompact` declined or there was nothing to compact — `started`, any `retry`, and
- * `completed` or `failed`.
+ * `onBeforeCompact` declined or there was nothing to compact — `started`, `checkpoint_reused`
+ * (when a checkpoint stands for the start of the list), any `retry`, and `completed` or `failed`.
  */
 export type CompactEvent =
   | RetryEvent
   | TokenLimitExceededEvent
   | CompactStartedEvent
+  | CheckpointReusedEvent
   | CompactCompletedEvent
   | CompactFailedEvent
+
+/** A checkpoint stands for the start of the list (see {@link CompactOptions.checkpoints}). */
+export interface CheckpointReusedEvent {
+  type: 'checkpoint_reused'
+  /** Messages of the list it covers (counted as the pipeline reads the list). */
+  coveredMessages: number
+  /** The archive its summary names. */
+  archivePath: string
+  /** The list was still over the threshold with it: compaction goes on from it. */
+  extended: boolean
+}
 
 /** A summary attempt failed and will be retried. */
 export interface RetryEvent {
@@ -559,6 +571,8 @@ export interface CompactStartedEvent {
   middleCount: number | null
   trigger: CompactTrigger
   strategy: StrategyName | 'custom'
+  /** A checkpoint's summary stands for the start of the list (`checkpoint_reused` follows). */
+  checkpoint?: true
 }
 
 /** A compaction finished (Pi Agent seed's `CompactContextEvent`). */
@@ -576,6 +590,8 @@ export interface CompactCompletedEvent {
   /** Summary rounds (see `CompactResult.rounds`). */
   rounds: number
   archivePath: string | null
+  /** `result.checkpoint`, when checkpoints were reused or recorded. */
+  checkpoint?: CheckpointInfo
 }
 
 /** A started compaction did not happen (the result's `error`). */
@@ -959,6 +975,34 @@ export interface CompactOptions {
    * @default false
    */
   extractMemory?: boolean
+  /**
+   * Checkpoints (SPEC §4.11): never pay twice for the same summary. A compaction with the
+   * `'summary'` strategy records what it did beside its archive
+   * (`<outputDir>/<sessionId>/checkpoint-<hash>.json`, or the same key on an object store): the
+   * messages it covered — the head and the summarized ones, identified by content (a SHA-256
+   * chain over each message's JSON, key order included), not by object identity — and its
+   * summary message. A later call whose list starts with those same messages, in this process
+   * or another one sharing `outputDir` (a serverless function, another machine on the same
+   * bucket), gets the head, the same summary message byte for byte (so the provider's prompt
+   * cache of the compacted list stays valid) and the rest of its list, with no LLM call; the
+   * rest goes through the same steps as any compaction (thinking policy, fit, the threshold
+   * check). When the list is still over the threshold with the checkpoint in place, compaction
+   * goes on from it: the earlier summary is updated with what followed (an LLM call for those
+   * messages only) and a new checkpoint covers the longer prefix. `result.checkpoint` and the
+   * `checkpoint_reused` event say what happened; {@link restoreMessages} is exact either way (the
+   * reused summary names the archive that holds what it covers).
+   *
+   * Default `true` for `compactMessages` and for a {@link Compactor} (which also keeps the
+   * checkpoints of its compactions in memory, used even when the location cannot be read): a
+   * checkpoint only saves work, since the summary it gives back is the one the same compaction
+   * wrote for exactly those messages, and it costs one small file per compaction. A checkpoint
+   * stands for its messages whatever options wrote it: turn this off for a call that must
+   * summarize anew (e.g. other summary instructions on the same history). Concurrent writers
+   * never overwrite each other's checkpoints (create-only writes, as the sequence numbers); one
+   * whose archive was pruned is not used.
+   * @default true
+   */
+  checkpoints?: boolean
   /**
    * What may be shortened when the kept messages alone keep the result at or over the threshold
    * (e.g. one tool output of 200K tokens in the tail), SPEC §4.7:
@@ -1360,8 +1404,37 @@ export interface CompactResult<M extends AnyMessage = Message> {
   summaryUsage: SummaryUsage | null
   /** Which request wrote the summary (see `summaryRequest`); `null` when none was asked for. */
   summaryRequest: 'shared' | 'transcript' | null
+  /**
+   * What checkpoints did for this call (see {@link CompactOptions.checkpoints}); `null` when none
+   * was reused or recorded (below the threshold, `checkpoints: false`, other strategies).
+   */
+  checkpoint: CheckpointInfo | null
   /** Custom strategies only: the mark map `compress` returned (`null` when it was not valid). */
   markMap?: MessageMarkMap | null
+}
+
+/** What checkpoints did for a call (`result.checkpoint`). */
+export interface CheckpointInfo {
+  /**
+   * A checkpoint recorded earlier covered the start of the list: its summary message stands for
+   * those messages, byte for byte, with no LLM call for them (`provider`, `summaryUsage`: `null`,
+   * `archivePath`: the checkpoint's archive, when it was not `extended`).
+   */
+  reused: boolean
+  /**
+   * With the checkpoint in place the list was still over the threshold, so compaction went on
+   * from it: the earlier summary updated with what followed (an LLM call for those messages).
+   */
+  extended: boolean
+  /**
+   * How many messages of the list the reused checkpoint covers (the head and the messages its
+   * summary stands for); when none was reused, the one this call recorded.
+   */
+  coveredMessages: number
+  /** The archive of the messages it covers. */
+  archivePath: string
+  /** This call left a checkpoint for later calls. */
+  recorded: boolean
 }
 
 /**

@@ -16,6 +16,9 @@ const { createMarkMap } = require('./mark-map.js')
 const { runCompaction, overflowCalibration } = require('./compaction.js')
 const { takeSnapshot, unchangedSince } = require('./snapshot.js')
 
+// How many checkpoint records a Compactor keeps in memory.
+const MAX_CHECKPOINTS = 8
+
 class Compactor {
   #options
   // Message object → { tape, tokens, bytes } (bytes: -1 until maxToolOutputBytes needs it).
@@ -36,6 +39,10 @@ class Compactor {
   // The list shouldCompact last reported as over the limit (token_limit_exceeded), so that
   // compact() on the same list does not report it again.
   #limitReported = null
+  // The checkpoints of this session's compactions (records as the addon wrote them, newest
+  // last): a later compact() on a list that starts with what one covers reuses its summary
+  // message without a summary call, even when the archive location cannot be read.
+  #checkpoints = []
 
   constructor(options) {
     this.#options = { ...checkOptions(options) }
@@ -270,7 +277,10 @@ class Compactor {
     if (this.#compactionUnavailable.size > 0) {
       opts = { ...opts, compactionUnavailableModels: [...this.#compactionUnavailable, ...(opts.compactionUnavailableModels ?? [])] }
     }
-    const result = await runCompaction(messages, opts, counts, this.#calibration, this.#markMap)
+    const result = await runCompaction(messages, opts, counts, this.#calibration, this.#markMap, {
+      checkpoints: this.#checkpoints.length > 0 && opts.checkpoints !== false ? JSON.stringify(this.#checkpoints) : null,
+      onCheckpoint: (record) => this.#keepCheckpoint(record),
+    })
     if (result.compactionUnavailable) this.#compactionUnavailable.add(result.compactionUnavailable)
     if (result.compacted) {
       // New messages (summary, notice, cleared tool results) are counted now, so the next turn
@@ -282,6 +292,14 @@ class Compactor {
       this.#lastMessages = result.messages
     }
     return result
+  }
+
+  // Keeps a checkpoint record (one per covered prefix; the most recent few: a longer prefix
+  // supersedes what shorter ones save, and each holds a summary message).
+  #keepCheckpoint(record) {
+    const kept = this.#checkpoints.filter((c) => c.prefix !== record.prefix)
+    kept.push(record)
+    this.#checkpoints = kept.slice(-MAX_CHECKPOINTS)
   }
 
   // A compaction starts a new batch at the first original index of the unchanged suffix (the

@@ -96,6 +96,7 @@ function buildResult(messages, outcome) {
     compactionUnavailable: outcome.compactionUnavailable ?? null,
     summaryUsage: outcome.summaryUsage ?? null,
     summaryRequest: outcome.summaryRequest ?? null,
+    checkpoint: outcome.checkpoint ?? null,
   }
   if (!outcome.compacted) {
     return {

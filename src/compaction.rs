@@ -11,6 +11,7 @@ use crate::counting::parse_calibration;
 use crate::js_json::JsMessages;
 use crate::{js_store, logging};
 use context_compact_core::archive;
+use context_compact_core::archive::checkpoint::Checkpoint;
 use context_compact_core::formats::{self, Format, Input};
 use context_compact_core::model::tokens;
 use context_compact_core::pipeline::compact::{self, CompactOptions, CompactOutcome, Piece};
@@ -285,6 +286,8 @@ pub(crate) fn outcome_json(outcome: &CompactOutcome, format: Format) -> Value {
         "compactionUnavailable": outcome.native_unavailable,
         "summaryUsage": outcome.summary_usage,
         "summaryRequest": outcome.summary_request,
+        "checkpoint": outcome.checkpoint,
+        "checkpointRecord": outcome.checkpoint_record,
         "format": format.name(),
     })
 }
@@ -305,10 +308,20 @@ pub async fn compact_json(
     calibration_json: Option<String>,
     on_log: Option<logging::JsLogFn>,
     on_before_compact: Option<JsBeforeCompactFn>,
+    checkpoints_json: Option<String>,
 ) -> Result<String> {
     let work = async move {
         let (mut options, raw_options) = parse_options_and_value(options_json)?;
         options.calibration = parse_calibration(calibration_json)?;
+        // What a Compactor holds: its checkpoints.
+        if let Some(json) = checkpoints_json {
+            options.known_checkpoints =
+                serde_json::from_value::<Vec<Checkpoint>>(parse_json(&json, "checkpoints")?)
+                    .map_err(|e| Error::new(Status::InvalidArg, format!("checkpoints: {e}")))?
+                    .into_iter()
+                    .map(std::sync::Arc::new)
+                    .collect();
+        }
         let input = parse_input(messages, options.format)?;
         input.adjust(&mut options);
         // The caller's counts are per item; the pipeline works on the view's messages.

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::fit::Fitting;
-use super::Draft;
+use super::{Draft, Replacement};
 use crate::archive;
 use crate::base::error::{CompactError, ErrorCode};
 use crate::pipeline::options::CompactOptions;
@@ -31,12 +31,16 @@ pub(crate) fn archive(
 ) -> Result<Archived, CompactError> {
     let mut archived = Archived::default();
     let region = &messages[draft.region.clone()];
-    archived.region = persist(
-        region,
-        draft.removed_what(),
-        options,
-        &mut archived.warnings,
-    )?;
+    archived.region = match &draft.replacement {
+        // A checkpoint's messages are in the archive its summary names already.
+        Replacement::Checkpoint(checkpoint) => Some(PathBuf::from(&checkpoint.archive_path)),
+        _ => persist(
+            region,
+            draft.removed_what(),
+            options,
+            &mut archived.warnings,
+        )?,
+    };
     if !fitting.cuts.is_empty() {
         let originals: Vec<Value> = fitting
             .cuts

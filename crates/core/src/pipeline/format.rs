@@ -75,6 +75,10 @@ impl Input {
             change.index = change.index.map(position_of);
             change.path = format!("messages.{}", change.original_index);
         }
+        // Checkpoints cover messages of the view; the caller counts its items.
+        if let Some(checkpoint) = outcome.checkpoint.as_mut() {
+            checkpoint.covered_messages = self.item_index(checkpoint.covered_messages);
+        }
         outcome.pieces = pieces;
         outcome
     }

@@ -14,9 +14,13 @@
 //! 6. [`assemble`] — the new list.
 //! 7. [`report`] — the post-condition (below the threshold, smaller than the input), the
 //!    statistics, the records (metadata, audit), memory extraction and events.
+//!
+//! Around them, [`checkpoint`]: a checkpoint recorded by an earlier compaction (SPEC §4.11) may
+//! stand for the start of the list, in place of steps 2–3; every summary compaction records one.
 
 pub mod archive;
 pub mod assemble;
+pub mod checkpoint;
 pub mod compact;
 pub mod fit;
 pub mod format;
@@ -113,6 +117,9 @@ pub(crate) enum Replacement {
     Native(summarize::NativeSummarized),
     /// A notice, followed by what a strategy without a summary keeps of the region.
     Rewrite(Rewrite),
+    /// The summary message of a checkpoint, as it was recorded: the region is the messages it
+    /// covers, already archived.
+    Checkpoint(std::sync::Arc<crate::archive::checkpoint::Checkpoint>),
 }
 
 impl Draft {
@@ -151,6 +158,10 @@ impl Draft {
                     rewrite.detail()
                 )
             }
+            // Its own text, naming its own archive.
+            Replacement::Checkpoint(checkpoint) => added::summary_text(&checkpoint.message)
+                .unwrap_or_default()
+                .to_string(),
         };
         let tail: Vec<(usize, bool)> = self
             .stripped_after_region()
@@ -172,6 +183,15 @@ impl Draft {
         archive: Option<&str>,
         thinking_archive: Option<&str>,
     ) -> Value {
+        if let Replacement::Checkpoint(checkpoint) = &self.replacement {
+            // Byte for byte as recorded, unless kept messages after it lost their thinking
+            // this time: then the line saying so follows its text.
+            if self.stripped_after_region().next().is_none() {
+                return checkpoint.message.clone();
+            }
+            let text = self.replacement_text(messages, archive, thinking_archive);
+            return added::with_summary_text(&checkpoint.message, text);
+        }
         let text = self.replacement_text(messages, archive, thinking_archive);
         match &self.replacement {
             Replacement::Native(native) => json!({
@@ -216,7 +236,9 @@ impl Draft {
     /// archive file), with the thinking policy applied.
     pub fn region_items(&self, messages: &[Value], archive_name: Option<&str>) -> Vec<Piece> {
         match &self.replacement {
-            Replacement::Summary(_) | Replacement::Native(_) => Vec::new(),
+            Replacement::Summary(_) | Replacement::Native(_) | Replacement::Checkpoint(_) => {
+                Vec::new()
+            }
             Replacement::Rewrite(rewrite) => rewrite
                 .render_items(messages, archive_name)
                 .into_iter()
@@ -252,7 +274,9 @@ impl Draft {
     /// How the archive's messages are described in a warning.
     pub fn removed_what(&self) -> &'static str {
         match self.replacement {
-            Replacement::Summary(_) | Replacement::Native(_) => "compacted",
+            Replacement::Summary(_) | Replacement::Native(_) | Replacement::Checkpoint(_) => {
+                "compacted"
+            }
             Replacement::Rewrite(_) => "removed",
         }
     }
@@ -270,7 +294,9 @@ pub async fn compact_with_hooks(
 ) -> Result<CompactOutcome, Aborted> {
     let counts = counts.unwrap_or_else(|| tokens::count_each(options.encoding, messages));
     let measured = measure::measure(messages, &counts, options);
-    let result = run(
+    // Through the checkpoint step: a recorded checkpoint may stand for the start of the list;
+    // the pipeline below runs otherwise.
+    let result = checkpoint::compact(
         messages, &counts, &measured, options, summarizer, cancel, observer, hooks,
     )
     .await;
@@ -287,8 +313,9 @@ pub async fn compact_with_hooks(
     }
 }
 
+/// The pipeline, steps 1–7.
 #[allow(clippy::too_many_arguments)]
-async fn run(
+pub(crate) async fn run(
     messages: &[Value],
     counts: &[usize],
     measured: &measure::Measured,
@@ -464,19 +491,19 @@ async fn run(
 }
 
 /// What the steps after the summary need.
-struct Steps<'a> {
-    messages: &'a [Value],
-    counts: &'a [usize],
-    measured: &'a measure::Measured,
-    options: &'a CompactOptions,
-    report: &'a report::Reporter<'a>,
-    planned: report::Planned,
-    summarizer: Option<&'a dyn Summarizer>,
+pub(crate) struct Steps<'a> {
+    pub messages: &'a [Value],
+    pub counts: &'a [usize],
+    pub measured: &'a measure::Measured,
+    pub options: &'a CompactOptions,
+    pub report: &'a report::Reporter<'a>,
+    pub planned: report::Planned,
+    pub summarizer: Option<&'a dyn Summarizer>,
 }
 
 /// The steps after the summary: the thinking policy for the kept turns, fit, archive, assemble
 /// and report.
-fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, Aborted> {
+pub(crate) fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, Aborted> {
     let Steps {
         messages,
         counts,
@@ -494,6 +521,11 @@ fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, Aborted> {
     // kept turns' thinking then (platform.claude.com/docs/en/build-with-claude/compaction-thinking-blocks).
     let decision = match (&draft.replacement, options.thinking) {
         (Replacement::Native(_), thinking::ThinkingPolicy::Auto) => thinking::Decision::Keep,
+        (Replacement::Checkpoint(checkpoint), thinking::ThinkingPolicy::Auto)
+            if added::native_summary(&checkpoint.message).is_some() =>
+        {
+            thinking::Decision::Keep
+        }
         _ => thinking::decide(options.thinking, options.agent_model.as_deref()),
     };
     draft.stripped = thinking::strip_kept(messages, &draft.kept_after(messages.len()), decision);
@@ -541,7 +573,7 @@ fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, Aborted> {
 
 /// A path at least as long as the archive paths this compaction will write, for counting the
 /// draft before they exist.
-fn stand_in_archive_path(options: &CompactOptions) -> String {
+pub(crate) fn stand_in_archive_path(options: &CompactOptions) -> String {
     const LONGEST_NAME: &str = "compact-20000101T000000Z-99999999999.json";
     if let Some(store) = &options.archive_store {
         return store.display_path(&options.session_id, LONGEST_NAME);
