@@ -527,6 +527,19 @@ export type CompactEvent =
   | CheckpointReusedEvent
   | CompactCompletedEvent
   | CompactFailedEvent
+  | BackgroundEvent
+
+/**
+ * A {@link Compactor}'s summary prepared in the background (`background` option): started by a
+ * call below the threshold, ready or failed later (emitted when it settles, through the
+ * `onEvent` of the call that started it), then applied or found stale by the call that compacts.
+ */
+export type BackgroundEvent =
+  | { type: 'background_started'; tokens: number; threshold: number; startAt: number }
+  | { type: 'background_ready'; coveredMessages: number; durationMs: number }
+  | { type: 'background_applied'; coveredMessages: number; waitedMs: number }
+  | { type: 'background_stale'; reason: string; coveredMessages: number | null }
+  | { type: 'background_failed'; error: { code: string; message: string } }
 
 /** A checkpoint stands for the start of the list (see {@link CompactOptions.checkpoints}). */
 export interface CheckpointReusedEvent {
@@ -1004,6 +1017,35 @@ export interface CompactOptions {
    */
   checkpoints?: boolean
   /**
+   * A {@link Compactor} option (ignored by `compactMessages`): prepare the summary in the
+   * background before the threshold, so that the call that crosses it does not wait for an LLM
+   * (SPEC §4.11).
+   * - **Start.** A `compact()` or `shouldCompact()` call that finds the estimate between the
+   *   start point — `atRatio` × the threshold (default 0.8), or `atTokens` — and the threshold
+   *   starts the summary of the middle as the trigger would cut it now, and returns at once
+   *   (not compacted; `result.background.state: 'started'`). Nothing is archived yet.
+   * - **Swap.** At the threshold, a ready summary whose covered messages are unchanged (by
+   *   content, like {@link CompactOptions.checkpoints}) replaces the summary call: the covered
+   *   messages are archived then, under that compaction's sequence number, and the call takes
+   *   no LLM time (`'applied'`). One still running is awaited: never a second request for the
+   *   same messages (`waitedMs` says how long). When the list grew too much for it to bring the
+   *   result under the threshold, compaction goes on from it, as from a checkpoint.
+   * - **Stale.** When a covered message changed in place or is gone, the head changed, or the
+   *   options (instructions, the summary model, the agent model, the summarizer, …) differ from
+   *   the ones it was asked with, it is dropped — never archived — and the compaction runs in the
+   *   foreground (`'stale'` with the `reason`, event `background_stale`). Asked with other
+   *   options before the threshold, it is dropped and a new one starts.
+   * - **Failed.** Reported (`background_failed`, `'failed'`); the threshold compaction runs as
+   *   without it, and no new one starts before that compaction.
+   * - **Cleanup.** Its failures never reject anything; the `signal` of the call that started it
+   *   cancels it; {@link Compactor.close} cancels it and waits for it.
+   *
+   * Works with every provider, a JS `summarizer`, `'anthropic-compaction'` and every message
+   * format; only the `'summary'` strategy has a summary to prepare.
+   * @default undefined (off)
+   */
+  background?: boolean | { atRatio?: number } | { atTokens: number }
+  /**
    * What may be shortened when the kept messages alone keep the result at or over the threshold
    * (e.g. one tool output of 200K tokens in the tail), SPEC §4.7:
    * - `'tool-results'`: the largest tool results of the kept messages after the summary are
@@ -1409,8 +1451,40 @@ export interface CompactResult<M extends AnyMessage = Message> {
    * was reused or recorded (below the threshold, `checkpoints: false`, other strategies).
    */
   checkpoint: CheckpointInfo | null
+  /**
+   * A {@link Compactor} with `background`: what happened to the summary prepared in the
+   * background; `null` otherwise.
+   */
+  background: BackgroundInfo | null
   /** Custom strategies only: the mark map `compress` returned (`null` when it was not valid). */
   markMap?: MessageMarkMap | null
+}
+
+/** What happened to the summary a {@link Compactor} prepares in the background (`result.background`). */
+export interface BackgroundInfo {
+  /**
+   * - `'idle'`: below the start point, nothing prepared;
+   * - `'started'`: this call started it; `'running'` / `'ready'`: started earlier;
+   * - `'applied'`: at the threshold it replaced the summary call;
+   * - `'stale'`: dropped, never archived (see `reason`); the compaction ran in the foreground;
+   * - `'failed'`: it failed (see `error`); the compaction ran as without it;
+   * - `'unused'`: the compaction did not go through (declined, not smaller), so it was not used;
+   * - `'closed'`: the compactor was closed.
+   */
+  state: 'idle' | 'started' | 'running' | 'ready' | 'applied' | 'stale' | 'failed' | 'unused' | 'closed'
+  /** Messages of the list the prepared summary covers (head included), once known. */
+  coveredMessages: number | null
+  /**
+   * Why it was stale: `'covered_changed'` (a covered message changed), `'covered_gone'` (the
+   * list is shorter than what it covers), `'head_changed'`, `'options_changed'`,
+   * `'format_changed'`, or `'grown'` (an on-demand compaction block that would leave the list
+   * over the threshold).
+   */
+  reason?: string
+  /** `'applied'`: how long the call waited for a summary still running. */
+  waitedMs?: number
+  /** `'failed'`: why. */
+  error?: { code: string; message: string }
 }
 
 /** What checkpoints did for a call (`result.checkpoint`). */
@@ -1971,7 +2045,8 @@ export declare class Compactor {
   countTokens(messages: readonly AnyMessage[]): number
   /**
    * Pass `{ usage }` (the last response's usage) to use it and to learn from it. Emits
-   * `token_limit_exceeded` through `onEvent` when the estimate reaches the threshold.
+   * `token_limit_exceeded` through `onEvent` when the estimate reaches the threshold. With
+   * `background`, starts the summary when the estimate is past its start point.
    */
   shouldCompact(messages: readonly AnyMessage[], overrides?: Pick<CompactOptions, 'usage' | 'onEvent'>): boolean
   measure(messages: readonly AnyMessage[], overrides?: Pick<CompactOptions, 'usage'>): Measure
@@ -1991,6 +2066,12 @@ export declare class Compactor {
    *   {@link RestoreErrorCode}.
    */
   rollback<M extends AnyMessage = Message>(batch: number, messages?: readonly M[]): Promise<M[]>
+  /**
+   * Stops the background work (`background` option): a summary being prepared is cancelled and
+   * awaited, so no request, timer or promise is left behind, and none starts again. The
+   * compactor stays usable for foreground compactions.
+   */
+  close(): Promise<void>
   partitionMessages<M extends AnyMessage = Message>(messages: readonly M[], tailRetentionTokens: number): Partition<M>
   generateSummary(middle: readonly AnyMessage[], overrides?: CompactOptions): Promise<string>
 }

@@ -23,6 +23,7 @@
 //   custom-strategy.js  compaction with a caller's `strategy: { compress }`
 //   compaction.js       compactMessages
 //   snapshot.js         when the Compactor's cached count of a message is still right
+//   background.js       the Compactor's summary prepared before the threshold (`background`)
 //   compactor.js        the Compactor class
 
 const { countTokens, measureTokens, shouldCompact } = require('./lib/counting.js')

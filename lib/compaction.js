@@ -15,7 +15,9 @@ const { gatherErrorSignals } = require('./overflow.js')
 const { runCustomStrategy } = require('./custom-strategy.js')
 
 // `held`: what a Compactor holds for this call — `checkpoints` (the JSON of the checkpoint
-// records it keeps) and `onCheckpoint` (receives the record the call made or reused).
+// records it keeps), `onCheckpoint` (receives the record the call made or reused),
+// `precomputed` (the JSON of a summary prepared in the background) and `onBackground`
+// (receives what the addon did with it).
 async function runCompaction(messages, opts, counts, calibration, markMap, held) {
   if (isCustomStrategy(opts.strategy)) return runCustomStrategy(messages, opts, counts, calibration, markMap)
   checkedMessages(messages)
@@ -39,11 +41,13 @@ async function runCompaction(messages, opts, counts, calibration, markMap, held)
         onLog,
         onBeforeCompact,
         held?.checkpoints ?? null,
+        held?.precomputed ?? null,
       ),
     )
   })
   const outcome = JSON.parse(outcomeJson)
   if (outcome.checkpointRecord && held?.onCheckpoint) held.onCheckpoint(outcome.checkpointRecord)
+  if (held?.onBackground) held.onBackground(outcome.background ?? null)
   return buildResult(messages, outcome)
 }
 

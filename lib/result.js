@@ -97,6 +97,8 @@ function buildResult(messages, outcome) {
     summaryUsage: outcome.summaryUsage ?? null,
     summaryRequest: outcome.summaryRequest ?? null,
     checkpoint: outcome.checkpoint ?? null,
+    // A Compactor with `background` says what happened to its prepared summary.
+    background: null,
   }
   if (!outcome.compacted) {
     return {

@@ -1,4 +1,6 @@
-//! Checkpoints (issue 22, SPEC §4.11): a compaction is never paid for twice.
+//! Checkpoints and summaries prepared in the background (issue 22, SPEC §4.11): a compaction
+//! is never paid for twice, and a precomputed summary is used only while what it covers is
+//! unchanged.
 
 mod common;
 
@@ -6,10 +8,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use common::{assembled, restored, run_with};
-use context_compact_core::archive::checkpoint::prefix_of_name;
+use context_compact_core::archive::checkpoint::{prefix_of_name, PrefixHashes};
 use context_compact_core::archive::list_archives;
 use context_compact_core::model::tokens::{self, Encoding};
 use context_compact_core::pipeline::compact::{CompactOptions, CompactOutcome, Piece};
+use context_compact_core::pipeline::precompute::{precompute, Precomputed};
 use context_compact_core::plan::thinking::ThinkingPolicy;
 use context_compact_core::summary::summarize::{
     AttemptError, BoxFuture, NoObserver, Summarizer, SummaryRequest,
@@ -292,6 +295,157 @@ fn kept_turns_that_lose_their_thinking_are_said_after_the_reused_summary() {
         restored(&assembled(&messages, &second), dir.path()),
         messages
     );
+}
+
+fn precomputed(messages: &[Value], options: &CompactOptions, summarizer: &Counting) -> Precomputed {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(precompute(
+            messages,
+            None,
+            options,
+            summarizer,
+            &CancellationToken::new(),
+            &NoObserver,
+        ))
+        .unwrap()
+        .unwrap()
+}
+
+#[test]
+fn a_precomputed_summary_is_applied_without_a_call_and_archived_only_then() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut messages = history(10);
+    let threshold_at = history(12);
+    let limit = total(&threshold_at) * 100 / 92 - 20;
+    let options = options(dir.path(), limit);
+    let summarizer = Counting::default();
+    // Before the threshold: summarized, nothing written.
+    let pre = precomputed(&messages, &options, &summarizer);
+    assert_eq!(summarizer.calls(), 1);
+    assert!(pre.covered_messages > pre.head_length);
+    assert_eq!(
+        pre.prefix,
+        PrefixHashes::of(&messages, "anthropic")
+            .hex(pre.covered_messages)
+            .unwrap()
+    );
+    assert!(list_archives(dir.path(), "s").unwrap().is_empty());
+    // The loop goes on, past the threshold.
+    messages.extend(turn(10));
+    messages.extend(turn(11));
+    let mut with = options.clone();
+    with.precomputed = Some(Arc::new(pre.clone()));
+    let outcome = run_with(&messages, &with, &summarizer);
+    assert_eq!(summarizer.calls(), 1, "the swap calls no LLM");
+    assert!(outcome.compacted && outcome.error.is_none(), "{outcome:?}");
+    let background = outcome.background.clone().unwrap();
+    assert_eq!(background.state, "applied");
+    assert_eq!(
+        outcome.partition.unwrap().tail_start,
+        pre.covered_messages,
+        "the summary stands for what it covered"
+    );
+    assert_eq!(list_archives(dir.path(), "s").unwrap().len(), 1);
+    assert_eq!(
+        restored(&assembled(&messages, &outcome), dir.path()),
+        messages
+    );
+    // It left a checkpoint like any compaction.
+    assert!(outcome.checkpoint.unwrap().recorded);
+}
+
+#[test]
+fn a_precomputed_summary_of_changed_messages_is_stale_and_never_archived() {
+    let dir = tempfile::tempdir().unwrap();
+    let messages = history(10);
+    let limit = total(&history(12)) * 100 / 92 - 20;
+    let mut options = options(dir.path(), limit);
+    options.checkpoints = false;
+    let summarizer = Counting::default();
+    let pre = precomputed(&messages, &options, &summarizer);
+    let covered = pre.covered_messages;
+    /// A change to the list, and the reason it makes the precompute stale.
+    type Change = (&'static str, Box<dyn Fn(&mut Vec<Value>)>);
+    let cases: Vec<Change> = vec![
+        (
+            "covered_changed",
+            Box::new(|m: &mut Vec<Value>| m[3]["content"] = json!("edited")),
+        ),
+        (
+            "covered_changed",
+            Box::new(|m: &mut Vec<Value>| {
+                m[2].as_object_mut()
+                    .unwrap()
+                    .insert("name".into(), json!("x"));
+            }),
+        ),
+        (
+            "head_changed",
+            Box::new(|m: &mut Vec<Value>| m[0]["content"] = json!("Another system prompt.")),
+        ),
+        (
+            "covered_gone",
+            Box::new(move |m: &mut Vec<Value>| m.truncate(covered - 1)),
+        ),
+        (
+            "covered_changed",
+            Box::new(|m: &mut Vec<Value>| {
+                m.remove(4);
+            }),
+        ),
+    ];
+    for (reason, change) in cases {
+        let mut list = messages.clone();
+        list.extend(turn(10));
+        list.extend(turn(11));
+        change(&mut list);
+        let mut with = options.clone();
+        with.precomputed = Some(Arc::new(pre.clone()));
+        with.force = true;
+        let before = summarizer.calls();
+        let archives = list_archives(dir.path(), "s").unwrap().len();
+        let outcome = run_with(&list, &with, &summarizer);
+        let background = outcome.background.clone().unwrap();
+        assert_eq!(background.state, "stale");
+        assert_eq!(background.reason, Some(reason));
+        assert_eq!(background.covered_messages, covered);
+        // Compacted in the foreground, from the current messages.
+        assert!(outcome.compacted);
+        assert_eq!(summarizer.calls(), before + 1);
+        assert_eq!(list_archives(dir.path(), "s").unwrap().len(), archives + 1);
+        assert_eq!(restored(&assembled(&list, &outcome), dir.path()), list);
+    }
+}
+
+#[test]
+fn a_precomputed_summary_that_no_longer_brings_the_list_under_goes_on_from_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let messages = history(10);
+    let limit = total(&history(12)) * 100 / 92 - 20;
+    let options = options(dir.path(), limit);
+    let summarizer = Counting::default();
+    let pre = precomputed(&messages, &options, &summarizer);
+    // Far more than the tail keeps arrived since.
+    let mut list = messages.clone();
+    for i in 0..12 {
+        list.extend(turn(20 + i));
+    }
+    let mut with = options.clone();
+    with.precomputed = Some(Arc::new(pre.clone()));
+    let outcome = run_with(&list, &with, &summarizer);
+    assert_eq!(outcome.background.clone().unwrap().state, "applied");
+    assert!(outcome.compacted && outcome.error.is_none(), "{outcome:?}");
+    assert!(outcome.rounds >= 2);
+    assert!(summarizer.calls() >= 2);
+    // The fold updated the precomputed summary.
+    let previous = summarizer.previous.lock().unwrap()[1].clone();
+    assert!(previous.unwrap().contains("summary number 1"));
+    assert!(outcome.partition.unwrap().tail_start > pre.covered_messages);
+    assert_eq!(list_archives(dir.path(), "s").unwrap().len(), 1);
+    assert_eq!(restored(&assembled(&list, &outcome), dir.path()), list);
 }
 
 /// Records events; declines when asked to.

@@ -68,7 +68,17 @@ impl PrefixHashes {
         seed.update(format.as_bytes());
         let mut chain = Vec::with_capacity(limit.min(messages.len()) + 1);
         chain.push(digest_bytes(seed.finish()));
-        for message in messages.iter().take(limit) {
+        let mut hashes = PrefixHashes { chain };
+        hashes.extend_to(messages, limit);
+        hashes
+    }
+
+    /// Hashes further, up to `limit` messages of `messages` (the list these hashes began on):
+    /// a longer prefix costs only the messages not hashed yet.
+    pub fn extend_to(&mut self, messages: &[Value], limit: usize) {
+        let chain = &mut self.chain;
+        let done = chain.len() - 1;
+        for message in messages.iter().take(limit).skip(done) {
             let previous = *chain.last().expect("the seed is there");
             let mut context = ring::digest::Context::new(&ring::digest::SHA256);
             context.update(&previous);
@@ -85,7 +95,6 @@ impl PrefixHashes {
             drop(writer);
             chain.push(digest_bytes(context.finish()));
         }
-        PrefixHashes { chain }
     }
 
     /// How many messages were hashed.
@@ -386,6 +395,14 @@ mod tests {
         );
         for n in 0..=6 {
             assert_eq!(ha.hex(n), hb.hex(n));
+        }
+        // Hashed in two steps, the same chain.
+        let mut hc = PrefixHashes::up_to(&a, "anthropic", 2);
+        assert_eq!(hc.len(), 2);
+        hc.extend_to(&a, 5);
+        assert_eq!(hc.len(), 5);
+        for n in 0..=5 {
+            assert_eq!(hc.hex(n), ha.hex(n));
         }
         assert_eq!(ha.hex(7), None);
         // Another format, another chain.

@@ -1,6 +1,9 @@
 //! The **checkpoint** step (SPEC §4.11), around the pipeline: a compaction is never paid for
 //! twice.
 //!
+//! - **Background.** A summary prepared before the threshold ([`super::precompute`]) is used
+//!   when the messages it covers are unchanged, in place of the summary call; otherwise it is
+//!   dropped (`stale`) and never archived.
 //! - **Reuse.** A summary compaction records a checkpoint ([`crate::archive::checkpoint`]): the
 //!   prefix it covered, by content, and its summary message. A later call on a list starting
 //!   with that prefix — the same process (a `Compactor` passes its own) or another one sharing
@@ -22,7 +25,8 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::measure::Measured;
-use super::outcome::{Aborted, CheckpointReport, CompactOutcome, Piece};
+use super::outcome::{Aborted, BackgroundReport, CheckpointReport, CompactOutcome, Piece};
+use super::precompute::{self, Precomputed};
 use super::report::{completed_event, Planned, Reporter};
 use super::{
     finish, run, BeforeCompactInfo, CompactHooks, Confirmation, Draft, Replacement, Steps,
@@ -59,33 +63,124 @@ pub(crate) async fn compact(
     observer: &dyn AttemptObserver,
     hooks: &dyn CompactHooks,
 ) -> Result<CompactOutcome, Aborted> {
-    if measured.trigger.is_none() || !applies(options) {
+    if measured.trigger.is_none() {
         return run(
-            messages, counts, measured, options, summarizer, cancel, observer, hooks,
+            messages, counts, measured, options, summarizer, cancel, observer, hooks, None,
         )
         .await;
     }
-    let format = format_name(options);
-    let hashes = PrefixHashes::of(messages, format);
-    match find(&hashes, format, options) {
-        Some(checkpoint) => {
-            reuse(
-                messages, counts, measured, options, summarizer, cancel, observer, hooks,
-                checkpoint,
-            )
-            .await
+    // A summary prepared in the background, when what it covers is unchanged.
+    let mut background = None;
+    let mut pre_hashes = None;
+    let precomputed = match options.precomputed.as_deref() {
+        Some(pre) => match usable(pre, messages, counts, measured, options) {
+            Ok(hashes) => {
+                pre_hashes = Some(hashes);
+                Some(pre)
+            }
+            Err(reason) => {
+                background = Some(BackgroundReport {
+                    state: "stale",
+                    reason: Some(reason),
+                    covered_messages: pre.covered_messages,
+                });
+                None
+            }
+        },
+        None => None,
+    };
+    let mut outcome = match precomputed {
+        None if applies(options) => {
+            let format = format_name(options);
+            let hashes = PrefixHashes::of(messages, format);
+            match find(&hashes, format, options) {
+                Some(checkpoint) => {
+                    reuse(
+                        messages, counts, measured, options, summarizer, cancel, observer, hooks,
+                        checkpoint,
+                    )
+                    .await?
+                }
+                None => {
+                    let held = Held::new(hooks);
+                    let mut outcome = run(
+                        messages, counts, measured, options, summarizer, cancel, observer, &held,
+                        None,
+                    )
+                    .await?;
+                    record(messages, Some(hashes), options, &mut outcome);
+                    held.release(&outcome);
+                    outcome
+                }
+            }
         }
-        None => {
+        _ => {
             let held = Held::new(hooks);
             let mut outcome = run(
-                messages, counts, measured, options, summarizer, cancel, observer, &held,
+                messages,
+                counts,
+                measured,
+                options,
+                summarizer,
+                cancel,
+                observer,
+                &held,
+                precomputed,
             )
             .await?;
-            record(messages, Some(&hashes), options, &mut outcome);
+            if applies(options) {
+                record(messages, pre_hashes, options, &mut outcome);
+            }
             held.release(&outcome);
-            Ok(outcome)
+            outcome
+        }
+    };
+    if let Some(pre) = precomputed {
+        background = Some(BackgroundReport {
+            // Not applied when the compaction did not go through (declined, not smaller): it
+            // was never archived.
+            state: if outcome.compacted {
+                "applied"
+            } else {
+                "unused"
+            },
+            reason: None,
+            covered_messages: pre.covered_messages,
+        });
+    }
+    outcome.background = background;
+    Ok(outcome)
+}
+
+/// Whether a precomputed summary can be used for `messages`: what it covers unchanged
+/// ([`precompute::check`]) and, for Anthropic's compaction block (which cannot be folded
+/// further), the list with it in place under the threshold (`grown` otherwise: the block
+/// would leave the result over it, and a fresh compaction of the whole middle does not).
+fn usable(
+    pre: &Precomputed,
+    messages: &[Value],
+    counts: &[usize],
+    measured: &Measured,
+    options: &CompactOptions,
+) -> Result<PrefixHashes, &'static str> {
+    let hashes = precompute::check(pre, messages, options)?;
+    if let Some(native) = pre.native() {
+        let draft = Draft {
+            region: native.region.clone(),
+            replacement: Replacement::Native(native),
+            stripped: Vec::new(),
+            native_fallback: None,
+        };
+        let stand_in = super::stand_in_archive_path(options);
+        let message = draft.replacement_message(messages, Some(&stand_in), None);
+        let tokens = counts[..pre.head_length].iter().sum::<usize>()
+            + tokens::count_message(options.encoding, &message)
+            + counts[pre.covered_messages..].iter().sum::<usize>();
+        if measured.estimator.over(tokens) {
+            return Err("grown");
         }
     }
+    Ok(hashes)
 }
 
 /// The checkpoint covering the longest prefix of the list: the caller's own (in memory) or
@@ -306,6 +401,7 @@ async fn extended(
         cancel,
         observer,
         &Extending { hooks },
+        None,
     )
     .await?;
     if !outcome.compacted {
@@ -458,12 +554,12 @@ fn said_of_input(
 }
 
 /// Records the checkpoint of a compaction that went through with a summary and an archive:
-/// the prefix it covered (hashed from `hashes` when given) and its summary message without a
-/// thinking line. Written create-only in the session's location; a failure is a warning.
+/// the prefix it covered (hashed on from `hashes`, the list's prefixes hashed so far, when
+/// given) and its summary message without a thinking line. Written create-only in the session's location; a failure is a warning.
 /// The `completed` event says it (`checkpoint`).
 fn record(
     messages: &[Value],
-    hashes: Option<&PrefixHashes>,
+    hashes: Option<PrefixHashes>,
     options: &CompactOptions,
     outcome: &mut CompactOutcome,
 ) {
@@ -485,14 +581,8 @@ fn record(
         _ => return,
     };
     let format = format_name(options);
-    let owned;
-    let hashes = match hashes {
-        Some(hashes) => hashes,
-        None => {
-            owned = PrefixHashes::up_to(messages, format, region.tail_start);
-            &owned
-        }
-    };
+    let mut hashes = hashes.unwrap_or_else(|| PrefixHashes::up_to(messages, format, 0));
+    hashes.extend_to(messages, region.tail_start);
     let Some(prefix) = hashes.hex(region.tail_start) else {
         return;
     };

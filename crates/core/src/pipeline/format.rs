@@ -79,6 +79,9 @@ impl Input {
         if let Some(checkpoint) = outcome.checkpoint.as_mut() {
             checkpoint.covered_messages = self.item_index(checkpoint.covered_messages);
         }
+        if let Some(background) = outcome.background.as_mut() {
+            background.covered_messages = self.item_index(background.covered_messages);
+        }
         outcome.pieces = pieces;
         outcome
     }

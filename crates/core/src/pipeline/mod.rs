@@ -15,8 +15,9 @@
 //! 7. [`report`] — the post-condition (below the threshold, smaller than the input), the
 //!    statistics, the records (metadata, audit), memory extraction and events.
 //!
-//! Around them, [`checkpoint`]: a checkpoint recorded by an earlier compaction (SPEC §4.11) may
-//! stand for the start of the list, in place of steps 2–3; every summary compaction records one.
+//! Around them, [`checkpoint`]: a summary prepared in the background ([`precompute`]) or a
+//! checkpoint recorded by an earlier compaction (SPEC §4.11) may stand for the start of the list,
+//! in place of the summary call; every summary compaction records a checkpoint.
 
 pub mod archive;
 pub mod assemble;
@@ -29,6 +30,7 @@ pub mod offload;
 pub mod options;
 pub mod outcome;
 pub mod plan;
+pub mod precompute;
 pub mod record;
 pub mod report;
 pub mod summarize;
@@ -294,8 +296,8 @@ pub async fn compact_with_hooks(
 ) -> Result<CompactOutcome, Aborted> {
     let counts = counts.unwrap_or_else(|| tokens::count_each(options.encoding, messages));
     let measured = measure::measure(messages, &counts, options);
-    // Through the checkpoint step: a recorded checkpoint may stand for the start of the list;
-    // the pipeline below runs otherwise.
+    // Through the checkpoint step: a summary prepared in the background or a recorded
+    // checkpoint may stand for the start of the list; the pipeline below runs otherwise.
     let result = checkpoint::compact(
         messages, &counts, &measured, options, summarizer, cancel, observer, hooks,
     )
@@ -313,7 +315,8 @@ pub async fn compact_with_hooks(
     }
 }
 
-/// The pipeline, steps 1–7.
+/// The pipeline, steps 1–7. `precomputed`: a summary prepared in the background, already
+/// checked against `messages` ([`precompute::check`]), used in place of the summary call.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn run(
     messages: &[Value],
@@ -324,6 +327,7 @@ pub(crate) async fn run(
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
     hooks: &dyn CompactHooks,
+    precomputed: Option<&precompute::Precomputed>,
 ) -> Result<CompactOutcome, Aborted> {
     let report = report::Reporter::new(messages, counts, measured, options, hooks);
 
@@ -345,6 +349,14 @@ pub(crate) async fn run(
 
     // 2. plan, and the caller's confirmation
     let (plan, fallback) = plan::plan(messages, counts, measured, options);
+    // A summary prepared in the background stands for the region it covers.
+    let plan = match (plan, precomputed) {
+        (Some(Plan::Summary(_)), Some(pre)) => Some(Plan::Summary(Partition {
+            head_len: pre.head_length,
+            tail_start: pre.covered_messages,
+        })),
+        (plan, _) => plan,
+    };
     let Some(plan) = plan else {
         let partition = plan::summary_partition(messages, counts, options);
         let error = CompactError::new(
@@ -407,9 +419,16 @@ pub(crate) async fn run(
     let stand_in = stand_in_archive_path(options);
     let draft = match plan {
         Plan::Summary(partition) => {
-            let native =
-                summarize::summarize_natively(messages, partition, options, cancel, observer)
-                    .await?;
+            let native = match precomputed {
+                Some(pre) => match pre.native() {
+                    Some(native) => Some(Ok(native)),
+                    None => pre.native_fallback().map(Err),
+                },
+                None => {
+                    summarize::summarize_natively(messages, partition, options, cancel, observer)
+                        .await?
+                }
+            };
             let native_fallback = match native {
                 Some(Ok(native)) => {
                     return finish(
@@ -443,6 +462,7 @@ pub(crate) async fn run(
                 summarizer,
                 cancel,
                 observer,
+                precomputed.and_then(precompute::Precomputed::first_round),
             )
             .await?;
             match summarized {

@@ -165,6 +165,9 @@ pub struct CompactOptions {
     /// Checkpoints the caller holds (a `Compactor`'s, in memory), looked up beside the stored
     /// ones.
     pub known_checkpoints: Vec<Arc<crate::archive::checkpoint::Checkpoint>>,
+    /// A summary prepared in the background (`Compactor` `background`), applied in place of
+    /// the summary call when the messages it covers are unchanged.
+    pub precomputed: Option<Arc<crate::pipeline::precompute::Precomputed>>,
 }
 
 impl Default for CompactOptions {
@@ -211,6 +214,7 @@ impl Default for CompactOptions {
             archive_store: None,
             checkpoints: true,
             known_checkpoints: Vec::new(),
+            precomputed: None,
         }
     }
 }

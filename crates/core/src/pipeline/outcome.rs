@@ -149,6 +149,8 @@ pub struct CompactOutcome {
     /// The checkpoint this call recorded or reused, for a caller that keeps them in memory
     /// (a `Compactor`).
     pub checkpoint_record: Option<Checkpoint>,
+    /// What happened to a summary prepared in the background (`None`: none was given).
+    pub background: Option<BackgroundReport>,
 }
 
 /// What checkpoints did for a call (`result.checkpoint`).
@@ -169,6 +171,19 @@ pub struct CheckpointReport {
     pub archive_path: String,
     /// This call left a checkpoint for later calls.
     pub recorded: bool,
+}
+
+/// What happened to a summary prepared in the background, at the call that could use it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BackgroundReport {
+    /// `applied` (it replaced the summary call) or `stale` (dropped, never archived).
+    pub state: &'static str,
+    /// Why it was stale: `head_changed`, `covered_changed`, `covered_gone`, `format_changed`,
+    /// `grown`.
+    pub reason: Option<&'static str>,
+    /// How many messages of the input it covers.
+    pub covered_messages: usize,
 }
 
 /// One change to a kept message.
@@ -225,6 +240,7 @@ impl CompactOutcome {
             summary_request: None,
             checkpoint: None,
             checkpoint_record: None,
+            background: None,
         }
     }
 }
