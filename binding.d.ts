@@ -37,7 +37,7 @@ export declare function checkJson(messages: object[], format?: string | undefine
  * Runs a compaction. Resolves with the outcome as JSON, or rejects with `AbortError` when the
  * token is cancelled.
  */
-export declare function compactJson(messages: object[], optionsJson?: string | undefined | null, counts?: Array<number> | undefined | null, summarizer?: JsSummarizerFn | undefined | null, onEvent?: JsEventFn | undefined | null, cancelId?: number | undefined | null, calibrationJson?: string | undefined | null, onLog?: JsLogFn | undefined | null, onBeforeCompact?: JsBeforeCompactFn | undefined | null): Promise<string>
+export declare function compactJson(messages: object[], optionsJson?: string | undefined | null, counts?: Array<number> | undefined | null, summarizer?: JsSummarizerFn | undefined | null, onEvent?: JsEventFn | undefined | null, cancelId?: number | undefined | null, calibrationJson?: string | undefined | null, onLog?: JsLogFn | undefined | null, onBeforeCompact?: JsBeforeCompactFn | undefined | null, checkpointsJson?: string | undefined | null, precomputedJson?: string | undefined | null): Promise<string>
 
 /** Token count of each message of a message list. */
 export declare function countEachJson(messages: object[], encoding?: string | undefined | null, format?: string | undefined | null): Array<number>
@@ -105,6 +105,14 @@ export declare function partitionJson(messages: object[], tailRetentionTokens: n
 
 /** Writes an archive of messages and resolves with its path. */
 export declare function persistMessagesJson(messages: object[], outputDir: string, sessionId: string, format?: string | undefined | null, storeJson?: string | undefined | null): Promise<string>
+
+/**
+ * Prepares the summary of the middle of `messages` as the trigger would cut it now, writing
+ * nothing (a `Compactor`'s `background`). Resolves with `{"precomputed": …}` (what
+ * `compactJson` takes back as `precomputed_json`) or `{"error": {code, message, attempts}}`;
+ * rejects with `AbortError` when the token is cancelled.
+ */
+export declare function precomputeSummaryJson(messages: object[], optionsJson?: string | undefined | null, counts?: Array<number> | undefined | null, summarizer?: JsSummarizerFn | undefined | null, onEvent?: JsEventFn | undefined | null, cancelId?: number | undefined | null, calibrationJson?: string | undefined | null, onLog?: JsLogFn | undefined | null): Promise<string>
 
 /** Preloads an encoding's tables (the first count otherwise pays for it). */
 export declare function preloadEncoding(encoding?: string | undefined | null): void

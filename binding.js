@@ -851,6 +851,7 @@ module.exports.measureJson = nativeBinding.measureJson
 module.exports.offloadToolResultsJson = nativeBinding.offloadToolResultsJson
 module.exports.partitionJson = nativeBinding.partitionJson
 module.exports.persistMessagesJson = nativeBinding.persistMessagesJson
+module.exports.precomputeSummaryJson = nativeBinding.precomputeSummaryJson
 module.exports.preloadEncoding = nativeBinding.preloadEncoding
 module.exports.pruneArchivesJson = nativeBinding.pruneArchivesJson
 module.exports.readSessionJson = nativeBinding.readSessionJson

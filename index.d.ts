@@ -517,15 +517,40 @@ export type Summarizer<M extends AnyMessage = AnyMessage> = {
 /**
  * Events reported through `onEvent`, in this order for one compaction:
  * `token_limit_exceeded` (when the estimate reached the threshold), then — unless
- * `onBeforeCompact` declined or there was nothing to compact — `started`, any `retry`, and
- * `completed` or `failed`.
+ * `onBeforeCompact` declined or there was nothing to compact — `started`, `checkpoint_reused`
+ * (when a checkpoint stands for the start of the list), any `retry`, and `completed` or `failed`.
  */
 export type CompactEvent =
   | RetryEvent
   | TokenLimitExceededEvent
   | CompactStartedEvent
+  | CheckpointReusedEvent
   | CompactCompletedEvent
   | CompactFailedEvent
+  | BackgroundEvent
+
+/**
+ * A {@link Compactor}'s summary prepared in the background (`background` option): started by a
+ * call below the threshold, ready or failed later (emitted when it settles, through the
+ * `onEvent` of the call that started it), then applied or found stale by the call that compacts.
+ */
+export type BackgroundEvent =
+  | { type: 'background_started'; tokens: number; threshold: number; startAt: number }
+  | { type: 'background_ready'; coveredMessages: number; durationMs: number }
+  | { type: 'background_applied'; coveredMessages: number; waitedMs: number }
+  | { type: 'background_stale'; reason: string; coveredMessages: number | null }
+  | { type: 'background_failed'; error: { code: string; message: string } }
+
+/** A checkpoint stands for the start of the list (see {@link CompactOptions.checkpoints}). */
+export interface CheckpointReusedEvent {
+  type: 'checkpoint_reused'
+  /** Messages of the list it covers (counted as the pipeline reads the list). */
+  coveredMessages: number
+  /** The archive its summary names. */
+  archivePath: string
+  /** The list was still over the threshold with it: compaction goes on from it. */
+  extended: boolean
+}
 
 /** A summary attempt failed and will be retried. */
 export interface RetryEvent {
@@ -559,6 +584,8 @@ export interface CompactStartedEvent {
   middleCount: number | null
   trigger: CompactTrigger
   strategy: StrategyName | 'custom'
+  /** A checkpoint's summary stands for the start of the list (`checkpoint_reused` follows). */
+  checkpoint?: true
 }
 
 /** A compaction finished (Pi Agent seed's `CompactContextEvent`). */
@@ -576,6 +603,8 @@ export interface CompactCompletedEvent {
   /** Summary rounds (see `CompactResult.rounds`). */
   rounds: number
   archivePath: string | null
+  /** `result.checkpoint`, when checkpoints were reused or recorded. */
+  checkpoint?: CheckpointInfo
 }
 
 /** A started compaction did not happen (the result's `error`). */
@@ -959,6 +988,63 @@ export interface CompactOptions {
    * @default false
    */
   extractMemory?: boolean
+  /**
+   * Checkpoints (SPEC §4.11): never pay twice for the same summary. A compaction with the
+   * `'summary'` strategy records what it did beside its archive
+   * (`<outputDir>/<sessionId>/checkpoint-<hash>.json`, or the same key on an object store): the
+   * messages it covered — the head and the summarized ones, identified by content (a SHA-256
+   * chain over each message's JSON, key order included), not by object identity — and its
+   * summary message. A later call whose list starts with those same messages, in this process
+   * or another one sharing `outputDir` (a serverless function, another machine on the same
+   * bucket), gets the head, the same summary message byte for byte (so the provider's prompt
+   * cache of the compacted list stays valid) and the rest of its list, with no LLM call; the
+   * rest goes through the same steps as any compaction (thinking policy, fit, the threshold
+   * check). When the list is still over the threshold with the checkpoint in place, compaction
+   * goes on from it: the earlier summary is updated with what followed (an LLM call for those
+   * messages only) and a new checkpoint covers the longer prefix. `result.checkpoint` and the
+   * `checkpoint_reused` event say what happened; {@link restoreMessages} is exact either way (the
+   * reused summary names the archive that holds what it covers).
+   *
+   * Default `true` for `compactMessages` and for a {@link Compactor} (which also keeps the
+   * checkpoints of its compactions in memory, used even when the location cannot be read): a
+   * checkpoint only saves work, since the summary it gives back is the one the same compaction
+   * wrote for exactly those messages, and it costs one small file per compaction. A checkpoint
+   * stands for its messages whatever options wrote it: turn this off for a call that must
+   * summarize anew (e.g. other summary instructions on the same history). Concurrent writers
+   * never overwrite each other's checkpoints (create-only writes, as the sequence numbers); one
+   * whose archive was pruned is not used.
+   * @default true
+   */
+  checkpoints?: boolean
+  /**
+   * A {@link Compactor} option (ignored by `compactMessages`): prepare the summary in the
+   * background before the threshold, so that the call that crosses it does not wait for an LLM
+   * (SPEC §4.11).
+   * - **Start.** A `compact()` or `shouldCompact()` call that finds the estimate between the
+   *   start point — `atRatio` × the threshold (default 0.8), or `atTokens` — and the threshold
+   *   starts the summary of the middle as the trigger would cut it now, and returns at once
+   *   (not compacted; `result.background.state: 'started'`). Nothing is archived yet.
+   * - **Swap.** At the threshold, a ready summary whose covered messages are unchanged (by
+   *   content, like {@link CompactOptions.checkpoints}) replaces the summary call: the covered
+   *   messages are archived then, under that compaction's sequence number, and the call takes
+   *   no LLM time (`'applied'`). One still running is awaited: never a second request for the
+   *   same messages (`waitedMs` says how long). When the list grew too much for it to bring the
+   *   result under the threshold, compaction goes on from it, as from a checkpoint.
+   * - **Stale.** When a covered message changed in place or is gone, the head changed, or the
+   *   options (instructions, the summary model, the agent model, the summarizer, …) differ from
+   *   the ones it was asked with, it is dropped — never archived — and the compaction runs in the
+   *   foreground (`'stale'` with the `reason`, event `background_stale`). Asked with other
+   *   options before the threshold, it is dropped and a new one starts.
+   * - **Failed.** Reported (`background_failed`, `'failed'`); the threshold compaction runs as
+   *   without it, and no new one starts before that compaction.
+   * - **Cleanup.** Its failures never reject anything; the `signal` of the call that started it
+   *   cancels it; {@link Compactor.close} cancels it and waits for it.
+   *
+   * Works with every provider, a JS `summarizer`, `'anthropic-compaction'` and every message
+   * format; only the `'summary'` strategy has a summary to prepare.
+   * @default undefined (off)
+   */
+  background?: boolean | { atRatio?: number } | { atTokens: number }
   /**
    * What may be shortened when the kept messages alone keep the result at or over the threshold
    * (e.g. one tool output of 200K tokens in the tail), SPEC §4.7:
@@ -1370,8 +1456,69 @@ export interface CompactResult<M extends AnyMessage = Message> {
   summaryUsage: SummaryUsage | null
   /** Which request wrote the summary (see `summaryRequest`); `null` when none was asked for. */
   summaryRequest: 'shared' | 'transcript' | null
+  /**
+   * What checkpoints did for this call (see {@link CompactOptions.checkpoints}); `null` when none
+   * was reused or recorded (below the threshold, `checkpoints: false`, other strategies).
+   */
+  checkpoint: CheckpointInfo | null
+  /**
+   * A {@link Compactor} with `background`: what happened to the summary prepared in the
+   * background; `null` otherwise.
+   */
+  background: BackgroundInfo | null
   /** Custom strategies only: the mark map `compress` returned (`null` when it was not valid). */
   markMap?: MessageMarkMap | null
+}
+
+/** What happened to the summary a {@link Compactor} prepares in the background (`result.background`). */
+export interface BackgroundInfo {
+  /**
+   * - `'idle'`: below the start point, nothing prepared;
+   * - `'started'`: this call started it; `'running'` / `'ready'`: started earlier;
+   * - `'applied'`: at the threshold it replaced the summary call;
+   * - `'stale'`: dropped, never archived (see `reason`); the compaction ran in the foreground;
+   * - `'failed'`: it failed (see `error`); the compaction ran as without it;
+   * - `'unused'`: the compaction did not go through (declined, not smaller), so it was not used;
+   * - `'closed'`: the compactor was closed.
+   */
+  state: 'idle' | 'started' | 'running' | 'ready' | 'applied' | 'stale' | 'failed' | 'unused' | 'closed'
+  /** Messages of the list the prepared summary covers (head included), once known. */
+  coveredMessages: number | null
+  /**
+   * Why it was stale: `'covered_changed'` (a covered message changed), `'covered_gone'` (the
+   * list is shorter than what it covers), `'head_changed'`, `'options_changed'`,
+   * `'format_changed'`, or `'grown'` (an on-demand compaction block that would leave the list
+   * over the threshold).
+   */
+  reason?: string
+  /** `'applied'`: how long the call waited for a summary still running. */
+  waitedMs?: number
+  /** `'failed'`: why. */
+  error?: { code: string; message: string }
+}
+
+/** What checkpoints did for a call (`result.checkpoint`). */
+export interface CheckpointInfo {
+  /**
+   * A checkpoint recorded earlier covered the start of the list: its summary message stands for
+   * those messages, byte for byte, with no LLM call for them (`provider`, `summaryUsage`: `null`,
+   * `archivePath`: the checkpoint's archive, when it was not `extended`).
+   */
+  reused: boolean
+  /**
+   * With the checkpoint in place the list was still over the threshold, so compaction went on
+   * from it: the earlier summary updated with what followed (an LLM call for those messages).
+   */
+  extended: boolean
+  /**
+   * How many messages of the list the reused checkpoint covers (the head and the messages its
+   * summary stands for); when none was reused, the one this call recorded.
+   */
+  coveredMessages: number
+  /** The archive of the messages it covers. */
+  archivePath: string
+  /** This call left a checkpoint for later calls. */
+  recorded: boolean
 }
 
 /**
@@ -1983,7 +2130,8 @@ export declare class Compactor {
   countTokens(messages: readonly AnyMessage[]): number
   /**
    * Pass `{ usage }` (the last response's usage) to use it and to learn from it. Emits
-   * `token_limit_exceeded` through `onEvent` when the estimate reaches the threshold.
+   * `token_limit_exceeded` through `onEvent` when the estimate reaches the threshold. With
+   * `background`, starts the summary when the estimate is past its start point.
    */
   shouldCompact(messages: readonly AnyMessage[], overrides?: Pick<CompactOptions, 'usage' | 'onEvent'>): boolean
   measure(messages: readonly AnyMessage[], overrides?: Pick<CompactOptions, 'usage'>): Measure
@@ -2003,6 +2151,12 @@ export declare class Compactor {
    *   {@link RestoreErrorCode}.
    */
   rollback<M extends AnyMessage = Message>(batch: number, messages?: readonly M[]): Promise<M[]>
+  /**
+   * Stops the background work (`background` option): a summary being prepared is cancelled and
+   * awaited, so no request, timer or promise is left behind, and none starts again. The
+   * compactor stays usable for foreground compactions.
+   */
+  close(): Promise<void>
   partitionMessages<M extends AnyMessage = Message>(messages: readonly M[], tailRetentionTokens: number): Partition<M>
   generateSummary(middle: readonly AnyMessage[], overrides?: CompactOptions): Promise<string>
 }

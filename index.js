@@ -23,6 +23,7 @@
 //   custom-strategy.js  compaction with a caller's `strategy: { compress }`
 //   compaction.js       compactMessages
 //   snapshot.js         when the Compactor's cached count of a message is still right
+//   background.js       the Compactor's summary prepared before the threshold (`background`)
 //   compactor.js        the Compactor class
 //   report-html.js      the page of a session report (HTML, inline CSS and SVG)
 //   report.js           renderReport: what a session report shows, gathered and computed

@@ -133,8 +133,9 @@ function childCompactions(outputDir: string, sessionId: string, count: number, m
   const script = `
     const { compactMessages } = require(${JSON.stringify(join(REPO, 'index.js'))})
     const messages = JSON.parse(require('node:fs').readFileSync(${JSON.stringify(messagesFile)}, 'utf8'))
+    // Each compaction of the same list writes its own archive (a checkpoint would be reused).
     const options = { force: true, outputDir: ${JSON.stringify(outputDir)}, sessionId: ${JSON.stringify(sessionId)},
-      contextTokenLimit: 2000, tailRetentionRatio: 0.1, summarizer: async () => 'summary' }
+      contextTokenLimit: 2000, tailRetentionRatio: 0.1, summarizer: async () => 'summary', checkpoints: false }
     Promise.all(Array.from({ length: ${count} }, () => compactMessages(messages, options)))
       .then((results) => {
         if (results.some((r) => !r.compacted || !r.archivePath)) throw new Error('not archived: ' + JSON.stringify(results[0]))
@@ -263,7 +264,8 @@ describe('sequences', () => {
   it('64 concurrent compactions in one process get 64 distinct files, sequences 1…64', async () => {
     const tmp = tempDir()
     const input = conversation()
-    const results = await Promise.all(Array.from({ length: 64 }, () => compactMessages(input, options(tmp, 'c'))))
+    // The same list each time: without checkpoints, each compaction writes its own archive.
+    const results = await Promise.all(Array.from({ length: 64 }, () => compactMessages(input, options(tmp, 'c', { checkpoints: false }))))
     expect(results.every((r) => r.compacted && r.archivePath)).toBe(true)
     expect(new Set(results.map((r) => r.archivePath)).size).toBe(64)
     const session = join(tmp, 'c')
@@ -301,8 +303,8 @@ describe('sequences', () => {
   it('continues after a restart (a fresh process writes the next number)', async () => {
     const tmp = tempDir()
     const input = conversation()
-    await compactMessages(input, options(tmp, 'r'))
-    await compactMessages(input, options(tmp, 'r'))
+    await compactMessages(input, options(tmp, 'r', { checkpoints: false }))
+    await compactMessages(input, options(tmp, 'r', { checkpoints: false }))
     const messagesFile = join(tmp, 'messages.json')
     writeFileSync(messagesFile, JSON.stringify(input))
     const [path] = JSON.parse(await childCompactions(tmp, 'r', 1, messagesFile))

@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import {
   compactMessages,
+  countTokens,
   listArchives,
   persistMessages,
   pruneArchives,
@@ -145,6 +146,43 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra }
 }
 
+/** One `compactMessages` in a node process of its own, its summarizer counting: `{ calls, result }`. */
+async function compactInChild(messages: Message[], options: object, env: NodeJS.ProcessEnv): Promise<{ calls: number; result: any }> {
+  const input = join(tempDir(), 'messages.json')
+  writeFileSync(input, JSON.stringify(messages))
+  const script = `
+    const { compactMessages } = require(${JSON.stringify(join(ROOT, 'index.js'))})
+    const messages = JSON.parse(require('node:fs').readFileSync(${JSON.stringify(input)}, 'utf8'))
+    let calls = 0
+    compactMessages(messages, { ...${JSON.stringify(options)}, summarizer: async () => '## Goal\\nsummary ' + ++calls })
+      .then((result) => process.stdout.write(JSON.stringify({ calls, result })))
+      .catch((e) => { console.error(e); process.exit(1) })`
+  const run = await runNode(['-e', script], env)
+  expect(run.code, run.stderr).toBe(0)
+  return JSON.parse(run.stdout)
+}
+
+/**
+ * Checkpoints (issue 22) in a shared location: a process compacts; another one, later, holds
+ * the same history plus a turn: it gets the first one's summary message back, byte for byte,
+ * without a summary call, and its result restores to its whole history.
+ */
+async function secondProcessReuses(outputDir: string, storeOptions?: Record<string, string>) {
+  const history = conversation('k', 10)
+  const options = { contextTokenLimit: Math.floor(countTokens(history) / 0.92) - 5, tailRetentionRatio: 0.1, outputDir, sessionId: 'k', storeOptions }
+  const env = childEnv({})
+  const first = await compactInChild(history, options, env)
+  expect(first.calls).toBe(1)
+  expect(first.result.checkpoint).toMatchObject({ reused: false, recorded: true })
+  const later = [...history, ...conversation('k2', 1).slice(1)]
+  const second = await compactInChild(later, options, env)
+  expect(second.calls).toBe(0)
+  expect(second.result.checkpoint).toMatchObject({ reused: true, extended: false, archivePath: first.result.archivePath })
+  expect(JSON.stringify(second.result.messages[1])).toBe(JSON.stringify(first.result.messages[1]))
+  expect(await restoreMessages(second.result.messages, { outputDir, sessionId: 'k', storeOptions })).toEqual(later)
+  expect((await listArchives(outputDir, 'k', { storeOptions })).length).toBe(1)
+}
+
 // ---------------------------------------------------------------------------------------------
 
 describe('object-store outputDir: invalid input', () => {
@@ -197,6 +235,10 @@ describe('file:// URL', () => {
     // The audit log survives the prune: one object per event.
     expect(readdirSync(join(dir, 's', 'events')).length).toBe(4)
   })
+
+  it('checkpoints: a second process reuses the first one\'s', async () => {
+    await secondProcessReuses(pathToFileURL(join(tempDir(), 'shared')).href)
+  }, 60_000)
 })
 
 describe('s3:// against moto', () => {
@@ -329,6 +371,12 @@ describe('s3:// against moto', () => {
       expect(restored).toEqual(conversation(`proc${i}`))
     }
   }, 120_000)
+
+  it('checkpoints: a second process reuses the first one\'s', async () => {
+    if (!moto) return
+    await createBucket(moto, 'checkpoints')
+    await secondProcessReuses('s3://checkpoints/fleet', s3Options(moto))
+  }, 60_000)
 
   it('a stopped server: compaction succeeds without an archive and a warning, or fails closed', async () => {
     const own = await startMoto()

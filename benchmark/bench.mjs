@@ -17,16 +17,24 @@
 //      processes) against the messages' JSON size;
 //   5. scaling of countTokens and compactMessages over 20K, 200K and 2M tokens;
 //   6. the crossing: reading the message objects into Rust, and counting, against the whole
-//      countTokens call (and JSON.stringify of the messages alone, for comparison).
+//      countTokens call (and JSON.stringify of the messages alone, for comparison);
+//   7. never twice, never waiting (SPEC §4.11): the wait at the threshold crossing of a 200K
+//      conversation, a Compactor in the foreground against one with `background`, with a local
+//      OpenAI-compatible summary endpoint of realistic latency; and the LLM calls of the
+//      chat-app pattern (compactMessages on the whole history, 20 requests past the threshold)
+//      with and without checkpoints.
 //
 // Environment:
 //   BENCH_SAMPLES        rounds (default 21): samples of every in-process measurement
 //   BENCH_FRESH_SAMPLES  rounds that also spawn fresh processes (default 7)
 //   BENCH_2M_SAMPLES     rounds that also measure 2M tokens (default 5)
 //   BENCH_INCREMENTAL    shouldCompact samples per round (default 20)
+//   BENCH_SUMMARY_LATENCY_MS  how long the local summary endpoint takes to answer (default 3000)
+//   BENCH_BACKGROUND_SAMPLES  threshold crossings measured each way (default 5)
 //   NAPI_RS_NATIVE_LIBRARY_PATH  the .node file to measure (a release build!)
 
 import { createRequire } from 'node:module'
+import { createServer } from 'node:http'
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs'
 import { tmpdir, cpus, totalmem, platform, release, arch } from 'node:os'
@@ -315,6 +323,124 @@ for (let round = 0; round < ROUNDS; round++) {
   }
   log(`  round ${round + 1}/${ROUNDS}: warm 200K ${implNames.map((n) => `${n} ${fmt(s.warm[n].at(-1))} ms`).join(', ')}; compact ${fmt(compactMs)} ms (${((now() - started) / 1000).toFixed(0)} s)`)
 }
+// ---------------------------------------------------------------------------------------------
+// 7. Never twice, never waiting
+
+const LATENCY = env('BENCH_SUMMARY_LATENCY_MS', 3000)
+const WAIT_ROUNDS = env('BENCH_BACKGROUND_SAMPLES', 5)
+
+// An OpenAI-compatible Chat Completions endpoint on 127.0.0.1 that answers after `LATENCY` ms,
+// as a summary model does, and counts its requests.
+const endpoint = await new Promise((resolve) => {
+  const state = { requests: 0, url: '', server: null }
+  state.server = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      const n = ++state.requests
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({
+          id: `chatcmpl-${n}`,
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { role: 'assistant', content: `## Goal\nFix the failing tests (summary ${n}).` }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 1000, completion_tokens: 100 },
+        }))
+      }, LATENCY)
+    })
+  })
+  state.server.listen(0, '127.0.0.1', () => {
+    state.url = `http://127.0.0.1:${state.server.address().port}`
+    resolve(state)
+  })
+})
+
+// The index where the prefix of `counts` reaches `tokens`.
+const prefixReaching = (counts, tokens) => {
+  let total = 0
+  for (let i = 0; i < counts.length; i++) {
+    total += counts[i]
+    if (total >= tokens) return i + 1
+  }
+  return counts.length
+}
+
+// One threshold crossing of a 200K conversation by a Compactor whose loop compacts every turn:
+// at 85 % of the threshold (with `background`: the summary starts), at 95 % (it is ready: the
+// agent's turns take longer than one summary call), then the whole conversation, which reaches
+// the threshold. Returns how long that last call took and how many summary requests it made.
+async function thresholdCrossing(c, background, round) {
+  const full = JSON.parse(c.json)
+  const counts = native.countEachJson(full)
+  const total = counts.reduce((a, b) => a + b, 0)
+  const limit = Math.floor(total / 0.92)
+  const threshold = Math.ceil(limit * 0.92)
+  let ready
+  const isReady = new Promise((resolve) => (ready = resolve))
+  const compactor = new library.Compactor({
+    provider: 'openai',
+    apiKey: 'sk-bench',
+    baseUrl: endpoint.url,
+    model: 'gpt-4o-mini',
+    maxRetries: 0,
+    contextTokenLimit: limit,
+    outputDir: join(dir, 'background'),
+    sessionId: `${background ? 'bg' : 'fg'}-${round}`,
+    background: background ? { atRatio: 0.8 } : undefined,
+    onEvent: (event) => event.type === 'background_ready' && ready(),
+  })
+  const first = await compactor.compact(full.slice(0, prefixReaching(counts, threshold * 0.85)))
+  if (background && first.background?.state !== 'started') throw new Error(`the background summary did not start: ${JSON.stringify(first.background)}`)
+  if (background) await isReady
+  await compactor.compact(full.slice(0, prefixReaching(counts, threshold * 0.95)))
+  const before = endpoint.requests
+  gc()
+  const [ms, result] = await timeAsync(() => compactor.compact(full))
+  if (!result.compacted) throw new Error(`the threshold crossing did not compact: ${result.error && result.error.message}`)
+  if (background && result.background?.state !== 'applied') throw new Error(`the background summary was not applied: ${JSON.stringify(result.background)}`)
+  await compactor.close()
+  return { ms, requests: endpoint.requests - before }
+}
+
+// The chat-app pattern: the whole history kept, `compactMessages` on it once per request for 20
+// requests past the threshold (the first at half the conversation, each adding the next 1/40 of
+// it, so that the history doubles and a new level is needed on the way), an instant summarizer
+// counting its calls.
+async function chatApp(c, checkpoints) {
+  const full = JSON.parse(c.json)
+  const start = Math.floor(full.length * 0.5)
+  const step = Math.max(1, Math.floor((full.length - start) / 20))
+  const limit = Math.floor(countLibrary(full.slice(0, start)) / 0.92)
+  let calls = 0
+  const summarizer = async () => {
+    calls++
+    return '## Goal\nFix the failing tests.'
+  }
+  const times = []
+  for (let request = 0; request < 20; request++) {
+    const history = full.slice(0, start + request * step)
+    const [ms, result] = await timeAsync(() =>
+      library.compactMessages(history, { summarizer, contextTokenLimit: limit, outputDir: join(dir, 'chat'), sessionId: `chat-${checkpoints}`, checkpoints }),
+    )
+    if (!result.compacted) throw new Error(`request ${request} did not compact: ${result.error && result.error.message}`)
+    times.push(ms)
+  }
+  return { calls, ms: median(times) }
+}
+
+log(`\nnever twice, never waiting: ${WAIT_ROUNDS} threshold crossings each way, summary endpoint answering in ${LATENCY} ms …`)
+const crossings = { foreground: [], background: [] }
+for (let round = 0; round < WAIT_ROUNDS; round++) {
+  const c = conv200[round % conv200.length]
+  for (const mode of round % 2 ? ['background', 'foreground'] : ['foreground', 'background']) {
+    crossings[mode].push(await thresholdCrossing(c, mode === 'background', round))
+  }
+  log(`  round ${round + 1}/${WAIT_ROUNDS}: foreground ${fmt(crossings.foreground.at(-1).ms)} ms, background ${fmt(crossings.background.at(-1).ms)} ms`)
+}
+const chat = { off: await chatApp(conv200[0], false), on: await chatApp(conv200[0], true) }
+log(`  chat-app pattern: ${chat.off.calls} summary calls in 20 requests without checkpoints, ${chat.on.calls} with`)
+endpoint.server.closeAllConnections?.()
+endpoint.server.close()
+
 rmSync(dir, { recursive: true, force: true })
 for (const name of reference.PEERS) textCounters[name].free?.()
 
@@ -416,6 +542,15 @@ out(`| counting (native \`countTokensJson\` on the same objects − \`validateJs
 out(`| native \`countTokensJson\`, right after | ${fmt(crossing.nativeCount)} | 100 % |`)
 out(`| the whole \`countTokens\` call, right after | ${fmt(crossing.whole)} | ${share(crossing.whole)} |`)
 out(`| for comparison: \`JSON.stringify(messages)\` alone | ${fmt(crossing.stringify)} | ${share(crossing.stringify)} |`)
+
+out()
+const waitForeground = med(crossings.foreground.map((x) => x.ms))
+const waitBackground = med(crossings.background.map((x) => x.ms))
+const sum = (xs) => xs.reduce((a, b) => a + b, 0)
+out(`| Never twice, never waiting (SPEC §4.11) | foreground | with \`background\` / checkpoints | target |`)
+out(`|---|---:|---:|---|`)
+out(`| The wait at the threshold crossing: \`Compactor.compact\` on 200K tokens, summary endpoint answering in ${LATENCY} ms (median of ${WAIT_ROUNDS}) | ${fmt(waitForeground)} ms (${sum(crossings.foreground.map((x) => x.requests))} summary requests) | ${fmt(waitBackground)} ms (${sum(crossings.background.map((x) => x.requests))} summary requests) | ≤ 50 ms ${mark(waitBackground <= 50)} |`)
+out(`| LLM calls in the chat-app pattern: \`compactMessages\` on the whole history, 20 requests past the threshold | ${chat.off.calls} (\`checkpoints: false\`; ${fmt(chat.off.ms)} ms a request, instant summarizer) | ${chat.on.calls} (${fmt(chat.on.ms)} ms a request) | only when a new level is needed |`)
 
 console.log('\n' + lines.join('\n'))
 log(`\nheap growth during compactMessages (200K, median): ${mb(heapGrowth)} MB; peak RSS growth ${mb(memPeak)} MB (${s.memory[0]?.exactPeak ? 'VmHWM' : 'polled RSS'})`)

@@ -14,7 +14,11 @@ const { measureCounts, countEach } = require('./counting.js')
 const { gatherErrorSignals } = require('./overflow.js')
 const { runCustomStrategy } = require('./custom-strategy.js')
 
-async function runCompaction(messages, opts, counts, calibration, markMap) {
+// `held`: what a Compactor holds for this call — `checkpoints` (the JSON of the checkpoint
+// records it keeps), `onCheckpoint` (receives the record the call made or reused),
+// `precomputed` (the JSON of a summary prepared in the background) and `onBackground`
+// (receives what the addon did with it).
+async function runCompaction(messages, opts, counts, calibration, markMap, held) {
   if (isCustomStrategy(opts.strategy)) return runCustomStrategy(messages, opts, counts, calibration, markMap)
   checkedMessages(messages)
   const summarizer = wrapSummarizer(checkFunction(opts, 'summarizer'), messages, formatOf(opts))
@@ -36,10 +40,15 @@ async function runCompaction(messages, opts, counts, calibration, markMap) {
         calibration ? JSON.stringify(calibration) : null,
         onLog,
         onBeforeCompact,
+        held?.checkpoints ?? null,
+        held?.precomputed ?? null,
       ),
     )
   })
-  return buildResult(messages, JSON.parse(outcomeJson))
+  const outcome = JSON.parse(outcomeJson)
+  if (outcome.checkpointRecord && held?.onCheckpoint) held.onCheckpoint(outcome.checkpointRecord)
+  if (held?.onBackground) held.onBackground(outcome.background ?? null)
+  return buildResult(messages, outcome)
 }
 
 async function compactMessages(messages, options) {

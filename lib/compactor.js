@@ -15,6 +15,10 @@ const { restoreMessages } = require('./archives.js')
 const { createMarkMap } = require('./mark-map.js')
 const { runCompaction, overflowCalibration } = require('./compaction.js')
 const { takeSnapshot, unchangedSince } = require('./snapshot.js')
+const { Background } = require('./background.js')
+
+// How many checkpoint records a Compactor keeps in memory.
+const MAX_CHECKPOINTS = 8
 
 class Compactor {
   #options
@@ -36,6 +40,13 @@ class Compactor {
   // The list shouldCompact last reported as over the limit (token_limit_exceeded), so that
   // compact() on the same list does not report it again.
   #limitReported = null
+  // The checkpoints of this session's compactions (records as the addon wrote them, newest
+  // last): a later compact() on a list that starts with what one covers reuses its summary
+  // message without a summary call, even when the archive location cannot be read.
+  #checkpoints = []
+  // `background`: the summary prepared before the threshold (background.js).
+  #background
+
 
   constructor(options) {
     this.#options = { ...checkOptions(options) }
@@ -46,6 +57,7 @@ class Compactor {
     checkFunction(this.#options, 'onBeforeCompact')
     checkArchiveStore(this.#options.archiveStore)
     wrapLog(this.#options)
+    this.#background = new Background(this.#options.background)
   }
 
   /** The options this compactor was created with (a copy). */
@@ -222,9 +234,16 @@ class Compactor {
     return measure
   }
 
-  /** Also emits `token_limit_exceeded` through `onEvent` when the estimate reaches the threshold. */
+  /**
+   * Also emits `token_limit_exceeded` through `onEvent` when the estimate reaches the threshold,
+   * and with `background`, starts the summary when the list is past its start point.
+   */
   shouldCompact(messages, overrides) {
     const measure = this.measure(messages, overrides)
+    if (this.#background.enabled && !measure.shouldCompact) {
+      const opts = { ...this.#options, ...checkOptions(overrides, 'overrides') }
+      this.#background.maybeStart(messages, this.#countEach(messages), measure, opts, this.#calibration)
+    }
     this.#limitReported = null
     if (messages.length > 0 && measure.tokens >= measure.threshold) {
       const onEvent = { ...this.#options, ...(overrides ?? {}) }.onEvent
@@ -242,7 +261,8 @@ class Compactor {
 
   async compact(messages, overrides) {
     let opts = { ...this.#options, ...checkOptions(overrides, 'overrides') }
-    const counts = this.#countEach(messages)
+    const entries = this.#entries(messages)
+    const counts = entries.map((entry) => entry.tokens)
     this.#track(messages)
     this.#observe(messages, counts, opts)
     if (opts.overflow !== undefined && opts.overflow !== null) {
@@ -270,7 +290,30 @@ class Compactor {
     if (this.#compactionUnavailable.size > 0) {
       opts = { ...opts, compactionUnavailableModels: [...this.#compactionUnavailable, ...(opts.compactionUnavailableModels ?? [])] }
     }
-    const result = await runCompaction(messages, opts, counts, this.#calibration, this.#markMap)
+    const held = {
+      checkpoints: this.#checkpoints.length > 0 && opts.checkpoints !== false ? JSON.stringify(this.#checkpoints) : null,
+      onCheckpoint: (record) => this.#keepCheckpoint(record),
+      precomputed: null,
+      onBackground: null,
+    }
+    // `background`: below the threshold, maybe start the summary; at it, the prepared one (a
+    // running one awaited) goes to the addon, which uses it if what it covers is unchanged.
+    let background = null
+    let taken = null
+    if (this.#background.enabled) {
+      const measure = measureCounts(messages, counts, opts, this.#calibration, this.#toolOutputBytes(messages, entries, opts))
+      if (measure.shouldCompact || opts.force === true) {
+        taken = await this.#background.take(opts)
+        held.precomputed = taken.precomputed
+        held.onBackground = (fromAddon) => {
+          background = this.#background.settle(taken, fromAddon, opts)
+        }
+      } else {
+        background = this.#background.maybeStart(messages, counts, measure, opts, this.#calibration)
+      }
+    }
+    const result = await runCompaction(messages, opts, counts, this.#calibration, this.#markMap, held)
+    if (this.#background.enabled) result.background = background
     if (result.compactionUnavailable) this.#compactionUnavailable.add(result.compactionUnavailable)
     if (result.compacted) {
       // New messages (summary, notice, cleared tool results) are counted now, so the next turn
@@ -282,6 +325,14 @@ class Compactor {
       this.#lastMessages = result.messages
     }
     return result
+  }
+
+  // Keeps a checkpoint record (one per covered prefix; the most recent few: a longer prefix
+  // supersedes what shorter ones save, and each holds a summary message).
+  #keepCheckpoint(record) {
+    const kept = this.#checkpoints.filter((c) => c.prefix !== record.prefix)
+    kept.push(record)
+    this.#checkpoints = kept.slice(-MAX_CHECKPOINTS)
   }
 
   // A compaction starts a new batch at the first original index of the unchanged suffix (the
@@ -353,6 +404,15 @@ class Compactor {
     this.#batches.length = position
     this.#lastMessages = restored
     return restored
+  }
+
+  /**
+   * Stops the compactor's background work: a summary being prepared is cancelled and awaited
+   * (no request, timer or promise is left behind), and none starts again. The compactor stays
+   * usable for foreground compactions.
+   */
+  async close() {
+    await this.#background.close()
   }
 
   partitionMessages(messages, tailRetentionTokens) {

@@ -96,6 +96,9 @@ function buildResult(messages, outcome) {
     compactionUnavailable: outcome.compactionUnavailable ?? null,
     summaryUsage: outcome.summaryUsage ?? null,
     summaryRequest: outcome.summaryRequest ?? null,
+    checkpoint: outcome.checkpoint ?? null,
+    // A Compactor with `background` says what happened to its prepared summary.
+    background: null,
   }
   if (!outcome.compacted) {
     return {

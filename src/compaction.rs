@@ -11,9 +11,11 @@ use crate::counting::parse_calibration;
 use crate::js_json::JsMessages;
 use crate::{js_store, logging};
 use context_compact_core::archive;
+use context_compact_core::archive::checkpoint::Checkpoint;
 use context_compact_core::formats::{self, Format, Input};
 use context_compact_core::model::tokens;
 use context_compact_core::pipeline::compact::{self, CompactOptions, CompactOutcome, Piece};
+use context_compact_core::pipeline::precompute::{self, Precomputed};
 use context_compact_core::pipeline::{self, BeforeCompactInfo, CompactHooks, Confirmation};
 use context_compact_core::summary::prompt;
 use context_compact_core::summary::providers::{self};
@@ -285,6 +287,9 @@ pub(crate) fn outcome_json(outcome: &CompactOutcome, format: Format) -> Value {
         "compactionUnavailable": outcome.native_unavailable,
         "summaryUsage": outcome.summary_usage,
         "summaryRequest": outcome.summary_request,
+        "checkpoint": outcome.checkpoint,
+        "checkpointRecord": outcome.checkpoint_record,
+        "background": outcome.background,
         "format": format.name(),
     })
 }
@@ -305,10 +310,27 @@ pub async fn compact_json(
     calibration_json: Option<String>,
     on_log: Option<logging::JsLogFn>,
     on_before_compact: Option<JsBeforeCompactFn>,
+    checkpoints_json: Option<String>,
+    precomputed_json: Option<String>,
 ) -> Result<String> {
     let work = async move {
         let (mut options, raw_options) = parse_options_and_value(options_json)?;
         options.calibration = parse_calibration(calibration_json)?;
+        // What a Compactor holds: its checkpoints, and a summary it prepared in the background.
+        if let Some(json) = checkpoints_json {
+            options.known_checkpoints =
+                serde_json::from_value::<Vec<Checkpoint>>(parse_json(&json, "checkpoints")?)
+                    .map_err(|e| Error::new(Status::InvalidArg, format!("checkpoints: {e}")))?
+                    .into_iter()
+                    .map(std::sync::Arc::new)
+                    .collect();
+        }
+        if let Some(json) = precomputed_json {
+            options.precomputed = Some(std::sync::Arc::new(
+                serde_json::from_value::<Precomputed>(parse_json(&json, "precomputed")?)
+                    .map_err(|e| Error::new(Status::InvalidArg, format!("precomputed: {e}")))?,
+            ));
+        }
         let input = parse_input(messages, options.format)?;
         input.adjust(&mut options);
         // The caller's counts are per item; the pipeline works on the view's messages.
@@ -526,4 +548,70 @@ pub async fn generate_summary_json(
     logging::with_logger(on_log, AssertUnwindSafe(work).catch_unwind())
         .await
         .unwrap_or_else(|_| Err(internal("generateSummary")))
+}
+
+/// Prepares the summary of the middle of `messages` as the trigger would cut it now, writing
+/// nothing (a `Compactor`'s `background`). Resolves with `{"precomputed": …}` (what
+/// `compactJson` takes back as `precomputed_json`) or `{"error": {code, message, attempts}}`;
+/// rejects with `AbortError` when the token is cancelled.
+#[napi]
+#[allow(clippy::too_many_arguments)]
+pub async fn precompute_summary_json(
+    #[napi(ts_arg_type = "object[]")] messages: JsMessages,
+    options_json: Option<String>,
+    counts: Option<Vec<u32>>,
+    summarizer: Option<JsSummarizerFn>,
+    on_event: Option<JsEventFn>,
+    cancel_id: Option<u32>,
+    calibration_json: Option<String>,
+    on_log: Option<logging::JsLogFn>,
+) -> Result<String> {
+    let work = async move {
+        let (mut options, raw_options) = parse_options_and_value(options_json)?;
+        options.calibration = parse_calibration(calibration_json)?;
+        let input = parse_input(messages, options.format)?;
+        input.adjust(&mut options);
+        let counts = counts
+            .filter(|c| c.len() == input.items.len())
+            .map(|c| input.counts(c.into_iter().map(|n| n as usize).collect()));
+        let compaction = match &summarizer {
+            Some(_) => None,
+            None => providers::compaction_from_options(&raw_options).map_err(invalid)?,
+        };
+        let summarizer = match compaction {
+            Some(compaction) => {
+                options.native_compaction = compaction.native.ok().map(std::sync::Arc::new);
+                compaction.fallback
+            }
+            None => choose_summarizer(summarizer, &options, &raw_options, &input)?,
+        };
+        let observer = EventBridge {
+            callback: on_event,
+            before_compact: None,
+        };
+        let cancel = token_for(cancel_id);
+        match precompute::precompute(
+            input.messages(),
+            counts,
+            &options,
+            summarizer.as_ref(),
+            &cancel,
+            &observer,
+        )
+        .await
+        {
+            Ok(Ok(precomputed)) => {
+                // Said of the caller's items, for the events; the pipeline reads the rest.
+                let covered = input.item_index(precomputed.covered_messages);
+                Ok(json!({ "precomputed": precomputed, "coveredItems": covered }).to_string())
+            }
+            Ok(Err(error)) => Ok(json!({ "error": error }).to_string()),
+            Err(compact::Aborted) => {
+                Err(Error::new(Status::Cancelled, "This operation was aborted"))
+            }
+        }
+    };
+    logging::with_logger(on_log, AssertUnwindSafe(work).catch_unwind())
+        .await
+        .unwrap_or_else(|_| Err(internal("precomputeSummary")))
 }

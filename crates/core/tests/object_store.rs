@@ -1053,3 +1053,88 @@ fn azure_and_gcs_urls_degrade_when_unreachable_without_leaking_secrets() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Checkpoints on a store (issue 22): a second process reuses the first one's
+
+/// Two processes on one store: each opens it itself and holds nothing in memory. The second
+/// one's list starts with what the first one compacted: it gets the same summary message back,
+/// with no summary call, and its result restores to its whole list.
+fn checkpoint_shared(open: impl Fn() -> Arc<ArchiveStore>) {
+    use context_compact_core::archive::checkpoint::prefix_of_name;
+    use context_compact_core::summary::extractive::ExtractiveSummarizer;
+    use context_compact_core::summary::summarize::{
+        AttemptError, BoxFuture, Summarizer, SummaryRequest,
+    };
+    struct Refusing;
+    impl Summarizer for Refusing {
+        fn summarize<'a>(
+            &'a self,
+            _: &'a SummaryRequest<'a>,
+        ) -> BoxFuture<'a, Result<String, AttemptError>> {
+            panic!("the second process must not summarize")
+        }
+        fn provider(&self) -> &str {
+            "custom"
+        }
+    }
+    let first_store = open();
+    let mut options = options_for(first_store.clone());
+    options.force = false;
+    options.extract_memory = false;
+    let history = conversation();
+    options.context_token_limit =
+        context_compact_core::model::tokens::count_messages(Default::default(), &history) * 100
+            / 92
+            - 10;
+    let first = common::run_with(&history, &options, &ExtractiveSummarizer);
+    assert!(first.compacted && first.warnings.is_empty(), "{first:?}");
+    let objects = first_store.list(&first_store.key(&["s"]), true).unwrap();
+    let checkpoints = objects
+        .iter()
+        .filter(|o| prefix_of_name(o.key.rsplit('/').next().unwrap()).is_some())
+        .count();
+    assert_eq!(checkpoints, 1, "one checkpoint object");
+
+    let second_store = open();
+    let mut later: Vec<Value> =
+        serde_json::from_str(&serde_json::to_string(&history).unwrap()).unwrap();
+    later.extend(turns(100, 1));
+    let options = CompactOptions {
+        archive_store: Some(second_store.clone()),
+        ..options
+    };
+    let second = common::run_with(&later, &options, &Refusing);
+    assert!(second.compacted && second.warnings.is_empty(), "{second:?}");
+    assert!(second.checkpoint.as_ref().unwrap().reused);
+    let message = |outcome: &CompactOutcome| {
+        outcome.pieces.iter().find_map(|p| match p {
+            context_compact_core::pipeline::compact::Piece::New(m) => {
+                Some(serde_json::to_string(m).unwrap())
+            }
+            _ => None,
+        })
+    };
+    assert_eq!(message(&first), message(&second));
+    assert_eq!(session::list_archives(&second_store, "s").unwrap().len(), 1);
+    let current = assembled(&later, &second);
+    let restored = session::restore_messages(&second_store, &current, "s").unwrap();
+    assert_eq!(rebuilt(&current, restored), later);
+}
+
+#[test]
+fn a_second_process_reuses_a_checkpoint_on_a_file_url() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("shared");
+    checkpoint_shared(|| file_store(&root));
+}
+
+#[test]
+fn a_second_process_reuses_a_checkpoint_on_s3() {
+    let Some(moto) = Moto::start(false) else {
+        return;
+    };
+    moto.bucket("shared");
+    let endpoint = moto.endpoint();
+    checkpoint_shared(|| s3_store("s3://shared/agents", &endpoint));
+}

@@ -57,6 +57,7 @@ use serde_json::Value;
 use crate::base::error::ValidationError;
 
 mod audit;
+pub mod checkpoint;
 mod history;
 pub mod memory;
 pub mod records;

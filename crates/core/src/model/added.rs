@@ -173,6 +173,52 @@ pub fn thinking_line(message: &Value) -> Option<ThinkingLine<'_>> {
     })
 }
 
+/// `message` (a summary or notice) without its thinking line: the message as it stands for
+/// what it replaced, before anything was said of the kept messages after it. A checkpoint keeps
+/// this form, since the line belongs to the messages that followed that time.
+pub fn without_thinking_line(message: &Value) -> Value {
+    let Some(text) = summary_text(message) else {
+        return message.clone();
+    };
+    if thinking_line(message).is_none() {
+        return message.clone();
+    }
+    let trimmed = text.trim_end();
+    let kept = match trimmed.rfind('\n') {
+        Some(at) => trimmed[..at].trim_end(),
+        None => trimmed,
+    };
+    with_summary_text(message, kept.to_string())
+}
+
+/// `message` (a summary or notice) with its text replaced by `text`, every other field as it
+/// was (the signed compaction block of a native summary included).
+pub fn with_summary_text(message: &Value, text: String) -> Value {
+    let mut out = message.clone();
+    match role_of(message) {
+        Some(Role::User) => {
+            if let Some(content) = out.get_mut("content") {
+                *content = Value::String(text);
+            }
+        }
+        Some(Role::Assistant) => {
+            if let Some(blocks) = out.get_mut("content").and_then(Value::as_array_mut) {
+                if let Some(block) = blocks.iter_mut().skip(1).find(|block| {
+                    block_type(block) == "text"
+                        && block
+                            .get("text")
+                            .and_then(Value::as_str)
+                            .is_some_and(|t| t.starts_with(SUMMARY_PREFIX))
+                }) {
+                    block["text"] = Value::String(text);
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
 /// The archive a summary message names, if any.
 pub fn summary_archive(message: &Value) -> Option<&str> {
     let text = summary_text(message)?;
@@ -359,5 +405,33 @@ mod tests {
         let summary = json!({"role": "user", "content": summary_message_text(5, Some(path), "x")});
         assert!(!is_notice(&summary));
         assert_eq!(notice_following(&summary), 0);
+    }
+
+    #[test]
+    fn a_thinking_line_comes_off_and_every_other_field_stays() {
+        let base = summary_message_text(
+            4,
+            Some("/a/compact-20260101T000000Z-1.json"),
+            "## Goal\nship",
+        );
+        let line = thinking_line_text(
+            &[(0, false), (2, true)],
+            Some("/a/compact-20260101T000000Z-2.json"),
+        );
+        let user = json!({"role": "user", "content": format!("{base}\n\n{line}"), "extra": 1});
+        assert!(thinking_line(&user).is_some());
+        let plain = without_thinking_line(&user);
+        assert_eq!(
+            plain,
+            json!({"role": "user", "content": base.clone(), "extra": 1})
+        );
+        // Without a line: the very same message.
+        assert_eq!(without_thinking_line(&plain), plain);
+        let block = json!({"type": "compaction", "content": "native summary", "signature": "s"});
+        let native = json!({"role": "assistant", "content": [block.clone(), {"type": "text", "text": format!("{base}\n\n{line}")}]});
+        assert_eq!(
+            without_thinking_line(&native),
+            json!({"role": "assistant", "content": [block, {"type": "text", "text": base}]})
+        );
     }
 }

@@ -366,6 +366,9 @@ impl CompactOptions {
         if let Some(v) = get_bool(&map, "extractMemory")? {
             o.extract_memory = v;
         }
+        if let Some(v) = get_bool(&map, "checkpoints")? {
+            o.checkpoints = v;
+        }
         if let Some(models) = field(&map, "compactionUnavailableModels") {
             o.compaction_unavailable_models = models
                 .as_array()

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::fit::Fitting;
-use super::Draft;
+use super::{Draft, Replacement};
 use crate::archive::{self, Archive, KeptOriginals};
 use crate::base::error::{CompactError, ErrorCode};
 use crate::pipeline::options::CompactOptions;
@@ -44,14 +44,29 @@ pub(crate) fn archive(
         .stripped_after_region()
         .map(|s| messages[s.index].clone())
         .collect();
+    let mut archived = Archived::default();
+    // A reused checkpoint's messages are in the archive its summary names already. Only the
+    // originals of the kept messages this compaction changed need one (with no messages of its
+    // own); with none, nothing is written.
+    let reused = match &draft.replacement {
+        Replacement::Checkpoint(checkpoint) => Some(PathBuf::from(&checkpoint.archive_path)),
+        _ => None,
+    };
+    if reused.is_some() && shortened.is_empty() && thinking_removed.is_empty() {
+        archived.region = reused;
+        return Ok(archived);
+    }
     let contents = Archive {
-        messages: &messages[draft.region.clone()],
+        messages: if reused.is_some() {
+            &[]
+        } else {
+            &messages[draft.region.clone()]
+        },
         kept: KeptOriginals {
             thinking_removed: &thinking_removed,
             shortened: &shortened,
         },
     };
-    let mut archived = Archived::default();
     match archive::persist_archive_in(
         &contents,
         &options.output_dir,
@@ -61,7 +76,7 @@ pub(crate) fn archive(
         Ok(file) => {
             archived.offload = (!shortened.is_empty()).then(|| file.path.clone());
             archived.thinking = (!thinking_removed.is_empty()).then(|| file.path.clone());
-            archived.region = Some(file.path);
+            archived.region = Some(reused.unwrap_or(file.path));
         }
         Err(e) => {
             let mut what = format!(

@@ -75,6 +75,13 @@ impl Input {
             change.index = change.index.map(position_of);
             change.path = format!("messages.{}", change.original_index);
         }
+        // Checkpoints cover messages of the view; the caller counts its items.
+        if let Some(checkpoint) = outcome.checkpoint.as_mut() {
+            checkpoint.covered_messages = self.item_index(checkpoint.covered_messages);
+        }
+        if let Some(background) = outcome.background.as_mut() {
+            background.covered_messages = self.item_index(background.covered_messages);
+        }
         outcome.pieces = pieces;
         outcome
     }

@@ -15,9 +15,14 @@
 //! 6. [`assemble`] — the new list.
 //! 7. [`report`] — the post-condition (below the threshold, smaller than the input), the
 //!    statistics, the records (metadata, audit), memory extraction and events.
+//!
+//! Around them, [`checkpoint`]: a summary prepared in the background ([`precompute`]) or a
+//! checkpoint recorded by an earlier compaction (SPEC §4.11) may stand for the start of the list,
+//! in place of the summary call; every summary compaction records a checkpoint.
 
 pub mod archive;
 pub mod assemble;
+pub mod checkpoint;
 pub mod compact;
 pub mod fit;
 pub mod format;
@@ -26,6 +31,7 @@ pub mod offload;
 pub mod options;
 pub mod outcome;
 pub mod plan;
+pub mod precompute;
 pub mod record;
 pub mod report;
 pub mod summarize;
@@ -114,6 +120,9 @@ pub(crate) enum Replacement {
     Native(summarize::NativeSummarized),
     /// A notice, followed by what a strategy without a summary keeps of the region.
     Rewrite(Rewrite),
+    /// The summary message of a checkpoint, as it was recorded: the region is the messages it
+    /// covers, already archived.
+    Checkpoint(std::sync::Arc<crate::archive::checkpoint::Checkpoint>),
 }
 
 impl Draft {
@@ -152,6 +161,10 @@ impl Draft {
                     rewrite.detail()
                 )
             }
+            // Its own text, naming its own archive.
+            Replacement::Checkpoint(checkpoint) => added::summary_text(&checkpoint.message)
+                .unwrap_or_default()
+                .to_string(),
         };
         let tail: Vec<(usize, bool)> = self
             .stripped_after_region()
@@ -173,6 +186,15 @@ impl Draft {
         archive: Option<&str>,
         thinking_archive: Option<&str>,
     ) -> Value {
+        if let Replacement::Checkpoint(checkpoint) = &self.replacement {
+            // Byte for byte as recorded, unless kept messages after it lost their thinking
+            // this time: then the line saying so follows its text.
+            if self.stripped_after_region().next().is_none() {
+                return checkpoint.message.clone();
+            }
+            let text = self.replacement_text(messages, archive, thinking_archive);
+            return added::with_summary_text(&checkpoint.message, text);
+        }
         let text = self.replacement_text(messages, archive, thinking_archive);
         match &self.replacement {
             Replacement::Native(native) => json!({
@@ -217,7 +239,9 @@ impl Draft {
     /// archive file), with the thinking policy applied.
     pub fn region_items(&self, messages: &[Value], archive_name: Option<&str>) -> Vec<Piece> {
         match &self.replacement {
-            Replacement::Summary(_) | Replacement::Native(_) => Vec::new(),
+            Replacement::Summary(_) | Replacement::Native(_) | Replacement::Checkpoint(_) => {
+                Vec::new()
+            }
             Replacement::Rewrite(rewrite) => rewrite
                 .render_items(messages, archive_name)
                 .into_iter()
@@ -253,7 +277,9 @@ impl Draft {
     /// How the archive's messages are described in a warning.
     pub fn removed_what(&self) -> &'static str {
         match self.replacement {
-            Replacement::Summary(_) | Replacement::Native(_) => "compacted",
+            Replacement::Summary(_) | Replacement::Native(_) | Replacement::Checkpoint(_) => {
+                "compacted"
+            }
             Replacement::Rewrite(_) => "removed",
         }
     }
@@ -271,7 +297,9 @@ pub async fn compact_with_hooks(
 ) -> Result<CompactOutcome, Aborted> {
     let counts = counts.unwrap_or_else(|| tokens::count_each(options.encoding, messages));
     let measured = measure::measure(messages, &counts, options);
-    let result = run(
+    // Through the checkpoint step: a summary prepared in the background or a recorded
+    // checkpoint may stand for the start of the list; the pipeline below runs otherwise.
+    let result = checkpoint::compact(
         messages, &counts, &measured, options, summarizer, cancel, observer, hooks,
     )
     .await;
@@ -288,8 +316,10 @@ pub async fn compact_with_hooks(
     }
 }
 
+/// The pipeline, steps 1–7. `precomputed`: a summary prepared in the background, already
+/// checked against `messages` ([`precompute::check`]), used in place of the summary call.
 #[allow(clippy::too_many_arguments)]
-async fn run(
+pub(crate) async fn run(
     messages: &[Value],
     counts: &[usize],
     measured: &measure::Measured,
@@ -298,6 +328,7 @@ async fn run(
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
     hooks: &dyn CompactHooks,
+    precomputed: Option<&precompute::Precomputed>,
 ) -> Result<CompactOutcome, Aborted> {
     let report = report::Reporter::new(messages, counts, measured, options, hooks);
 
@@ -319,6 +350,14 @@ async fn run(
 
     // 2. plan, and the caller's confirmation
     let (plan, fallback) = plan::plan(messages, counts, measured, options);
+    // A summary prepared in the background stands for the region it covers.
+    let plan = match (plan, precomputed) {
+        (Some(Plan::Summary(_)), Some(pre)) => Some(Plan::Summary(Partition {
+            head_len: pre.head_length,
+            tail_start: pre.covered_messages,
+        })),
+        (plan, _) => plan,
+    };
     let Some(plan) = plan else {
         let partition = plan::summary_partition(messages, counts, options);
         let error = CompactError::new(
@@ -381,9 +420,16 @@ async fn run(
     let stand_in = stand_in_archive_path(options);
     let draft = match plan {
         Plan::Summary(partition) => {
-            let native =
-                summarize::summarize_natively(messages, partition, options, cancel, observer)
-                    .await?;
+            let native = match precomputed {
+                Some(pre) => match pre.native() {
+                    Some(native) => Some(Ok(native)),
+                    None => pre.native_fallback().map(Err),
+                },
+                None => {
+                    summarize::summarize_natively(messages, partition, options, cancel, observer)
+                        .await?
+                }
+            };
             let native_fallback = match native {
                 Some(Ok(native)) => {
                     return finish(
@@ -417,6 +463,7 @@ async fn run(
                 summarizer,
                 cancel,
                 observer,
+                precomputed.and_then(precompute::Precomputed::first_round),
             )
             .await?;
             match summarized {
@@ -465,19 +512,19 @@ async fn run(
 }
 
 /// What the steps after the summary need.
-struct Steps<'a> {
-    messages: &'a [Value],
-    counts: &'a [usize],
-    measured: &'a measure::Measured,
-    options: &'a CompactOptions,
-    report: &'a report::Reporter<'a>,
-    planned: report::Planned,
-    summarizer: Option<&'a dyn Summarizer>,
+pub(crate) struct Steps<'a> {
+    pub messages: &'a [Value],
+    pub counts: &'a [usize],
+    pub measured: &'a measure::Measured,
+    pub options: &'a CompactOptions,
+    pub report: &'a report::Reporter<'a>,
+    pub planned: report::Planned,
+    pub summarizer: Option<&'a dyn Summarizer>,
 }
 
 /// The steps after the summary: the thinking policy for the kept turns, fit, archive, assemble
 /// and report.
-fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, Aborted> {
+pub(crate) fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, Aborted> {
     let Steps {
         messages,
         counts,
@@ -495,6 +542,11 @@ fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, Aborted> {
     // kept turns' thinking then (platform.claude.com/docs/en/build-with-claude/compaction-thinking-blocks).
     let decision = match (&draft.replacement, options.thinking) {
         (Replacement::Native(_), thinking::ThinkingPolicy::Auto) => thinking::Decision::Keep,
+        (Replacement::Checkpoint(checkpoint), thinking::ThinkingPolicy::Auto)
+            if added::native_summary(&checkpoint.message).is_some() =>
+        {
+            thinking::Decision::Keep
+        }
         _ => thinking::decide(options.thinking, options.agent_model.as_deref()),
     };
     draft.stripped = thinking::strip_kept(messages, &draft.kept_after(messages.len()), decision);
@@ -542,7 +594,7 @@ fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, Aborted> {
 
 /// A path at least as long as the archive paths this compaction will write, for counting the
 /// draft before they exist.
-fn stand_in_archive_path(options: &CompactOptions) -> String {
+pub(crate) fn stand_in_archive_path(options: &CompactOptions) -> String {
     const LONGEST_NAME: &str = "compact-20000101T000000Z-99999999999.json";
     if let Some(store) = &options.archive_store {
         return store.display_path(&options.session_id, LONGEST_NAME);

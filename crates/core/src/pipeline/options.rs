@@ -156,6 +156,18 @@ pub struct CompactOptions {
     /// Where archives go when `outputDir` is an object-store URL (then `output_dir` is that
     /// URL, for messages), or the caller's own store (the binding's `archiveStore`).
     pub archive_store: Option<Arc<crate::archive::store::ArchiveStore>>,
+    /// Checkpoints (SPEC §4.11): a summary compaction records what it covered in the session's
+    /// archive location, and a later call on a list starting with those messages reuses it
+    /// without an LLM call. Default true: a checkpoint only saves work (its summary message is
+    /// the one the same compaction produced), and reusing it keeps the provider's cache of the
+    /// compacted list valid.
+    pub checkpoints: bool,
+    /// Checkpoints the caller holds (a `Compactor`'s, in memory), looked up beside the stored
+    /// ones.
+    pub known_checkpoints: Vec<Arc<crate::archive::checkpoint::Checkpoint>>,
+    /// A summary prepared in the background (`Compactor` `background`), applied in place of
+    /// the summary call when the messages it covers are unchanged.
+    pub precomputed: Option<Arc<crate::pipeline::precompute::Precomputed>>,
 }
 
 impl Default for CompactOptions {
@@ -200,6 +212,9 @@ impl Default for CompactOptions {
             native_compaction: None,
             compaction_unavailable_models: Vec::new(),
             archive_store: None,
+            checkpoints: true,
+            known_checkpoints: Vec::new(),
+            precomputed: None,
         }
     }
 }

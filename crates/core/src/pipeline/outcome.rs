@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::archive::checkpoint::Checkpoint;
 use crate::base::error::CompactError;
 use crate::model::trigger::{Measure, TriggerKind};
 use crate::plan::offload::Offloaded;
@@ -142,6 +143,47 @@ pub struct CompactOutcome {
     /// Which request wrote the summary that was used (`result.summaryRequest`); `None` when
     /// no summary request was made.
     pub summary_request: Option<SummaryRequestKind>,
+    /// What checkpoints did for this call (`result.checkpoint`); `None` when none was reused
+    /// or recorded.
+    pub checkpoint: Option<CheckpointReport>,
+    /// The checkpoint this call recorded or reused, for a caller that keeps them in memory
+    /// (a `Compactor`).
+    pub checkpoint_record: Option<Checkpoint>,
+    /// What happened to a summary prepared in the background (`None`: none was given).
+    pub background: Option<BackgroundReport>,
+}
+
+/// What checkpoints did for a call (`result.checkpoint`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointReport {
+    /// A checkpoint recorded earlier covered the start of the list: its summary message
+    /// stands for those messages, byte for byte, with no LLM call for them.
+    pub reused: bool,
+    /// With the checkpoint in place the list was still over the threshold, so compaction went
+    /// on from it: its summary updated with what followed (UC-002), an LLM call for those
+    /// messages only.
+    pub extended: bool,
+    /// How many messages of the input the reused checkpoint covers (the head and the messages
+    /// its summary stands for), or, when none was reused, the recorded one.
+    pub covered_messages: usize,
+    /// The archive of the messages it covers.
+    pub archive_path: String,
+    /// This call left a checkpoint for later calls.
+    pub recorded: bool,
+}
+
+/// What happened to a summary prepared in the background, at the call that could use it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BackgroundReport {
+    /// `applied` (it replaced the summary call) or `stale` (dropped, never archived).
+    pub state: &'static str,
+    /// Why it was stale: `head_changed`, `covered_changed`, `covered_gone`, `format_changed`,
+    /// `grown`.
+    pub reason: Option<&'static str>,
+    /// How many messages of the input it covers.
+    pub covered_messages: usize,
 }
 
 /// One change to a kept message.
@@ -196,6 +238,9 @@ impl CompactOutcome {
             native_unavailable: None,
             summary_usage: None,
             summary_request: None,
+            checkpoint: None,
+            checkpoint_record: None,
+            background: None,
         }
     }
 }

@@ -163,7 +163,15 @@ pub(crate) fn record_outcome_as(
         fields.insert("warnings".into(), json!(outcome.warnings));
     }
 
-    if outcome.compacted {
+    if let Some(checkpoint) = &outcome.checkpoint {
+        fields.insert("checkpoint".into(), json!(checkpoint));
+    }
+    // A reused checkpoint's archive has its metadata and summary recorded already.
+    let reused = outcome
+        .checkpoint
+        .as_ref()
+        .is_some_and(|c| c.reused && !c.extended);
+    if outcome.compacted && !reused {
         if let (Some(name), Some(meta)) = (archive_name.as_deref(), build_meta(options, outcome)) {
             if let Err(e) = records.meta(name, &meta) {
                 problems.push(format!("could not write the metadata of {name}: {e}"));

@@ -181,6 +181,29 @@ impl<'a> Reporter<'a> {
         if let Replacement::Rewrite(rewrite) = &draft.replacement {
             outcome.removed = Some(rewrite.removal.clone());
         }
+        if let Replacement::Checkpoint(checkpoint) = &draft.replacement {
+            // Said as the compaction that recorded it said it.
+            outcome.summary = pieces
+                .get(draft.region.start)
+                .and_then(|piece| match piece {
+                    Piece::New(message) => Some(message),
+                    Piece::Original(_) => None,
+                })
+                .and_then(|message| {
+                    let text = added::summary_text(message)?;
+                    Some(match added::native_summary(message) {
+                        Some(native) => format!("{}\n\n{text}", native.trim()),
+                        None => text.to_string(),
+                    })
+                });
+            outcome.checkpoint = Some(crate::pipeline::outcome::CheckpointReport {
+                reused: true,
+                extended: false,
+                covered_messages: checkpoint.covered_messages,
+                archive_path: checkpoint.archive_path.clone(),
+                recorded: false,
+            });
+        }
         if let Some(summarizer) = summarizer {
             outcome.provider = Some(summarizer.provider().to_string());
             outcome.model = summarizer.model().map(str::to_string);
@@ -298,25 +321,12 @@ impl<'a> Reporter<'a> {
         outcome.trigger = self.measured.trigger;
         outcome.measure = Some(self.measured.measure);
         crate::pipeline::record::record_outcome(self.options, &mut outcome);
+        // A reused checkpoint's messages too: what was extracted from them before is not
+        // appended again, and a session that did not extract then gets it now.
         if self.options.extract_memory {
             self.extract_memory(&mut outcome);
         }
-        let stats = outcome.stats;
-        self.hooks.event(json!({
-            "type": "completed",
-            "originalTokens": stats.original_token_count,
-            "newTokens": stats.compacted_token_count,
-            "savedRatio": if stats.original_token_count == 0 {
-                0.0
-            } else {
-                1.0 - stats.compacted_token_count as f64 / stats.original_token_count as f64
-            },
-            "summary": outcome.summary,
-            "strategy": outcome.strategy.as_str(),
-            "rounds": outcome.rounds,
-            "archivePath": outcome.archive_path.as_ref().map(|p| p.display().to_string()),
-            "error": outcome.error,
-        }));
+        self.hooks.event(completed_event(&outcome));
         outcome
     }
 
@@ -338,6 +348,30 @@ impl<'a> Reporter<'a> {
     fn extract_memory(&self, outcome: &mut CompactOutcome) {
         extract_memory_into(self.messages, self.options, outcome);
     }
+}
+
+/// The `completed` event of a compaction that went through.
+pub(crate) fn completed_event(outcome: &CompactOutcome) -> Value {
+    let stats = outcome.stats;
+    let mut event = json!({
+        "type": "completed",
+        "originalTokens": stats.original_token_count,
+        "newTokens": stats.compacted_token_count,
+        "savedRatio": if stats.original_token_count == 0 {
+            0.0
+        } else {
+            1.0 - stats.compacted_token_count as f64 / stats.original_token_count as f64
+        },
+        "summary": outcome.summary,
+        "strategy": outcome.strategy.as_str(),
+        "rounds": outcome.rounds,
+        "archivePath": outcome.archive_path.as_ref().map(|p| p.display().to_string()),
+        "error": outcome.error,
+    });
+    if let Some(checkpoint) = &outcome.checkpoint {
+        event["checkpoint"] = json!(checkpoint);
+    }
+    event
 }
 
 /// The records of a compaction made outside the pipeline (a custom JS strategy): the audit line

@@ -218,6 +218,10 @@ pub(crate) struct Summarized {
 /// summarizes messages of the input, so the summary always replaces one contiguous region and
 /// one archive holds all of it. A failed first round is the compaction's error; a failed later
 /// round leaves the earlier summary standing, with a warning.
+///
+/// `first`: a first round already made (a summary prepared in the background, covering the
+/// start of `plan`'s middle), used instead of a summary call. Its region ends where the list
+/// ended then; the first fold, when one is needed, takes what the full tail budget cuts now.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn summarize(
     messages: &[Value],
@@ -229,38 +233,52 @@ pub(crate) async fn summarize(
     summarizer: &dyn Summarizer,
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
+    first: Option<Summarized>,
 ) -> Result<Result<Summarized, (CompactError, Option<SummaryUsage>)>, Aborted> {
     let origins: Vec<Option<usize>> = (0..messages.len()).map(Some).collect();
     let meter = UsageMeter::default();
     let estimate = estimator.after(counts.iter().sum());
-    let first = summarize_region(
-        messages,
-        counts,
-        plan.middle(),
-        &origins,
-        estimate,
-        options,
-        summarizer,
-        &meter,
-        cancel,
-        observer,
-    )
-    .await;
+    let precomputed = first.is_some();
     let mut summarized = match first {
-        Ok(region) => Summarized {
-            region: plan.middle(),
-            body: region.summary.body,
-            attempts: region.summary.attempts,
-            rounds: 1,
-            warnings: region.warnings,
-            usage: None,
-            request: region.request,
+        Some(first) => {
+            // What the precomputed summary cost is part of what this summary cost.
+            if let Some(usage) = &first.usage {
+                meter.add(usage);
+            }
+            first
+        }
+        None => match summarize_region(
+            messages,
+            counts,
+            plan.middle(),
+            &origins,
+            estimate,
+            options,
+            summarizer,
+            &meter,
+            cancel,
+            observer,
+        )
+        .await
+        {
+            Ok(region) => Summarized {
+                region: plan.middle(),
+                body: region.summary.body,
+                attempts: region.summary.attempts,
+                rounds: 1,
+                warnings: region.warnings,
+                usage: None,
+                request: region.request,
+            },
+            Err(SummaryFailure::Aborted) => return Err(Aborted),
+            Err(SummaryFailure::Failed(error)) => return Ok(Err((error, meter.total()))),
         },
-        Err(SummaryFailure::Aborted) => return Err(Aborted),
-        Err(SummaryFailure::Failed(error)) => return Ok(Err((error, meter.total()))),
     };
     let head_tokens: usize = counts[..plan.head_len].iter().sum();
     let mut budget = options.tail_retention_tokens();
+    // After a precomputed first round, the first fold tries the full tail budget: what the
+    // trigger cuts now, the previous summary updated with what it does not cover.
+    let mut full_budget_first = precomputed;
     while summarized.rounds < MAX_ROUNDS {
         let region = summarized.region.clone();
         let text = added::summary_message_text(
@@ -281,8 +299,16 @@ pub(crate) async fn summarize(
         {
             break;
         }
-        budget /= 2;
-        let next = partition(messages, counts, budget, options.tail_rules());
+        let full = std::mem::take(&mut full_budget_first)
+            .then(|| partition(messages, counts, budget, options.tail_rules()))
+            .filter(|p| p.head_len == region.start && p.tail_start > region.end);
+        let next = match full {
+            Some(next) => next,
+            None => {
+                budget /= 2;
+                partition(messages, counts, budget, options.tail_rules())
+            }
+        };
         if next.head_len != region.start || next.tail_start <= region.end {
             // Nothing more would be folded: no progress possible.
             break;

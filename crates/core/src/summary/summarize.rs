@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use rand::Rng;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -33,7 +33,7 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// | `cache_read_tokens` | `cache_read_input_tokens` | `prompt_tokens_details.cached_tokens` |
 /// | `cache_write_tokens` | `cache_creation_input_tokens` | 0 (OpenAI bills no write) |
 /// | `output_tokens` | `output_tokens` | `completion_tokens` |
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SummaryUsage {
     /// Requests that reached the provider and were billed (failed attempts with a response
@@ -110,7 +110,7 @@ impl UsageMeter {
 }
 
 /// Which request asked for a summary (`result.summaryRequest`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SummaryRequestKind {
     /// The loop's own request plus one instruction: it reads the loop's prompt cache.

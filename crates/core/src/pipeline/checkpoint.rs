@@ -1,0 +1,618 @@
+//! The **checkpoint** step (SPEC §4.11), around the pipeline: a compaction is never paid for
+//! twice.
+//!
+//! - **Background.** A summary prepared before the threshold ([`super::precompute`]) is used
+//!   when the messages it covers are unchanged, in place of the summary call; otherwise it is
+//!   dropped (`stale`) and never archived.
+//! - **Reuse.** A summary compaction records a checkpoint ([`crate::archive::checkpoint`]): the
+//!   prefix it covered, by content, and its summary message. A later call on a list starting
+//!   with that prefix — the same process (a `Compactor` passes its own) or another one sharing
+//!   the archive location — gets the head, the same summary message byte for byte, and the
+//!   rest of its list, with no LLM call; the steps after the summary run as for any compaction
+//!   (the thinking policy, fit, the post-condition, the records).
+//! - **Extend.** When the list is still over the threshold with the checkpoint in place,
+//!   compaction goes on from it: the list "head + checkpoint summary + rest" is compacted as
+//!   any list holding an earlier summary is (UC-002: the summary is updated with what followed,
+//!   an LLM call for those messages only), its archive holds the earlier summary and the
+//!   messages it adds (restore follows both), and a new checkpoint covers the longer prefix.
+//!
+//! Only the `summary` strategy reads and records checkpoints (the strategies without a summary
+//! cost no LLM call); a custom JS strategy never reaches this step.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::measure::Measured;
+use super::outcome::{Aborted, BackgroundReport, CheckpointReport, CompactOutcome, Piece};
+use super::precompute::{self, Precomputed};
+use super::report::{completed_event, Planned, Reporter};
+use super::{
+    finish, run, BeforeCompactInfo, CompactHooks, Confirmation, Draft, Replacement, Steps,
+};
+use crate::archive::checkpoint::{self as store, Checkpoint, PrefixHashes, CHECKPOINT_VERSION};
+use crate::base::error::{CompactError, ErrorCode};
+use crate::formats::Format;
+use crate::model::added;
+use crate::model::tokens;
+use crate::pipeline::options::CompactOptions;
+use crate::plan::partition::Partition;
+use crate::plan::strategy::Strategy;
+use crate::summary::summarize::{AttemptObserver, BoxFuture, Summarizer};
+
+/// Whether checkpoints are read and recorded for these options.
+fn applies(options: &CompactOptions) -> bool {
+    options.checkpoints && options.strategy == Strategy::Summary
+}
+
+/// The message format `options` read the list in (part of a checkpoint's identity).
+pub(crate) fn format_name(options: &CompactOptions) -> &'static str {
+    options.format.unwrap_or(Format::Native).name()
+}
+
+/// A compaction through the checkpoint step (see the module docs).
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn compact(
+    messages: &[Value],
+    counts: &[usize],
+    measured: &Measured,
+    options: &CompactOptions,
+    summarizer: &dyn Summarizer,
+    cancel: &CancellationToken,
+    observer: &dyn AttemptObserver,
+    hooks: &dyn CompactHooks,
+) -> Result<CompactOutcome, Aborted> {
+    if measured.trigger.is_none() {
+        return run(
+            messages, counts, measured, options, summarizer, cancel, observer, hooks, None,
+        )
+        .await;
+    }
+    // A summary prepared in the background, when what it covers is unchanged.
+    let mut background = None;
+    let mut pre_hashes = None;
+    let precomputed = match options.precomputed.as_deref() {
+        Some(pre) => match usable(pre, messages, counts, measured, options) {
+            Ok(hashes) => {
+                pre_hashes = Some(hashes);
+                Some(pre)
+            }
+            Err(reason) => {
+                background = Some(BackgroundReport {
+                    state: "stale",
+                    reason: Some(reason),
+                    covered_messages: pre.covered_messages,
+                });
+                None
+            }
+        },
+        None => None,
+    };
+    let mut outcome = match precomputed {
+        None if applies(options) => {
+            let format = format_name(options);
+            let hashes = PrefixHashes::of(messages, format);
+            match find(&hashes, format, options) {
+                Some(checkpoint) => {
+                    reuse(
+                        messages, counts, measured, options, summarizer, cancel, observer, hooks,
+                        checkpoint,
+                    )
+                    .await?
+                }
+                None => {
+                    let held = Held::new(hooks);
+                    let mut outcome = run(
+                        messages, counts, measured, options, summarizer, cancel, observer, &held,
+                        None,
+                    )
+                    .await?;
+                    record(messages, Some(hashes), options, &mut outcome);
+                    held.release(&outcome);
+                    outcome
+                }
+            }
+        }
+        _ => {
+            let held = Held::new(hooks);
+            let mut outcome = run(
+                messages,
+                counts,
+                measured,
+                options,
+                summarizer,
+                cancel,
+                observer,
+                &held,
+                precomputed,
+            )
+            .await?;
+            if applies(options) {
+                record(messages, pre_hashes, options, &mut outcome);
+            }
+            held.release(&outcome);
+            outcome
+        }
+    };
+    if let Some(pre) = precomputed {
+        background = Some(BackgroundReport {
+            // Not applied when the compaction did not go through (declined, not smaller): it
+            // was never archived.
+            state: if outcome.compacted {
+                "applied"
+            } else {
+                "unused"
+            },
+            reason: None,
+            covered_messages: pre.covered_messages,
+        });
+    }
+    outcome.background = background;
+    Ok(outcome)
+}
+
+/// Whether a precomputed summary can be used for `messages`: what it covers unchanged
+/// ([`precompute::check`]) and, for Anthropic's compaction block (which cannot be folded
+/// further), the list with it in place under the threshold (`grown` otherwise: the block
+/// would leave the result over it, and a fresh compaction of the whole middle does not).
+fn usable(
+    pre: &Precomputed,
+    messages: &[Value],
+    counts: &[usize],
+    measured: &Measured,
+    options: &CompactOptions,
+) -> Result<PrefixHashes, &'static str> {
+    let hashes = precompute::check(pre, messages, options)?;
+    if let Some(native) = pre.native() {
+        let draft = Draft {
+            region: native.region.clone(),
+            replacement: Replacement::Native(native),
+            stripped: Vec::new(),
+            native_fallback: None,
+        };
+        let stand_in = super::stand_in_archive_path(options);
+        let message = draft.replacement_message(messages, Some(&stand_in), None);
+        let tokens = counts[..pre.head_length].iter().sum::<usize>()
+            + tokens::count_message(options.encoding, &message)
+            + counts[pre.covered_messages..].iter().sum::<usize>();
+        if measured.estimator.over(tokens) {
+            return Err("grown");
+        }
+    }
+    Ok(hashes)
+}
+
+/// The checkpoint covering the longest prefix of the list: the caller's own (in memory) or
+/// one recorded in the session's location. A location that cannot be read is no checkpoint
+/// (logged): the compaction runs as without one.
+fn find(hashes: &PrefixHashes, format: &str, options: &CompactOptions) -> Option<Arc<Checkpoint>> {
+    let usable = |c: &Checkpoint| {
+        c.covers_start_of(hashes, format)
+            && added::is_summary_message(&c.message)
+            && !added::is_notice(&c.message)
+    };
+    let mut best: Option<Arc<Checkpoint>> = options
+        .known_checkpoints
+        .iter()
+        .filter(|c| usable(c))
+        .max_by_key(|c| c.covered_messages)
+        .cloned();
+    match store::find_in(
+        &options.output_dir,
+        options.archive_store.as_deref(),
+        &options.session_id,
+        hashes,
+        format,
+    ) {
+        Ok(Some(found))
+            if usable(&found)
+                && best
+                    .as_ref()
+                    .is_none_or(|b| found.covered_messages > b.covered_messages) =>
+        {
+            best = Some(Arc::new(found));
+        }
+        Ok(_) => {}
+        Err(e) => tracing::debug!("could not read the session's checkpoints: {e}"),
+    }
+    best
+}
+
+/// The list with `checkpoint` in place: its head, its summary message, then the rest of
+/// `messages`, after the messages it covers.
+#[allow(clippy::too_many_arguments)]
+async fn reuse(
+    messages: &[Value],
+    counts: &[usize],
+    measured: &Measured,
+    options: &CompactOptions,
+    summarizer: &dyn Summarizer,
+    cancel: &CancellationToken,
+    observer: &dyn AttemptObserver,
+    hooks: &dyn CompactHooks,
+    checkpoint: Arc<Checkpoint>,
+) -> Result<CompactOutcome, Aborted> {
+    let head = checkpoint.head_length;
+    let covered = checkpoint.covered_messages;
+    let message_tokens = tokens::count_message(options.encoding, &checkpoint.message);
+    let reduced_tokens = counts[..head].iter().sum::<usize>()
+        + message_tokens
+        + counts[covered..].iter().sum::<usize>();
+    let report = Reporter::new(messages, counts, measured, options, hooks);
+    let trigger = measured
+        .trigger
+        .expect("only a triggered compaction reuses");
+    if measured.measure.reached() {
+        hooks.event(json!({
+            "type": "token_limit_exceeded",
+            "tokensUsed": measured.measure.tokens,
+            "tokenLimit": measured.measure.threshold,
+        }));
+    }
+    let planned = || Planned {
+        strategy: Strategy::Summary,
+        partition: Partition {
+            head_len: head,
+            tail_start: covered,
+        },
+        fallback: false,
+    };
+    // The caller confirms a compaction that reuses a checkpoint as any other: it changes the
+    // list and writes records.
+    let info = BeforeCompactInfo {
+        tokens: measured.measure.tokens as usize,
+        threshold: measured.measure.threshold as usize,
+        message_count: messages.len(),
+        middle_count: covered - head,
+        head_length: head,
+        tail_start: covered,
+        trigger,
+        strategy: Strategy::Summary,
+        fallback: false,
+    };
+    let confirmation = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => return Err(Aborted),
+        answer = hooks.before_compact(&info) => answer,
+    };
+    if let Confirmation::Decline(reason) = confirmation {
+        let error = CompactError::new(ErrorCode::Declined, reason);
+        return Ok(report.not_compacted(error, &planned()));
+    }
+    hooks.event(json!({
+        "type": "started",
+        "tokens": info.tokens,
+        "threshold": info.threshold,
+        "messageCount": messages.len(),
+        "middleCount": info.middle_count,
+        "trigger": trigger.as_str(),
+        "strategy": Strategy::Summary.as_str(),
+        "checkpoint": true,
+    }));
+    let extend = measured.estimator.over(reduced_tokens);
+    hooks.event(json!({
+        "type": "checkpoint_reused",
+        "coveredMessages": covered,
+        "archivePath": checkpoint.archive_path,
+        "extended": extend,
+    }));
+    let mut notes = Vec::new();
+    if extend {
+        match extended(
+            messages,
+            counts,
+            measured,
+            options,
+            summarizer,
+            cancel,
+            observer,
+            hooks,
+            &checkpoint,
+        )
+        .await?
+        {
+            Ok(mut outcome) => {
+                record(messages, None, options, &mut outcome);
+                if let Some(report) = outcome.checkpoint.as_mut() {
+                    report.reused = true;
+                    report.extended = true;
+                    report.covered_messages = covered;
+                    report.archive_path = checkpoint.archive_path.clone();
+                } else {
+                    outcome.checkpoint = Some(CheckpointReport {
+                        reused: true,
+                        extended: true,
+                        covered_messages: covered,
+                        archive_path: checkpoint.archive_path.clone(),
+                        recorded: false,
+                    });
+                }
+                hooks.event(completed_event(&outcome));
+                return Ok(outcome);
+            }
+            // What the checkpoint alone gives is still far smaller than the input: it stands,
+            // with the post-condition saying how far over it is.
+            Err(error) => notes.push(format!(
+                "compaction could not go on from the checkpoint ({}): {}",
+                error.code, error.message
+            )),
+        }
+    }
+    let draft = Draft {
+        region: head..covered,
+        replacement: Replacement::Checkpoint(checkpoint.clone()),
+        stripped: Vec::new(),
+        native_fallback: None,
+    };
+    let mut outcome = finish(
+        draft,
+        Steps {
+            messages,
+            counts,
+            measured,
+            options,
+            report: &report,
+            planned: planned(),
+            summarizer: None,
+        },
+    )?;
+    outcome.warnings.extend(notes);
+    if outcome.compacted {
+        // A checkpoint found in the location is the caller's to keep from now on.
+        outcome.checkpoint_record = Some((*checkpoint).clone());
+    }
+    Ok(outcome)
+}
+
+/// Compaction that goes on from `checkpoint`: the list with it in place compacted as any list
+/// holding an earlier summary, and its outcome said of `messages`. `Err`: that compaction did
+/// not go through (why).
+#[allow(clippy::too_many_arguments)]
+async fn extended(
+    messages: &[Value],
+    counts: &[usize],
+    measured: &Measured,
+    options: &CompactOptions,
+    summarizer: &dyn Summarizer,
+    cancel: &CancellationToken,
+    observer: &dyn AttemptObserver,
+    hooks: &dyn CompactHooks,
+    checkpoint: &Checkpoint,
+) -> Result<Result<CompactOutcome, CompactError>, Aborted> {
+    let head = checkpoint.head_length;
+    let covered = checkpoint.covered_messages;
+    let mut reduced: Vec<Value> = Vec::with_capacity(messages.len() - covered + head + 1);
+    reduced.extend_from_slice(&messages[..head]);
+    reduced.push(checkpoint.message.clone());
+    reduced.extend_from_slice(&messages[covered..]);
+    let mut reduced_counts: Vec<usize> = Vec::with_capacity(reduced.len());
+    reduced_counts.extend_from_slice(&counts[..head]);
+    reduced_counts.push(tokens::count_message(options.encoding, &checkpoint.message));
+    reduced_counts.extend_from_slice(&counts[covered..]);
+    // The input's measure: the estimate of a list derived from it (`Estimator::after`) is the
+    // input's minus what went away, whichever list it is computed on.
+    let outcome = run(
+        &reduced,
+        &reduced_counts,
+        measured,
+        options,
+        summarizer,
+        cancel,
+        observer,
+        &Extending { hooks },
+        None,
+    )
+    .await?;
+    if !outcome.compacted {
+        return Ok(Err(outcome.error.unwrap_or_else(|| {
+            CompactError::new(ErrorCode::NothingToCompact, "nothing more to compact")
+        })));
+    }
+    Ok(Ok(said_of_input(outcome, messages, counts, checkpoint)))
+}
+
+/// The caller's hooks with the `completed` event held back until the checkpoint is recorded,
+/// so that it stays the call's last event and says what checkpoints did.
+struct Held<'a> {
+    hooks: &'a dyn CompactHooks,
+    completed: std::sync::Mutex<bool>,
+}
+
+impl<'a> Held<'a> {
+    fn new(hooks: &'a dyn CompactHooks) -> Self {
+        Held {
+            hooks,
+            completed: std::sync::Mutex::new(false),
+        }
+    }
+
+    /// Emits the held `completed` event, said of the final `outcome`.
+    fn release(&self, outcome: &CompactOutcome) {
+        let held = std::mem::take(&mut *self.completed.lock().unwrap_or_else(|p| p.into_inner()));
+        if held {
+            self.hooks.event(completed_event(outcome));
+        }
+    }
+}
+
+impl CompactHooks for Held<'_> {
+    fn before_compact<'a>(&'a self, info: &'a BeforeCompactInfo) -> BoxFuture<'a, Confirmation> {
+        self.hooks.before_compact(info)
+    }
+
+    fn event(&self, event: Value) {
+        if event.get("type").and_then(Value::as_str) == Some("completed") {
+            *self.completed.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        } else {
+            self.hooks.event(event);
+        }
+    }
+}
+
+/// The hooks of a compaction that goes on from a checkpoint: the call was confirmed and
+/// announced once already, and its `completed` event is said of the caller's list.
+struct Extending<'a> {
+    hooks: &'a dyn CompactHooks,
+}
+
+impl CompactHooks for Extending<'_> {
+    fn before_compact<'a>(&'a self, _info: &'a BeforeCompactInfo) -> BoxFuture<'a, Confirmation> {
+        Box::pin(async { Confirmation::Proceed })
+    }
+
+    fn event(&self, event: Value) {
+        match event.get("type").and_then(Value::as_str) {
+            Some("token_limit_exceeded" | "started" | "completed") => {}
+            _ => self.hooks.event(event),
+        }
+    }
+}
+
+/// An outcome on the list "head + checkpoint summary + rest", said of `messages`: indices,
+/// the region, the statistics (counted on `messages`, so they add up to its length).
+fn said_of_input(
+    mut outcome: CompactOutcome,
+    messages: &[Value],
+    counts: &[usize],
+    checkpoint: &Checkpoint,
+) -> CompactOutcome {
+    let head = checkpoint.head_length;
+    let covered = checkpoint.covered_messages;
+    // Index in the reduced list → index in `messages` (`None`: the checkpoint's summary).
+    let of_input = |index: usize| -> Option<usize> {
+        match index.cmp(&head) {
+            std::cmp::Ordering::Less => Some(index),
+            std::cmp::Ordering::Equal => None,
+            std::cmp::Ordering::Greater => Some(index - head - 1 + covered),
+        }
+    };
+    // A position that is a boundary (the end of a region) in the reduced list.
+    let boundary = |index: usize| -> usize {
+        if index <= head {
+            index
+        } else {
+            index - head - 1 + covered
+        }
+    };
+    outcome.pieces = std::mem::take(&mut outcome.pieces)
+        .into_iter()
+        .map(|piece| match piece {
+            Piece::Original(index) => match of_input(index) {
+                Some(index) => Piece::Original(index),
+                None => Piece::New(checkpoint.message.clone()),
+            },
+            new => new,
+        })
+        .collect();
+    outcome.piece_sources = outcome
+        .piece_sources
+        .iter()
+        .map(|source| source.and_then(of_input))
+        .collect();
+    let region = outcome
+        .partition
+        .map(|p| Partition {
+            head_len: boundary(p.head_len),
+            tail_start: boundary(p.tail_start),
+        })
+        .unwrap_or(Partition {
+            head_len: head,
+            tail_start: covered,
+        });
+    outcome.partition = Some(region);
+    for offloaded in &mut outcome.offloaded {
+        offloaded.original_index = boundary(offloaded.original_index);
+    }
+    for change in &mut outcome.transformations {
+        let index = boundary(change.original_index);
+        if let Some(rest) = change
+            .path
+            .strip_prefix(&format!("messages.{}", change.original_index))
+        {
+            change.path = format!("messages.{index}{rest}");
+        }
+        change.original_index = index;
+    }
+    let original: usize = counts.iter().sum();
+    outcome.stats.original_token_count = original;
+    outcome.stats.compaction_ratio = if original == 0 {
+        0.0
+    } else {
+        outcome.stats.compacted_token_count as f64 / original as f64
+    };
+    outcome.stats.set_message_counts(
+        &vec![1; messages.len()],
+        region.head_len..region.tail_start,
+        outcome
+            .piece_sources
+            .iter()
+            .flatten()
+            .map(|&index| (index, 1)),
+    );
+    outcome
+}
+
+/// Records the checkpoint of a compaction that went through with a summary and an archive:
+/// the prefix it covered (hashed on from `hashes`, the list's prefixes hashed so far, when
+/// given) and its summary message without a thinking line. Written create-only in the session's location; a failure is a warning.
+/// The `completed` event says it (`checkpoint`).
+fn record(
+    messages: &[Value],
+    hashes: Option<PrefixHashes>,
+    options: &CompactOptions,
+    outcome: &mut CompactOutcome,
+) {
+    if !outcome.compacted || outcome.strategy != Strategy::Summary {
+        return;
+    }
+    let (Some(region), Some(archive)) = (outcome.partition, outcome.archive_path.as_ref()) else {
+        return;
+    };
+    if region.head_len >= region.tail_start || region.tail_start > messages.len() {
+        return;
+    }
+    let message = match outcome.pieces.get(region.head_len) {
+        Some(Piece::New(message))
+            if added::is_summary_message(message) && !added::is_notice(message) =>
+        {
+            added::without_thinking_line(message)
+        }
+        _ => return,
+    };
+    let format = format_name(options);
+    let mut hashes = hashes.unwrap_or_else(|| PrefixHashes::up_to(messages, format, 0));
+    hashes.extend_to(messages, region.tail_start);
+    let Some(prefix) = hashes.hex(region.tail_start) else {
+        return;
+    };
+    let checkpoint = Checkpoint {
+        version: CHECKPOINT_VERSION,
+        format: format.to_string(),
+        covered_messages: region.tail_start,
+        head_length: region.head_len,
+        prefix,
+        archive_path: archive.display().to_string(),
+        message,
+        summary: outcome.summary.clone(),
+        created_at: crate::archive::rfc3339(time::OffsetDateTime::now_utc(), false),
+    };
+    if let Err(e) = store::record_in(
+        &options.output_dir,
+        options.archive_store.as_deref(),
+        &options.session_id,
+        &checkpoint,
+    ) {
+        let message = format!("could not record the checkpoint of this compaction: {e}");
+        tracing::warn!("{message}");
+        outcome.warnings.push(message);
+    }
+    outcome.checkpoint = Some(CheckpointReport {
+        reused: false,
+        extended: false,
+        covered_messages: checkpoint.covered_messages,
+        archive_path: checkpoint.archive_path.clone(),
+        recorded: true,
+    });
+    outcome.checkpoint_record = Some(checkpoint);
+}
