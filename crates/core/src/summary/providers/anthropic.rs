@@ -71,14 +71,7 @@ impl AnthropicSummarizer {
                 request,
             )
             .await?;
-        if let (Some(meter), Ok(value)) = (
-            request.usage,
-            serde_json::from_slice::<Value>(&response.body),
-        ) {
-            if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
-                meter.add(&SummaryUsage::from_anthropic(usage));
-            }
-        }
+        shared::meter_usage(request, &response.body, SummaryUsage::from_anthropic);
         parse_response(response.status, &response.body)
     }
 }
@@ -136,15 +129,10 @@ pub fn parse_response(status: u16, body: &[u8]) -> Result<String, AttemptError> 
         .iter()
         .find(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
     {
-        return Err(AttemptError::new(
-            ErrorCode::ToolCall,
-            format!(
-                "the model called the tool {} instead of writing the summary",
-                http::clip(call.get("name").and_then(Value::as_str).unwrap_or("?"), 60)
-            ),
-            Retry::Yes,
-        )
-        .with_status(status));
+        return Err(shared::tool_call_error(
+            call.get("name").and_then(Value::as_str),
+            status,
+        ));
     }
     match stop_reason {
         Some("refusal") => Err(AttemptError::new(

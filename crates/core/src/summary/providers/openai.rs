@@ -85,14 +85,7 @@ impl OpenAiSummarizer {
             .http
             .send(&self.url, self.headers(), &body, Protocol::OpenAi, request)
             .await?;
-        if let (Some(meter), Ok(value)) = (
-            request.usage,
-            serde_json::from_slice::<Value>(&response.body),
-        ) {
-            if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
-                meter.add(&SummaryUsage::from_openai(usage));
-            }
-        }
+        shared::meter_usage(request, &response.body, SummaryUsage::from_openai);
         parse_response(response.status, &response.body)
     }
 }
@@ -162,20 +155,10 @@ pub fn parse_response(status: u16, body: &[u8]) -> Result<String, AttemptError> 
         .and_then(Value::as_array)
         .and_then(|calls| calls.first())
     {
-        return Err(AttemptError::new(
-            ErrorCode::ToolCall,
-            format!(
-                "the model called the tool {} instead of writing the summary",
-                http::clip(
-                    call.pointer("/function/name")
-                        .and_then(Value::as_str)
-                        .unwrap_or("?"),
-                    60
-                )
-            ),
-            Retry::Yes,
-        )
-        .with_status(status));
+        return Err(shared::tool_call_error(
+            call.pointer("/function/name").and_then(Value::as_str),
+            status,
+        ));
     }
     let text = match message.get("content") {
         Some(Value::String(s)) => s.clone(),

@@ -31,8 +31,9 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::base::error::ErrorCode;
 use crate::model::message::{block_type, openai_tool_calls, role_of, tool_call_id, Role};
-use crate::summary::summarize::SharedRequest;
+use crate::summary::summarize::{AttemptError, Retry, SharedRequest, SummaryRequest, SummaryUsage};
 
 /// The most `cache_control` breakpoints the Messages API accepts in one request.
 pub const MAX_BREAKPOINTS: usize = 4;
@@ -41,6 +42,33 @@ pub const MAX_BREAKPOINTS: usize = 4;
 /// most 20 positions per breakpoint, counting the breakpoint itself as the first"): an entry 19
 /// blocks before the breakpoint is read, one 20 blocks before is not.
 pub const LOOKBACK_BLOCKS: usize = 20;
+
+/// The failed attempt of a reply that called a tool instead of writing the summary: a shared
+/// request keeps the loop's tools, so the model may. Retried, then the transcript request.
+pub fn tool_call_error(name: Option<&str>, status: u16) -> AttemptError {
+    AttemptError::new(
+        ErrorCode::ToolCall,
+        format!(
+            "the model called the tool {} instead of writing the summary",
+            super::http::clip(name.unwrap_or("?"), 60)
+        ),
+        Retry::Yes,
+    )
+    .with_status(status)
+}
+
+/// Adds the usage a response body reports to the request's meter, read by `read` (each
+/// provider's usage object mapped to [`SummaryUsage`]).
+pub fn meter_usage(request: &SummaryRequest<'_>, body: &[u8], read: fn(&Value) -> SummaryUsage) {
+    let Some(meter) = request.usage else {
+        return;
+    };
+    if let Ok(value) = serde_json::from_slice::<Value>(body) {
+        if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
+            meter.add(&read(usage));
+        }
+    }
+}
 
 /// Why the loop's request cannot be shared with this provider, or `Ok`.
 pub fn check_model(shared: &SharedRequest<'_>, model: &str) -> Result<(), String> {
