@@ -951,6 +951,22 @@ export interface CompactOptions {
    */
   summaryMaxChars?: number
   /**
+   * The budget, in tokens, of the user's own messages carried word for word into the summary
+   * (SPEC §4.12). A summary model restates what the user asked in its own words, and corrections
+   * or changes of mind get lost; so every user-authored text of the compacted messages (the text
+   * of user messages: not tool results, not the summaries and notices this library wrote) is
+   * appended to the summary under `## User messages (verbatim)`, oldest first, whoever wrote the
+   * summary (any provider, a `summarizer`, or beside Anthropic's compaction block). A later
+   * compaction carries them forward, earlier ones first.
+   *
+   * Over the budget (the whole section counts), the most recent messages are kept whole and the
+   * number left out is stated; when the most recent message alone is larger than the budget, its
+   * beginning and end are kept with a marker in between. The originals stay in the archive.
+   * `0` or `false` turns this off; `true` is the default.
+   * @default a quarter of the tail budget (`contextTokenLimit × tailRetentionRatio / 4`): 5 000 tokens at the defaults
+   */
+  userMessagesMaxTokens?: number | boolean
+  /**
    * Append the key information of the messages a compaction removes to
    * `<outputDir>/<sessionId>/extracted/{decisions,facts,preferences,runtime}.md` (SanBot):
    * decisions ("decided / chose / 决定 / 选择 / 确定"), facts (paths, projects, configuration),

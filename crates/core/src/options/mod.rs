@@ -383,6 +383,23 @@ impl CompactOptions {
                     )
                 })?;
         }
+        match field(&map, "userMessagesMaxTokens") {
+            None => {}
+            // `false` turns the verbatim user messages off, `true` is the default budget.
+            Some(Value::Bool(false)) => o.user_messages_max_tokens = Some(0),
+            Some(Value::Bool(true)) => o.user_messages_max_tokens = None,
+            Some(_) => {
+                o.user_messages_max_tokens = get_count(&map, "userMessagesMaxTokens")
+                    .map_err(|_| {
+                        wrong(
+                            "userMessagesMaxTokens",
+                            "a non-negative integer or a boolean",
+                            &map["userMessagesMaxTokens"],
+                        )
+                    })?
+                    .map(|v| v as usize)
+            }
+        }
         if let Some(name) = get_string(&map, "thinking")? {
             o.thinking = ThinkingPolicy::parse(&name).ok_or_else(|| {
                 ValidationError::argument(

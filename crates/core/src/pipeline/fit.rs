@@ -18,6 +18,8 @@ use crate::model::tokens;
 use crate::pipeline::options::CompactOptions;
 use crate::pipeline::outcome::Piece;
 use crate::plan::offload::{self, MessageCuts, Site};
+use crate::summary::sections;
+use crate::summary::user_messages::{refit_section, UserMessages};
 
 /// The shortening the fit step decided: the cuts of each kept message, by input index, in
 /// order. The index of a message here is its index in the offload archive.
@@ -83,6 +85,66 @@ pub(crate) fn fit(
         }
         reduce += estimator.raw_for(estimate - target);
         last_plan = plan;
+    }
+    fitting
+}
+
+/// When the fitted draft is still at or over the threshold, the user's messages carried in the
+/// summary (SPEC §4.12) give way: their section is fitted again into as many fewer tokens as
+/// the estimate is over (the most recent kept, the number left out said), down to nothing,
+/// and the draft fitted again. They are a convenience; the post-condition is a promise.
+pub(crate) fn user_messages_give_way(
+    messages: &[Value],
+    counts: &[usize],
+    draft: &mut Draft,
+    mut fitting: Fitting,
+    estimator: &Estimator,
+    stand_in: &str,
+    options: &CompactOptions,
+) -> Fitting {
+    const MAX_STEPS: usize = 4;
+    let before = draft
+        .sections_text_mut()
+        .and_then(|text| UserMessages::parse(text));
+    for step in 0..MAX_STEPS {
+        let estimate = estimator.after(fitting.tokens);
+        if estimate < estimator.threshold() {
+            break;
+        }
+        let Some(text) = draft.sections_text_mut() else {
+            break;
+        };
+        let Some(section) = sections::split(text).user_messages else {
+            break;
+        };
+        let current = tokens::count_text(options.encoding, section);
+        let over = estimator.raw_for(estimate + 1 - estimator.threshold());
+        // The last step leaves nothing of it.
+        let budget = if step + 1 == MAX_STEPS {
+            0
+        } else {
+            current.saturating_sub(over)
+        };
+        let Some(refitted) = refit_section(text, budget, options.encoding) else {
+            break;
+        };
+        *text = refitted;
+        fitting = fit(messages, counts, draft, estimator, stand_in, options);
+    }
+    if let Some(before) = before {
+        let after = draft
+            .sections_text_mut()
+            .and_then(|text| UserMessages::parse(text))
+            .unwrap_or_default();
+        let dropped = before.messages.len().saturating_sub(after.messages.len());
+        if after != before {
+            draft.warnings.push(format!(
+                "the user's messages carried in the summary were cut for the result to fit under the threshold: {} of {} kept{}",
+                after.messages.len(),
+                before.messages.len(),
+                if dropped == 0 { " (the latest shortened)" } else { "" }
+            ));
+        }
     }
     fitting
 }

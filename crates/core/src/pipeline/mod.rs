@@ -104,6 +104,8 @@ pub(crate) struct Draft {
     pub stripped: Vec<Stripped>,
     /// Why on-demand compaction was not used, when it was asked for.
     pub native_fallback: Option<summarize::NativeFallback>,
+    /// What the steps after the summary gave up to fit (the result's warnings).
+    pub warnings: Vec<String>,
 }
 
 pub(crate) enum Replacement {
@@ -249,6 +251,16 @@ impl Draft {
         kept
     }
 
+    /// The text that holds the sections the library appends to a summary ([`crate::summary::sections`]):
+    /// the summary's body, or the text beside a native compaction block.
+    pub fn sections_text_mut(&mut self) -> Option<&mut String> {
+        match &mut self.replacement {
+            Replacement::Summary(summary) => Some(&mut summary.body),
+            Replacement::Native(native) => Some(&mut native.ledger),
+            Replacement::Rewrite(_) => None,
+        }
+    }
+
     /// How the archive's messages are described in a warning.
     pub fn removed_what(&self) -> &'static str {
         match self.replacement {
@@ -391,6 +403,7 @@ async fn run(
                             replacement: Replacement::Native(native),
                             stripped: Vec::new(),
                             native_fallback: None,
+                            warnings: Vec::new(),
                         },
                         Steps {
                             messages,
@@ -424,6 +437,7 @@ async fn run(
                     replacement: Replacement::Summary(summarized),
                     stripped: Vec::new(),
                     native_fallback,
+                    warnings: Vec::new(),
                 },
                 Err((error, usage)) => {
                     let attempts = error.attempts;
@@ -445,6 +459,7 @@ async fn run(
             replacement: Replacement::Rewrite(rewrite),
             stripped: Vec::new(),
             native_fallback: None,
+            warnings: Vec::new(),
         },
     };
     let summarizer_used =
@@ -503,6 +518,15 @@ fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, Aborted> {
         messages,
         counts,
         &draft,
+        &measured.estimator,
+        &stand_in,
+        options,
+    );
+    let fitting = fit::user_messages_give_way(
+        messages,
+        counts,
+        &mut draft,
+        fitting,
         &measured.estimator,
         &stand_in,
         options,

@@ -156,6 +156,10 @@ pub struct CompactOptions {
     /// Where archives go when `outputDir` is an object-store URL (then `output_dir` is that
     /// URL, for messages), or the caller's own store (the binding's `archiveStore`).
     pub archive_store: Option<Arc<crate::archive::store::ArchiveStore>>,
+    /// The budget in tokens of the user's messages carried verbatim into a summary
+    /// (`userMessagesMaxTokens`, SPEC §4.12); `Some(0)` turns them off. Default (`None`): a
+    /// quarter of the tail budget, 5 000 tokens at the defaults.
+    pub user_messages_max_tokens: Option<usize>,
 }
 
 impl Default for CompactOptions {
@@ -200,6 +204,7 @@ impl Default for CompactOptions {
             native_compaction: None,
             compaction_unavailable_models: Vec::new(),
             archive_store: None,
+            user_messages_max_tokens: None,
         }
     }
 }
@@ -277,6 +282,14 @@ impl CompactOptions {
     pub fn tail_retention_tokens(&self) -> usize {
         self.target_tokens
             .unwrap_or_else(|| token_budget(self.context_token_limit, self.tail_retention_ratio))
+    }
+
+    /// The budget of the user's messages carried verbatim into a summary: the option, else a
+    /// quarter of the tail budget (the tail is what the agent keeps word for word; its own
+    /// words from before are worth a fraction of that). 0: none are carried.
+    pub fn user_messages_budget(&self) -> usize {
+        self.user_messages_max_tokens
+            .unwrap_or_else(|| self.tail_retention_tokens() / 4)
     }
 
     /// The tail rules of the options.

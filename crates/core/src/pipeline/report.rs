@@ -160,6 +160,7 @@ impl<'a> Reporter<'a> {
         let threshold = estimator.threshold();
 
         let mut warnings = archived.warnings;
+        warnings.extend(draft.warnings.iter().cloned());
         let mut outcome = self.skipped(None);
         if let Replacement::Summary(summary) = &draft.replacement {
             warnings.extend(summary.warnings.iter().cloned());

@@ -299,11 +299,13 @@ impl Ledger {
     }
 
     /// Reads back the ledger section of a summary written by [`Ledger::render`].
+    /// The ledger is the section of that header ([`super::sections`]), so a header quoted
+    /// inside the user's messages or a file's content is not read as one.
     pub fn parse(summary: &str) -> Option<Ledger> {
-        let start = summary.find(LEDGER_HEADER)?;
+        let section = super::sections::split(summary).ledger?;
         let mut ledger = Ledger::default();
         let mut current: Option<usize> = None;
-        for line in summary[start + LEDGER_HEADER.len()..].lines() {
+        for line in section[LEDGER_HEADER.len()..].lines() {
             if line.starts_with("## ") {
                 break;
             }
