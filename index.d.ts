@@ -411,7 +411,7 @@ export interface BedrockContentBlock {
  * An Amazon Bedrock Converse message (`Message` of `@aws-sdk/client-bedrock-runtime`, the
  * `messages` of `ConverseCommand`). The system prompt is Converse's top-level `system`, not a
  * message. The summary is written as `{ role: 'user', content: [{ text }] }`, followed by an
- * assistant acknowledgement (`'Understood; continuing from the summary.'`) when the next kept
+ * assistant acknowledgement (`'[context-compact] Understood; continuing from the summary.'`: every message the library adds starts with `[context-compact]`) when the next kept
  * message is a user message, since Converse requires the roles to alternate.
  */
 export interface BedrockMessage {
@@ -967,6 +967,30 @@ export interface CompactOptions {
    */
   userMessagesMaxTokens?: number | boolean
   /**
+   * Show the current content of the files the agent worked on most recently right after the
+   * summary (SPEC §4.12), so that it does not have to read each of them again after a compaction
+   * (Claude Code attaches its 5 most recently read files the same way):
+   * - which files: those the tool calls touched (read, created, modified, as the ledger reads
+   *   them), last touched first; not a file deleted last, and not one whose whole content is
+   *   already visible in the kept messages (a whole read or write in the tail);
+   * - their content: from your `read(path)` (your loop's own file access, sync or async, the
+   *   text or `null`; the library never reads the disk itself), or, without `read`, from the
+   *   conversation: the file's latest full content there (a whole read's result, a whole
+   *   write's content), only when no later edit touched it;
+   * - each is cut to `maxTokensPerFile` (its beginning kept, a marker saying how many lines are
+   *   not shown), all within `maxTokens`;
+   * - they are part of the summary message (under `## Current file contents`), so the list stays
+   *   valid in every format, and `restoreMessages` removes them with the summary. The result with
+   *   them stays within the room the fit step keeps below the threshold and smaller than the
+   *   input: files are dropped, least recent first, until it does. `result.rehydrated` lists
+   *   what is shown.
+   *
+   * `true` is `{}` (from the conversation, default budgets).
+   * @default undefined (off: the files cost up to `maxTokens` after every compaction, tokens the
+   * agent may not need; turn it on when your agent edits files)
+   */
+  rehydrate?: RehydrateOptions | boolean
+  /**
    * Append the key information of the messages a compaction removes to
    * `<outputDir>/<sessionId>/extracted/{decisions,facts,preferences,runtime}.md` (SanBot):
    * decisions ("decided / chose / 决定 / 选择 / 确定"), facts (paths, projects, configuration),
@@ -1376,8 +1400,49 @@ export interface CompactResult<M extends AnyMessage = Message> {
   summaryUsage: SummaryUsage | null
   /** Which request wrote the summary (see `summaryRequest`); `null` when none was asked for. */
   summaryRequest: 'shared' | 'transcript' | null
+  /** The files whose current content follows the summary (`rehydrate`), last touched first; `[]` for none. */
+  rehydrated: RehydratedFile[]
   /** Custom strategies only: the mark map `compress` returned (`null` when it was not valid). */
   markMap?: MessageMarkMap | null
+}
+
+/** Your loop's own file access for `rehydrate`: the text of the file, or `null` (or `undefined`) when there is none. */
+export type ReadFile = (path: string) => string | null | undefined | Promise<string | null | undefined>
+
+/** The `rehydrate` option: which files are shown after a summary, and how much of them. */
+export interface RehydrateOptions {
+  /**
+   * Reads a file as your loop sees it now. A rejection or a value that is not a string or `null`
+   * is reported in `result.warnings` and the file is not shown.
+   * @default undefined (the content comes from the conversation)
+   */
+  read?: ReadFile
+  /**
+   * At most this many files.
+   * @default 5
+   */
+  maxFiles?: number
+  /**
+   * Each file is cut to this many tokens (its beginning kept).
+   * @default 5000
+   */
+  maxTokensPerFile?: number
+  /**
+   * All files together.
+   * @default 50000
+   */
+  maxTokens?: number
+}
+
+/** One file shown after the summary (`result.rehydrated`). */
+export interface RehydratedFile {
+  path: string
+  /** Tokens of its entry in the summary message. */
+  tokens: number
+  /** Whether it was cut to `maxTokensPerFile` (or to what was left of `maxTokens`). */
+  cut: boolean
+  /** Where its content came from: your `read`, or the conversation. */
+  source: 'read' | 'conversation'
 }
 
 /**

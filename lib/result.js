@@ -96,6 +96,7 @@ function buildResult(messages, outcome) {
     compactionUnavailable: outcome.compactionUnavailable ?? null,
     summaryUsage: outcome.summaryUsage ?? null,
     summaryRequest: outcome.summaryRequest ?? null,
+    rehydrated: outcome.rehydrated ?? [],
   }
   if (!outcome.compacted) {
     return {

@@ -14,6 +14,7 @@ use context_compact_core::archive;
 use context_compact_core::formats::{self, Format, Input};
 use context_compact_core::model::tokens;
 use context_compact_core::pipeline::compact::{self, CompactOptions, CompactOutcome, Piece};
+use context_compact_core::pipeline::rehydrate::FileReader;
 use context_compact_core::pipeline::{self, BeforeCompactInfo, CompactHooks, Confirmation};
 use context_compact_core::summary::prompt;
 use context_compact_core::summary::providers::{self};
@@ -62,6 +63,32 @@ pub struct SummarizeCall {
 pub(crate) type JsSummarizerFn =
     ThreadsafeFunction<SummarizeCall, Promise<String>, SummarizeCall, Status, false>;
 pub(crate) type JsEventFn = ThreadsafeFunction<String, (), String, Status, false>;
+/// The JS `rehydrate.read(path)`, wrapped by the JS layer so that it resolves with a string or
+/// null (and rejects on anything else).
+pub(crate) type JsReadFn =
+    ThreadsafeFunction<String, Promise<Option<String>>, String, Status, false>;
+
+/// The caller's `rehydrate.read` behind the core's `FileReader`: the loop's own file access.
+struct JsFileReader {
+    callback: JsReadFn,
+}
+
+impl FileReader for JsFileReader {
+    fn read<'a>(
+        &'a self,
+        path: &'a str,
+    ) -> BoxFuture<'a, std::result::Result<Option<String>, String>> {
+        let path = path.to_string();
+        Box::pin(async move {
+            let promise = self
+                .callback
+                .call_async_catch(path)
+                .await
+                .map_err(|e| e.reason.clone())?;
+            promise.await.map_err(|e| e.reason.clone())
+        })
+    }
+}
 
 pub(crate) struct JsSummarizer {
     callback: JsSummarizerFn,
@@ -285,6 +312,7 @@ pub(crate) fn outcome_json(outcome: &CompactOutcome, format: Format) -> Value {
         "compactionUnavailable": outcome.native_unavailable,
         "summaryUsage": outcome.summary_usage,
         "summaryRequest": outcome.summary_request,
+        "rehydrated": outcome.rehydrated,
         "format": format.name(),
     })
 }
@@ -305,10 +333,14 @@ pub async fn compact_json(
     calibration_json: Option<String>,
     on_log: Option<logging::JsLogFn>,
     on_before_compact: Option<JsBeforeCompactFn>,
+    on_read: Option<JsReadFn>,
 ) -> Result<String> {
     let work = async move {
         let (mut options, raw_options) = parse_options_and_value(options_json)?;
         options.calibration = parse_calibration(calibration_json)?;
+        if let (Some(read), Some(rehydrate)) = (on_read, options.rehydrate.as_mut()) {
+            rehydrate.reader = Some(std::sync::Arc::new(JsFileReader { callback: read }));
+        }
         let input = parse_input(messages, options.format)?;
         input.adjust(&mut options);
         // The caller's counts are per item; the pipeline works on the view's messages.

@@ -68,8 +68,7 @@ pub(crate) fn fit(
     if sites.is_empty() {
         return fitting;
     }
-    let room = (options.tail_retention_tokens() as u64).min(threshold / 2);
-    let target = threshold - room;
+    let target = target(estimator, options);
     let mut reduce = estimator.raw_for(estimate - target);
     let mut last_plan = Vec::new();
     for _ in 0..MAX_REFITS {
@@ -149,8 +148,17 @@ pub(crate) fn user_messages_give_way(
     fitting
 }
 
+/// The estimate a fitted result aims at: the threshold less room for the next turns
+/// (`tailRetentionTokens`, at most half the threshold), so the very next turn does not compact
+/// again.
+pub(crate) fn target(estimator: &Estimator, options: &CompactOptions) -> u64 {
+    let threshold = estimator.threshold();
+    let room = (options.tail_retention_tokens() as u64).min(threshold / 2);
+    threshold - room
+}
+
 /// Raw tokens of the messages of `draft` with `fitting` applied.
-fn draft_tokens(
+pub(crate) fn draft_tokens(
     messages: &[Value],
     counts: &[usize],
     draft: &Draft,

@@ -26,6 +26,7 @@ pub mod options;
 pub mod outcome;
 pub mod plan;
 pub mod record;
+pub mod rehydrate;
 pub mod report;
 pub mod summarize;
 
@@ -106,6 +107,9 @@ pub(crate) struct Draft {
     pub native_fallback: Option<summarize::NativeFallback>,
     /// What the steps after the summary gave up to fit (the result's warnings).
     pub warnings: Vec<String>,
+    /// The current content of the files worked on, after the summary ([`rehydrate`]); empty
+    /// for none.
+    pub rehydrated: String,
 }
 
 pub(crate) enum Replacement {
@@ -154,6 +158,10 @@ impl Draft {
                 )
             }
         };
+        if !self.rehydrated.is_empty() {
+            text.push_str("\n\n");
+            text.push_str(&self.rehydrated);
+        }
         let tail: Vec<(usize, bool)> = self
             .stripped_after_region()
             .map(|s| (s.index - self.region.end, s.message.is_none()))
@@ -396,14 +404,20 @@ async fn run(
                 summarize::summarize_natively(messages, partition, options, cancel, observer)
                     .await?;
             let native_fallback = match native {
-                Some(Ok(native)) => {
-                    return finish(
+                Some(Ok(native)) => Ok(native),
+                Some(Err(fallback)) => Err(Some(fallback)),
+                None => Err(None),
+            };
+            let native_fallback = match native_fallback {
+                Ok(native) => {
+                    return finish_after_rehydrating(
                         Draft {
                             region: native.region.clone(),
                             replacement: Replacement::Native(native),
                             stripped: Vec::new(),
                             native_fallback: None,
                             warnings: Vec::new(),
+                            rehydrated: String::new(),
                         },
                         Steps {
                             messages,
@@ -413,11 +427,13 @@ async fn run(
                             report: &report,
                             planned,
                             summarizer: None,
+                            gathered: rehydrate::Gathered::default(),
                         },
-                    );
+                        cancel,
+                    )
+                    .await;
                 }
-                Some(Err(fallback)) => Some(fallback),
-                None => None,
+                Err(fallback) => fallback,
             };
             let summarized = summarize::summarize(
                 messages,
@@ -438,6 +454,7 @@ async fn run(
                     stripped: Vec::new(),
                     native_fallback,
                     warnings: Vec::new(),
+                    rehydrated: String::new(),
                 },
                 Err((error, usage)) => {
                     let attempts = error.attempts;
@@ -460,11 +477,12 @@ async fn run(
             stripped: Vec::new(),
             native_fallback: None,
             warnings: Vec::new(),
+            rehydrated: String::new(),
         },
     };
     let summarizer_used =
         matches!(draft.replacement, Replacement::Summary(_)).then_some(summarizer);
-    finish(
+    finish_after_rehydrating(
         draft,
         Steps {
             messages,
@@ -474,8 +492,29 @@ async fn run(
             report: &report,
             planned,
             summarizer: summarizer_used,
+            gathered: rehydrate::Gathered::default(),
         },
+        cancel,
     )
+    .await
+}
+
+/// [`finish`], after gathering the files to show after a summary (`rehydrate`, which may call
+/// the caller's `read`).
+async fn finish_after_rehydrating(
+    draft: Draft,
+    mut steps: Steps<'_>,
+    cancel: &CancellationToken,
+) -> Result<CompactOutcome, Aborted> {
+    let summary = matches!(
+        draft.replacement,
+        Replacement::Summary(_) | Replacement::Native(_)
+    );
+    if let (Some(rehydrate), true) = (&steps.options.rehydrate, summary) {
+        steps.gathered =
+            rehydrate::gather(steps.messages, draft.region.clone(), rehydrate, cancel).await?;
+    }
+    finish(draft, steps)
 }
 
 /// What the steps after the summary need.
@@ -487,6 +526,8 @@ struct Steps<'a> {
     report: &'a report::Reporter<'a>,
     planned: report::Planned,
     summarizer: Option<&'a dyn Summarizer>,
+    /// The files to show after the summary.
+    gathered: rehydrate::Gathered,
 }
 
 /// The steps after the summary: the thinking policy for the kept turns, fit, archive, assemble
@@ -500,6 +541,7 @@ fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, Aborted> {
         report,
         planned,
         summarizer,
+        gathered,
     } = steps;
     let stand_in = stand_in_archive_path(options);
 
@@ -522,7 +564,7 @@ fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, Aborted> {
         &stand_in,
         options,
     );
-    let fitting = fit::user_messages_give_way(
+    let mut fitting = fit::user_messages_give_way(
         messages,
         counts,
         &mut draft,
@@ -534,6 +576,19 @@ fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, Aborted> {
     if let Some(error) = report.grows(&fitting) {
         return Ok(report.failed(error, &planned));
     }
+    // The files worked on, after the summary, as many as the result holds.
+    let rehydrated = rehydrate::attach(
+        messages,
+        counts,
+        &mut draft,
+        &mut fitting,
+        &gathered,
+        &measured.estimator,
+        &stand_in,
+        options,
+        report.original_tokens(),
+    );
+    draft.warnings.extend(gathered.warnings);
 
     // 5. archive
     let archived = match archive::archive(messages, &draft, &fitting, options) {
@@ -560,6 +615,7 @@ fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, Aborted> {
         archived,
         planned,
         summarizer,
+        rehydrated,
     }))
 }
 

@@ -160,6 +160,10 @@ pub struct CompactOptions {
     /// (`userMessagesMaxTokens`, SPEC §4.12); `Some(0)` turns them off. Default (`None`): a
     /// quarter of the tail budget, 5 000 tokens at the defaults.
     pub user_messages_max_tokens: Option<usize>,
+    /// Show the current content of the files worked on most recently after the summary
+    /// (`rehydrate`, SPEC §4.12). Default off: it costs up to `max_tokens` after every
+    /// compaction.
+    pub rehydrate: Option<crate::pipeline::rehydrate::Rehydrate>,
 }
 
 impl Default for CompactOptions {
@@ -205,6 +209,7 @@ impl Default for CompactOptions {
             compaction_unavailable_models: Vec::new(),
             archive_store: None,
             user_messages_max_tokens: None,
+            rehydrate: None,
         }
     }
 }

@@ -142,6 +142,8 @@ pub struct CompactOutcome {
     /// Which request wrote the summary that was used (`result.summaryRequest`); `None` when
     /// no summary request was made.
     pub summary_request: Option<SummaryRequestKind>,
+    /// The files whose current content follows the summary (`rehydrate`), last touched first.
+    pub rehydrated: Vec<crate::pipeline::rehydrate::RehydratedFile>,
 }
 
 /// One change to a kept message.
@@ -196,6 +198,7 @@ impl CompactOutcome {
             native_unavailable: None,
             summary_usage: None,
             summary_request: None,
+            rehydrated: Vec::new(),
         }
     }
 }
