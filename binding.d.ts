@@ -113,6 +113,13 @@ export declare function preloadEncoding(encoding?: string | undefined | null): v
 export declare function pruneArchivesJson(outputDir: string, olderThanDays?: number | undefined | null, sessionId?: string | undefined | null, storeJson?: string | undefined | null): Promise<string>
 
 /**
+ * The recall tool's answer (`createRecallTool`): a range of an archive, or the passages of the
+ * session's archives that match a query, as text within `max_tokens`. The agent's input never
+ * makes this reject: what is wrong with it is said in the text.
+ */
+export declare function recallJson(outputDir: string, sessionId: string, inputJson: string, maxTokens: number, storeJson?: string | undefined | null): Promise<string>
+
+/**
  * Records a compaction a custom JS strategy made (the pipeline records its own): the audit line
  * and, with `extractMemory`, the key information of the removed messages. `record_json` holds
  * `{archivePath, stats, tokens, threshold, error, warnings}`. Resolves with

@@ -853,6 +853,7 @@ module.exports.partitionJson = nativeBinding.partitionJson
 module.exports.persistMessagesJson = nativeBinding.persistMessagesJson
 module.exports.preloadEncoding = nativeBinding.preloadEncoding
 module.exports.pruneArchivesJson = nativeBinding.pruneArchivesJson
+module.exports.recallJson = nativeBinding.recallJson
 module.exports.recordCustomCompactionJson = nativeBinding.recordCustomCompactionJson
 module.exports.registerArchiveStore = nativeBinding.registerArchiveStore
 module.exports.releaseArchiveStore = nativeBinding.releaseArchiveStore

@@ -2044,3 +2044,111 @@ export declare class Compactor {
  * }
  */
 export declare function isContextOverflow(error: unknown): boolean
+
+/** The input of the recall tool, as the model gives it. */
+export interface RecallInput {
+  /** An archive file name, as a summary's `Recall: archive=… from=… to=…` line names it (a path ending in it is accepted). */
+  archive?: string
+  /** The first message to read (inclusive). @default 0 */
+  from?: number
+  /** The message after the last one to read (exclusive). @default the end of the archive */
+  to?: number
+  /** Words or a phrase to search the archived messages for (case-insensitive for ASCII letters). */
+  query?: string
+}
+
+/** The JSON schema of {@link RecallInput} (a type alias, so the SDKs' schema types with an index signature accept it). */
+export type RecallInputSchema = {
+  type: 'object'
+  properties: Record<'archive' | 'from' | 'to' | 'query', { type: string; description: string; minimum?: number }>
+  additionalProperties: false
+}
+
+/** The formats whose tool shape `createRecallTool` writes its `definition` in. */
+export type RecallToolFormat = 'anthropic' | 'openai' | 'openai-chat' | 'openai-responses' | 'responses' | 'ai-sdk' | 'gemini' | 'bedrock' | 'langchain'
+
+/** The tool in each API's own tool shape. */
+export interface RecallToolDefinitions {
+  /** Anthropic Messages `tools[]`. */
+  anthropic: { name: string; description: string; input_schema: RecallInputSchema }
+  /** OpenAI Chat Completions `tools[]` (also LangChain's `bindTools`). */
+  openai: { type: 'function'; function: { name: string; description: string; parameters: RecallInputSchema } }
+  'openai-chat': RecallToolDefinitions['openai']
+  langchain: RecallToolDefinitions['openai']
+  /** OpenAI Responses `tools[]`. */
+  'openai-responses': { type: 'function'; name: string; description: string; parameters: RecallInputSchema; strict: false }
+  responses: RecallToolDefinitions['openai-responses']
+  /** A Vercel AI SDK tool (`tools: { [name]: definition }`): the SDK's JSON-schema wrapper and `execute`. */
+  'ai-sdk': { description: string; inputSchema: unknown; execute: (input: RecallInput) => Promise<string> }
+  /** A Gemini `Tool` (`config.tools[]`). */
+  gemini: { functionDeclarations: Array<{ name: string; description: string; parametersJsonSchema: RecallInputSchema }> }
+  /** A Bedrock Converse `toolConfig.tools[]` entry. */
+  bedrock: { toolSpec: { name: string; description: string; inputSchema: { json: RecallInputSchema } } }
+}
+
+/** Where the recall tool reads, and how much it answers. */
+export interface RecallToolOptions<F extends RecallToolFormat = 'anthropic'> {
+  /**
+   * The archives' location, as the compactions were given it: a directory or an object-store URL.
+   * @default './.context-compact'
+   */
+  outputDir?: string
+  /**
+   * The session whose archives are read.
+   * @default 'default'
+   */
+  sessionId?: string
+  /** Your own store, as passed to the compactions (see {@link ArchiveStore}). */
+  archiveStore?: ArchiveStore
+  /** object_store configuration of an object-store `outputDir`. */
+  storeOptions?: Record<string, string>
+  /**
+   * The tool list's format: which shape `definition` takes.
+   * @default 'anthropic'
+   */
+  format?: F
+  /**
+   * The most tokens one answer takes (o200k_base): a longer range says where it stopped and how to
+   * ask for the rest; a longer search says how many matches were not shown.
+   * @default 8000
+   */
+  maxTokens?: number
+  /**
+   * The tool's name.
+   * @default 'recall'
+   */
+  name?: string
+}
+
+/** The recall tool: put `definition` in your tool list; call `run` with the model's input. */
+export interface RecallTool<F extends RecallToolFormat = 'anthropic'> {
+  name: string
+  description: string
+  inputSchema: RecallInputSchema
+  definition: RecallToolDefinitions[F]
+  /**
+   * The text the agent reads: the messages of a range, rendered readably (roles, text, tool calls
+   * with their inputs, tool results), or the passages that match a query, newest archive first,
+   * each with the `archive`/`from`/`to` that reads its whole message. Takes the input object or
+   * its JSON text (OpenAI's `arguments`). Never rejects: an unknown archive, a range out of
+   * bounds, an empty query or an unreadable store is answered with a message saying what is
+   * wrong and what exists.
+   */
+  run(input: RecallInput | string | null | undefined): Promise<string>
+}
+
+/**
+ * A tool that lets the agent read back the originals a compaction archived (SPEC §4.12): a
+ * summary drops details, the archive keeps them. Each summary ends with a line per compacted range
+ * in the form the tool takes (`Recall: archive=compact-…-3.json from=0 to=120`), so the agent can
+ * ask for exactly those messages, or search every archive of the session with a query. Invalid
+ * options throw a `TypeError` naming the option.
+ *
+ * ```ts
+ * const recall = createRecallTool({ outputDir, sessionId })
+ * const response = await client.messages.create({ …, tools: [...tools, recall.definition] })
+ * // for a tool_use named recall.name:
+ * results.push({ type: 'tool_result', tool_use_id: block.id, content: await recall.run(block.input) })
+ * ```
+ */
+export declare function createRecallTool<F extends RecallToolFormat = 'anthropic'>(options?: RecallToolOptions<F>): RecallTool<F>

@@ -28,5 +28,6 @@ export const {
   createMarkMap,
   Compactor,
   isContextOverflow,
+  createRecallTool,
 } = api
 export default api

@@ -185,6 +185,7 @@ pub fn render_summary_prompt_json(
         let limits = match max_tool_result_chars {
             Some(chars) if chars.is_finite() && chars >= 0.0 => prompt::RenderLimits {
                 max_tool_result_chars: chars as usize,
+                ..prompt::RenderLimits::default()
             },
             _ => prompt::RenderLimits::default(),
         };

@@ -30,6 +30,7 @@ use crate::base::error::ValidationError;
 mod audit;
 mod history;
 pub mod memory;
+pub mod recall;
 pub mod store;
 
 pub(crate) use audit::{append, Records};
@@ -38,7 +39,7 @@ pub use history::{
     list_archives, prune_archives, restore_messages, restore_messages_with_defaults, ArchiveInfo,
     HistoryError, PruneOptions, PruneReport, Restored, DEFAULT_RETENTION_DAYS,
 };
-pub(crate) use history::{open_no_follow, restore_from, ArchiveSource};
+pub(crate) use history::{open_no_follow, restore_from, ArchiveSource, DirSource};
 
 /// The default archive directory, relative to the working directory.
 pub const DEFAULT_OUTPUT_DIR: &str = "./.context-compact";

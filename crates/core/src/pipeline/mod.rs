@@ -49,6 +49,7 @@ use crate::summary::summarize::{AttemptObserver, BoxFuture, Summarizer};
 use self::assemble::ArchiveRefs;
 use self::plan::Plan;
 use crate::model::added;
+use crate::summary::sections;
 
 pub use self::summarize::MAX_ROUNDS;
 
@@ -110,6 +111,8 @@ pub(crate) struct Draft {
     /// The current content of the files worked on, after the summary ([`rehydrate`]); empty
     /// for none.
     pub rehydrated: String,
+    /// Which recall lines the summary carries (all, unless a tight window needs their tokens).
+    pub recall: sections::RecallLines,
 }
 
 pub(crate) enum Replacement {
@@ -158,6 +161,15 @@ impl Draft {
                 )
             }
         };
+        if !matches!(self.replacement, Replacement::Rewrite(_)) {
+            // Where each compacted range is, in the form the recall tool takes.
+            let recall =
+                sections::recall_section(&messages[self.region.clone()], archive, self.recall);
+            if !recall.is_empty() {
+                text.push_str("\n\n");
+                text.push_str(&recall);
+            }
+        }
         if !self.rehydrated.is_empty() {
             text.push_str("\n\n");
             text.push_str(&self.rehydrated);
@@ -418,6 +430,7 @@ async fn run(
                             native_fallback: None,
                             warnings: Vec::new(),
                             rehydrated: String::new(),
+                            recall: sections::RecallLines::All,
                         },
                         Steps {
                             messages,
@@ -455,6 +468,7 @@ async fn run(
                     native_fallback,
                     warnings: Vec::new(),
                     rehydrated: String::new(),
+                    recall: sections::RecallLines::All,
                 },
                 Err((error, usage)) => {
                     let attempts = error.attempts;
@@ -478,6 +492,7 @@ async fn run(
             native_fallback: None,
             warnings: Vec::new(),
             rehydrated: String::new(),
+            recall: sections::RecallLines::All,
         },
     };
     let summarizer_used =
@@ -564,7 +579,7 @@ fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, Aborted> {
         &stand_in,
         options,
     );
-    let mut fitting = fit::user_messages_give_way(
+    let mut fitting = fit::sections_give_way(
         messages,
         counts,
         &mut draft,
@@ -572,6 +587,7 @@ fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, Aborted> {
         &measured.estimator,
         &stand_in,
         options,
+        report.original_tokens(),
     );
     if let Some(error) = report.grows(&fitting) {
         return Ok(report.failed(error, &planned));

@@ -769,6 +769,7 @@ fn plan_chunks(middle: &[Value], budget_chars: Option<usize>) -> Vec<Chunk> {
     }
     let short = RenderLimits {
         max_tool_result_chars: SHORTENED_TOOL_RESULT_CHARS,
+        ..RenderLimits::default()
     };
     let sizes: Vec<usize> = middle
         .iter()

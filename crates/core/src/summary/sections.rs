@@ -9,6 +9,9 @@
 //! text is the user's or a file's ([`entry_header`]) say how many characters each entry holds,
 //! so nothing inside them is ever taken for a header.
 
+use serde_json::Value;
+
+use crate::model::added;
 use crate::summary::ledger::LEDGER_HEADER;
 
 /// The header of the user's messages, carried verbatim.
@@ -110,6 +113,85 @@ pub fn split(text: &str) -> Sections<'_> {
         }
     }
     sections
+}
+
+/// How a recall line starts: `Recall: archive=<file name> from=<first> to=<past the last>`, the
+/// form the recall tool (`createRecallTool`) takes.
+pub const RECALL_LINE: &str = "Recall: ";
+
+/// The recall line of messages `from..to` of an archive (`to` exclusive; without a range, the
+/// whole archive).
+pub fn recall_line(archive: &str, range: Option<(usize, usize)>) -> String {
+    let name = archive.rsplit(['/', '\\']).next().unwrap_or(archive).trim();
+    match range {
+        Some((from, to)) => format!("{RECALL_LINE}archive={name} from={from} to={to}"),
+        None => format!("{RECALL_LINE}archive={name}"),
+    }
+}
+
+/// How much of the recall section a summary carries: all of it, only this compaction's line (the
+/// earlier ones give way when a tight window needs their tokens), or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RecallLines {
+    #[default]
+    All,
+    Current,
+    None,
+}
+
+/// The most recall lines of earlier compactions a summary carries (the most recent ones); the
+/// recall tool lists every archive anyway.
+const MAX_EARLIER_RECALL_LINES: usize = 20;
+
+/// The recall section of a summary that replaces `region` and names `archive` (where `region`
+/// is archived, as it is): the recall lines of the summaries and notices inside the region
+/// first (earlier compactions; one naming no lines stands for its whole archive), then this
+/// compaction's, so the agent can ask for exactly the range it needs. Empty when there is
+/// nothing to name.
+pub fn recall_section(region: &[Value], archive: Option<&str>, lines_kept: RecallLines) -> String {
+    let mut earlier: Vec<String> = Vec::new();
+    if lines_kept == RecallLines::All {
+        for message in region.iter().filter(|m| added::is_summary_message(m)) {
+            let carried: Vec<String> = added::summary_body(message)
+                .and_then(|body| split(body).recall)
+                .map(|section| {
+                    section
+                        .lines()
+                        .filter(|line| line.starts_with(RECALL_LINE))
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default();
+            if carried.is_empty() {
+                earlier.extend(added::summary_archive(message).map(|path| recall_line(path, None)));
+            }
+            earlier.extend(carried);
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    earlier.retain(|line| seen.insert(line.clone()));
+    let left_out = earlier.len().saturating_sub(MAX_EARLIER_RECALL_LINES);
+    let mut lines: Vec<String> = earlier.split_off(left_out);
+    if lines_kept != RecallLines::None {
+        lines.extend(archive.map(|path| recall_line(path, Some((0, region.len())))));
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "{RECALL_HEADER}\nThe originals, for the recall tool (to is exclusive; or search them with a query):"
+    );
+    if left_out > 0 {
+        out.push_str(&format!(
+            "\n({left_out} earlier archive{} not listed; the recall tool lists them all.)",
+            if left_out == 1 { "" } else { "s" }
+        ));
+    }
+    for line in lines {
+        out.push('\n');
+        out.push_str(&line);
+    }
+    out
 }
 
 /// The header line of one entry of a section of user or file text: `[label · N characters]`,
@@ -259,6 +341,58 @@ mod tests {
             )
         );
         assert_eq!(sections.files, None);
+    }
+
+    #[test]
+    fn recall_lines_carry_the_earlier_compactions_first() {
+        use serde_json::json;
+        let earlier_body = format!(
+            "## Goal\nx\n\n{}",
+            recall_section(
+                &[json!({"role": "user", "content": "a"})],
+                Some("/d/s/compact-20260101T000000Z-1.json"),
+                RecallLines::All
+            )
+        );
+        let earlier = json!({"role": "user", "content": added::summary_message_text(
+            1, Some("/d/s/compact-20260101T000000Z-1.json"), &earlier_body)});
+        let old_style = json!({"role": "user", "content": added::notice_header(
+            3, "removed by the keep-recent strategy", 0, Some("C:\\d\\s\\compact-20260101T000000Z-2.json"))});
+        let region = vec![
+            old_style,
+            earlier,
+            json!({"role": "user", "content": "more"}),
+        ];
+        let archive = Some("s3://b/s/compact-20260101T000000Z-3.json");
+        let section = recall_section(&region, archive, RecallLines::All);
+        let lines: Vec<&str> = section
+            .lines()
+            .filter(|l| l.starts_with(RECALL_LINE))
+            .collect();
+        assert_eq!(
+            lines,
+            vec![
+                "Recall: archive=compact-20260101T000000Z-2.json",
+                "Recall: archive=compact-20260101T000000Z-1.json from=0 to=1",
+                "Recall: archive=compact-20260101T000000Z-3.json from=0 to=3",
+            ]
+        );
+        assert_eq!(split(&section).recall, Some(section.as_str()));
+        assert_eq!(recall_section(&region[2..], None, RecallLines::All), "");
+        // Giving way: this compaction's line only, then nothing.
+        let current = recall_section(&region, archive, RecallLines::Current);
+        assert_eq!(
+            current.lines().last(),
+            Some("Recall: archive=compact-20260101T000000Z-3.json from=0 to=3")
+        );
+        assert_eq!(
+            current
+                .lines()
+                .filter(|l| l.starts_with(RECALL_LINE))
+                .count(),
+            1
+        );
+        assert_eq!(recall_section(&region, archive, RecallLines::None), "");
     }
 
     #[test]

@@ -93,20 +93,29 @@ impl UserMessages {
     pub fn fit(self, max_tokens: usize, encoding: Encoding) -> Option<UserMessages> {
         let total = self.messages.len();
         let earlier_left_out = self.left_out;
-        // The frame: header, the line of introduction, the count of what was left out.
-        let frame = UserMessages {
-            messages: Vec::new(),
-            left_out: earlier_left_out + total.max(1),
-        };
-        let mut used = tokens::count_text(encoding, &frame.render(max_tokens));
-        if used >= max_tokens {
-            return None;
-        }
         let entry_cost = |message: &Carried| {
             let header = entry_header(LABEL, message.text.chars().count(), None);
             // The header and the blank line before it, and the note of a shortened message.
             tokens::count_text(encoding, &header) + 8 + tokens::count_text(encoding, &message.text)
         };
+        // The frame: header and the line of introduction, and, when something is left out, the
+        // line that says how much.
+        let frame = |left_out: usize| {
+            let frame = UserMessages {
+                messages: Vec::new(),
+                left_out,
+            };
+            tokens::count_text(encoding, &frame.render(max_tokens))
+        };
+        if earlier_left_out == 0
+            && frame(0) + self.messages.iter().map(entry_cost).sum::<usize>() <= max_tokens
+        {
+            return Some(self);
+        }
+        let mut used = frame(earlier_left_out + total.max(1));
+        if used >= max_tokens {
+            return None;
+        }
         let mut kept: Vec<Carried> = Vec::new();
         for message in self.messages.into_iter().rev() {
             let cost = entry_cost(&message);
