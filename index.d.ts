@@ -411,7 +411,7 @@ export interface BedrockContentBlock {
  * An Amazon Bedrock Converse message (`Message` of `@aws-sdk/client-bedrock-runtime`, the
  * `messages` of `ConverseCommand`). The system prompt is Converse's top-level `system`, not a
  * message. The summary is written as `{ role: 'user', content: [{ text }] }`, followed by an
- * assistant acknowledgement (`'Understood; continuing from the summary.'`) when the next kept
+ * assistant acknowledgement (`'[context-compact] Understood; continuing from the summary.'`: every message the library adds starts with `[context-compact]`) when the next kept
  * message is a user message, since Converse requires the roles to alternate.
  */
 export interface BedrockMessage {
@@ -980,6 +980,46 @@ export interface CompactOptions {
    */
   summaryMaxChars?: number
   /**
+   * The budget, in tokens, of the user's own messages carried word for word into the summary
+   * (SPEC §4.12). A summary model restates what the user asked in its own words, and corrections
+   * or changes of mind get lost; so every user-authored text of the compacted messages (the text
+   * of user messages: not tool results, not the summaries and notices this library wrote) is
+   * appended to the summary under `## User messages (verbatim)`, oldest first, whoever wrote the
+   * summary (any provider, a `summarizer`, or beside Anthropic's compaction block). A later
+   * compaction carries them forward, earlier ones first.
+   *
+   * Over the budget (the whole section counts), the most recent messages are kept whole and the
+   * number left out is stated; when the most recent message alone is larger than the budget, its
+   * beginning and end are kept with a marker in between. The originals stay in the archive.
+   * `0` or `false` turns this off; `true` is the default.
+   * @default a quarter of the tail budget (`contextTokenLimit × tailRetentionRatio / 4`): 5 000 tokens at the defaults
+   */
+  userMessagesMaxTokens?: number | boolean
+  /**
+   * Show the current content of the files the agent worked on most recently right after the
+   * summary (SPEC §4.12), so that it does not have to read each of them again after a compaction
+   * (Claude Code attaches its 5 most recently read files the same way):
+   * - which files: those the tool calls touched (read, created, modified, as the ledger reads
+   *   them), last touched first; not a file deleted last, and not one whose whole content is
+   *   already visible in the kept messages (a whole read or write in the tail);
+   * - their content: from your `read(path)` (your loop's own file access, sync or async, the
+   *   text or `null`; the library never reads the disk itself), or, without `read`, from the
+   *   conversation: the file's latest full content there (a whole read's result, a whole
+   *   write's content), only when no later edit touched it;
+   * - each is cut to `maxTokensPerFile` (its beginning kept, a marker saying how many lines are
+   *   not shown), all within `maxTokens`;
+   * - they are part of the summary message (under `## Current file contents`), so the list stays
+   *   valid in every format, and `restoreMessages` removes them with the summary. The result with
+   *   them stays within the room the fit step keeps below the threshold and smaller than the
+   *   input: files are dropped, least recent first, until it does. `result.rehydrated` lists
+   *   what is shown.
+   *
+   * `true` is `{}` (from the conversation, default budgets).
+   * @default undefined (off: the files cost up to `maxTokens` after every compaction, tokens the
+   * agent may not need; turn it on when your agent edits files)
+   */
+  rehydrate?: RehydrateOptions | boolean
+  /**
    * Append the key information of the messages a compaction removes to
    * `<outputDir>/<sessionId>/extracted/{decisions,facts,preferences,runtime}.md` (SanBot):
    * decisions ("decided / chose / 决定 / 选择 / 确定"), facts (paths, projects, configuration),
@@ -1466,6 +1506,8 @@ export interface CompactResult<M extends AnyMessage = Message> {
    * background; `null` otherwise.
    */
   background: BackgroundInfo | null
+  /** The files whose current content follows the summary (`rehydrate`), last touched first; `[]` for none. */
+  rehydrated: RehydratedFile[]
   /** Custom strategies only: the mark map `compress` returned (`null` when it was not valid). */
   markMap?: MessageMarkMap | null
 }
@@ -1519,6 +1561,43 @@ export interface CheckpointInfo {
   archivePath: string
   /** This call left a checkpoint for later calls. */
   recorded: boolean
+/** Your loop's own file access for `rehydrate`: the text of the file, or `null` (or `undefined`) when there is none. */
+export type ReadFile = (path: string) => string | null | undefined | Promise<string | null | undefined>
+
+/** The `rehydrate` option: which files are shown after a summary, and how much of them. */
+export interface RehydrateOptions {
+  /**
+   * Reads a file as your loop sees it now. A rejection or a value that is not a string or `null`
+   * is reported in `result.warnings` and the file is not shown.
+   * @default undefined (the content comes from the conversation)
+   */
+  read?: ReadFile
+  /**
+   * At most this many files.
+   * @default 5
+   */
+  maxFiles?: number
+  /**
+   * Each file is cut to this many tokens (its beginning kept).
+   * @default 5000
+   */
+  maxTokensPerFile?: number
+  /**
+   * All files together.
+   * @default 50000
+   */
+  maxTokens?: number
+}
+
+/** One file shown after the summary (`result.rehydrated`). */
+export interface RehydratedFile {
+  path: string
+  /** Tokens of its entry in the summary message. */
+  tokens: number
+  /** Whether it was cut to `maxTokensPerFile` (or to what was left of `maxTokens`). */
+  cut: boolean
+  /** Where its content came from: your `read`, or the conversation. */
+  source: 'read' | 'conversation'
 }
 
 /**
@@ -2202,3 +2281,111 @@ export declare class Compactor {
  * }
  */
 export declare function isContextOverflow(error: unknown): boolean
+
+/** The input of the recall tool, as the model gives it. */
+export interface RecallInput {
+  /** An archive file name, as a summary's `Recall: archive=… from=… to=…` line names it (a path ending in it is accepted). */
+  archive?: string
+  /** The first message to read (inclusive). @default 0 */
+  from?: number
+  /** The message after the last one to read (exclusive). @default the end of the archive */
+  to?: number
+  /** Words or a phrase to search the archived messages for (case-insensitive for ASCII letters). */
+  query?: string
+}
+
+/** The JSON schema of {@link RecallInput} (a type alias, so the SDKs' schema types with an index signature accept it). */
+export type RecallInputSchema = {
+  type: 'object'
+  properties: Record<'archive' | 'from' | 'to' | 'query', { type: string; description: string; minimum?: number }>
+  additionalProperties: false
+}
+
+/** The formats whose tool shape `createRecallTool` writes its `definition` in. */
+export type RecallToolFormat = 'anthropic' | 'openai' | 'openai-chat' | 'openai-responses' | 'responses' | 'ai-sdk' | 'gemini' | 'bedrock' | 'langchain'
+
+/** The tool in each API's own tool shape. */
+export interface RecallToolDefinitions {
+  /** Anthropic Messages `tools[]`. */
+  anthropic: { name: string; description: string; input_schema: RecallInputSchema }
+  /** OpenAI Chat Completions `tools[]` (also LangChain's `bindTools`). */
+  openai: { type: 'function'; function: { name: string; description: string; parameters: RecallInputSchema } }
+  'openai-chat': RecallToolDefinitions['openai']
+  langchain: RecallToolDefinitions['openai']
+  /** OpenAI Responses `tools[]`. */
+  'openai-responses': { type: 'function'; name: string; description: string; parameters: RecallInputSchema; strict: false }
+  responses: RecallToolDefinitions['openai-responses']
+  /** A Vercel AI SDK tool (`tools: { [name]: definition }`): the SDK's JSON-schema wrapper and `execute`. */
+  'ai-sdk': { description: string; inputSchema: unknown; execute: (input: RecallInput) => Promise<string> }
+  /** A Gemini `Tool` (`config.tools[]`). */
+  gemini: { functionDeclarations: Array<{ name: string; description: string; parametersJsonSchema: RecallInputSchema }> }
+  /** A Bedrock Converse `toolConfig.tools[]` entry. */
+  bedrock: { toolSpec: { name: string; description: string; inputSchema: { json: RecallInputSchema } } }
+}
+
+/** Where the recall tool reads, and how much it answers. */
+export interface RecallToolOptions<F extends RecallToolFormat = 'anthropic'> {
+  /**
+   * The archives' location, as the compactions were given it: a directory or an object-store URL.
+   * @default './.context-compact'
+   */
+  outputDir?: string
+  /**
+   * The session whose archives are read.
+   * @default 'default'
+   */
+  sessionId?: string
+  /** Your own store, as passed to the compactions (see {@link ArchiveStore}). */
+  archiveStore?: ArchiveStore
+  /** object_store configuration of an object-store `outputDir`. */
+  storeOptions?: Record<string, string>
+  /**
+   * The tool list's format: which shape `definition` takes.
+   * @default 'anthropic'
+   */
+  format?: F
+  /**
+   * The most tokens one answer takes (o200k_base): a longer range says where it stopped and how to
+   * ask for the rest; a longer search says how many matches were not shown.
+   * @default 8000
+   */
+  maxTokens?: number
+  /**
+   * The tool's name.
+   * @default 'recall'
+   */
+  name?: string
+}
+
+/** The recall tool: put `definition` in your tool list; call `run` with the model's input. */
+export interface RecallTool<F extends RecallToolFormat = 'anthropic'> {
+  name: string
+  description: string
+  inputSchema: RecallInputSchema
+  definition: RecallToolDefinitions[F]
+  /**
+   * The text the agent reads: the messages of a range, rendered readably (roles, text, tool calls
+   * with their inputs, tool results), or the passages that match a query, newest archive first,
+   * each with the `archive`/`from`/`to` that reads its whole message. Takes the input object or
+   * its JSON text (OpenAI's `arguments`). Never rejects: an unknown archive, a range out of
+   * bounds, an empty query or an unreadable store is answered with a message saying what is
+   * wrong and what exists.
+   */
+  run(input: RecallInput | string | null | undefined): Promise<string>
+}
+
+/**
+ * A tool that lets the agent read back the originals a compaction archived (SPEC §4.12): a
+ * summary drops details, the archive keeps them. Each summary ends with a line per compacted range
+ * in the form the tool takes (`Recall: archive=compact-…-3.json from=0 to=120`), so the agent can
+ * ask for exactly those messages, or search every archive of the session with a query. Invalid
+ * options throw a `TypeError` naming the option.
+ *
+ * ```ts
+ * const recall = createRecallTool({ outputDir, sessionId })
+ * const response = await client.messages.create({ …, tools: [...tools, recall.definition] })
+ * // for a tool_use named recall.name:
+ * results.push({ type: 'tool_result', tool_use_id: block.id, content: await recall.run(block.input) })
+ * ```
+ */
+export declare function createRecallTool<F extends RecallToolFormat = 'anthropic'>(options?: RecallToolOptions<F>): RecallTool<F>

@@ -20,6 +20,7 @@
 //   archives.js         persistMessages, offloadToolResults, listArchives, restoreMessages, pruneArchives
 //   mark-map.js         the MessageMarkMap helpers
 //   overflow.js         isContextOverflow (what an error says about itself)
+//   recall.js           createRecallTool: the agent's tool over the archived originals
 //   custom-strategy.js  compaction with a caller's `strategy: { compress }`
 //   compaction.js       compactMessages
 //   snapshot.js         when the Compactor's cached count of a message is still right
@@ -36,6 +37,7 @@ const { isContextOverflow } = require('./lib/overflow.js')
 const { compactMessages } = require('./lib/compaction.js')
 const { Compactor } = require('./lib/compactor.js')
 const { renderReport } = require('./lib/report.js')
+const { createRecallTool } = require('./lib/recall.js')
 
 // The defaults of the options of the same names (the core's; index.d.ts documents them).
 const CONTEXT_TOKEN_LIMIT = 200_000
@@ -68,4 +70,5 @@ module.exports = {
   Compactor,
   isContextOverflow,
   renderReport,
+  createRecallTool,
 }

@@ -29,5 +29,6 @@ export const {
   Compactor,
   isContextOverflow,
   renderReport,
+  createRecallTool,
 } = api
 export default api

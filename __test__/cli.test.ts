@@ -472,7 +472,7 @@ describe('message formats (--format)', () => {
     // The summary is a Gemini user content (then, before a user turn, the model turn that keeps
     // the roles alternating); everything after it is the input's tail.
     expect(compacted.contents[0]).toEqual({ role: 'user', parts: [{ text: expect.stringMatching(/^\[context-compact\]/) }] })
-    const tail = compacted.contents[1].role === 'model' && compacted.contents[1].parts[0].text?.startsWith('Understood') ? compacted.contents.slice(2) : compacted.contents.slice(1)
+    const tail = compacted.contents[1].role === 'model' && compacted.contents[1].parts[0].text?.startsWith('[context-compact] Understood') ? compacted.contents.slice(2) : compacted.contents.slice(1)
     expect(tail).toEqual(body.contents.slice(body.contents.length - tail.length))
     expect(checkMessages(compacted.contents, { format: 'gemini' } as any)).toEqual([])
 

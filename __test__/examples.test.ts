@@ -29,6 +29,7 @@ const EXAMPLES = [
   'gemini-agent-loop',
   'compactor-events',
   'archive-store',
+  'recall-agent-loop',
 ]
 
 interface Run {
@@ -80,10 +81,14 @@ interface Mock {
   agentBodies: any[]
   /** Answer the first summary request with 529 (to see a retry). */
   failFirstSummary: boolean
+  /** Anthropic agent: once a request carries a summary's recall line, call the recall tool with it (once). */
+  recall: boolean
+  /** The id of that recall call, once made. */
+  recallId: string | null
   close(): Promise<void>
 }
 
-async function startMock(options: { failFirstSummary?: boolean } = {}): Promise<Mock> {
+async function startMock(options: { failFirstSummary?: boolean; recall?: boolean } = {}): Promise<Mock> {
   const mock: Mock = {
     url: '',
     agentRequests: 0,
@@ -91,6 +96,8 @@ async function startMock(options: { failFirstSummary?: boolean } = {}): Promise<
     invalid: [],
     agentBodies: [],
     failFirstSummary: options.failFirstSummary ?? false,
+    recall: options.recall ?? false,
+    recallId: null,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   }
   const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -148,7 +155,13 @@ async function startMock(options: { failFirstSummary?: boolean } = {}): Promise<
         ? send(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: `messages.${p.index}: ${p.message}` } })
         : send(res, 400, { error: { message: `Invalid parameter: ${p.message}`, type: 'invalid_request_error', param: 'messages', code: null } })
     }
-    const calls = SCRIPT[n - 1]
+    // The recall mode: the first request whose messages carry a summary's recall line gets a
+    // recall call with that line's values; the script goes on after it.
+    const recallLine = mock.recall && mock.recallId === null ? /Recall: archive=(compact-[0-9TZ-]+\.json) from=(\d+) to=(\d+)/.exec(JSON.stringify(body.messages)) : null
+    if (recallLine) mock.recallId = `toolu_${n}_0`
+    const calls: Array<{ name: string; input: Record<string, unknown> }> | undefined = recallLine
+      ? [{ name: 'recall', input: { archive: recallLine[1], from: Number(recallLine[2]), to: Number(recallLine[3]) } }]
+      : SCRIPT[n - 1 - (mock.recallId !== null ? 1 : 0)]
     if (anthropic) {
       return send(res, 200, {
         id: `msg_${n}`,
@@ -565,6 +578,38 @@ describe('examples', () => {
     const result = await runExample('compactor-events', exampleEnv({}))
     expect(result.code, result.stderr + result.stdout).toBe(0)
     expect(result.stdout).toMatch(/summary by extractive/)
+  })
+
+  it('recall-agent-loop: after a compaction the agent reads back the archived range its summary names', async () => {
+    const mock = await startMock({ recall: true })
+    try {
+      const result = await runExample('recall-agent-loop', exampleEnv({ ANTHROPIC_API_KEY: 'sk-ant-mock', ANTHROPIC_BASE_URL: mock.url }))
+      expect(result.code, result.stderr + result.stdout).toBe(0)
+      expect(result.stdout).toContain(`Final answer: ${FINAL}`)
+      expect(mock.invalid).toEqual([])
+      // One recall call beside the scripted ones, answered from the archive.
+      expect(mock.recallId).not.toBeNull()
+      expect(mock.agentRequests).toBe(SCRIPT.length + 2)
+      expect(result.stdout).toMatch(/\[compaction\] \d+ → \d+ tokens; Recall: archive=compact-\d{8}T\d{6}Z-\d+\.json from=0 to=\d+/)
+      expect(result.stdout).toMatch(/\[recall\] Archive compact-\d{8}T\d{6}Z-\d+\.json, messages 0 to \d+ of \d+/)
+      // The tool's answer gave the agent the user's task word for word.
+      const answers = mock.agentBodies
+        .flatMap((body) => body.messages)
+        .flatMap((m: any) => (Array.isArray(m.content) ? m.content : []))
+        .filter((b: any) => b.type === 'tool_result' && b.tool_use_id === mock.recallId)
+      expect(answers.length).toBeGreaterThanOrEqual(1)
+      expect(answers[0].content).toContain('Look at package.json and index.d.ts and tell me what this package does. Codeword: PELICAN-42.')
+      // The summaries name their ranges and carry the section of the user's messages (in this
+      // tiny window its budget may only say how many were left out: recall gives them back).
+      const summaries = mock.agentBodies
+        .flatMap((body) => body.messages)
+        .filter((m: any) => typeof m.content === 'string' && m.content.startsWith('[context-compact]'))
+      expect(summaries.length).toBeGreaterThanOrEqual(1)
+      expect(summaries[0].content).toContain('## User messages (verbatim)')
+      expect(summaries[0].content).toMatch(/^Recall: archive=compact-/m)
+    } finally {
+      await mock.close()
+    }
   })
 
   it('archive-store: compacts into a Map-backed archiveStore, lists and restores from it', async () => {

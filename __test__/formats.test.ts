@@ -30,10 +30,10 @@ type Msg = any
 const withFormat = (format: FormatName, options: Record<string, unknown> = {}): any => ({ format, ...options })
 
 const SUMMARY_PREFIX = '[context-compact]'
-const isSummary = (m: Msg) => textOf(m).startsWith(SUMMARY_PREFIX)
+const isSummary = (m: Msg) => textOf(m).startsWith(SUMMARY_PREFIX) && textOf(m) !== SUMMARY_ACK
 // Bedrock and Gemini refuse two user turns in a row; after a summary followed by a kept user
 // turn the library writes this model turn.
-const SUMMARY_ACK = 'Understood; continuing from the summary.'
+const SUMMARY_ACK = '[context-compact] Understood; continuing from the summary.'
 const ACKS: Partial<Record<FormatName, Msg>> = {
   bedrock: { role: 'assistant', content: [{ text: SUMMARY_ACK }] },
   gemini: { role: 'model', parts: [{ text: SUMMARY_ACK }] },
@@ -199,7 +199,8 @@ describe.each(FORMATS)('%s', (format) => {
         expect(new Set(kept).size).toBe(kept.length)
 
         // What the library wrote: the summary (and, where roles alternate, the model turn after
-        // it when a user turn follows).
+        // it when a user turn follows), each starting with the marker.
+        for (const m of written) expect(textOf(m).startsWith(SUMMARY_PREFIX), JSON.stringify(m).slice(0, 200)).toBe(true)
         const summaries = written.filter(isSummary)
         expect(summaries).toHaveLength(1)
         const others = written.filter((m: Msg) => !isSummary(m))

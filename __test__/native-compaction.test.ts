@@ -128,6 +128,38 @@ describe("provider: 'anthropic-compaction'", () => {
     expect(JSON.stringify(result)).not.toContain('sk-ant-test-key')
   })
 
+  it("the user's messages of the middle are beside the block, verbatim, and carried into the next compaction", async () => {
+    const dir = tempDir()
+    const messages = session(12)
+    const opts = { ...options(dir), contextTokenLimit: 8000, userMessagesMaxTokens: 3000 }
+    const asked = (list: Message[]) => list.filter((m) => m.role === 'user' && typeof m.content === 'string').map((m) => m.content as string)
+    /** The section beside the block holds `texts`, in this order. */
+    const expectInOrder = (text: string, texts: string[]) => {
+      const section = text.slice(text.indexOf('## User messages (verbatim)'))
+      let at = 0
+      for (const t of texts) {
+        const found = section.indexOf(`characters]\n${t}`, at)
+        expect(found, t).toBeGreaterThan(-1)
+        at = found + t.length
+      }
+    }
+    const once = await compactMessages(messages, opts)
+    expect(once.provider).toBe('anthropic-compaction')
+    expect(once.warnings).toEqual([])
+    const first = asked(messages.slice(0, once.stats.compactedMessageCount))
+    expect(first.length).toBeGreaterThan(3)
+    expectInOrder((once.messages[0] as any).content[1].text, first)
+    // More turns; the next compaction's middle holds the native summary message.
+    const grown = [...once.messages, ...session(20).slice(36)]
+    const twice = await compactMessages(grown, opts)
+    expect(twice.provider).toBe('anthropic-compaction')
+    const second = asked(grown.slice(1, twice.stats.compactedMessageCount))
+    expectInOrder((twice.messages[0] as any).content[1].text, [...first, ...second])
+    expect(JSON.stringify(await restoreMessages(twice.messages, { outputDir: dir, sessionId: 'n' }))).toBe(
+      JSON.stringify([...messages, ...session(20).slice(36)]),
+    )
+  })
+
   it('a compaction_unavailable 529 is retried', async () => {
     mode = 'overloaded-then-ok'
     const result = await compactMessages(session(12), options(tempDir()))

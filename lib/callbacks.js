@@ -149,9 +149,30 @@ function wrapBeforeCompact(onBeforeCompact) {
   return async (infoJson) => (await onBeforeCompact(JSON.parse(infoJson))) !== false
 }
 
+// `rehydrate.read(path)`: the loop's own file access, sync or async, returning the text or
+// null. The addon gets a function that always resolves with a string or null; anything else is
+// a rejection, which the compaction reports as a warning (the file is not shown).
+function wrapRead(rehydrate) {
+  if (rehydrate === undefined || rehydrate === null || typeof rehydrate !== 'object') return undefined
+  const read = rehydrate.read
+  if (read === undefined || read === null) return undefined
+  if (typeof read !== 'function') {
+    throw invalidArgument(`options.rehydrate.read must be a function (path) => string | null, got ${describe(read)}`)
+  }
+  return async (path) => {
+    const text = await read(path)
+    if (text === null || text === undefined) return null
+    if (typeof text !== 'string') {
+      throw new TypeError(`rehydrate.read(${JSON.stringify(path)}) must return a string or null, got ${describe(text)}`)
+    }
+    return text
+  }
+}
+
 module.exports = {
   abortError,
   wrapSummarizer,
+  wrapRead,
   wrapLog,
   wrapEvents,
   wrapBeforeCompact,

@@ -7,7 +7,7 @@
 const native = require('./native.js')
 const { callNative, checkedMessages, checkOptions, checkFunction, checkSignal } = require('./validate.js')
 const { isCustomStrategy, optionsJson, formatOf } = require('./options.js')
-const { wrapSummarizer, wrapLog, wrapEvents, wrapBeforeCompact, withSignal } = require('./callbacks.js')
+const { wrapSummarizer, wrapRead, wrapLog, wrapEvents, wrapBeforeCompact, withSignal } = require('./callbacks.js')
 const { checkArchiveStore, withArchiveStore } = require('./store.js')
 const { buildResult } = require('./result.js')
 const { measureCounts, countEach } = require('./counting.js')
@@ -24,6 +24,7 @@ async function runCompaction(messages, opts, counts, calibration, markMap, held)
   const summarizer = wrapSummarizer(checkFunction(opts, 'summarizer'), messages, formatOf(opts))
   const onEvent = wrapEvents(checkFunction(opts, 'onEvent'))
   const onBeforeCompact = wrapBeforeCompact(checkFunction(opts, 'onBeforeCompact'))
+  const read = wrapRead(opts.rehydrate)
   const onLog = wrapLog(opts)
   const signal = checkSignal(opts)
   const store = checkArchiveStore(opts.archiveStore)
@@ -42,6 +43,7 @@ async function runCompaction(messages, opts, counts, calibration, markMap, held)
         onBeforeCompact,
         held?.checkpoints ?? null,
         held?.precomputed ?? null,
+        read,
       ),
     )
   })

@@ -79,6 +79,7 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
     compactionUnavailable: null,
     summaryUsage: null,
     summaryRequest: null,
+    rehydrated: [],
   }
   const unchanged = (error) => ({
     messages,

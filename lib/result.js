@@ -99,6 +99,7 @@ function buildResult(messages, outcome) {
     checkpoint: outcome.checkpoint ?? null,
     // A Compactor with `background` says what happened to its prepared summary.
     background: null,
+    rehydrated: outcome.rehydrated ?? [],
   }
   if (!outcome.compacted) {
     return {

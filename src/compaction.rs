@@ -16,6 +16,7 @@ use context_compact_core::formats::{self, Format, Input};
 use context_compact_core::model::tokens;
 use context_compact_core::pipeline::compact::{self, CompactOptions, CompactOutcome, Piece};
 use context_compact_core::pipeline::precompute::{self, Precomputed};
+use context_compact_core::pipeline::rehydrate::FileReader;
 use context_compact_core::pipeline::{self, BeforeCompactInfo, CompactHooks, Confirmation};
 use context_compact_core::summary::prompt;
 use context_compact_core::summary::providers::{self};
@@ -64,6 +65,32 @@ pub struct SummarizeCall {
 pub(crate) type JsSummarizerFn =
     ThreadsafeFunction<SummarizeCall, Promise<String>, SummarizeCall, Status, false>;
 pub(crate) type JsEventFn = ThreadsafeFunction<String, (), String, Status, false>;
+/// The JS `rehydrate.read(path)`, wrapped by the JS layer so that it resolves with a string or
+/// null (and rejects on anything else).
+pub(crate) type JsReadFn =
+    ThreadsafeFunction<String, Promise<Option<String>>, String, Status, false>;
+
+/// The caller's `rehydrate.read` behind the core's `FileReader`: the loop's own file access.
+struct JsFileReader {
+    callback: JsReadFn,
+}
+
+impl FileReader for JsFileReader {
+    fn read<'a>(
+        &'a self,
+        path: &'a str,
+    ) -> BoxFuture<'a, std::result::Result<Option<String>, String>> {
+        let path = path.to_string();
+        Box::pin(async move {
+            let promise = self
+                .callback
+                .call_async_catch(path)
+                .await
+                .map_err(|e| e.reason.clone())?;
+            promise.await.map_err(|e| e.reason.clone())
+        })
+    }
+}
 
 pub(crate) struct JsSummarizer {
     callback: JsSummarizerFn,
@@ -160,6 +187,7 @@ pub fn render_summary_prompt_json(
         let limits = match max_tool_result_chars {
             Some(chars) if chars.is_finite() && chars >= 0.0 => prompt::RenderLimits {
                 max_tool_result_chars: chars as usize,
+                ..prompt::RenderLimits::default()
             },
             _ => prompt::RenderLimits::default(),
         };
@@ -290,6 +318,7 @@ pub(crate) fn outcome_json(outcome: &CompactOutcome, format: Format) -> Value {
         "checkpoint": outcome.checkpoint,
         "checkpointRecord": outcome.checkpoint_record,
         "background": outcome.background,
+        "rehydrated": outcome.rehydrated,
         "format": format.name(),
     })
 }
@@ -312,6 +341,7 @@ pub async fn compact_json(
     on_before_compact: Option<JsBeforeCompactFn>,
     checkpoints_json: Option<String>,
     precomputed_json: Option<String>,
+    on_read: Option<JsReadFn>,
 ) -> Result<String> {
     let work = async move {
         let (mut options, raw_options) = parse_options_and_value(options_json)?;
@@ -330,6 +360,9 @@ pub async fn compact_json(
                 serde_json::from_value::<Precomputed>(parse_json(&json, "precomputed")?)
                     .map_err(|e| Error::new(Status::InvalidArg, format!("precomputed: {e}")))?,
             ));
+        }
+        if let (Some(read), Some(rehydrate)) = (on_read, options.rehydrate.as_mut()) {
+            rehydrate.reader = Some(std::sync::Arc::new(JsFileReader { callback: read }));
         }
         let input = parse_input(messages, options.format)?;
         input.adjust(&mut options);

@@ -127,3 +127,37 @@ pub async fn prune_archives_json(
     let report = pruned.map_err(history_error)?;
     serde_json::to_string(&report).map_err(|_| internal("pruneArchives"))
 }
+
+/// The recall tool's answer (`createRecallTool`): a range of an archive, or the passages of the
+/// session's archives that match a query, as text within `max_tokens`. The agent's input never
+/// makes this reject: what is wrong with it is said in the text.
+#[napi]
+pub async fn recall_json(
+    output_dir: String,
+    session_id: String,
+    input_json: String,
+    max_tokens: u32,
+    store_json: Option<String>,
+) -> Result<String> {
+    archive::validate_session_id(&session_id).map_err(invalid)?;
+    let store = js_store::location(&output_dir, store_json.as_deref())?;
+    let input: Value = match serde_json::from_str(&input_json) {
+        Ok(input) => input,
+        Err(e) => return Ok(format!("The recall tool's input is not valid JSON: {e}")),
+    };
+    let answered = history_task("recall", move || {
+        let location = match &store {
+            Some(store) => archive::recall::Location::Store(store),
+            None => archive::recall::Location::Dir(std::path::Path::new(&output_dir)),
+        };
+        Ok(archive::recall::recall(
+            location,
+            &session_id,
+            &input,
+            max_tokens as usize,
+            context_compact_core::model::tokens::Encoding::O200kBase,
+        ))
+    })
+    .await?;
+    answered.map_err(history_error)
+}

@@ -6,10 +6,15 @@
 import { HumanMessage, type BaseMessage } from '@langchain/core/messages'
 import type { Content } from '@google/genai'
 import type { ModelMessage } from 'ai'
-import type { ResponseInputItem } from 'openai/resources/responses/responses'
+import type { FunctionTool, ResponseInputItem } from 'openai/resources/responses/responses'
+import type { ChatCompletionTool } from 'openai/resources/chat/completions/completions'
+import type { Tool as AnthropicTool } from '@anthropic-ai/sdk/resources/messages/messages'
+import type { Tool as GeminiTool } from '@google/genai'
+import type { ToolSet } from 'ai'
 import {
   checkMessages,
   compactMessages,
+  createRecallTool,
   Compactor,
   countTokens,
   measureTokens,
@@ -182,6 +187,20 @@ export function summarizersAndStrategiesForOneFormat() {
   // An unannotated summarizer sees the messages of any format.
   const anyFormat: CompactOptions = { summarizer: async ({ messages, prompt }) => `${messages.length}: ${prompt.length}`, strategy: keepLastTwo }
   return [forAiSdk, anyFormat]
+}
+
+export async function recallToolsFitTheirSdks() {
+  // Each definition goes into its SDK's tool list as it is.
+  const anthropic: AnthropicTool[] = [createRecallTool().definition]
+  const chat: ChatCompletionTool[] = [createRecallTool({ format: 'openai' }).definition]
+  const responses: FunctionTool[] = [createRecallTool({ format: 'openai-responses' }).definition]
+  const gemini: GeminiTool[] = [createRecallTool({ format: 'gemini' }).definition]
+  // The AI SDK's schema type is branded with a symbol of its own: its definition is typed loosely.
+  const aiSdk: ToolSet = { recall: createRecallTool({ format: 'ai-sdk' }).definition as ToolSet[string] }
+  const answer: string = await createRecallTool().run({ archive: 'compact-20260101T000000Z-1.json', from: 0, to: 3 })
+  // @ts-expect-error the input's fields have their types
+  await createRecallTool().run({ from: 'first' })
+  return [anthropic, chat, responses, gemini, aiSdk, answer]
 }
 
 export async function rejected() {

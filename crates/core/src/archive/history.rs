@@ -355,7 +355,7 @@ pub(crate) trait ArchiveSource {
     fn describe(&self) -> String;
 }
 
-struct DirSource<'a>(&'a Path);
+pub(crate) struct DirSource<'a>(pub(crate) &'a Path);
 
 impl ArchiveSource for DirSource<'_> {
     fn read_archive(&self, name: &str) -> Result<ArchiveBody, HistoryError> {

@@ -60,13 +60,14 @@ mod audit;
 pub mod checkpoint;
 mod history;
 pub mod memory;
+pub mod recall;
 pub mod records;
 pub mod store;
 
 pub(crate) use audit::{append, Records};
 pub use audit::{EVENTS_FILE, SUMMARIES_FILE};
 pub(crate) use history::{
-    count_archived, open_no_follow, restore_from, ArchiveBody, ArchiveSource,
+    count_archived, open_no_follow, restore_from, ArchiveBody, ArchiveSource, DirSource,
 };
 pub use history::{
     list_archives, prune_archives, restore_messages, restore_messages_with_defaults, ArchiveInfo,

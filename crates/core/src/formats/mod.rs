@@ -491,7 +491,7 @@ fn acknowledges_summary(format: Format, items: &[Value], index: usize) -> bool {
     format.alternates()
         && index > 0
         && !is_user(&items[index])
-        && first_text(&items[index]) == SUMMARY_ACK
+        && [SUMMARY_ACK, LEGACY_SUMMARY_ACK].contains(&first_text(&items[index]).as_str())
         && is_user(&items[index - 1])
         && first_text(&items[index - 1]).starts_with(crate::model::added::SUMMARY_PREFIX)
 }
@@ -689,8 +689,13 @@ impl View {
 }
 
 /// The model turn between our summary and a kept user message, in lists whose API wants the
-/// roles to alternate ([`Format::alternates`]).
-pub const SUMMARY_ACK: &str = "Understood; continuing from the summary.";
+/// roles to alternate ([`Format::alternates`]). Like every message the library adds, it starts
+/// with [`crate::model::added::SUMMARY_PREFIX`], so callers can tell it from their own turns.
+pub const SUMMARY_ACK: &str = "[context-compact] Understood; continuing from the summary.";
+
+/// The same turn as lists compacted before it carried the marker hold it: still recognised, so
+/// restoring them stays exact.
+const LEGACY_SUMMARY_ACK: &str = "Understood; continuing from the summary.";
 
 fn write_ack(format: Format) -> Value {
     match format {

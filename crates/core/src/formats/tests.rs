@@ -270,6 +270,13 @@ fn the_model_turn_after_a_summary_is_part_of_the_summary_in_the_view() {
         to_format(Format::Bedrock, &view.messages[0]),
         compacted[..2].to_vec()
     );
+    // The turn starts with the marker, as every message the library adds; a list compacted
+    // before it did, whose turn has no marker, reads the same.
+    assert!(first_text(&compacted[1]).starts_with(crate::model::added::SUMMARY_PREFIX));
+    let mut legacy = compacted.clone();
+    legacy[1] = json!({"role": "assistant", "content": [{"text": "Understood; continuing from the summary."}]});
+    let legacy_view = super::view(Format::Bedrock, &legacy).unwrap();
+    assert_eq!(legacy_view.groups, vec![0..2, 2..3]);
 }
 
 #[test]

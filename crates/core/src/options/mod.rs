@@ -386,6 +386,57 @@ impl CompactOptions {
                     )
                 })?;
         }
+        match field(&map, "userMessagesMaxTokens") {
+            None => {}
+            // `false` turns the verbatim user messages off, `true` is the default budget.
+            Some(Value::Bool(false)) => o.user_messages_max_tokens = Some(0),
+            Some(Value::Bool(true)) => o.user_messages_max_tokens = None,
+            Some(_) => {
+                o.user_messages_max_tokens = get_count(&map, "userMessagesMaxTokens")
+                    .map_err(|_| {
+                        wrong(
+                            "userMessagesMaxTokens",
+                            "a non-negative integer or a boolean",
+                            &map["userMessagesMaxTokens"],
+                        )
+                    })?
+                    .map(|v| v as usize)
+            }
+        }
+        match field(&map, "rehydrate") {
+            None | Some(Value::Bool(false)) => {}
+            Some(Value::Bool(true)) => {
+                o.rehydrate = Some(crate::pipeline::rehydrate::Rehydrate::default())
+            }
+            // `read` is a function: the binding attaches it (it never crosses as JSON).
+            Some(Value::Object(given)) => {
+                let mut rehydrate = crate::pipeline::rehydrate::Rehydrate::default();
+                for (key, slot) in [
+                    ("maxFiles", &mut rehydrate.max_files),
+                    ("maxTokensPerFile", &mut rehydrate.max_tokens_per_file),
+                    ("maxTokens", &mut rehydrate.max_tokens),
+                ] {
+                    let value = get_count(given, key).map_err(|_| {
+                        wrong(
+                            &format!("rehydrate.{key}"),
+                            "a non-negative integer",
+                            &given[key],
+                        )
+                    })?;
+                    if let Some(value) = value {
+                        *slot = value as usize;
+                    }
+                }
+                o.rehydrate = Some(rehydrate);
+            }
+            Some(other) => {
+                return Err(wrong(
+                    "rehydrate",
+                    "an object { read?, maxFiles?, maxTokensPerFile?, maxTokens? } or a boolean",
+                    other,
+                ))
+            }
+        }
         if let Some(name) = get_string(&map, "thinking")? {
             o.thinking = ThinkingPolicy::parse(&name).ok_or_else(|| {
                 ValidationError::argument(

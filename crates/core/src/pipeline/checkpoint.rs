@@ -170,6 +170,9 @@ fn usable(
             replacement: Replacement::Native(native),
             stripped: Vec::new(),
             native_fallback: None,
+            warnings: Vec::new(),
+            rehydrated: String::new(),
+            recall: super::sections::RecallLines::All,
         };
         let stand_in = super::stand_in_archive_path(options);
         let message = draft.replacement_message(messages, Some(&stand_in), None);
@@ -344,6 +347,11 @@ async fn reuse(
         replacement: Replacement::Checkpoint(checkpoint.clone()),
         stripped: Vec::new(),
         native_fallback: None,
+        warnings: Vec::new(),
+        // The checkpoint's summary message is reused as it was written, with whatever it
+        // carried; nothing is added to it.
+        rehydrated: String::new(),
+        recall: super::sections::RecallLines::All,
     };
     let mut outcome = finish(
         draft,
@@ -355,6 +363,7 @@ async fn reuse(
             report: &report,
             planned: planned(),
             summarizer: None,
+            gathered: super::rehydrate::Gathered::default(),
         },
     )?;
     outcome.warnings.extend(notes);

@@ -18,6 +18,8 @@ use crate::model::tokens;
 use crate::pipeline::options::CompactOptions;
 use crate::pipeline::outcome::Piece;
 use crate::plan::offload::{self, MessageCuts, Site};
+use crate::summary::sections;
+use crate::summary::user_messages::{refit_section, UserMessages};
 
 /// The shortening the fit step decided: the cuts of each kept message, by input index, in
 /// order. The index of a message here is its index in the offload archive.
@@ -66,8 +68,7 @@ pub(crate) fn fit(
     if sites.is_empty() {
         return fitting;
     }
-    let room = (options.tail_retention_tokens() as u64).min(threshold / 2);
-    let target = threshold - room;
+    let target = target(estimator, options);
     let mut reduce = estimator.raw_for(estimate - target);
     let mut last_plan = Vec::new();
     for _ in 0..MAX_REFITS {
@@ -87,8 +88,138 @@ pub(crate) fn fit(
     fitting
 }
 
+/// When the fitted draft is still at or over the threshold, or not smaller than the input
+/// (`original_tokens`), the sections the library adds to a summary give way (SPEC §4.12), when
+/// that makes it fit: first the recall lines of earlier
+/// compactions, then this compaction's (pointers only: the header still names the archive, and
+/// the recall tool lists every archive, so nothing is lost and nothing is said); then the user's
+/// messages carried verbatim — their section is fitted again into as many fewer tokens as the
+/// estimate is over (the most recent kept, the number left out said), down to nothing, with a
+/// warning. The draft is fitted again after each step. They are a convenience; the
+/// post-condition is a promise. They give way only as far as that reaches something: under the
+/// threshold and smaller than the input, or, when even without them the result stays over the
+/// threshold, smaller than the input (so the compaction is not refused as NOT_SMALLER).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn sections_give_way(
+    messages: &[Value],
+    counts: &[usize],
+    draft: &mut Draft,
+    mut fitting: Fitting,
+    estimator: &Estimator,
+    stand_in: &str,
+    options: &CompactOptions,
+    original_tokens: usize,
+) -> Fitting {
+    // Raw tokens over the threshold, and raw tokens not fewer than the input's (a result that
+    // is not smaller is not returned at all: NOT_SMALLER).
+    let over_threshold = |fitting: &Fitting| {
+        let estimate = estimator.after(fitting.tokens);
+        if estimate >= estimator.threshold() {
+            estimator.raw_for(estimate + 1 - estimator.threshold())
+        } else {
+            0
+        }
+    };
+    let not_smaller = |fitting: &Fitting| (fitting.tokens + 1).saturating_sub(original_tokens);
+    if draft.sections_text_mut().is_none()
+        || (over_threshold(&fitting) == 0 && not_smaller(&fitting) == 0)
+    {
+        return fitting;
+    }
+    // What would be reached without them at all: giving them up is worth it only for that.
+    let original_text = draft.sections_text_mut().map(|text| text.clone());
+    let original_recall = draft.recall;
+    if let Some(text) = draft.sections_text_mut() {
+        if let Some(without) = refit_section(text, 0, options.encoding) {
+            *text = without;
+        }
+    }
+    draft.recall = sections::RecallLines::None;
+    let trial = fit(messages, counts, draft, estimator, stand_in, options);
+    if let (Some(text), Some(original)) = (draft.sections_text_mut(), original_text) {
+        *text = original;
+    }
+    draft.recall = original_recall;
+    if not_smaller(&trial) > 0 {
+        return fitting;
+    }
+    // Under the threshold too when that can be had; else only smaller than the input.
+    let aim_under_threshold = over_threshold(&trial) == 0;
+    let excess = |fitting: &Fitting| {
+        let over = if aim_under_threshold {
+            over_threshold(fitting)
+        } else {
+            0
+        };
+        over.max(not_smaller(fitting))
+    };
+    let over = |fitting: &Fitting| excess(fitting) > 0;
+    if !over(&fitting) {
+        return fitting;
+    }
+    for lines in [sections::RecallLines::Current, sections::RecallLines::None] {
+        if !over(&fitting) {
+            return fitting;
+        }
+        draft.recall = lines;
+        fitting = fit(messages, counts, draft, estimator, stand_in, options);
+    }
+    const MAX_STEPS: usize = 4;
+    let before = draft
+        .sections_text_mut()
+        .and_then(|text| UserMessages::parse(text));
+    for step in 0..MAX_STEPS {
+        if !over(&fitting) {
+            break;
+        }
+        let Some(text) = draft.sections_text_mut() else {
+            break;
+        };
+        let Some(section) = sections::split(text).user_messages else {
+            break;
+        };
+        let current = tokens::count_text(options.encoding, section);
+        // The last step leaves nothing of it.
+        let budget = if step + 1 == MAX_STEPS {
+            0
+        } else {
+            current.saturating_sub(excess(&fitting))
+        };
+        let Some(refitted) = refit_section(text, budget, options.encoding) else {
+            break;
+        };
+        *text = refitted;
+        fitting = fit(messages, counts, draft, estimator, stand_in, options);
+    }
+    if let Some(before) = before.filter(|before| !before.messages.is_empty()) {
+        let after = draft
+            .sections_text_mut()
+            .and_then(|text| UserMessages::parse(text))
+            .unwrap_or_default();
+        if after != before {
+            let dropped = before.messages.len().saturating_sub(after.messages.len());
+            draft.warnings.push(format!(
+                "the user's messages carried in the summary were cut for the result to fit (under the threshold, smaller than the input): {} of {} kept{}",
+                after.messages.len(),
+                before.messages.len(),
+                if dropped == 0 { " (the latest shortened)" } else { "" }
+            ));
+        }
+    }
+    fitting
+}
+
+/// The estimate a fitted result aims at: the threshold less room for the next turns
+/// (`tailRetentionTokens`, at most half the threshold), so the very next turn does not compact
+/// again.
+pub(crate) fn target(estimator: &Estimator, options: &CompactOptions) -> u64 {
+    let threshold = estimator.threshold();
+    let room = (options.tail_retention_tokens() as u64).min(threshold / 2);
+    threshold - room
+}
+
 /// Raw tokens of the messages of `draft` with `fitting` applied.
-fn draft_tokens(
+pub(crate) fn draft_tokens(
     messages: &[Value],
     counts: &[usize],
     draft: &Draft,

@@ -33,6 +33,7 @@ pub mod outcome;
 pub mod plan;
 pub mod precompute;
 pub mod record;
+pub mod rehydrate;
 pub mod report;
 pub mod summarize;
 
@@ -55,6 +56,7 @@ use crate::summary::summarize::{AttemptObserver, BoxFuture, Summarizer};
 use self::assemble::ArchiveRefs;
 use self::plan::Plan;
 use crate::model::added;
+use crate::summary::sections;
 
 pub use self::summarize::MAX_ROUNDS;
 
@@ -111,6 +113,13 @@ pub(crate) struct Draft {
     pub stripped: Vec<Stripped>,
     /// Why on-demand compaction was not used, when it was asked for.
     pub native_fallback: Option<summarize::NativeFallback>,
+    /// What the steps after the summary gave up to fit (the result's warnings).
+    pub warnings: Vec<String>,
+    /// The current content of the files worked on, after the summary ([`rehydrate`]); empty
+    /// for none.
+    pub rehydrated: String,
+    /// Which recall lines the summary carries (all, unless a tight window needs their tokens).
+    pub recall: sections::RecallLines,
 }
 
 pub(crate) enum Replacement {
@@ -166,6 +175,19 @@ impl Draft {
                 .unwrap_or_default()
                 .to_string(),
         };
+        if !matches!(self.replacement, Replacement::Rewrite(_)) {
+            // Where each compacted range is, in the form the recall tool takes.
+            let recall =
+                sections::recall_section(&messages[self.region.clone()], archive, self.recall);
+            if !recall.is_empty() {
+                text.push_str("\n\n");
+                text.push_str(&recall);
+            }
+        }
+        if !self.rehydrated.is_empty() {
+            text.push_str("\n\n");
+            text.push_str(&self.rehydrated);
+        }
         let tail: Vec<(usize, bool)> = self
             .stripped_after_region()
             .map(|s| (s.index - self.region.end, s.message.is_none()))
@@ -272,6 +294,17 @@ impl Draft {
         }
         kept.extend(self.region.end..len);
         kept
+    }
+
+    /// The text that holds the sections the library appends to a summary ([`crate::summary::sections`]):
+    /// the summary's body, or the text beside a native compaction block.
+    pub fn sections_text_mut(&mut self) -> Option<&mut String> {
+        match &mut self.replacement {
+            Replacement::Summary(summary) => Some(&mut summary.body),
+            Replacement::Native(native) => Some(&mut native.ledger),
+            // A checkpoint's summary message is reused byte for byte.
+            Replacement::Rewrite(_) | Replacement::Checkpoint(_) => None,
+        }
     }
 
     /// How the archive's messages are described in a warning.
@@ -431,13 +464,21 @@ pub(crate) async fn run(
                 }
             };
             let native_fallback = match native {
-                Some(Ok(native)) => {
-                    return finish(
+                Some(Ok(native)) => Ok(native),
+                Some(Err(fallback)) => Err(Some(fallback)),
+                None => Err(None),
+            };
+            let native_fallback = match native_fallback {
+                Ok(native) => {
+                    return finish_after_rehydrating(
                         Draft {
                             region: native.region.clone(),
                             replacement: Replacement::Native(native),
                             stripped: Vec::new(),
                             native_fallback: None,
+                            warnings: Vec::new(),
+                            rehydrated: String::new(),
+                            recall: sections::RecallLines::All,
                         },
                         Steps {
                             messages,
@@ -447,11 +488,13 @@ pub(crate) async fn run(
                             report: &report,
                             planned,
                             summarizer: None,
+                            gathered: rehydrate::Gathered::default(),
                         },
-                    );
+                        cancel,
+                    )
+                    .await;
                 }
-                Some(Err(fallback)) => Some(fallback),
-                None => None,
+                Err(fallback) => fallback,
             };
             let summarized = summarize::summarize(
                 messages,
@@ -472,6 +515,9 @@ pub(crate) async fn run(
                     replacement: Replacement::Summary(summarized),
                     stripped: Vec::new(),
                     native_fallback,
+                    warnings: Vec::new(),
+                    rehydrated: String::new(),
+                    recall: sections::RecallLines::All,
                 },
                 Err((error, usage)) => {
                     let attempts = error.attempts;
@@ -493,11 +539,14 @@ pub(crate) async fn run(
             replacement: Replacement::Rewrite(rewrite),
             stripped: Vec::new(),
             native_fallback: None,
+            warnings: Vec::new(),
+            rehydrated: String::new(),
+            recall: sections::RecallLines::All,
         },
     };
     let summarizer_used =
         matches!(draft.replacement, Replacement::Summary(_)).then_some(summarizer);
-    finish(
+    finish_after_rehydrating(
         draft,
         Steps {
             messages,
@@ -507,8 +556,29 @@ pub(crate) async fn run(
             report: &report,
             planned,
             summarizer: summarizer_used,
+            gathered: rehydrate::Gathered::default(),
         },
+        cancel,
     )
+    .await
+}
+
+/// [`finish`], after gathering the files to show after a summary (`rehydrate`, which may call
+/// the caller's `read`).
+async fn finish_after_rehydrating(
+    draft: Draft,
+    mut steps: Steps<'_>,
+    cancel: &CancellationToken,
+) -> Result<CompactOutcome, Aborted> {
+    let summary = matches!(
+        draft.replacement,
+        Replacement::Summary(_) | Replacement::Native(_)
+    );
+    if let (Some(rehydrate), true) = (&steps.options.rehydrate, summary) {
+        steps.gathered =
+            rehydrate::gather(steps.messages, draft.region.clone(), rehydrate, cancel).await?;
+    }
+    finish(draft, steps)
 }
 
 /// What the steps after the summary need.
@@ -520,6 +590,8 @@ pub(crate) struct Steps<'a> {
     pub report: &'a report::Reporter<'a>,
     pub planned: report::Planned,
     pub summarizer: Option<&'a dyn Summarizer>,
+    /// The files to show after the summary.
+    pub gathered: rehydrate::Gathered,
 }
 
 /// The steps after the summary: the thinking policy for the kept turns, fit, archive, assemble
@@ -533,6 +605,7 @@ pub(crate) fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, A
         report,
         planned,
         summarizer,
+        gathered,
     } = steps;
     let stand_in = stand_in_archive_path(options);
 
@@ -560,9 +633,32 @@ pub(crate) fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, A
         &stand_in,
         options,
     );
+    let mut fitting = fit::sections_give_way(
+        messages,
+        counts,
+        &mut draft,
+        fitting,
+        &measured.estimator,
+        &stand_in,
+        options,
+        report.original_tokens(),
+    );
     if let Some(error) = report.grows(&fitting) {
         return Ok(report.failed(error, &planned));
     }
+    // The files worked on, after the summary, as many as the result holds.
+    let rehydrated = rehydrate::attach(
+        messages,
+        counts,
+        &mut draft,
+        &mut fitting,
+        &gathered,
+        &measured.estimator,
+        &stand_in,
+        options,
+        report.original_tokens(),
+    );
+    draft.warnings.extend(gathered.warnings);
 
     // 5. archive
     let archived = match archive::archive(messages, &draft, &fitting, options) {
@@ -589,6 +685,7 @@ pub(crate) fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, A
         archived,
         planned,
         summarizer,
+        rehydrated,
     }))
 }
 

@@ -168,6 +168,14 @@ pub struct CompactOptions {
     /// A summary prepared in the background (`Compactor` `background`), applied in place of
     /// the summary call when the messages it covers are unchanged.
     pub precomputed: Option<Arc<crate::pipeline::precompute::Precomputed>>,
+    /// The budget in tokens of the user's messages carried verbatim into a summary
+    /// (`userMessagesMaxTokens`, SPEC §4.12); `Some(0)` turns them off. Default (`None`): a
+    /// quarter of the tail budget, 5 000 tokens at the defaults.
+    pub user_messages_max_tokens: Option<usize>,
+    /// Show the current content of the files worked on most recently after the summary
+    /// (`rehydrate`, SPEC §4.12). Default off: it costs up to `max_tokens` after every
+    /// compaction.
+    pub rehydrate: Option<crate::pipeline::rehydrate::Rehydrate>,
 }
 
 impl Default for CompactOptions {
@@ -215,6 +223,8 @@ impl Default for CompactOptions {
             checkpoints: true,
             known_checkpoints: Vec::new(),
             precomputed: None,
+            user_messages_max_tokens: None,
+            rehydrate: None,
         }
     }
 }
@@ -292,6 +302,14 @@ impl CompactOptions {
     pub fn tail_retention_tokens(&self) -> usize {
         self.target_tokens
             .unwrap_or_else(|| token_budget(self.context_token_limit, self.tail_retention_ratio))
+    }
+
+    /// The budget of the user's messages carried verbatim into a summary: the option, else a
+    /// quarter of the tail budget (the tail is what the agent keeps word for word; its own
+    /// words from before are worth a fraction of that). 0: none are carried.
+    pub fn user_messages_budget(&self) -> usize {
+        self.user_messages_max_tokens
+            .unwrap_or_else(|| self.tail_retention_tokens() / 4)
     }
 
     /// The tail rules of the options.

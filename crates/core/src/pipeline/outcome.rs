@@ -151,6 +151,8 @@ pub struct CompactOutcome {
     pub checkpoint_record: Option<Checkpoint>,
     /// What happened to a summary prepared in the background (`None`: none was given).
     pub background: Option<BackgroundReport>,
+    /// The files whose current content follows the summary (`rehydrate`), last touched first.
+    pub rehydrated: Vec<crate::pipeline::rehydrate::RehydratedFile>,
 }
 
 /// What checkpoints did for a call (`result.checkpoint`).
@@ -241,6 +243,7 @@ impl CompactOutcome {
             checkpoint: None,
             checkpoint_record: None,
             background: None,
+            rehydrated: Vec::new(),
         }
     }
 }

@@ -46,6 +46,8 @@ pub(crate) struct Compacted<'a> {
     pub archived: Archived,
     pub planned: Planned,
     pub summarizer: Option<&'a dyn Summarizer>,
+    /// The files shown after the summary.
+    pub rehydrated: Vec<crate::pipeline::rehydrate::RehydratedFile>,
 }
 
 impl<'a> Reporter<'a> {
@@ -65,7 +67,7 @@ impl<'a> Reporter<'a> {
         }
     }
 
-    fn original_tokens(&self) -> usize {
+    pub(crate) fn original_tokens(&self) -> usize {
         self.counts.iter().sum()
     }
 
@@ -138,6 +140,7 @@ impl<'a> Reporter<'a> {
             archived,
             planned,
             summarizer,
+            rehydrated,
         } = done;
         let Assembled {
             pieces,
@@ -161,6 +164,7 @@ impl<'a> Reporter<'a> {
         let threshold = estimator.threshold();
 
         let mut warnings = archived.warnings;
+        warnings.extend(draft.warnings.iter().cloned());
         let mut outcome = self.skipped(None);
         if let Replacement::Summary(summary) = &draft.replacement {
             warnings.extend(summary.warnings.iter().cloned());
@@ -292,6 +296,7 @@ impl<'a> Reporter<'a> {
         }
 
         outcome.compacted = true;
+        outcome.rehydrated = rehydrated;
         outcome.stats = CompactStats {
             original_token_count: original,
             compacted_token_count: compacted,

@@ -19,13 +19,15 @@ use crate::pipeline::options::SummaryRequestMode;
 use crate::pipeline::options::{CompactOptions, PromptStyle};
 use crate::pipeline::outcome::Aborted;
 use crate::plan::partition::{is_user_turn, partition, Partition};
-use crate::summary::ledger::{Ledger, LEDGER_HEADER};
+use crate::summary::ledger::Ledger;
 use crate::summary::prompt::{self, Landmark, RenderLimits, SharedScope, SharedStyle};
 use crate::summary::providers::shared::leading_system;
+use crate::summary::sections::strip_sections;
 use crate::summary::summarize::{
     summarize_with_retries, AttemptObserver, RetryPolicy, SharedRequest, Summarizer,
     SummaryFailure, SummaryRequest, SummaryRequestKind, SummaryUsage, UsageMeter,
 };
+use crate::summary::user_messages::UserMessages;
 
 /// The most summary rounds one compaction runs: the first, and at most two more when the
 /// result is still over the threshold.
@@ -36,7 +38,8 @@ pub(crate) struct NativeSummarized {
     pub region: Range<usize>,
     /// The signed `compaction` block, as returned.
     pub block: Value,
-    /// The ledger of the region, kept beside the block so a later compaction keeps it.
+    /// The ledger of the region and the user's messages ([`appended_sections`]), kept beside
+    /// the block so a later compaction keeps them.
     pub ledger: String,
     pub attempts: u32,
     pub model: String,
@@ -119,24 +122,11 @@ pub(crate) async fn summarize_natively(
     use crate::summary::providers::anthropic_compaction::NativeFailure;
     match result {
         Ok(native) => {
-            let previous = middle
-                .iter()
-                .rev()
-                .find(|m| added::is_summary_message(m) && !added::is_notice(m))
-                .and_then(added::summary_body)
-                .and_then(Ledger::parse);
-            let ledger = match previous {
-                Some(earlier) => Ledger::extract(middle).merged_after(&earlier),
-                None => Ledger::extract(middle),
-            };
+            let ledger = appended_sections(earlier_body(middle), middle, options);
             Ok(Some(Ok(NativeSummarized {
                 region: plan.middle(),
                 block: native.block,
-                ledger: if ledger.is_empty() {
-                    String::new()
-                } else {
-                    ledger.render()
-                },
+                ledger,
                 attempts: native.attempts,
                 model,
             })))
@@ -331,6 +321,7 @@ pub(crate) async fn summarize(
         } else {
             summarize_after(
                 Some(summarized.body.clone()),
+                Some(&summarized.body),
                 &messages[fold.clone()],
                 fold.start,
                 &origins[fold.clone()],
@@ -589,16 +580,7 @@ async fn summarize_shared(
         .as_deref()
         .expect("checked by can_share");
     let middle = &messages[region.clone()];
-    let previous = middle
-        .iter()
-        .rev()
-        .find(|m| added::is_summary_message(m) && !added::is_notice(m))
-        .and_then(added::summary_body)
-        .and_then(Ledger::parse);
-    let ledger = match &previous {
-        Some(earlier) => Ledger::extract(middle).merged_after(earlier),
-        None => Ledger::extract(middle),
-    };
+    let sections = appended_sections(earlier_body(middle), middle, options);
     // Anthropic takes the leading system messages as the request's `system`: they are not
     // among the messages the instructions count.
     let lead = if summarizer.provider() == "anthropic" {
@@ -645,15 +627,64 @@ async fn summarize_shared(
     };
     let (text, attempts) =
         summarize_with_retries(summarizer, request, policy, cancel, observer).await?;
-    let mut body = strip_ledger(&unwrap_summary_tags(&text));
+    let mut body = strip_sections(&unwrap_summary_tags(&text));
     if let Some(max) = options.summary_max_chars {
         body = cap_chars(&body, max);
     }
-    if !ledger.is_empty() {
-        body.push_str("\n\n");
-        body.push_str(&ledger.render());
-    }
+    append(&mut body, &sections);
     Ok(Summary { body, attempts })
+}
+
+/// The body of the last summary among `middle` (an earlier compaction's, UC-002), whose
+/// sections are carried forward. Notices (strategies without a summary) hold none.
+fn earlier_body(middle: &[Value]) -> Option<&str> {
+    middle
+        .iter()
+        .rev()
+        .find(|m| added::is_summary_message(m) && !added::is_notice(m))
+        .and_then(added::summary_body)
+}
+
+/// The sections the library appends to a summary of `middle`, whoever writes its text (SPEC
+/// §4.5, §4.12): the ledger of its tool calls and the user's own messages within their budget,
+/// each carried forward after those of `earlier` (the body of the summary being updated).
+pub(crate) fn appended_sections(
+    earlier: Option<&str>,
+    middle: &[Value],
+    options: &CompactOptions,
+) -> String {
+    let mut parts = Vec::new();
+    let ledger = match earlier.and_then(Ledger::parse) {
+        Some(earlier) => Ledger::extract(middle).merged_after(&earlier),
+        None => Ledger::extract(middle),
+    };
+    if !ledger.is_empty() {
+        parts.push(ledger.render());
+    }
+    let budget = options.user_messages_budget();
+    if budget > 0 {
+        let mut users = UserMessages::extract(middle);
+        if let Some(earlier) = earlier.and_then(UserMessages::parse) {
+            users = users.merged_after(&earlier);
+        }
+        if let Some(users) = users.fit(budget, options.encoding) {
+            if !users.is_empty() {
+                parts.push(users.render(budget));
+            }
+        }
+    }
+    parts.join("\n\n")
+}
+
+/// `sections` after the model's text of a summary body.
+fn append(body: &mut String, sections: &str) {
+    if sections.is_empty() {
+        return;
+    }
+    if !body.is_empty() {
+        body.push_str("\n\n");
+    }
+    body.push_str(sections);
 }
 
 /// A finished summary body (model text + ledger).
@@ -696,6 +727,7 @@ pub async fn summarize_middle(
     });
     summarize_after(
         previous_summary,
+        previous.and_then(added::summary_body),
         middle,
         middle_start,
         origins,
@@ -708,10 +740,12 @@ pub async fn summarize_middle(
     .await
 }
 
-/// [`summarize_middle`] updating `previous_summary` (a summary body with its ledger).
+/// [`summarize_middle`] updating `previous_summary` (what the summary model reads of the
+/// earlier summary); `earlier` is that summary's body, whose sections are carried forward.
 #[allow(clippy::too_many_arguments)]
 async fn summarize_after(
     previous_summary: Option<String>,
+    earlier: Option<&str>,
     middle: &[Value],
     middle_start: usize,
     origins: &[Option<usize>],
@@ -721,11 +755,7 @@ async fn summarize_after(
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
 ) -> Result<Summary, SummaryFailure> {
-    let previous_ledger = previous_summary.as_deref().and_then(Ledger::parse);
-    let ledger = match &previous_ledger {
-        Some(earlier) => Ledger::extract(middle).merged_after(earlier),
-        None => Ledger::extract(middle),
-    };
+    let sections = appended_sections(earlier, middle, options);
     let policy = RetryPolicy {
         max_retries: options.max_retries,
         base_delay: options.retry_base_delay,
@@ -747,7 +777,7 @@ async fn summarize_after(
         }]
     };
 
-    let mut running_summary = previous_summary.as_deref().map(strip_ledger);
+    let mut running_summary = previous_summary.as_deref().map(strip_sections);
     let mut attempts = 0;
     for chunk in chunks {
         let messages = &middle[chunk.range.clone()];
@@ -781,16 +811,13 @@ async fn summarize_after(
         let (text, used) =
             summarize_with_retries(summarizer, request, policy, cancel, observer).await?;
         attempts += used;
-        running_summary = Some(strip_ledger(&unwrap_summary_tags(&text)));
+        running_summary = Some(strip_sections(&unwrap_summary_tags(&text)));
     }
     let mut body = running_summary.unwrap_or_default();
     if let Some(max) = options.summary_max_chars {
         body = cap_chars(&body, max);
     }
-    if !ledger.is_empty() {
-        body.push_str("\n\n");
-        body.push_str(&ledger.render());
-    }
+    append(&mut body, &sections);
     Ok(Summary { body, attempts })
 }
 
@@ -823,6 +850,7 @@ fn plan_chunks(middle: &[Value], budget_chars: Option<usize>) -> Vec<Chunk> {
     }
     let short = RenderLimits {
         max_tool_result_chars: SHORTENED_TOOL_RESULT_CHARS,
+        ..RenderLimits::default()
     };
     let sizes: Vec<usize> = middle
         .iter()
@@ -882,13 +910,6 @@ pub fn cap_chars(text: &str, max: usize) -> String {
     let mut out = cut[..end].trim_end().to_string();
     out.push_str(MARKER);
     out
-}
-
-fn strip_ledger(summary: &str) -> String {
-    match summary.find(LEDGER_HEADER) {
-        Some(pos) => summary[..pos].trim_end().to_string(),
-        None => summary.trim().to_string(),
-    }
 }
 
 fn unwrap_summary_tags(text: &str) -> String {

@@ -47,6 +47,10 @@ pub(crate) enum FileOp {
 struct PendingCall {
     id: String,
     files: Vec<(FileOp, String)>,
+    /// Whole contents the call writes, by path.
+    contents: Vec<(String, String)>,
+    /// A file tool reading one whole file (no offset, range or limit): its result is the file.
+    whole_read: bool,
     keep_on_error: bool,
     /// Its output is a `git diff` of the working tree, which names the files that differ.
     prints_worktree_diff: bool,
@@ -102,6 +106,95 @@ fn cap(list: &mut Vec<String>, max: usize) {
     }
 }
 
+/// One file operation of the tool calls, in the order they took effect (when their results
+/// came; a call without a result, at the end).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FileEvent {
+    pub op: FileOp,
+    pub path: String,
+    /// The whole content of the file after the operation, when the conversation shows it: the
+    /// content a whole write wrote, or the result of a whole read.
+    pub content: Option<String>,
+}
+
+/// The file operations of `messages`' tool calls, in order (see [`FileEvent`]): what
+/// rehydration reads to know which files were touched last, and which content the
+/// conversation last showed of each.
+pub(crate) fn file_events(messages: &[Value]) -> Vec<FileEvent> {
+    let mut events = Vec::new();
+    Ledger::walk(messages, &mut Ledger::default(), &mut |event| {
+        events.push(event)
+    });
+    events
+}
+
+/// Input fields of a file tool that read part of a file only.
+const PARTIAL_READ_FIELDS: &[&str] = &[
+    "offset",
+    "limit",
+    "view_range",
+    "start_line",
+    "end_line",
+    "line_start",
+    "line_end",
+    "startLine",
+    "endLine",
+    "lines",
+    "range",
+    "head",
+    "tail",
+    "max_lines",
+];
+
+fn reads_whole_file(input: &Value) -> bool {
+    PARTIAL_READ_FIELDS
+        .iter()
+        .all(|field| input.get(*field).is_none_or(Value::is_null))
+}
+
+/// The file a whole read's output shows: the output itself, or, when the tool numbers its
+/// lines (`cat -n`: Claude Code's `     1→text`, the text editor's `     1\ttext`, after an
+/// OpenHands-style "Here's the result of running `cat -n`" line), the lines without their
+/// numbers.
+pub(crate) fn read_output_text(output: &str) -> String {
+    let body = match output.split_once('\n') {
+        Some((first, rest)) if first.starts_with("Here's the result of running `cat -n`") => rest,
+        _ => output,
+    };
+    let strip = |line: &str| -> Option<String> {
+        let trimmed = line.trim_start_matches(' ');
+        let digits = trimmed.len()
+            - trimmed
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .len();
+        if digits == 0 {
+            return None;
+        }
+        let rest = &trimmed[digits..];
+        rest.strip_prefix('→')
+            .or_else(|| rest.strip_prefix('\t'))
+            .map(str::to_string)
+    };
+    let lines: Vec<&str> = body.split('\n').collect();
+    let numbered: Option<Vec<String>> = lines
+        .iter()
+        .enumerate()
+        // A last empty line is the file's final newline.
+        .filter(|(i, line)| !(*i + 1 == lines.len() && line.is_empty()))
+        .map(|(_, line)| strip(line))
+        .collect();
+    match numbered {
+        Some(numbered) if !numbered.is_empty() => {
+            let mut text = numbered.join("\n");
+            if lines.last() == Some(&"") {
+                text.push('\n');
+            }
+            text
+        }
+        _ => output.to_string(),
+    }
+}
+
 impl Ledger {
     /// Extracts the ledger of a list of messages.
     ///
@@ -112,6 +205,14 @@ impl Ledger {
     /// deleted.
     pub fn extract(messages: &[Value]) -> Ledger {
         let mut ledger = Ledger::default();
+        Ledger::walk(messages, &mut ledger, &mut |_| {});
+        ledger.cap();
+        ledger
+    }
+
+    /// Reads the tool calls of `messages` in order: commands and failed calls into `ledger`,
+    /// and each file operation, when it takes effect, both into `ledger` and to `on_file`.
+    fn walk(messages: &[Value], ledger: &mut Ledger, on_file: &mut dyn FnMut(FileEvent)) {
         let mut calls_by_id: HashMap<String, (String, Value)> = HashMap::new();
         let mut pending: Vec<PendingCall> = Vec::new();
         let mut known = shell::KnownContents::default();
@@ -137,9 +238,15 @@ impl Ledger {
                     files.extend(effects.files);
                     prints_worktree_diff = effects.prints_worktree_diff;
                 }
+                let whole_read = tool_use.command_line.is_none()
+                    && files.len() == 1
+                    && files[0].0 == FileOp::Read
+                    && reads_whole_file(input);
                 pending.push(PendingCall {
                     id: call.id.to_string(),
                     files,
+                    contents: tool_use.contents,
+                    whole_read,
                     keep_on_error: tool_use.command_line.is_some(),
                     prints_worktree_diff,
                     settled: false,
@@ -153,14 +260,21 @@ impl Ledger {
                 {
                     call.settled = true;
                     if !result.is_error || call.keep_on_error {
+                        let read = (call.whole_read && !result.is_error)
+                            .then(|| read_output_text(&tool_result_text(result.content)));
                         for (op, path) in std::mem::take(&mut call.files) {
-                            ledger.record(op, path);
+                            let content = match op {
+                                FileOp::Read => read.clone(),
+                                FileOp::Create | FileOp::Modify => call.content_of(&path),
+                                FileOp::Delete => None,
+                            };
+                            settle(ledger, on_file, op, path, content);
                         }
                     }
                     if call.prints_worktree_diff {
                         let output = tool_result_text(result.content);
                         for (op, path) in shell::diff_files(&output, None) {
-                            ledger.record(op, path);
+                            settle(ledger, on_file, op, path, None);
                         }
                     }
                 }
@@ -188,12 +302,14 @@ impl Ledger {
         }
         // Calls whose results are not among the messages: assume they did what they said.
         for call in pending.into_iter().filter(|call| !call.settled) {
-            for (op, path) in call.files {
-                ledger.record(op, path);
+            for (op, path) in call.files.clone() {
+                let content = match op {
+                    FileOp::Create | FileOp::Modify => call.content_of(&path),
+                    FileOp::Read | FileOp::Delete => None,
+                };
+                settle(ledger, on_file, op, path, content);
             }
         }
-        ledger.cap();
-        ledger
     }
 
     /// Notes one file operation; see [`Ledger::extract`] for how the lists relate.
@@ -299,11 +415,13 @@ impl Ledger {
     }
 
     /// Reads back the ledger section of a summary written by [`Ledger::render`].
+    /// The ledger is the section of that header ([`super::sections`]), so a header quoted
+    /// inside the user's messages or a file's content is not read as one.
     pub fn parse(summary: &str) -> Option<Ledger> {
-        let start = summary.find(LEDGER_HEADER)?;
+        let section = super::sections::split(summary).ledger?;
         let mut ledger = Ledger::default();
         let mut current: Option<usize> = None;
-        for line in summary[start + LEDGER_HEADER.len()..].lines() {
+        for line in section[LEDGER_HEADER.len()..].lines() {
             if line.starts_with("## ") {
                 break;
             }
@@ -337,6 +455,35 @@ impl Ledger {
             4 => &mut self.commands,
             _ => &mut self.failed_calls,
         }
+    }
+}
+
+/// One file operation takes effect.
+fn settle(
+    ledger: &mut Ledger,
+    on_file: &mut dyn FnMut(FileEvent),
+    op: FileOp,
+    path: String,
+    content: Option<String>,
+) {
+    if path.is_empty() {
+        return;
+    }
+    on_file(FileEvent {
+        op,
+        path: path.clone(),
+        content,
+    });
+    ledger.record(op, path);
+}
+
+impl PendingCall {
+    /// The whole content this call writes to `path`, if it says it.
+    fn content_of(&self, path: &str) -> Option<String> {
+        self.contents
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, content)| content.clone())
     }
 }
 
@@ -494,6 +641,52 @@ mod tests {
         let ledger = Ledger::extract(&messages);
         assert_eq!(ledger.files_modified, vec!["src/lib.rs"]);
         assert_eq!(ledger.files_created, vec!["src/new.rs"]);
+    }
+
+    #[test]
+    fn a_numbered_read_output_is_the_file_without_its_line_numbers() {
+        assert_eq!(
+            read_output_text("     1→a\n     2→\tb\n     3→"),
+            "a\n\tb\n"
+        );
+        assert_eq!(
+            read_output_text(
+                "Here's the result of running `cat -n` on /p/a.py:\n     1\tx = 1\n     2\ty = 2\n"
+            ),
+            "x = 1\ny = 2\n"
+        );
+        // Not every line numbered: the output as it is.
+        assert_eq!(
+            read_output_text("12 apples\nno number"),
+            "12 apples\nno number"
+        );
+        let events = file_events(&[
+            tool_use("1", "Read", json!({"file_path": "/p/a.py"})),
+            tool_result("1", false, "     1→a"),
+            tool_use("2", "Read", json!({"file_path": "/p/a.py", "offset": 3})),
+            tool_result("2", false, "     3→c"),
+            tool_use(
+                "3",
+                "Write",
+                json!({"file_path": "/p/b.py", "content": "B"}),
+            ),
+            tool_result("3", true, "denied"),
+        ]);
+        assert_eq!(
+            events,
+            vec![
+                FileEvent {
+                    op: FileOp::Read,
+                    path: "/p/a.py".into(),
+                    content: Some("a".into())
+                },
+                FileEvent {
+                    op: FileOp::Read,
+                    path: "/p/a.py".into(),
+                    content: None
+                },
+            ]
+        );
     }
 
     #[test]

@@ -10,4 +10,6 @@ pub mod memory;
 pub mod overflow;
 pub mod prompt;
 pub mod providers;
+pub mod sections;
 pub mod summarize;
+pub mod user_messages;

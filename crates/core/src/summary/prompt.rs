@@ -259,17 +259,30 @@ pub fn continuation_instructions(custom_instructions: Option<&str>) -> String {
     out
 }
 
-/// How long one tool result may be in the transcript before it is shortened (in chars).
-/// `usize::MAX` renders everything.
+/// How long one tool result may be in the transcript before it is shortened (in chars), and
+/// one tool call's input. `usize::MAX` renders everything.
 #[derive(Debug, Clone, Copy)]
 pub struct RenderLimits {
     pub max_tool_result_chars: usize,
+    /// Default 4 000: a summary model needs what a call did, not a whole file it wrote.
+    pub max_tool_input_chars: usize,
 }
 
 impl Default for RenderLimits {
     fn default() -> Self {
         RenderLimits {
             max_tool_result_chars: usize::MAX,
+            max_tool_input_chars: 4_000,
+        }
+    }
+}
+
+impl RenderLimits {
+    /// Everything, unshortened (reading archived messages back).
+    pub fn unlimited() -> Self {
+        RenderLimits {
+            max_tool_result_chars: usize::MAX,
+            max_tool_input_chars: usize::MAX,
         }
     }
 }
@@ -289,6 +302,39 @@ fn render_transcript_into(out: &mut impl Write, messages: &[Value], limits: Rend
         if is_summary_message(message) {
             continue;
         }
+        render_message(out, message, &mut tool_names, limits);
+    }
+}
+
+/// Each of `messages` rendered on its own, as [`render_transcript`] renders it (tool results
+/// named by the calls before them); a summary or notice the library wrote as its text.
+pub fn render_each(messages: &[Value], limits: RenderLimits) -> Vec<String> {
+    let mut tool_names: HashMap<&str, &str> = HashMap::new();
+    messages
+        .iter()
+        .map(|message| match crate::model::added::summary_text(message) {
+            // Anthropic's compaction block holds the summary itself; the text beside it, ours.
+            Some(text) => match crate::model::added::native_summary(message) {
+                Some(native) => format!("{}\n\n{}\n", native.trim(), text.trim_end()),
+                None => format!("{}\n", text.trim_end()),
+            },
+            None => {
+                let mut out = String::new();
+                render_message(&mut out, message, &mut tool_names, limits);
+                out
+            }
+        })
+        .collect()
+}
+
+/// One message of the transcript.
+fn render_message<'a>(
+    out: &mut impl Write,
+    message: &'a Value,
+    tool_names: &mut HashMap<&'a str, &'a str>,
+    limits: RenderLimits,
+) {
+    {
         let role = role_of(message).map(Role::as_str).unwrap_or("unknown");
         match role_of(message) {
             Some(Role::Tool) => {
@@ -308,14 +354,7 @@ fn render_transcript_into(out: &mut impl Write, messages: &[Value], limits: Rend
                     Some(Value::Array(blocks)) => {
                         let mut wrote_header = false;
                         for block in blocks {
-                            render_block(
-                                out,
-                                role,
-                                &mut wrote_header,
-                                block,
-                                &mut tool_names,
-                                limits,
-                            );
+                            render_block(out, role, &mut wrote_header, block, tool_names, limits);
                         }
                     }
                     _ => {}
@@ -336,7 +375,7 @@ fn render_transcript_into(out: &mut impl Write, messages: &[Value], limits: Rend
                     let _ = writeln!(
                         out,
                         "[{role} called tool {name}] {}\n",
-                        clip_middle(&arguments, 4_000)
+                        clip_middle(&arguments, limits.max_tool_input_chars)
                     );
                 }
             }
@@ -384,7 +423,7 @@ fn render_block<'a>(
             let _ = writeln!(
                 out,
                 "[{role} called tool {name}] {}\n",
-                clip_middle(&input, 4_000)
+                clip_middle(&input, limits.max_tool_input_chars)
             );
             *wrote_header = false;
         }
@@ -563,6 +602,7 @@ mod tests {
                 RenderLimits::default(),
                 RenderLimits {
                     max_tool_result_chars: 100,
+                    ..RenderLimits::default()
                 },
             ] {
                 for previous in [None, Some("## Goal\nearlier")] {

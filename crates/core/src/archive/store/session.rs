@@ -386,9 +386,9 @@ pub fn list_archives(
     Ok(found)
 }
 
-struct StoreSource<'a> {
-    store: &'a ArchiveStore,
-    session_id: &'a str,
+pub(crate) struct StoreSource<'a> {
+    pub(crate) store: &'a ArchiveStore,
+    pub(crate) session_id: &'a str,
 }
 
 impl ArchiveSource for StoreSource<'_> {

@@ -1,0 +1,408 @@
+//! The sections a summary ends with, after the summary model's text (SPEC §4.5, §4.12): the
+//! ledger, the user's own messages verbatim, the recall lines naming the archives of what was
+//! compacted, and the current content of the files worked on. The library writes them, never
+//! the summary model, and a later compaction reads them back to carry them forward.
+//!
+//! They are found by their headers. The model's text is cut at the first of these headers
+//! before the sections are appended ([`strip_sections`]: a model may echo an earlier summary),
+//! so the first header at the start of a line is the library's own; and the sections whose
+//! text is the user's or a file's ([`entry_header`]) say how many characters each entry holds,
+//! so nothing inside them is ever taken for a header.
+
+use serde_json::Value;
+
+use crate::model::added;
+use crate::summary::ledger::LEDGER_HEADER;
+
+/// The header of the user's messages, carried verbatim.
+pub const USER_MESSAGES_HEADER: &str = "## User messages (verbatim)";
+/// The header of the recall lines: which archive holds which compacted messages.
+pub const RECALL_HEADER: &str = "## Archived originals (recall)";
+/// The header of the current content of the files most recently worked on (rehydration).
+pub const FILES_HEADER: &str = "## Current file contents";
+
+/// Every section header, in the order the sections are written.
+const HEADERS: [&str; 4] = [
+    LEDGER_HEADER,
+    USER_MESSAGES_HEADER,
+    RECALL_HEADER,
+    FILES_HEADER,
+];
+
+/// Is `text[at..]` the start of a line that is exactly one of the headers?
+fn header_at(text: &str, at: usize) -> Option<&'static str> {
+    if at > 0 && text.as_bytes()[at - 1] != b'\n' {
+        return None;
+    }
+    let rest = &text[at..];
+    HEADERS.into_iter().find(|header| {
+        rest.strip_prefix(header).is_some_and(|after| {
+            after.is_empty() || after.starts_with('\n') || after.starts_with("\r\n")
+        })
+    })
+}
+
+/// Where the first section starts: the earliest header at the start of a line.
+pub fn first_section(text: &str) -> Option<usize> {
+    let mut at = 0;
+    loop {
+        if header_at(text, at).is_some() {
+            return Some(at);
+        }
+        at += text[at..].find("\n## ")? + 1;
+    }
+}
+
+/// The summary model's text of a summary body: everything before the first section, trimmed.
+pub fn strip_sections(text: &str) -> String {
+    match first_section(text) {
+        Some(at) => text[..at].trim_end().to_string(),
+        None => text.trim().to_string(),
+    }
+}
+
+/// The sections of a summary body, each as written (header included, trailing blank lines
+/// not).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Sections<'a> {
+    pub ledger: Option<&'a str>,
+    pub user_messages: Option<&'a str>,
+    pub recall: Option<&'a str>,
+    pub files: Option<&'a str>,
+}
+
+/// Splits the sections off a summary body (see the module docs). Text that follows no header
+/// ends the reading.
+pub fn split(text: &str) -> Sections<'_> {
+    let mut sections = Sections::default();
+    let Some(mut at) = first_section(text) else {
+        return sections;
+    };
+    while let Some(header) = header_at(text, at) {
+        let body_start = at + header.len();
+        let (end, section) = match header {
+            // Entries of known length: the text inside cannot end the section early, and the
+            // last entry's text is taken as it is (trailing spaces and newlines included).
+            h if h == USER_MESSAGES_HEADER || h == FILES_HEADER => {
+                let end = body_start + entries_end(&text[body_start..]);
+                (end, &text[at..end])
+            }
+            // Lines of the library's own: up to the next header line.
+            _ => {
+                let end = text[body_start..]
+                    .find("\n## ")
+                    .map_or(text.len(), |n| body_start + n + 1);
+                (end, text[at..end].trim_end())
+            }
+        };
+        let slot = match header {
+            h if h == LEDGER_HEADER => &mut sections.ledger,
+            h if h == USER_MESSAGES_HEADER => &mut sections.user_messages,
+            h if h == RECALL_HEADER => &mut sections.recall,
+            _ => &mut sections.files,
+        };
+        if slot.is_none() {
+            *slot = Some(section);
+        }
+        // The next section starts after blank lines.
+        let rest = &text[end..];
+        let skipped = rest.len() - rest.trim_start_matches(['\n', '\r']).len();
+        at = end + skipped;
+        if at >= text.len() {
+            break;
+        }
+    }
+    sections
+}
+
+/// How a recall line starts: `Recall: archive=<file name> from=<first> to=<past the last>`, the
+/// form the recall tool (`createRecallTool`) takes.
+pub const RECALL_LINE: &str = "Recall: ";
+
+/// The recall line of messages `from..to` of an archive (`to` exclusive; without a range, the
+/// whole archive).
+pub fn recall_line(archive: &str, range: Option<(usize, usize)>) -> String {
+    let name = archive.rsplit(['/', '\\']).next().unwrap_or(archive).trim();
+    match range {
+        Some((from, to)) => format!("{RECALL_LINE}archive={name} from={from} to={to}"),
+        None => format!("{RECALL_LINE}archive={name}"),
+    }
+}
+
+/// How much of the recall section a summary carries: all of it, only this compaction's line (the
+/// earlier ones give way when a tight window needs their tokens), or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RecallLines {
+    #[default]
+    All,
+    Current,
+    None,
+}
+
+/// The most recall lines of earlier compactions a summary carries (the most recent ones); the
+/// recall tool lists every archive anyway.
+const MAX_EARLIER_RECALL_LINES: usize = 20;
+
+/// The recall section of a summary that replaces `region` and names `archive` (where `region`
+/// is archived, as it is): the recall lines of the summaries and notices inside the region
+/// first (earlier compactions; one naming no lines stands for its whole archive), then this
+/// compaction's, so the agent can ask for exactly the range it needs. Empty when there is
+/// nothing to name.
+pub fn recall_section(region: &[Value], archive: Option<&str>, lines_kept: RecallLines) -> String {
+    let mut earlier: Vec<String> = Vec::new();
+    if lines_kept == RecallLines::All {
+        for message in region.iter().filter(|m| added::is_summary_message(m)) {
+            let carried: Vec<String> = added::summary_body(message)
+                .and_then(|body| split(body).recall)
+                .map(|section| {
+                    section
+                        .lines()
+                        .filter(|line| line.starts_with(RECALL_LINE))
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default();
+            if carried.is_empty() {
+                earlier.extend(added::summary_archive(message).map(|path| recall_line(path, None)));
+            }
+            earlier.extend(carried);
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    earlier.retain(|line| seen.insert(line.clone()));
+    let left_out = earlier.len().saturating_sub(MAX_EARLIER_RECALL_LINES);
+    let mut lines: Vec<String> = earlier.split_off(left_out);
+    if lines_kept != RecallLines::None {
+        lines.extend(archive.map(|path| recall_line(path, Some((0, region.len())))));
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "{RECALL_HEADER}\nThe originals, for the recall tool (to is exclusive; or search them with a query):"
+    );
+    if left_out > 0 {
+        out.push_str(&format!(
+            "\n({left_out} earlier archive{} not listed; the recall tool lists them all.)",
+            if left_out == 1 { "" } else { "s" }
+        ));
+    }
+    for line in lines {
+        out.push('\n');
+        out.push_str(&line);
+    }
+    out
+}
+
+/// The header line of one entry of a section of user or file text: `[label · N characters]`,
+/// or with further notes (`[label · N characters · shortened from M characters]`). `N` is the
+/// length in characters of the text on the lines after it.
+pub fn entry_header(label: &str, chars: usize, note: Option<&str>) -> String {
+    match note {
+        Some(note) => format!("[{label} · {chars} characters · {note}]"),
+        None => format!("[{label} · {chars} characters]"),
+    }
+}
+
+/// One entry read back: its header's label and notes, and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry<'a> {
+    /// The header's fields before the length (the label).
+    pub label: &'a str,
+    /// The header's fields after the length.
+    pub notes: Vec<&'a str>,
+    pub text: &'a str,
+}
+
+/// Reads an entry header line: (label, length, notes).
+fn parse_entry_header(line: &str) -> Option<(&str, usize, Vec<&str>)> {
+    let inner = line.strip_prefix('[')?.strip_suffix(']')?;
+    let fields: Vec<&str> = inner.split(" · ").collect();
+    // The length is the last field of the form "N characters" (a label could hold " · ").
+    let at = fields.iter().rposition(|field| {
+        field
+            .strip_suffix(" characters")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    })?;
+    if at == 0 {
+        return None;
+    }
+    let chars = fields[at].strip_suffix(" characters")?.parse().ok()?;
+    let label_end = fields[..at].iter().map(|f| f.len()).sum::<usize>() + (at - 1) * " · ".len();
+    Some((&inner[..label_end], chars, fields[at + 1..].to_vec()))
+}
+
+/// The lines of a section before its first entry (without the header line), and its entries.
+pub fn entries(section: &str) -> (Vec<&str>, Vec<Entry<'_>>) {
+    let body = section.split_once('\n').map_or("", |(_, body)| body);
+    let mut notes = Vec::new();
+    let mut found = Vec::new();
+    let mut rest = body;
+    while !rest.is_empty() {
+        let (line, after) = rest.split_once('\n').unwrap_or((rest, ""));
+        match parse_entry_header(line) {
+            Some((label, chars, entry_notes)) => {
+                let Some((text, remaining)) = take_chars(after, chars) else {
+                    break;
+                };
+                found.push(Entry {
+                    label,
+                    notes: entry_notes,
+                    text,
+                });
+                rest = remaining.strip_prefix('\n').unwrap_or(remaining);
+                rest = rest.strip_prefix('\n').unwrap_or(rest);
+            }
+            None if found.is_empty() => {
+                if !line.trim().is_empty() {
+                    notes.push(line);
+                }
+                rest = after;
+            }
+            None => break,
+        }
+    }
+    (notes, found)
+}
+
+/// Where a section of entries ends in `body` (the text after its header): after the last entry
+/// that reads whole.
+fn entries_end(body: &str) -> usize {
+    let mut rest = body.strip_prefix('\n').unwrap_or(body);
+    let mut end = body.len() - rest.len();
+    let mut in_entries = false;
+    while !rest.is_empty() {
+        let (line, after) = rest.split_once('\n').unwrap_or((rest, ""));
+        let line_end = body.len() - after.len();
+        match parse_entry_header(line) {
+            Some((_, chars, _)) => {
+                let Some((_, remaining)) = take_chars(after, chars) else {
+                    return end;
+                };
+                in_entries = true;
+                end = body.len() - remaining.len();
+                rest = remaining.strip_prefix('\n').unwrap_or(remaining);
+                rest = rest.strip_prefix('\n').unwrap_or(rest);
+            }
+            None if !in_entries && !line.starts_with("## ") => {
+                end = line_end;
+                rest = after;
+            }
+            None => return end,
+        }
+    }
+    end
+}
+
+/// The first `chars` characters of `text`, and the rest.
+fn take_chars(text: &str, chars: usize) -> Option<(&str, &str)> {
+    if chars == 0 {
+        return Some(("", text));
+    }
+    let end = text
+        .char_indices()
+        .nth(chars - 1)
+        .map(|(i, c)| i + c.len_utf8())?;
+    Some((&text[..end], &text[end..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sections_are_found_by_their_headers_and_entries_by_their_length() {
+        let tricky = format!("hi\n\n{LEDGER_HEADER}\n- not a ledger\n## Goal\nx");
+        let body = format!(
+            "## Goal\nship it\n\n{LEDGER_HEADER}\nFiles read:\n- a.rs\n\n{USER_MESSAGES_HEADER}\n(1 earlier user message left out)\n{}\n{tricky}\n\n{}\nok\n\n{RECALL_HEADER}\nRecall: archive=compact-20260101T000000Z-1.json from=0 to=3",
+            entry_header("user message", tricky.chars().count(), None),
+            entry_header("user message", 2, Some("shortened from 9 characters")),
+        );
+        assert_eq!(strip_sections(&body), "## Goal\nship it");
+        let sections = split(&body);
+        assert_eq!(
+            sections.ledger,
+            Some(format!("{LEDGER_HEADER}\nFiles read:\n- a.rs").as_str())
+        );
+        let (notes, entries) = entries(sections.user_messages.unwrap());
+        assert_eq!(notes, vec!["(1 earlier user message left out)"]);
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].text, tricky);
+        assert_eq!(entries[0].label, "user message");
+        assert_eq!(entries[1].text, "ok");
+        assert_eq!(entries[1].notes, vec!["shortened from 9 characters"]);
+        assert_eq!(
+            sections.recall,
+            Some(
+                format!(
+                    "{RECALL_HEADER}\nRecall: archive=compact-20260101T000000Z-1.json from=0 to=3"
+                )
+                .as_str()
+            )
+        );
+        assert_eq!(sections.files, None);
+    }
+
+    #[test]
+    fn recall_lines_carry_the_earlier_compactions_first() {
+        use serde_json::json;
+        let earlier_body = format!(
+            "## Goal\nx\n\n{}",
+            recall_section(
+                &[json!({"role": "user", "content": "a"})],
+                Some("/d/s/compact-20260101T000000Z-1.json"),
+                RecallLines::All
+            )
+        );
+        let earlier = json!({"role": "user", "content": added::summary_message_text(
+            1, Some("/d/s/compact-20260101T000000Z-1.json"), &earlier_body)});
+        let old_style = json!({"role": "user", "content": added::notice_header(
+            3, "removed by the keep-recent strategy", 0, Some("C:\\d\\s\\compact-20260101T000000Z-2.json"))});
+        let region = vec![
+            old_style,
+            earlier,
+            json!({"role": "user", "content": "more"}),
+        ];
+        let archive = Some("s3://b/s/compact-20260101T000000Z-3.json");
+        let section = recall_section(&region, archive, RecallLines::All);
+        let lines: Vec<&str> = section
+            .lines()
+            .filter(|l| l.starts_with(RECALL_LINE))
+            .collect();
+        assert_eq!(
+            lines,
+            vec![
+                "Recall: archive=compact-20260101T000000Z-2.json",
+                "Recall: archive=compact-20260101T000000Z-1.json from=0 to=1",
+                "Recall: archive=compact-20260101T000000Z-3.json from=0 to=3",
+            ]
+        );
+        assert_eq!(split(&section).recall, Some(section.as_str()));
+        assert_eq!(recall_section(&region[2..], None, RecallLines::All), "");
+        // Giving way: this compaction's line only, then nothing.
+        let current = recall_section(&region, archive, RecallLines::Current);
+        assert_eq!(
+            current.lines().last(),
+            Some("Recall: archive=compact-20260101T000000Z-3.json from=0 to=3")
+        );
+        assert_eq!(
+            current
+                .lines()
+                .filter(|l| l.starts_with(RECALL_LINE))
+                .count(),
+            1
+        );
+        assert_eq!(recall_section(&region, archive, RecallLines::None), "");
+    }
+
+    #[test]
+    fn a_header_inside_the_text_or_mid_line_is_not_a_section() {
+        assert_eq!(
+            first_section("a ## Ledger (extracted from tool calls)\n"),
+            None
+        );
+        assert_eq!(first_section(&format!("{LEDGER_HEADER} and more\n")), None);
+        assert_eq!(first_section(&format!("x\n{FILES_HEADER}\n")), Some(2));
+        assert_eq!(split("no sections"), Sections::default());
+    }
+}

@@ -1,0 +1,380 @@
+//! The user's own messages, carried verbatim into the summary (SPEC §4.12). A summary model
+//! restates what the user asked in its own words, and corrections or changes of mind get lost
+//! ("loses track of the original task goal"); the user's words themselves are what an agent
+//! resumes from. Like the ledger, this section is built deterministically from the messages,
+//! whoever writes the summary, and carried forward through later compactions.
+//!
+//! User-authored means text from the user: the text of user messages, not tool results, and
+//! not the summaries and notices the library wrote ([`crate::model::added`]). Within a budget
+//! of tokens the most recent messages are kept whole; a single message larger than the whole
+//! budget keeps its beginning and its end; how many were left out is said.
+
+use serde_json::Value;
+
+use crate::model::added;
+use crate::model::message::{block_type, role_of, Role};
+use crate::model::tokens::{self, Encoding};
+use crate::summary::sections::{self, entry_header, USER_MESSAGES_HEADER};
+
+const LABEL: &str = "user message";
+const SHORTENED_NOTE: &str = "shortened from ";
+
+/// One message's text, as carried.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Carried {
+    pub text: String,
+    /// The original length in characters, when the text was shortened to fit the budget.
+    pub shortened_from: Option<usize>,
+}
+
+/// The user's messages a summary carries, oldest first, and how many earlier ones were left
+/// out to fit the budget.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserMessages {
+    pub messages: Vec<Carried>,
+    pub left_out: usize,
+}
+
+/// The text the user wrote in `message`: a user message's string content, or its text blocks
+/// joined by blank lines; `None` for tool results only, for messages of other roles, for an
+/// empty text, and for the messages the library wrote.
+pub fn user_text(message: &Value) -> Option<String> {
+    if role_of(message) != Some(Role::User) || added::is_summary_message(message) {
+        return None;
+    }
+    let text = match message.get("content")? {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|block| block_type(block) == "text")
+            .filter_map(|block| block.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        _ => return None,
+    };
+    (!text.trim().is_empty()).then_some(text)
+}
+
+impl UserMessages {
+    /// Every user-authored text of `messages`, in order.
+    pub fn extract(messages: &[Value]) -> UserMessages {
+        UserMessages {
+            messages: messages
+                .iter()
+                .filter_map(user_text)
+                .map(|text| Carried {
+                    text,
+                    shortened_from: None,
+                })
+                .collect(),
+            left_out: 0,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty() && self.left_out == 0
+    }
+
+    /// `earlier` (from the summary being updated) followed by these.
+    pub fn merged_after(mut self, earlier: &UserMessages) -> UserMessages {
+        let mut messages = earlier.messages.clone();
+        messages.append(&mut self.messages);
+        UserMessages {
+            messages,
+            left_out: earlier.left_out + self.left_out,
+        }
+    }
+
+    /// Within `max_tokens` (the whole section as rendered, headers included): the most recent
+    /// messages whole, as many as fit; when the most recent alone is larger than the budget,
+    /// its beginning and end. The rest are counted in `left_out`. `None` when the budget
+    /// cannot even hold the section's header and the count of what was left out: then nothing
+    /// is said.
+    pub fn fit(self, max_tokens: usize, encoding: Encoding) -> Option<UserMessages> {
+        let total = self.messages.len();
+        let earlier_left_out = self.left_out;
+        let entry_cost = |message: &Carried| {
+            let header = entry_header(LABEL, message.text.chars().count(), None);
+            // The header and the blank line before it, and the note of a shortened message.
+            tokens::count_text(encoding, &header) + 8 + tokens::count_text(encoding, &message.text)
+        };
+        // The frame: header and the line of introduction, and, when something is left out, the
+        // line that says how much.
+        let frame = |left_out: usize| {
+            let frame = UserMessages {
+                messages: Vec::new(),
+                left_out,
+            };
+            tokens::count_text(encoding, &frame.render(max_tokens))
+        };
+        if earlier_left_out == 0
+            && frame(0) + self.messages.iter().map(entry_cost).sum::<usize>() <= max_tokens
+        {
+            return Some(self);
+        }
+        let mut used = frame(earlier_left_out + total.max(1));
+        if used >= max_tokens {
+            return None;
+        }
+        let mut kept: Vec<Carried> = Vec::new();
+        for message in self.messages.into_iter().rev() {
+            let cost = entry_cost(&message);
+            if used + cost <= max_tokens {
+                used += cost;
+                kept.push(message);
+                continue;
+            }
+            if kept.is_empty() {
+                let room = max_tokens - used;
+                let header = entry_header(LABEL, message.text.chars().count(), None);
+                let text_room = room.saturating_sub(tokens::count_text(encoding, &header) + 8);
+                kept.extend(shorten(message, text_room, encoding));
+            }
+            break;
+        }
+        kept.reverse();
+        Some(UserMessages {
+            left_out: earlier_left_out + (total - kept.len()),
+            messages: kept,
+        })
+    }
+
+    /// The section, or an empty string when there is nothing to say.
+    pub fn render(&self, max_tokens: usize) -> String {
+        if self.is_empty() {
+            return String::new();
+        }
+        let mut out = format!(
+            "{USER_MESSAGES_HEADER}\nWhat the user wrote in the compacted part of the conversation, word for word, oldest first."
+        );
+        if self.left_out > 0 {
+            let plural = if self.left_out == 1 { "" } else { "s" };
+            out.push_str(&format!(
+                "\n({} earlier user message{plural} left out to stay within {max_tokens} tokens; the archived originals hold them.)",
+                self.left_out
+            ));
+        }
+        // Each entry's text exactly as it is (its own trailing newlines included): its header
+        // says how long it is. A blank line between entries.
+        for (n, message) in self.messages.iter().enumerate() {
+            let note = message
+                .shortened_from
+                .map(|chars| format!("{SHORTENED_NOTE}{chars} characters"));
+            out.push_str(if n == 0 { "\n" } else { "\n\n" });
+            out.push_str(&entry_header(
+                LABEL,
+                message.text.chars().count(),
+                note.as_deref(),
+            ));
+            out.push('\n');
+            out.push_str(&message.text);
+        }
+        out
+    }
+
+    /// The section of a summary body written by [`UserMessages::render`].
+    pub fn parse(body: &str) -> Option<UserMessages> {
+        let section = sections::split(body).user_messages?;
+        let (notes, entries) = sections::entries(section);
+        let left_out = notes
+            .iter()
+            .find_map(|line| {
+                let digits: String = line
+                    .strip_prefix('(')?
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect();
+                line.contains(" earlier user message")
+                    .then(|| digits.parse().ok())
+                    .flatten()
+            })
+            .unwrap_or(0);
+        let messages = entries
+            .into_iter()
+            .filter(|entry| entry.label == LABEL)
+            .map(|entry| Carried {
+                text: entry.text.to_string(),
+                shortened_from: entry.notes.iter().find_map(|note| {
+                    note.strip_prefix(SHORTENED_NOTE)?
+                        .strip_suffix(" characters")?
+                        .parse()
+                        .ok()
+                }),
+            })
+            .collect();
+        Some(UserMessages { messages, left_out })
+    }
+}
+
+/// `body` (a summary body, or the text beside a native compaction block) with its section of
+/// user messages fitted again into `max_tokens` (see [`UserMessages::fit`]): when the result of
+/// a compaction is over the threshold, the section gives way before the post-condition does.
+/// `None` when `body` has no such section.
+pub fn refit_section(body: &str, max_tokens: usize, encoding: Encoding) -> Option<String> {
+    let section = sections::split(body).user_messages?;
+    // The section is a slice of `body`: its place in it.
+    let start = section.as_ptr() as usize - body.as_ptr() as usize;
+    let end = start + section.len();
+    let fitted = UserMessages::parse(body)?
+        .fit(max_tokens, encoding)
+        .filter(|users| !users.is_empty())
+        .map(|users| users.render(max_tokens));
+    let before = body[..start].trim_end_matches('\n');
+    let after = body[end..].trim_start_matches('\n');
+    let mut out = String::with_capacity(body.len());
+    for part in [before, fitted.as_deref().unwrap_or(""), after] {
+        if part.is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push_str(part);
+    }
+    Some(out)
+}
+
+/// `message` cut to `max_tokens`: its beginning (two thirds) and its end, with a marker
+/// saying how much is left out between them; `None` when not even a few words fit beside the
+/// marker.
+fn shorten(message: Carried, max_tokens: usize, encoding: Encoding) -> Option<Carried> {
+    let chars: Vec<char> = message.text.chars().collect();
+    let original = message.shortened_from.unwrap_or(chars.len());
+    let cut = |keep: usize| -> String {
+        let head = keep * 2 / 3;
+        let tail = keep - head;
+        let mut out: String = chars[..head].iter().collect();
+        out.push_str(&format!(
+            "\n[… {} characters of this message left out …]\n",
+            chars.len() - keep
+        ));
+        out.extend(&chars[chars.len() - tail..]);
+        out
+    };
+    // The longest cut that fits, found by halving (counts of cut text are not proportional to
+    // its length).
+    let (mut low, mut high) = (0, chars.len());
+    while low < high {
+        let mid = (low + high).div_ceil(2);
+        if tokens::count_text(encoding, &cut(mid)) <= max_tokens {
+            low = mid;
+        } else {
+            high = mid - 1;
+        }
+    }
+    // A cut that keeps almost nothing of the message says nothing of it.
+    if low < MIN_SHORTENED_CHARS.min(chars.len()) {
+        return None;
+    }
+    Some(Carried {
+        text: cut(low),
+        shortened_from: Some(original),
+    })
+}
+
+/// The fewest characters of a shortened message worth keeping.
+const MIN_SHORTENED_CHARS: usize = 40;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_what_the_user_wrote_is_taken() {
+        let messages = vec![
+            json!({"role": "system", "content": "sys"}),
+            json!({"role": "user", "content": "first ask"}),
+            json!({"role": "assistant", "content": "ok"}),
+            json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "1", "content": "output"},
+                {"type": "text", "text": "and also this"}
+            ]}),
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "2", "content": "x"}]}),
+            json!({"role": "tool", "tool_call_id": "3", "content": "y"}),
+            json!({"role": "user", "content": added::summary_message_text(3, None, "old")}),
+            json!({"role": "user", "content": "   "}),
+        ];
+        let found = UserMessages::extract(&messages);
+        let texts: Vec<&str> = found.messages.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(texts, vec!["first ask", "and also this"]);
+    }
+
+    #[test]
+    fn over_the_budget_the_most_recent_stay_whole_and_the_rest_are_counted() {
+        let make = |n: usize| Carried {
+            text: format!("message {n} {}", "word ".repeat(40)),
+            shortened_from: None,
+        };
+        let all = UserMessages {
+            messages: (0..6).map(make).collect(),
+            left_out: 2,
+        };
+        let two = UserMessages {
+            messages: vec![make(4), make(5)],
+            left_out: 6,
+        };
+        let budget = tokens::count_text(Encoding::O200kBase, &two.render(1)) + 20;
+        let fitted = all.clone().fit(budget, Encoding::O200kBase).unwrap();
+        assert_eq!(fitted.messages, vec![make(4), make(5)]);
+        assert_eq!(fitted.left_out, 6);
+        let rendered = fitted.render(budget);
+        assert!(tokens::count_text(Encoding::O200kBase, &rendered) <= budget);
+        assert!(rendered.contains("(6 earlier user messages left out"));
+        assert_eq!(UserMessages::parse(&rendered), Some(fitted));
+        // A budget that cannot hold the section: nothing is said.
+        assert_eq!(all.fit(10, Encoding::O200kBase), None);
+        // One message over the whole budget: its beginning and end, marked.
+        let big = UserMessages {
+            messages: vec![Carried {
+                text: format!("BEGIN {} END", "lorem ipsum ".repeat(2_000)),
+                shortened_from: None,
+            }],
+            left_out: 0,
+        };
+        let cut = big.fit(200, Encoding::O200kBase).unwrap();
+        let text = &cut.messages[0].text;
+        assert!(
+            text.starts_with("BEGIN ") && text.ends_with(" END"),
+            "{text}"
+        );
+        assert!(text.contains("characters of this message left out"));
+        assert!(tokens::count_text(Encoding::O200kBase, &cut.render(200)) <= 200);
+        assert_eq!(cut.messages[0].shortened_from, Some(24_010));
+        assert_eq!(cut.left_out, 0);
+        let back = UserMessages::parse(&cut.render(200)).unwrap();
+        assert_eq!(back, cut);
+    }
+
+    #[test]
+    fn a_section_fitted_again_gives_way_and_keeps_what_follows() {
+        let users = UserMessages::extract(
+            &(0..8)
+                .map(|n| json!({"role": "user", "content": format!("request {n} {}", "x ".repeat(30))}))
+                .collect::<Vec<_>>(),
+        );
+        let body = format!(
+            "## Goal\ng\n\n{}\n\n{}\n\n## Archived originals (recall)\nRecall: archive=a",
+            "## Ledger (extracted from tool calls)\nFiles read: (none)",
+            users.render(10_000)
+        );
+        let smaller = refit_section(&body, 200, Encoding::O200kBase).unwrap();
+        let parsed = UserMessages::parse(&smaller).unwrap();
+        assert!(parsed.left_out > 0 && !parsed.messages.is_empty());
+        assert!(smaller.starts_with("## Goal\ng\n\n## Ledger"));
+        assert!(smaller.ends_with("\n\n## Archived originals (recall)\nRecall: archive=a"));
+        let none = refit_section(&body, 5, Encoding::O200kBase).unwrap();
+        assert!(!none.contains(USER_MESSAGES_HEADER));
+        assert!(none.ends_with("(none)\n\n## Archived originals (recall)\nRecall: archive=a"));
+        assert_eq!(refit_section("## Goal\nx", 5, Encoding::O200kBase), None);
+    }
+
+    #[test]
+    fn carried_forward_after_earlier_ones() {
+        let earlier = UserMessages::extract(&[json!({"role": "user", "content": "one"})]);
+        let now = UserMessages::extract(&[json!({"role": "user", "content": "two"})]);
+        let merged = now.merged_after(&earlier);
+        let texts: Vec<&str> = merged.messages.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(texts, vec!["one", "two"]);
+    }
+}
