@@ -37,7 +37,7 @@ export declare function checkJson(messages: object[], format?: string | undefine
  * Runs a compaction. Resolves with the outcome as JSON, or rejects with `AbortError` when the
  * token is cancelled.
  */
-export declare function compactJson(messages: object[], optionsJson?: string | undefined | null, counts?: Array<number> | undefined | null, summarizer?: JsSummarizerFn | undefined | null, onEvent?: JsEventFn | undefined | null, cancelId?: number | undefined | null, calibrationJson?: string | undefined | null, onLog?: JsLogFn | undefined | null, onBeforeCompact?: JsBeforeCompactFn | undefined | null, checkpointsJson?: string | undefined | null, precomputedJson?: string | undefined | null): Promise<string>
+export declare function compactJson(messages: object[], optionsJson?: string | undefined | null, counts?: Array<number> | undefined | null, summarizer?: JsSummarizerFn | undefined | null, onEvent?: JsEventFn | undefined | null, cancelId?: number | undefined | null, calibrationJson?: string | undefined | null, onLog?: JsLogFn | undefined | null, onBeforeCompact?: JsBeforeCompactFn | undefined | null, checkpointsJson?: string | undefined | null, precomputedJson?: string | undefined | null, onRead?: JsReadFn | undefined | null): Promise<string>
 
 /** Token count of each message of a message list. */
 export declare function countEachJson(messages: object[], encoding?: string | undefined | null, format?: string | undefined | null): Array<number>
@@ -125,6 +125,13 @@ export declare function pruneArchivesJson(outputDir: string, olderThanDays?: num
  * missing or unreadable): `{"events": [...], "files": [...]}` as JSON.
  */
 export declare function readSessionJson(outputDir: string, sessionId: string, names: Array<string>, storeJson?: string | undefined | null): Promise<string>
+
+/**
+ * The recall tool's answer (`createRecallTool`): a range of an archive, or the passages of the
+ * session's archives that match a query, as text within `max_tokens`. The agent's input never
+ * makes this reject: what is wrong with it is said in the text.
+ */
+export declare function recallJson(outputDir: string, sessionId: string, inputJson: string, maxTokens: number, storeJson?: string | undefined | null): Promise<string>
 
 /**
  * Records a compaction a custom JS strategy made (the pipeline records its own): the audit line

@@ -855,6 +855,7 @@ module.exports.precomputeSummaryJson = nativeBinding.precomputeSummaryJson
 module.exports.preloadEncoding = nativeBinding.preloadEncoding
 module.exports.pruneArchivesJson = nativeBinding.pruneArchivesJson
 module.exports.readSessionJson = nativeBinding.readSessionJson
+module.exports.recallJson = nativeBinding.recallJson
 module.exports.recordCustomCompactionJson = nativeBinding.recordCustomCompactionJson
 module.exports.registerArchiveStore = nativeBinding.registerArchiveStore
 module.exports.releaseArchiveStore = nativeBinding.releaseArchiveStore
