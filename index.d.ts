@@ -1561,6 +1561,8 @@ export interface CheckpointInfo {
   archivePath: string
   /** This call left a checkpoint for later calls. */
   recorded: boolean
+}
+
 /** Your loop's own file access for `rehydrate`: the text of the file, or `null` (or `undefined`) when there is none. */
 export type ReadFile = (path: string) => string | null | undefined | Promise<string | null | undefined>
 

@@ -175,7 +175,11 @@ impl Draft {
                 .unwrap_or_default()
                 .to_string(),
         };
-        if !matches!(self.replacement, Replacement::Rewrite(_)) {
+        // A notice has no recall lines; a reused checkpoint's text has its own already.
+        if !matches!(
+            self.replacement,
+            Replacement::Rewrite(_) | Replacement::Checkpoint(_)
+        ) {
             // Where each compacted range is, in the form the recall tool takes.
             let recall =
                 sections::recall_section(&messages[self.region.clone()], archive, self.recall);
