@@ -257,6 +257,40 @@ impl AttemptObserver for EventBridge {
     }
 }
 
+/// The list read in its format, its counts said of the view, and the summarizer.
+type Prepared = (Input, Option<Vec<usize>>, Box<dyn Summarizer>);
+
+/// What `compactMessages` and a background precompute both do first: the list read in its
+/// format (the options adjusted to it), the caller's per-item counts said of the view, and the
+/// summarizer: a JS `summarizer`, else Anthropic's on-demand compaction with the plain
+/// Anthropic summarizer as its fallback (`provider: 'anthropic-compaction'`), else the provider.
+fn prepare(
+    messages: JsMessages,
+    counts: Option<Vec<u32>>,
+    options: &mut CompactOptions,
+    raw_options: &Value,
+    summarizer: Option<JsSummarizerFn>,
+) -> Result<Prepared> {
+    let input = parse_input(messages, options.format)?;
+    input.adjust(options);
+    // The caller's counts are per item; the pipeline works on the view's messages.
+    let counts = counts
+        .filter(|c| c.len() == input.items.len())
+        .map(|c| input.counts(c.into_iter().map(|n| n as usize).collect()));
+    let compaction = match &summarizer {
+        Some(_) => None,
+        None => providers::compaction_from_options(raw_options).map_err(invalid)?,
+    };
+    let summarizer = match compaction {
+        Some(compaction) => {
+            options.native_compaction = compaction.native.ok().map(std::sync::Arc::new);
+            compaction.fallback
+        }
+        None => choose_summarizer(summarizer, options, raw_options, &input)?,
+    };
+    Ok((input, counts, summarizer))
+}
+
 /// The JS `summarizer` callback when given, else the provider the options (or, with zero
 /// configuration, the environment) choose: see `context_compact_core::summary::providers`.
 pub(crate) fn choose_summarizer(
@@ -364,25 +398,8 @@ pub async fn compact_json(
         if let (Some(read), Some(rehydrate)) = (on_read, options.rehydrate.as_mut()) {
             rehydrate.reader = Some(std::sync::Arc::new(JsFileReader { callback: read }));
         }
-        let input = parse_input(messages, options.format)?;
-        input.adjust(&mut options);
-        // The caller's counts are per item; the pipeline works on the view's messages.
-        let counts = counts
-            .filter(|c| c.len() == input.items.len())
-            .map(|c| input.counts(c.into_iter().map(|n| n as usize).collect()));
-        // `provider: 'anthropic-compaction'`: Anthropic's on-demand compaction writes the
-        // summary, the plain Anthropic summarizer its fallback (a JS `summarizer` wins over both).
-        let compaction = match &summarizer {
-            Some(_) => None,
-            None => providers::compaction_from_options(&raw_options).map_err(invalid)?,
-        };
-        let summarizer = match compaction {
-            Some(compaction) => {
-                options.native_compaction = compaction.native.ok().map(std::sync::Arc::new);
-                compaction.fallback
-            }
-            None => choose_summarizer(summarizer, &options, &raw_options, &input)?,
-        };
+        let (input, counts, summarizer) =
+            prepare(messages, counts, &mut options, &raw_options, summarizer)?;
         let events = EventBridge {
             callback: on_event,
             before_compact: on_before_compact,
@@ -602,22 +619,8 @@ pub async fn precompute_summary_json(
     let work = async move {
         let (mut options, raw_options) = parse_options_and_value(options_json)?;
         options.calibration = parse_calibration(calibration_json)?;
-        let input = parse_input(messages, options.format)?;
-        input.adjust(&mut options);
-        let counts = counts
-            .filter(|c| c.len() == input.items.len())
-            .map(|c| input.counts(c.into_iter().map(|n| n as usize).collect()));
-        let compaction = match &summarizer {
-            Some(_) => None,
-            None => providers::compaction_from_options(&raw_options).map_err(invalid)?,
-        };
-        let summarizer = match compaction {
-            Some(compaction) => {
-                options.native_compaction = compaction.native.ok().map(std::sync::Arc::new);
-                compaction.fallback
-            }
-            None => choose_summarizer(summarizer, &options, &raw_options, &input)?,
-        };
+        let (input, counts, summarizer) =
+            prepare(messages, counts, &mut options, &raw_options, summarizer)?;
         let observer = EventBridge {
             callback: on_event,
             before_compact: None,
