@@ -4,6 +4,7 @@
 //! were touched" their weakest point, so these lists are extracted deterministically from the
 //! tool calls and appended to every summary, merged across repeated compactions.
 
+pub(crate) mod failure;
 mod protocols;
 mod shell;
 
@@ -42,7 +43,8 @@ pub(crate) enum FileOp {
 }
 
 /// A call whose file operations wait for its result: a file tool whose result is an error did
-/// nothing, so its operations are dropped then. A shell command's effects stand even when it
+/// nothing, so its operations are dropped then (an error flagged or said in the text:
+/// [`failure`]; a create that failed never makes a file "created"). A shell command's effects stand even when it
 /// fails (`sed -i … && pytest` fails after the edit).
 struct PendingCall {
     id: String,
@@ -70,13 +72,67 @@ fn files_in_patch(patch: &str) -> Vec<(FileOp, String)> {
     }
 }
 
-fn one_line(text: &str) -> String {
-    let line = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("");
-    clip(line, MAX_ITEM_CHARS)
+/// What a tool call does, as its failures and later successes are matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CallKind {
+    /// Runs a command line.
+    Command,
+    /// Writes, edits or deletes files (the tool's own file operations).
+    WriteFile,
+    /// Reads files.
+    ReadFile,
+    /// Anything else.
+    Other,
+}
+
+/// What a call does and to what: its command line, the paths it writes or reads, else its
+/// subject (a path or command field of a tool outside the table) or its input as JSON.
+pub fn call_key(name: &str, input: &Value) -> (CallKind, String) {
+    let tool_use = protocols::interpret(name, input);
+    if let Some(command_line) = tool_use.command_line {
+        return (CallKind::Command, command_line);
+    }
+    let mut files = tool_use.files;
+    if let Some(patch) = &tool_use.patch {
+        files.extend(files_in_patch(patch));
+    }
+    let mut paths: Vec<String> = Vec::new();
+    for (_, path) in &files {
+        if !paths.contains(path) {
+            paths.push(path.clone());
+        }
+    }
+    if !paths.is_empty() {
+        let kind = if files.iter().all(|(op, _)| *op == FileOp::Read) {
+            CallKind::ReadFile
+        } else {
+            CallKind::WriteFile
+        };
+        return (kind, paths.join(", "));
+    }
+    let subject =
+        protocols::subject_of(input).unwrap_or_else(|| crate::model::tokens::compact_json(input));
+    (CallKind::Other, subject)
+}
+
+/// What a call acts on, as its failure is listed: the command line it runs, else the paths
+/// it touches (a text editor's `create` names its path, not its command), else the path or
+/// command fields a tool outside the table holds.
+pub(crate) fn call_subject(name: &str, input: &Value) -> Option<String> {
+    let tool_use = protocols::interpret(name, input);
+    if let Some(command_line) = tool_use.command_line {
+        return Some(command_line);
+    }
+    let mut paths: Vec<String> = Vec::new();
+    for (_, path) in tool_use.files {
+        if !paths.contains(&path) {
+            paths.push(path);
+        }
+    }
+    if !paths.is_empty() {
+        return Some(paths.join(", "));
+    }
+    protocols::subject_of(input)
 }
 
 fn clip(text: &str, max_chars: usize) -> String {
@@ -253,15 +309,16 @@ impl Ledger {
                 });
             }
             for result in tool_results(message) {
+                let output = tool_result_text(result.content);
+                let failed = failure::failed(result.is_error, &output);
                 if let Some(call) = pending
                     .iter_mut()
                     .rev()
                     .find(|call| !call.settled && call.id == result.tool_use_id)
                 {
                     call.settled = true;
-                    if !result.is_error || call.keep_on_error {
-                        let read = (call.whole_read && !result.is_error)
-                            .then(|| read_output_text(&tool_result_text(result.content)));
+                    if !failed || call.keep_on_error {
+                        let read = (call.whole_read && !failed).then(|| read_output_text(&output));
                         for (op, path) in std::mem::take(&mut call.files) {
                             let content = match op {
                                 FileOp::Read => read.clone(),
@@ -272,23 +329,22 @@ impl Ledger {
                         }
                     }
                     if call.prints_worktree_diff {
-                        let output = tool_result_text(result.content);
                         for (op, path) in shell::diff_files(&output, None) {
                             settle(ledger, on_file, op, path, None);
                         }
                     }
                 }
-                if !result.is_error {
+                if !failed {
                     continue;
                 }
                 let (name, detail) = match calls_by_id.get(result.tool_use_id) {
-                    Some((name, input)) => (
-                        name.clone(),
-                        protocols::subject_of(input).unwrap_or_default(),
-                    ),
+                    Some((name, input)) => {
+                        (name.clone(), call_subject(name, input).unwrap_or_default())
+                    }
                     None => ("tool".to_string(), String::new()),
                 };
-                let error = one_line(&tool_result_text(result.content));
+                // The line that says what went wrong, not a status line ("Exit code 2").
+                let error = clip(&failure::informative_line(&output), MAX_ITEM_CHARS);
                 let mut item = name;
                 if !detail.is_empty() {
                     item.push_str(&format!(" `{}`", clip(detail.trim(), 80)));
@@ -572,6 +628,56 @@ mod tests {
         let ledger = Ledger::extract(&messages);
         assert_eq!(ledger.files_modified, vec!["/p/b.ex"]);
         assert_eq!(ledger.failed_calls.len(), 2);
+    }
+
+    #[test]
+    fn a_failure_said_in_the_text_is_a_failure() {
+        // openhands-sdk-sonnet4-hello: an OpenAI Chat list (no `is_error`), the create of
+        // hello.py failed, then a view failed on a relative path.
+        let session: Vec<Value> = serde_json::from_value(json!([
+            {"role": "user", "content": [{"type": "text", "text": "Hello! Can you create a new Python file named hello.py that prints 'Hello, World!'?"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "I'll create it."}], "tool_calls": [{"id": "toolu_01", "type": "function", "function": {"name": "str_replace_editor", "arguments": "{\"command\": \"create\", \"path\": \"/workspace/hello.py\", \"file_text\": \"print('Hello, World!')\", \"security_risk\": \"LOW\"}"}}]},
+            {"role": "tool", "tool_call_id": "toolu_01", "content": [{"type": "text", "text": "Ran into [Errno 2] No such file or directory: '/workspace/hello.py' while trying to write to /workspace/hello.py"}]},
+            {"role": "assistant", "content": [], "tool_calls": [{"id": "toolu_02", "type": "function", "function": {"name": "str_replace_editor", "arguments": "{\"command\": \"view\", \"path\": \"hello.py\", \"security_risk\": \"LOW\"}"}}]},
+            {"role": "tool", "tool_call_id": "toolu_02", "content": [{"type": "text", "text": "Invalid `path` parameter: hello.py. The path should be an absolute path, starting with `/`."}]},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "toolu_03", "type": "function", "function": {"name": "terminal", "arguments": "{\"command\": \"python hello.py\"}"}}]},
+            {"role": "tool", "tool_call_id": "toolu_03", "content": [{"type": "text", "text": "Hello, World!\n[The command completed with exit code 0.]\n[Command finished with exit code 0]"}]}
+        ])).unwrap();
+        let ledger = Ledger::extract(&session);
+        assert_eq!(ledger.files_created, Vec::<String>::new());
+        assert_eq!(ledger.files_read, Vec::<String>::new());
+        assert_eq!(
+            ledger.failed_calls,
+            vec![
+                "str_replace_editor `/workspace/hello.py`: Ran into [Errno 2] No such file or directory: '/workspace/hello.py' while trying to write to /workspace/hello.py",
+                "str_replace_editor `hello.py`: Invalid `path` parameter: hello.py. The path should be an absolute path, starting with `/`.",
+            ]
+        );
+        // An edit the text says failed changes nothing; Claude Code's status line gives way to
+        // the line that names the error.
+        let messages = vec![
+            tool_use(
+                "1",
+                "str_replace_editor",
+                json!({"command": "str_replace", "path": "/p/a.py", "old_str": "x", "new_str": "y"}),
+            ),
+            json!({"role": "tool", "tool_call_id": "1", "content": "ERROR:\nNo replacement was performed, old_str `x` did not appear verbatim in /p/a.py."}),
+            tool_use("2", "Bash", json!({"command": "mix test"})),
+            tool_result(
+                "2",
+                true,
+                "Exit code 2\n** (CompileError) lib/a.ex:3: undefined function foo/0",
+            ),
+        ];
+        let ledger = Ledger::extract(&messages);
+        assert_eq!(ledger.files_modified, Vec::<String>::new());
+        assert_eq!(
+            ledger.failed_calls,
+            vec![
+                "str_replace_editor `/p/a.py`: No replacement was performed, old_str `x` did not appear verbatim in /p/a.py.",
+                "Bash `mix test`: ** (CompileError) lib/a.ex:3: undefined function foo/0",
+            ]
+        );
     }
 
     #[test]
