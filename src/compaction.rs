@@ -418,7 +418,7 @@ pub async fn compact_json(
         {
             Ok(outcome) => {
                 let format = input.format();
-                Ok(outcome_json(&input.outcome(outcome), format).to_string())
+                Ok(outcome_json(&input.outcome(outcome, options.encoding), format).to_string())
             }
             Err(compact::Aborted) => {
                 Err(Error::new(Status::Cancelled, "This operation was aborted"))

@@ -688,6 +688,23 @@ impl View {
     }
 }
 
+impl View {
+    /// Tokens of the model turns [`View::to_items`] wrote after our summary among `pieces` (its
+    /// result): they are the caller's items too, so the result's count includes them.
+    pub fn added_turn_tokens(
+        &self,
+        encoding: crate::model::tokens::Encoding,
+        pieces: &[Piece],
+    ) -> usize {
+        let ack = write_ack(self.format);
+        pieces
+            .iter()
+            .filter(|piece| matches!(piece, Piece::New(item) if *item == ack))
+            .map(|_| count_item(encoding, self.format, 0, &ack).unwrap_or(0))
+            .sum()
+    }
+}
+
 /// The model turn between our summary and a kept user message, in lists whose API wants the
 /// roles to alternate ([`Format::alternates`]). Like every message the library adds, it starts
 /// with [`crate::model::added::SUMMARY_PREFIX`], so callers can tell it from their own turns.

@@ -9,6 +9,7 @@ use std::ops::Range;
 
 use crate::formats::{view_block_of_path, written_item_count, Input};
 use crate::model::piece::Piece;
+use crate::model::tokens::Encoding;
 use crate::plan::thinking::ThinkingPolicy;
 
 impl Input {
@@ -25,8 +26,9 @@ impl Input {
     }
 
     /// A compaction's outcome on the view, said of the items: pieces, partition, message
-    /// counts and the indices of what it reports.
-    pub fn outcome(&self, mut outcome: CompactOutcome) -> CompactOutcome {
+    /// and token counts and the indices of what it reports. `encoding`: the one the outcome's
+    /// counts are in.
+    pub fn outcome(&self, mut outcome: CompactOutcome, encoding: Encoding) -> CompactOutcome {
         let Some(view) = &self.view else {
             return outcome;
         };
@@ -51,6 +53,17 @@ impl Input {
             outcome.stats.set_message_counts(&sizes, region, present);
         }
         let (pieces, positions) = view.to_items(&self.items, view_pieces);
+        if outcome.compacted {
+            // The model turn written after the summary where roles must alternate (Gemini,
+            // Bedrock) is in the result: `compactedTokenCount` equals `countTokens(result)`.
+            let added = view.added_turn_tokens(encoding, &pieces);
+            let stats = &mut outcome.stats;
+            stats.compacted_token_count += added;
+            if added > 0 && stats.original_token_count > 0 {
+                stats.compaction_ratio =
+                    stats.compacted_token_count as f64 / stats.original_token_count as f64;
+            }
+        }
         let position_of = |index: usize| positions.get(index).copied().unwrap_or(pieces.len());
         if let Some(partition) = outcome.partition.as_mut() {
             partition.head_len = self.item_index(partition.head_len);
