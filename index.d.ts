@@ -988,13 +988,72 @@ export interface CompactOptions {
    * summary (any provider, a `summarizer`, or beside Anthropic's compaction block). A later
    * compaction carries them forward, earlier ones first.
    *
-   * Over the budget (the whole section counts), the most recent messages are kept whole and the
-   * number left out is stated; when the most recent message alone is larger than the budget, its
-   * beginning and end are kept with a marker in between. The originals stay in the archive.
+   * The first user message of the session is the task the agent was given: it is always among
+   * them (labelled `task (the first user message)`), beside the most recent ones, and carried
+   * forward by every later compaction.
+   *
+   * Over the budget (the whole section counts), the task is kept whole and the most recent
+   * messages beside it, as many as fit; a task larger than the budget keeps its beginning and
+   * end (with a marker in between) in half of it, the most recent messages in the other half,
+   * and the most recent message, when none fits whole, its beginning and end. How many messages were left
+   * out is always stated — when the budget cannot even hold one message, the section is only
+   * that line (a few tokens over the budget) — and `result.warnings` says what this compaction
+   * left out or shortened. The originals stay in the archive.
    * `0` or `false` turns this off; `true` is the default.
    * @default a quarter of the tail budget (`contextTokenLimit × tailRetentionRatio / 4`): 5 000 tokens at the defaults
    */
   userMessagesMaxTokens?: number | boolean
+  /**
+   * The agent's task list, carried after every summary under `## Task list (as the agent last
+   * set it)`: the latest state the plan tool of the compacted part set — each item with its
+   * status, exactly as the agent wrote them, open items (anything but completed, done or
+   * cancelled) first — whoever wrote the summary. A later compaction carries it forward until
+   * a newer call of the tool replaces it; a list with no open item is one line. A call whose
+   * result is an error set nothing.
+   *
+   * Read from Claude Code `TodoWrite` (`{todos: [{content, status, activeForm}]}`), Codex
+   * `update_plan` (`{explanation?, plan: [{step, status}]}`), Gemini CLI `write_todos`
+   * (`{todos: [{description, status}]}`) and opencode `todowrite` (`{todos: [{content, status,
+   * priority}]}`), and from the tools named in {@link CompactOptions.planTools}.
+   *
+   * Over the budget, completed items are left out first, then the explanation, then the last
+   * open items, and how many is said. `0` or `false` turns the section off; `true` is the default.
+   * @default 2000
+   */
+  planMaxTokens?: number | boolean
+  /**
+   * Your agent's own plan tools (names, matched case-insensitively; an MCP prefix such as
+   * `mcp__server__` is ignored), read like the built-in ones for the task list
+   * ({@link CompactOptions.planMaxTokens}). Each call is taken to hold the whole list: the first
+   * array among its input's `todos`, `plan`, `items`, `tasks`, `steps`, `task_list` fields (OpenHands'
+   * `task_tracker` takes `{command: 'plan', task_list: [{title, notes, status}]}`); in each item the
+   * text is the first string among `content`, `step`, `description`, `title`, `task`, `text`,
+   * `name` (or the item itself when it is a string), the status is `status` or `state` (or a
+   * boolean `done`, `completed` or `checked`), and a `priority` is shown beside it.
+   * @default [] (only the built-in tools)
+   */
+  planTools?: string[]
+  /**
+   * The latest failed tool call of the compacted part, carried after every summary under
+   * `## Latest failure`: its command or file, the lines of its output that say what went wrong
+   * (not the status line such as `Exit code 2`), the `Recall:` range of the archive that holds
+   * the call and its whole output, and whether a later call of the same command or on the same
+   * file succeeded. A later compaction carries it forward until a newer failure replaces it.
+   *
+   * A call failed when its result is flagged (`is_error`, Bedrock `status: 'error'`, …) or says
+   * so in its text: a non-zero exit status (`Exit code 2`, `<returncode>1</returncode>`,
+   * `[The command completed with exit code 1.]`, `Exit code: 1`, `Exit Code: 1`, `Command exited
+   * with code 1`), or an error form of the agents' tools (`ERROR:` / `Error:` at the start,
+   * `[An error occurred during execution.]`, `<tool_use_error>`, `Ran into [Errno 2] … while
+   * trying to …`, `` Invalid `path` parameter: ``, `No replacement was performed`, `Your
+   * proposed edit has introduced new syntax error(s)`); exit status 1 with no output (`grep`
+   * finding nothing) is not a failure. The ledger of every summary reads failures the same way:
+   * a failed create or edit never lists its file as created or modified, and each failed call
+   * is listed with the line that says why. `0` or `false` turns the section off; `true` is the
+   * default.
+   * @default 300
+   */
+  latestFailureMaxTokens?: number | boolean
   /**
    * Show the current content of the files the agent worked on most recently right after the
    * summary (SPEC §4.12), so that it does not have to read each of them again after a compaction

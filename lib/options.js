@@ -14,9 +14,28 @@ function isCustomStrategy(strategy) {
   return strategy !== null && typeof strategy === 'object' && typeof strategy.compress === 'function'
 }
 
+// Budgets of the sections carried after a summary: a number here crosses as JSON, where NaN and
+// Infinity would become null (the default) without a word, so they are refused here; the addon
+// checks the rest (an integer, its range, the types).
+const SECTION_BUDGETS = ['planMaxTokens', 'latestFailureMaxTokens']
+
+function checkSectionOptions(options) {
+  for (const name of SECTION_BUDGETS) {
+    const value = options[name]
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      throw invalidArgument(`options.${name}: expected an integer from 0 to 10000000, or a boolean, got number ${value}`)
+    }
+  }
+  const tools = options.planTools
+  if (tools !== undefined && tools !== null && (!Array.isArray(tools) || tools.some((name) => typeof name !== 'string' || name.trim() === ''))) {
+    throw invalidArgument('options.planTools: expected an array of tool names (non-empty strings)')
+  }
+}
+
 // `archiveStoreId`: the id of the caller's `archiveStore` registered for this call (see
 // withArchiveStore in store.js), which the addon uses instead of `outputDir`.
 function optionsJson(options, archiveStoreId = null) {
+  checkSectionOptions(options)
   const plain = {}
   for (const [key, value] of Object.entries(options)) {
     if (key === 'strategy' && isCustomStrategy(value)) continue

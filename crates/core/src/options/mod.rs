@@ -48,6 +48,9 @@ fn describe(value: &Value) -> String {
     }
 }
 
+/// The largest budget of a section carried after a summary: more than any context window.
+const MAX_SECTION_TOKENS: u64 = 10_000_000;
+
 /// A non-negative integer option.
 pub fn get_count(map: &Map<String, Value>, name: &str) -> Result<Option<u64>, ValidationError> {
     match field(map, name) {
@@ -401,6 +404,57 @@ impl CompactOptions {
                         )
                     })?
                     .map(|v| v as usize)
+            }
+        }
+        if let Some(tools) = field(&map, "planTools") {
+            let names = tools
+                .as_array()
+                .filter(|list| {
+                    list.iter()
+                        .all(|name| name.as_str().is_some_and(|n| !n.trim().is_empty()))
+                })
+                .ok_or_else(|| {
+                    wrong(
+                        "planTools",
+                        "an array of tool names (non-empty strings)",
+                        tools,
+                    )
+                })?;
+            o.plan_tools = names
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect();
+        }
+        for (name, slot, default) in [
+            (
+                "planMaxTokens",
+                &mut o.plan_max_tokens,
+                crate::pipeline::options::DEFAULT_PLAN_MAX_TOKENS,
+            ),
+            (
+                "latestFailureMaxTokens",
+                &mut o.latest_failure_max_tokens,
+                crate::pipeline::options::DEFAULT_LATEST_FAILURE_MAX_TOKENS,
+            ),
+        ] {
+            match field(&map, name) {
+                None => {}
+                // `false` turns the section off, `true` is the default budget.
+                Some(Value::Bool(on)) => *slot = if *on { default } else { 0 },
+                Some(value) => {
+                    *slot = get_count(&map, name)
+                        .ok()
+                        .flatten()
+                        .filter(|n| *n <= MAX_SECTION_TOKENS)
+                        .ok_or_else(|| {
+                            wrong(
+                                name,
+                                &format!("an integer from 0 to {MAX_SECTION_TOKENS}, or a boolean"),
+                                value,
+                            )
+                        })? as usize
+                }
             }
         }
         match field(&map, "rehydrate") {

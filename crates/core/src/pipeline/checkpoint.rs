@@ -173,6 +173,7 @@ fn usable(
             warnings: Vec::new(),
             rehydrated: String::new(),
             recall: super::sections::RecallLines::All,
+            latest_failure: options.latest_failure_budget(),
         };
         let stand_in = super::stand_in_archive_path(options);
         let message = draft.replacement_message(messages, Some(&stand_in), None);
@@ -352,6 +353,7 @@ async fn reuse(
         // carried; nothing is added to it.
         rehydrated: String::new(),
         recall: super::sections::RecallLines::All,
+        latest_failure: options.latest_failure_budget(),
     };
     let mut outcome = finish(
         draft,

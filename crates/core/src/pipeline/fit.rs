@@ -19,7 +19,8 @@ use crate::pipeline::options::CompactOptions;
 use crate::pipeline::outcome::Piece;
 use crate::plan::offload::{self, MessageCuts, Site};
 use crate::summary::sections;
-use crate::summary::user_messages::{refit_section, UserMessages};
+use crate::summary::todos;
+use crate::summary::user_messages::{self, refit_section, UserMessages};
 
 /// The shortening the fit step decided: the cuts of each kept message, by input index, in
 /// order. The index of a message here is its index in the offload archive.
@@ -98,7 +99,9 @@ pub(crate) fn fit(
 /// warning. The draft is fitted again after each step. They are a convenience; the
 /// post-condition is a promise. They give way only as far as that reaches something: under the
 /// threshold and smaller than the input, or, when even without them the result stays over the
-/// threshold, smaller than the input (so the compaction is not refused as NOT_SMALLER).
+/// threshold, smaller than the input (so the compaction is not refused as NOT_SMALLER). The
+/// user's messages keep the task's two ends while the latest failure and then the agent's task
+/// list give way, each with a warning; the task's ends go last.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sections_give_way(
     messages: &[Value],
@@ -129,17 +132,23 @@ pub(crate) fn sections_give_way(
     // What would be reached without them at all: giving them up is worth it only for that.
     let original_text = draft.sections_text_mut().map(|text| text.clone());
     let original_recall = draft.recall;
+    let original_failure = draft.latest_failure;
     if let Some(text) = draft.sections_text_mut() {
-        if let Some(without) = refit_section(text, 0, options.encoding) {
+        if let Some(without) = user_messages::without_section(text) {
+            *text = without;
+        }
+        if let Some(without) = todos::without_section(text) {
             *text = without;
         }
     }
     draft.recall = sections::RecallLines::None;
+    draft.latest_failure.max_tokens = 0;
     let trial = fit(messages, counts, draft, estimator, stand_in, options);
     if let (Some(text), Some(original)) = (draft.sections_text_mut(), original_text) {
         *text = original;
     }
     draft.recall = original_recall;
+    draft.latest_failure = original_failure;
     if not_smaller(&trial) > 0 {
         return fitting;
     }
@@ -168,6 +177,16 @@ pub(crate) fn sections_give_way(
     let before = draft
         .sections_text_mut()
         .and_then(|text| UserMessages::parse(text));
+    // The task (the session's first user message) keeps its two ends until the latest failure
+    // and the task list have given way too.
+    let floor = if before
+        .as_ref()
+        .is_some_and(|users| users.messages.first().is_some_and(|m| m.task))
+    {
+        TASK_FLOOR_TOKENS
+    } else {
+        0
+    };
     for step in 0..MAX_STEPS {
         if !over(&fitting) {
             break;
@@ -179,17 +198,66 @@ pub(crate) fn sections_give_way(
             break;
         };
         let current = tokens::count_text(options.encoding, section);
-        // The last step leaves nothing of it.
+        // The last step leaves nothing of it but the task's two ends.
         let budget = if step + 1 == MAX_STEPS {
-            0
+            floor
         } else {
-            current.saturating_sub(excess(&fitting))
+            current.saturating_sub(excess(&fitting)).max(floor)
         };
+        if budget >= current {
+            break;
+        }
         let Some(refitted) = refit_section(text, budget, options.encoding) else {
             break;
         };
         *text = refitted;
         fitting = fit(messages, counts, draft, estimator, stand_in, options);
+    }
+    // Last, the latest failure and the task list: the archive holds them too, and the recall
+    // tool reaches them.
+    if over(&fitting) && draft.latest_failure.max_tokens > 0 {
+        draft.latest_failure.max_tokens = 0;
+        let without = fit(messages, counts, draft, estimator, stand_in, options);
+        if without.tokens < fitting.tokens {
+            draft.warnings.push(
+                "the latest failed tool call was left out of the summary for the result to fit (under the threshold, smaller than the input)".into(),
+            );
+            fitting = without;
+        } else {
+            draft.latest_failure = original_failure;
+        }
+    }
+    if over(&fitting) {
+        let without = draft
+            .sections_text_mut()
+            .and_then(|text| todos::without_section(text));
+        if let Some(without) = without {
+            if let Some(text) = draft.sections_text_mut() {
+                *text = without;
+            }
+            fitting = fit(messages, counts, draft, estimator, stand_in, options);
+            draft.warnings.push(
+                "the agent's task list was left out of the summary for the result to fit (under the threshold, smaller than the input)".into(),
+            );
+        }
+    }
+    // Last of all, the task's two ends, and then the line that says how many were left out:
+    // the warning says it then.
+    if over(&fitting) && floor > 0 {
+        if let Some(text) = draft.sections_text_mut() {
+            if let Some(refitted) = refit_section(text, 0, options.encoding) {
+                *text = refitted;
+                fitting = fit(messages, counts, draft, estimator, stand_in, options);
+            }
+        }
+    }
+    if over(&fitting) {
+        if let Some(text) = draft.sections_text_mut() {
+            if let Some(without) = user_messages::without_section(text) {
+                *text = without;
+                fitting = fit(messages, counts, draft, estimator, stand_in, options);
+            }
+        }
     }
     if let Some(before) = before.filter(|before| !before.messages.is_empty()) {
         let after = draft
@@ -198,16 +266,22 @@ pub(crate) fn sections_give_way(
             .unwrap_or_default();
         if after != before {
             let dropped = before.messages.len().saturating_sub(after.messages.len());
+            let task_lost = floor > 0 && !after.messages.first().is_some_and(|m| m.task);
             draft.warnings.push(format!(
-                "the user's messages carried in the summary were cut for the result to fit (under the threshold, smaller than the input): {} of {} kept{}",
+                "the user's messages carried in the summary were cut for the result to fit (under the threshold, smaller than the input): {} of {} kept{}{}",
                 after.messages.len(),
                 before.messages.len(),
-                if dropped == 0 { " (the latest shortened)" } else { "" }
+                if dropped == 0 { " (the latest shortened)" } else { "" },
+                if task_lost { "; the task (the first user message) is not among them" } else { "" }
             ));
         }
     }
     fitting
 }
+
+/// What the user's messages keep, when the result would not fit otherwise, until the latest
+/// failure and the task list have given way: room for the task's beginning and end.
+const TASK_FLOOR_TOKENS: usize = 160;
 
 /// The estimate a fitted result aims at: the threshold less room for the next turns
 /// (`tailRetentionTokens`, at most half the threshold), so the very next turn does not compact

@@ -56,6 +56,7 @@ use crate::summary::summarize::{AttemptObserver, BoxFuture, Summarizer};
 use self::assemble::ArchiveRefs;
 use self::plan::Plan;
 use crate::model::added;
+use crate::summary::latest_error;
 use crate::summary::sections;
 
 pub use self::summarize::MAX_ROUNDS;
@@ -120,6 +121,9 @@ pub(crate) struct Draft {
     pub rehydrated: String,
     /// Which recall lines the summary carries (all, unless a tight window needs their tokens).
     pub recall: sections::RecallLines,
+    /// The budget of the latest failure of the region after the summary (`0` when off, or
+    /// when a tight window needs its tokens).
+    pub latest_failure: latest_error::Budget,
 }
 
 pub(crate) enum Replacement {
@@ -180,6 +184,19 @@ impl Draft {
             self.replacement,
             Replacement::Rewrite(_) | Replacement::Checkpoint(_)
         ) {
+            // The last failed call and what it said, with where it is in the archive.
+            if self.latest_failure.max_tokens > 0 {
+                let failure = latest_error::section(
+                    &messages[self.region.clone()],
+                    archive,
+                    self.latest_failure.max_tokens,
+                    self.latest_failure.encoding,
+                );
+                if !failure.is_empty() {
+                    text.push_str("\n\n");
+                    text.push_str(&failure);
+                }
+            }
             // Where each compacted range is, in the form the recall tool takes.
             let recall =
                 sections::recall_section(&messages[self.region.clone()], archive, self.recall);
@@ -483,6 +500,7 @@ pub(crate) async fn run(
                             warnings: Vec::new(),
                             rehydrated: String::new(),
                             recall: sections::RecallLines::All,
+                            latest_failure: options.latest_failure_budget(),
                         },
                         Steps {
                             messages,
@@ -522,6 +540,7 @@ pub(crate) async fn run(
                     warnings: Vec::new(),
                     rehydrated: String::new(),
                     recall: sections::RecallLines::All,
+                    latest_failure: options.latest_failure_budget(),
                 },
                 Err((error, usage)) => {
                     let attempts = error.attempts;
@@ -546,6 +565,7 @@ pub(crate) async fn run(
             warnings: Vec::new(),
             rehydrated: String::new(),
             recall: sections::RecallLines::All,
+            latest_failure: options.latest_failure_budget(),
         },
     };
     let summarizer_used =
@@ -627,6 +647,19 @@ pub(crate) fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, A
         _ => thinking::decide(options.thinking, options.agent_model.as_deref()),
     };
     draft.stripped = thinking::strip_kept(messages, &draft.kept_after(messages.len()), decision);
+
+    // The user's messages the summary's section could not hold (beyond what the summary it
+    // updates had left out already): said once, here.
+    if matches!(
+        draft.replacement,
+        Replacement::Summary(_) | Replacement::Native(_)
+    ) {
+        let earlier = summarize::earlier_body(&messages[draft.region.clone()]);
+        let warning = draft
+            .sections_text_mut()
+            .and_then(|text| crate::summary::user_messages::losses_warning(text, earlier));
+        draft.warnings.extend(warning);
+    }
 
     // 4. fit
     let fitting = fit::fit(
@@ -962,7 +995,14 @@ mod tests {
         let outcome = run(&messages, &opts, &s).await;
         assert!(outcome.compacted);
         assert!(outcome.archive_path.is_none());
-        assert_eq!(outcome.warnings.len(), 1);
+        // One warning says the archive could not be written (beside what this 100-token window
+        // says of the summary's section of user messages and of the threshold).
+        let archive_warnings = outcome
+            .warnings
+            .iter()
+            .filter(|w| w.contains("could not archive"))
+            .count();
+        assert_eq!(archive_warnings, 1, "{:?}", outcome.warnings);
         opts.require_archive = true;
         let outcome = run(&messages, &opts, &s).await;
         assert!(!outcome.compacted);

@@ -172,11 +172,25 @@ pub struct CompactOptions {
     /// (`userMessagesMaxTokens`, SPEC §4.12); `Some(0)` turns them off. Default (`None`): a
     /// quarter of the tail budget, 5 000 tokens at the defaults.
     pub user_messages_max_tokens: Option<usize>,
+    /// The caller's own plan tools (`planTools`), read like the built-in ones (Claude Code
+    /// `TodoWrite`, Codex `update_plan`, Gemini CLI `write_todos`, opencode `todowrite`) for
+    /// the task list carried after a summary ([`crate::summary::todos`]).
+    pub plan_tools: Vec<String>,
+    /// The budget in tokens of that task list (`planMaxTokens`); `0` turns it off.
+    pub plan_max_tokens: usize,
+    /// The budget in tokens of the latest failure carried after a summary
+    /// (`latestFailureMaxTokens`, [`crate::summary::latest_error`]); `0` turns it off.
+    pub latest_failure_max_tokens: usize,
     /// Show the current content of the files worked on most recently after the summary
     /// (`rehydrate`, SPEC §4.12). Default off: it costs up to `max_tokens` after every
     /// compaction.
     pub rehydrate: Option<crate::pipeline::rehydrate::Rehydrate>,
 }
+
+/// The default budget of the task list after a summary: a long list of short items.
+pub const DEFAULT_PLAN_MAX_TOKENS: usize = 2_000;
+/// The default budget of the latest failure after a summary: the call and a few lines.
+pub const DEFAULT_LATEST_FAILURE_MAX_TOKENS: usize = 300;
 
 impl Default for CompactOptions {
     fn default() -> Self {
@@ -224,6 +238,9 @@ impl Default for CompactOptions {
             known_checkpoints: Vec::new(),
             precomputed: None,
             user_messages_max_tokens: None,
+            plan_tools: Vec::new(),
+            plan_max_tokens: DEFAULT_PLAN_MAX_TOKENS,
+            latest_failure_max_tokens: DEFAULT_LATEST_FAILURE_MAX_TOKENS,
             rehydrate: None,
         }
     }
@@ -310,6 +327,14 @@ impl CompactOptions {
     pub fn user_messages_budget(&self) -> usize {
         self.user_messages_max_tokens
             .unwrap_or_else(|| self.tail_retention_tokens() / 4)
+    }
+
+    /// The budget of the latest failure carried after a summary.
+    pub fn latest_failure_budget(&self) -> crate::summary::latest_error::Budget {
+        crate::summary::latest_error::Budget {
+            max_tokens: self.latest_failure_max_tokens,
+            encoding: self.encoding,
+        }
     }
 
     /// The tail rules of the options.

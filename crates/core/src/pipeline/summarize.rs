@@ -27,6 +27,7 @@ use crate::summary::summarize::{
     summarize_with_retries, AttemptObserver, RetryPolicy, SharedRequest, Summarizer,
     SummaryFailure, SummaryRequest, SummaryRequestKind, SummaryUsage, UsageMeter,
 };
+use crate::summary::todos;
 use crate::summary::user_messages::UserMessages;
 
 /// The most summary rounds one compaction runs: the first, and at most two more when the
@@ -637,7 +638,7 @@ async fn summarize_shared(
 
 /// The body of the last summary among `middle` (an earlier compaction's, UC-002), whose
 /// sections are carried forward. Notices (strategies without a summary) hold none.
-fn earlier_body(middle: &[Value]) -> Option<&str> {
+pub(crate) fn earlier_body(middle: &[Value]) -> Option<&str> {
     middle
         .iter()
         .rev()
@@ -646,8 +647,10 @@ fn earlier_body(middle: &[Value]) -> Option<&str> {
 }
 
 /// The sections the library appends to a summary of `middle`, whoever writes its text (SPEC
-/// §4.5, §4.12): the ledger of its tool calls and the user's own messages within their budget,
-/// each carried forward after those of `earlier` (the body of the summary being updated).
+/// §4.5, §4.12): the ledger of its tool calls, the agent's latest task list and the user's own
+/// messages (the task first) within their budgets, each carried forward after those of
+/// `earlier` (the body of the summary being updated). The latest failure follows them when the
+/// archive is named ([`crate::summary::latest_error`]).
 pub(crate) fn appended_sections(
     earlier: Option<&str>,
     middle: &[Value],
@@ -661,16 +664,27 @@ pub(crate) fn appended_sections(
     if !ledger.is_empty() {
         parts.push(ledger.render());
     }
+    let plan = todos::section(
+        earlier,
+        middle,
+        &options.plan_tools,
+        options.plan_max_tokens,
+        options.encoding,
+    );
+    if !plan.is_empty() {
+        parts.push(plan);
+    }
     let budget = options.user_messages_budget();
     if budget > 0 {
-        let mut users = UserMessages::extract(middle);
-        if let Some(earlier) = earlier.and_then(UserMessages::parse) {
-            users = users.merged_after(&earlier);
-        }
-        if let Some(users) = users.fit(budget, options.encoding) {
-            if !users.is_empty() {
-                parts.push(users.render(budget));
-            }
+        let users = match (earlier, earlier.and_then(UserMessages::parse)) {
+            (_, Some(carried)) => UserMessages::extract(middle).merged_after(&carried),
+            // An earlier summary without the section carried none: no task either.
+            (Some(_), None) => UserMessages::extract(middle),
+            (None, None) => UserMessages::extract_session(middle),
+        };
+        let users = users.fit(budget, options.encoding);
+        if !users.is_empty() {
+            parts.push(users.render(budget));
         }
     }
     parts.join("\n\n")

@@ -1,10 +1,13 @@
 //! Layer 4, **writing the summary**: the prompt and transcript, the [`summarize::Summarizer`]
 //! seam with its retry policy, the HTTP providers (Anthropic, OpenAI, Anthropic's native
-//! compaction), the extractive summarizer, the deterministic ledger of file operations,
+//! compaction), the extractive summarizer, the deterministic ledger of file operations, the
+//! sections carried after every summary (the agent's task list, its latest failure, the user's
+//! messages),
 //! key-information extraction (memory) and recognising the providers' overflow errors.
 //! Imports [`crate::base`], [`crate::model`], [`crate::plan`].
 
 pub mod extractive;
+pub mod latest_error;
 pub mod ledger;
 pub mod memory;
 pub mod overflow;
@@ -12,4 +15,5 @@ pub mod prompt;
 pub mod providers;
 pub mod sections;
 pub mod summarize;
+pub mod todos;
 pub mod user_messages;

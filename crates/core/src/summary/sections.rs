@@ -12,7 +12,9 @@
 use serde_json::Value;
 
 use crate::model::added;
+use crate::summary::latest_error::LATEST_FAILURE_HEADER;
 use crate::summary::ledger::LEDGER_HEADER;
+use crate::summary::todos::PLAN_HEADER;
 
 /// The header of the user's messages, carried verbatim.
 pub const USER_MESSAGES_HEADER: &str = "## User messages (verbatim)";
@@ -22,10 +24,22 @@ pub const RECALL_HEADER: &str = "## Archived originals (recall)";
 pub const FILES_HEADER: &str = "## Current file contents";
 
 /// Every section header, in the order the sections are written.
-const HEADERS: [&str; 4] = [
+const HEADERS: [&str; 6] = [
     LEDGER_HEADER,
+    PLAN_HEADER,
     USER_MESSAGES_HEADER,
+    LATEST_FAILURE_HEADER,
     RECALL_HEADER,
+    FILES_HEADER,
+];
+
+/// The sections whose entries hold text the library did not write (the user's, a file's, the
+/// agent's task list, a tool's output): each entry says its length, so nothing inside it can
+/// end the section or read as a header.
+const ENTRY_SECTIONS: [&str; 4] = [
+    PLAN_HEADER,
+    USER_MESSAGES_HEADER,
+    LATEST_FAILURE_HEADER,
     FILES_HEADER,
 ];
 
@@ -66,7 +80,9 @@ pub fn strip_sections(text: &str) -> String {
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Sections<'a> {
     pub ledger: Option<&'a str>,
+    pub plan: Option<&'a str>,
     pub user_messages: Option<&'a str>,
+    pub latest_failure: Option<&'a str>,
     pub recall: Option<&'a str>,
     pub files: Option<&'a str>,
 }
@@ -83,7 +99,7 @@ pub fn split(text: &str) -> Sections<'_> {
         let (end, section) = match header {
             // Entries of known length: the text inside cannot end the section early, and the
             // last entry's text is taken as it is (trailing spaces and newlines included).
-            h if h == USER_MESSAGES_HEADER || h == FILES_HEADER => {
+            h if ENTRY_SECTIONS.contains(&h) => {
                 let end = body_start + entries_end(&text[body_start..]);
                 (end, &text[at..end])
             }
@@ -97,7 +113,9 @@ pub fn split(text: &str) -> Sections<'_> {
         };
         let slot = match header {
             h if h == LEDGER_HEADER => &mut sections.ledger,
+            h if h == PLAN_HEADER => &mut sections.plan,
             h if h == USER_MESSAGES_HEADER => &mut sections.user_messages,
+            h if h == LATEST_FAILURE_HEADER => &mut sections.latest_failure,
             h if h == RECALL_HEADER => &mut sections.recall,
             _ => &mut sections.files,
         };
@@ -113,6 +131,20 @@ pub fn split(text: &str) -> Sections<'_> {
         }
     }
     sections
+}
+
+/// `body` without `section` (a slice of it, as [`split`] gives it), the blank lines around it
+/// closed up: a section that gives way to a tight window.
+pub fn remove_section(body: &str, section: &str) -> String {
+    let start = section.as_ptr() as usize - body.as_ptr() as usize;
+    let end = start + section.len();
+    let before = body[..start].trim_end_matches('\n');
+    let after = body[end..].trim_start_matches('\n');
+    match (before.is_empty(), after.is_empty()) {
+        (true, _) => after.to_string(),
+        (_, true) => before.to_string(),
+        _ => format!("{before}\n\n{after}"),
+    }
 }
 
 /// How a recall line starts: `Recall: archive=<file name> from=<first> to=<past the last>`, the

@@ -5,9 +5,12 @@
 //! whoever writes the summary, and carried forward through later compactions.
 //!
 //! User-authored means text from the user: the text of user messages, not tool results, and
-//! not the summaries and notices the library wrote ([`crate::model::added`]). Within a budget
-//! of tokens the most recent messages are kept whole; a single message larger than the whole
-//! budget keeps its beginning and its end; how many were left out is said.
+//! not the summaries and notices the library wrote ([`crate::model::added`]). The first of them
+//! in the session is the task the agent was given: it is always carried, beside the most recent
+//! ones (an agent that keeps only the latest requests "loses track of the original task goal").
+//! Within a budget of tokens the task and the most recent messages are kept whole; a message
+//! larger than its share keeps its beginning and its end with a marker; how many were left out
+//! is always said, even when the budget cannot hold a single message.
 
 use serde_json::Value;
 
@@ -17,7 +20,11 @@ use crate::model::tokens::{self, Encoding};
 use crate::summary::sections::{self, entry_header, USER_MESSAGES_HEADER};
 
 const LABEL: &str = "user message";
+/// The label of the session's first user message: the task.
+const TASK_LABEL: &str = "task (the first user message)";
 const SHORTENED_NOTE: &str = "shortened from ";
+/// What the line that counts the messages left out says before the budget.
+const LEFT_OUT_NOTE: &str = "left out to stay within";
 
 /// One message's text, as carried.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +32,18 @@ pub struct Carried {
     pub text: String,
     /// The original length in characters, when the text was shortened to fit the budget.
     pub shortened_from: Option<usize>,
+    /// The session's first user message: the task the agent was given.
+    pub task: bool,
+}
+
+impl Carried {
+    fn label(&self) -> &'static str {
+        if self.task {
+            TASK_LABEL
+        } else {
+            LABEL
+        }
+    }
 }
 
 /// The user's messages a summary carries, oldest first, and how many earlier ones were left
@@ -65,10 +84,24 @@ impl UserMessages {
                 .map(|text| Carried {
                     text,
                     shortened_from: None,
+                    task: false,
                 })
                 .collect(),
             left_out: 0,
         }
+    }
+
+    /// [`UserMessages::extract`] of the start of a session: the first user message is the task,
+    /// unless a summary or notice comes before it (what came before that is not in `messages`).
+    pub fn extract_session(messages: &[Value]) -> UserMessages {
+        let mut users = UserMessages::extract(messages);
+        let first_user = messages.iter().position(|m| user_text(m).is_some());
+        let summarized_before =
+            first_user.is_some_and(|at| messages[..at].iter().any(added::is_summary_message));
+        if let (Some(first), false) = (users.messages.first_mut(), summarized_before) {
+            first.task = true;
+        }
+        users
     }
 
     pub fn is_empty(&self) -> bool {
@@ -85,58 +118,87 @@ impl UserMessages {
         }
     }
 
-    /// Within `max_tokens` (the whole section as rendered, headers included): the most recent
-    /// messages whole, as many as fit; when the most recent alone is larger than the budget,
-    /// its beginning and end. The rest are counted in `left_out`. `None` when the budget
-    /// cannot even hold the section's header and the count of what was left out: then nothing
-    /// is said.
-    pub fn fit(self, max_tokens: usize, encoding: Encoding) -> Option<UserMessages> {
+    /// Within `max_tokens` (the whole section as rendered, headers included): the task (the
+    /// first message, when it is the session's) whole when it fits, and the most recent
+    /// messages whole, as many as fit beside it; a task larger than the budget keeps its
+    /// beginning and end in half of it (the most recent messages the other half), and the most
+    /// recent message, when none fits whole, its beginning and end. The rest are counted in
+    /// `left_out`. When the budget cannot even hold the section's header and that count, the
+    /// section is only those (a few tokens over the budget): what was left out is always said.
+    pub fn fit(self, max_tokens: usize, encoding: Encoding) -> UserMessages {
         let total = self.messages.len();
         let earlier_left_out = self.left_out;
         let entry_cost = |message: &Carried| {
-            let header = entry_header(LABEL, message.text.chars().count(), None);
+            let header = entry_header(message.label(), message.text.chars().count(), None);
             // The header and the blank line before it, and the note of a shortened message.
             tokens::count_text(encoding, &header) + 8 + tokens::count_text(encoding, &message.text)
         };
         // The frame: header and the line of introduction, and, when something is left out, the
         // line that says how much.
-        let frame = |left_out: usize| {
-            let frame = UserMessages {
-                messages: Vec::new(),
-                left_out,
-            };
-            tokens::count_text(encoding, &frame.render(max_tokens))
+        let frame = |left_out: usize, intro: bool| {
+            tokens::count_text(encoding, &frame_text(left_out, intro, max_tokens))
         };
         if earlier_left_out == 0
-            && frame(0) + self.messages.iter().map(entry_cost).sum::<usize>() <= max_tokens
+            && frame(0, true) + self.messages.iter().map(entry_cost).sum::<usize>() <= max_tokens
         {
-            return Some(self);
+            return self;
         }
-        let mut used = frame(earlier_left_out + total.max(1));
+        let used = frame(earlier_left_out + total.max(1), true);
         if used >= max_tokens {
-            return None;
+            return UserMessages {
+                messages: Vec::new(),
+                left_out: earlier_left_out + total,
+            };
         }
+        let room = max_tokens - used;
+        let mut messages = self.messages;
+        let task = match messages.first() {
+            Some(first) if first.task => Some(messages.remove(0)),
+            _ => None,
+        };
+        // What the task keeps for itself: all of it when it fits the room; when even it does
+        // not, its two ends in half the room (all of it when nothing else competes), so that
+        // the most recent messages are still beside it.
+        let reserved = task.as_ref().map_or(0, |task| {
+            let cost = entry_cost(task);
+            if cost <= room {
+                cost
+            } else if messages.is_empty() {
+                room
+            } else {
+                room / 2
+            }
+        });
+        let mut used = 0;
         let mut kept: Vec<Carried> = Vec::new();
-        for message in self.messages.into_iter().rev() {
+        for message in messages.into_iter().rev() {
             let cost = entry_cost(&message);
-            if used + cost <= max_tokens {
+            if used + cost + reserved <= room {
                 used += cost;
                 kept.push(message);
                 continue;
             }
             if kept.is_empty() {
-                let room = max_tokens - used;
-                let header = entry_header(LABEL, message.text.chars().count(), None);
-                let text_room = room.saturating_sub(tokens::count_text(encoding, &header) + 8);
-                kept.extend(shorten(message, text_room, encoding));
+                let shortened = shorten_into(message, room - reserved - used, encoding);
+                used += shortened.as_ref().map_or(0, entry_cost);
+                kept.extend(shortened);
             }
             break;
         }
         kept.reverse();
-        Some(UserMessages {
+        if let Some(task) = task {
+            // The task takes what the others left, at least its share.
+            let left = room - used;
+            if entry_cost(&task) <= left {
+                kept.insert(0, task);
+            } else if let Some(shortened) = shorten_into(task, left, encoding) {
+                kept.insert(0, shortened);
+            }
+        }
+        UserMessages {
             left_out: earlier_left_out + (total - kept.len()),
             messages: kept,
-        })
+        }
     }
 
     /// The section, or an empty string when there is nothing to say.
@@ -144,16 +206,7 @@ impl UserMessages {
         if self.is_empty() {
             return String::new();
         }
-        let mut out = format!(
-            "{USER_MESSAGES_HEADER}\nWhat the user wrote in the compacted part of the conversation, word for word, oldest first."
-        );
-        if self.left_out > 0 {
-            let plural = if self.left_out == 1 { "" } else { "s" };
-            out.push_str(&format!(
-                "\n({} earlier user message{plural} left out to stay within {max_tokens} tokens; the archived originals hold them.)",
-                self.left_out
-            ));
-        }
+        let mut out = frame_text(self.left_out, !self.messages.is_empty(), max_tokens);
         // Each entry's text exactly as it is (its own trailing newlines included): its header
         // says how long it is. A blank line between entries.
         for (n, message) in self.messages.iter().enumerate() {
@@ -162,7 +215,7 @@ impl UserMessages {
                 .map(|chars| format!("{SHORTENED_NOTE}{chars} characters"));
             out.push_str(if n == 0 { "\n" } else { "\n\n" });
             out.push_str(&entry_header(
-                LABEL,
+                message.label(),
                 message.text.chars().count(),
                 note.as_deref(),
             ));
@@ -184,15 +237,17 @@ impl UserMessages {
                     .chars()
                     .take_while(char::is_ascii_digit)
                     .collect();
-                line.contains(" earlier user message")
+                // " earlier user message": as summaries written before the task was kept said.
+                (line.contains(LEFT_OUT_NOTE) || line.contains(" earlier user message"))
                     .then(|| digits.parse().ok())
                     .flatten()
             })
             .unwrap_or(0);
         let messages = entries
             .into_iter()
-            .filter(|entry| entry.label == LABEL)
+            .filter(|entry| entry.label == LABEL || entry.label == TASK_LABEL)
             .map(|entry| Carried {
+                task: entry.label == TASK_LABEL,
                 text: entry.text.to_string(),
                 shortened_from: entry.notes.iter().find_map(|note| {
                     note.strip_prefix(SHORTENED_NOTE)?
@@ -206,6 +261,78 @@ impl UserMessages {
     }
 }
 
+/// The warning a compaction gives when the section of `body` (its summary) leaves out or
+/// shortens user messages beyond what the summary it updates already did (`earlier`, that
+/// summary's body): the user's words are what the section promises, so losing some of them
+/// is said, once.
+pub fn losses_warning(body: &str, earlier: Option<&str>) -> Option<String> {
+    let now = UserMessages::parse(body)?;
+    let before = earlier.and_then(UserMessages::parse).unwrap_or_default();
+    let shortened = |users: &UserMessages| {
+        users
+            .messages
+            .iter()
+            .filter(|m| m.shortened_from.is_some())
+            .count()
+    };
+    let left_out = now.left_out.saturating_sub(before.left_out);
+    let cut = shortened(&now).saturating_sub(shortened(&before));
+    if left_out == 0 && cut == 0 {
+        return None;
+    }
+    let task_cut = now
+        .messages
+        .first()
+        .is_some_and(|m| m.task && m.shortened_from.is_some())
+        && !before
+            .messages
+            .first()
+            .is_some_and(|m| m.task && m.shortened_from.is_some());
+    let mut parts = Vec::new();
+    if left_out > 0 {
+        parts.push(format!("{left_out} of the user's messages were left out"));
+    }
+    if cut > 0 {
+        parts.push(format!(
+            "{cut} {} shortened{}",
+            if cut == 1 { "was" } else { "were" },
+            if task_cut {
+                " (the task among them)"
+            } else {
+                ""
+            }
+        ));
+    }
+    Some(format!(
+        "the summary's section of the user's messages (userMessagesMaxTokens) could not hold them all: {}; the archive holds them",
+        parts.join(" and ")
+    ))
+}
+
+/// `body` without its section of user messages, not even the count of what was left out
+/// (`None` when it has none): only when a window is too tight for that line; the result's
+/// warnings say it then.
+pub fn without_section(body: &str) -> Option<String> {
+    let section = sections::split(body).user_messages?;
+    Some(sections::remove_section(body, section))
+}
+
+/// The section without its entries: the header, the line of introduction (when there are
+/// entries) and the count of what was left out (when something was).
+fn frame_text(left_out: usize, intro: bool, max_tokens: usize) -> String {
+    let mut out = String::from(USER_MESSAGES_HEADER);
+    if intro {
+        out.push_str("\nWhat the user wrote in the compacted part of the conversation, word for word, oldest first.");
+    }
+    if left_out > 0 {
+        let plural = if left_out == 1 { "" } else { "s" };
+        out.push_str(&format!(
+            "\n({left_out} user message{plural} {LEFT_OUT_NOTE} {max_tokens} tokens; the archived originals hold them.)"
+        ));
+    }
+    out
+}
+
 /// `body` (a summary body, or the text beside a native compaction block) with its section of
 /// user messages fitted again into `max_tokens` (see [`UserMessages::fit`]): when the result of
 /// a compaction is over the threshold, the section gives way before the post-condition does.
@@ -215,8 +342,7 @@ pub fn refit_section(body: &str, max_tokens: usize, encoding: Encoding) -> Optio
     // The section is a slice of `body`: its place in it.
     let start = section.as_ptr() as usize - body.as_ptr() as usize;
     let end = start + section.len();
-    let fitted = UserMessages::parse(body)?
-        .fit(max_tokens, encoding)
+    let fitted = Some(UserMessages::parse(body)?.fit(max_tokens, encoding))
         .filter(|users| !users.is_empty())
         .map(|users| users.render(max_tokens));
     let before = body[..start].trim_end_matches('\n');
@@ -232,6 +358,14 @@ pub fn refit_section(body: &str, max_tokens: usize, encoding: Encoding) -> Optio
         out.push_str(part);
     }
     Some(out)
+}
+
+/// `message` cut to fit an entry of `room` tokens (its header included); `None` when not even
+/// a few words fit.
+fn shorten_into(message: Carried, room: usize, encoding: Encoding) -> Option<Carried> {
+    let header = entry_header(message.label(), message.text.chars().count(), None);
+    let text_room = room.saturating_sub(tokens::count_text(encoding, &header) + 8);
+    shorten(message, text_room, encoding)
 }
 
 /// `message` cut to `max_tokens`: its beginning (two thirds) and its end, with a marker
@@ -269,6 +403,7 @@ fn shorten(message: Carried, max_tokens: usize, encoding: Encoding) -> Option<Ca
     Some(Carried {
         text: cut(low),
         shortened_from: Some(original),
+        task: message.task,
     })
 }
 
@@ -305,6 +440,7 @@ mod tests {
         let make = |n: usize| Carried {
             text: format!("message {n} {}", "word ".repeat(40)),
             shortened_from: None,
+            task: false,
         };
         let all = UserMessages {
             messages: (0..6).map(make).collect(),
@@ -315,24 +451,32 @@ mod tests {
             left_out: 6,
         };
         let budget = tokens::count_text(Encoding::O200kBase, &two.render(1)) + 20;
-        let fitted = all.clone().fit(budget, Encoding::O200kBase).unwrap();
+        let fitted = all.clone().fit(budget, Encoding::O200kBase);
         assert_eq!(fitted.messages, vec![make(4), make(5)]);
         assert_eq!(fitted.left_out, 6);
         let rendered = fitted.render(budget);
         assert!(tokens::count_text(Encoding::O200kBase, &rendered) <= budget);
-        assert!(rendered.contains("(6 earlier user messages left out"));
+        assert!(rendered.contains("(6 user messages left out to stay within"));
         assert_eq!(UserMessages::parse(&rendered), Some(fitted));
-        // A budget that cannot hold the section: nothing is said.
-        assert_eq!(all.fit(10, Encoding::O200kBase), None);
+        // A budget that cannot hold the section: only how many were left out is said.
+        let none = all.fit(10, Encoding::O200kBase);
+        assert_eq!(none.messages, Vec::new());
+        assert_eq!(none.left_out, 8);
+        assert_eq!(
+            none.render(10),
+            format!("{USER_MESSAGES_HEADER}\n(8 user messages left out to stay within 10 tokens; the archived originals hold them.)")
+        );
+        assert_eq!(UserMessages::parse(&none.render(10)), Some(none));
         // One message over the whole budget: its beginning and end, marked.
         let big = UserMessages {
             messages: vec![Carried {
                 text: format!("BEGIN {} END", "lorem ipsum ".repeat(2_000)),
                 shortened_from: None,
+                task: false,
             }],
             left_out: 0,
         };
-        let cut = big.fit(200, Encoding::O200kBase).unwrap();
+        let cut = big.fit(200, Encoding::O200kBase);
         let text = &cut.messages[0].text;
         assert!(
             text.starts_with("BEGIN ") && text.ends_with(" END"),
@@ -344,6 +488,75 @@ mod tests {
         assert_eq!(cut.left_out, 0);
         let back = UserMessages::parse(&cut.render(200)).unwrap();
         assert_eq!(back, cut);
+    }
+
+    #[test]
+    fn the_task_stays_beside_the_most_recent_messages() {
+        let session: Vec<Value> = std::iter::once(json!({"role": "system", "content": "sys"}))
+            .chain((0..12).map(|n| {
+                json!({"role": "user", "content": format!("request {n}: {}", "word ".repeat(60))})
+            }))
+            .collect();
+        let users = UserMessages::extract_session(&session);
+        assert!(users.messages[0].task && !users.messages[1].task);
+        let budget = 400;
+        let fitted = users.clone().fit(budget, Encoding::O200kBase);
+        let rendered = fitted.render(budget);
+        assert!(tokens::count_text(Encoding::O200kBase, &rendered) <= budget);
+        assert!(fitted.messages[0].task);
+        assert_eq!(fitted.messages[0].text, users.messages[0].text);
+        assert_eq!(fitted.messages.last(), users.messages.last());
+        assert_eq!(fitted.left_out, 12 - fitted.messages.len());
+        assert!(rendered.contains("[task (the first user message) · "));
+        let back = UserMessages::parse(&rendered).unwrap();
+        assert_eq!(back, fitted);
+        // Carried forward: still the task, whatever follows.
+        let later = UserMessages::extract(&[json!({"role": "user", "content": "one more"})])
+            .merged_after(&back)
+            .fit(budget, Encoding::O200kBase);
+        assert!(later.messages[0].task);
+        assert_eq!(later.messages.last().unwrap().text, "one more");
+        assert_eq!(
+            later.left_out,
+            fitted.left_out + 1 + fitted.messages.len() - later.messages.len()
+        );
+        // A task larger than its share: its beginning and end, marked, and still the task.
+        let long_task = vec![
+            json!({"role": "user", "content": format!("TASK-BEGIN {} TASK-END", "spec ".repeat(3_000))}),
+            json!({"role": "user", "content": "latest"}),
+        ];
+        let fitted = UserMessages::extract_session(&long_task).fit(300, Encoding::O200kBase);
+        let task = &fitted.messages[0];
+        assert!(task.task && task.shortened_from.is_some());
+        assert!(task.text.starts_with("TASK-BEGIN") && task.text.ends_with("TASK-END"));
+        assert_eq!(fitted.messages[1].text, "latest");
+        assert!(tokens::count_text(Encoding::O200kBase, &fitted.render(300)) <= 300);
+        // After a summary, the first user message is not the session's.
+        let after_summary = vec![
+            json!({"role": "user", "content": added::summary_message_text(3, None, "old")}),
+            json!({"role": "user", "content": "next"}),
+        ];
+        assert!(!UserMessages::extract_session(&after_summary).messages[0].task);
+    }
+
+    #[test]
+    fn new_losses_are_warned_about_once() {
+        let users = UserMessages::extract_session(
+            &(0..10)
+                .map(|n| json!({"role": "user", "content": format!("ask {n} {}", "x ".repeat(80))}))
+                .collect::<Vec<_>>(),
+        );
+        let full = format!("## Goal\ng\n\n{}", users.render(100_000));
+        assert_eq!(losses_warning(&full, None), None);
+        let fitted = users.fit(300, Encoding::O200kBase);
+        let cut = format!("## Goal\ng\n\n{}", fitted.render(300));
+        let warning = losses_warning(&cut, None).unwrap();
+        assert!(
+            warning.contains(&format!("{} of the user's messages", fitted.left_out)),
+            "{warning}"
+        );
+        // The same losses carried by the summary it updates are not warned about again.
+        assert_eq!(losses_warning(&cut, Some(&cut)), None);
     }
 
     #[test]
@@ -364,8 +577,11 @@ mod tests {
         assert!(smaller.starts_with("## Goal\ng\n\n## Ledger"));
         assert!(smaller.ends_with("\n\n## Archived originals (recall)\nRecall: archive=a"));
         let none = refit_section(&body, 5, Encoding::O200kBase).unwrap();
-        assert!(!none.contains(USER_MESSAGES_HEADER));
-        assert!(none.ends_with("(none)\n\n## Archived originals (recall)\nRecall: archive=a"));
+        assert!(none.contains(&format!(
+            "{USER_MESSAGES_HEADER}\n(8 user messages left out to stay within 5 tokens"
+        )));
+        assert_eq!(UserMessages::parse(&none).unwrap().messages, Vec::new());
+        assert!(none.ends_with("hold them.)\n\n## Archived originals (recall)\nRecall: archive=a"));
         assert_eq!(refit_section("## Goal\nx", 5, Encoding::O200kBase), None);
     }
 
