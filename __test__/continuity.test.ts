@@ -49,6 +49,8 @@ interface Verbatim {
   texts: string[]
   /** For each text, the original length when it was shortened. */
   shortened: Array<number | null>
+  /** Whether the first text is the session's first user message (the task). */
+  task: boolean
   leftOut: number
 }
 
@@ -56,25 +58,27 @@ interface Verbatim {
 export function verbatimSection(summary: string): Verbatim | null {
   const at = summary.indexOf(`\n${USER_HEADER}\n`)
   if (at < 0) return null
-  const out: Verbatim = { texts: [], shortened: [], leftOut: 0 }
+  const out: Verbatim = { texts: [], shortened: [], task: false, leftOut: 0 }
   let pos = at + USER_HEADER.length + 2
   while (pos < summary.length) {
     const nl = summary.indexOf('\n', pos)
     const line = summary.slice(pos, nl < 0 ? undefined : nl)
-    const entry = /^\[user message · (\d+) characters(?: · shortened from (\d+) characters)?\]$/.exec(line)
+    const entry = /^\[(user message|task \(the first user message\)) · (\d+) characters(?: · shortened from (\d+) characters)?\]$/.exec(line)
     if (!entry) {
       if (out.texts.length > 0 || line.startsWith('## ')) break
-      const leftOut = /^\((\d+) earlier user messages? left out/.exec(line)
+      const leftOut = /^\((\d+) user messages? left out to stay within/.exec(line)
       if (leftOut) out.leftOut = Number(leftOut[1])
       pos = nl < 0 ? summary.length : nl + 1
       continue
     }
+    if (out.texts.length === 0) out.task = entry[1] !== 'user message'
+    entry.splice(1, 1)
     const start = nl + 1
     const end = pastChars(summary, start, Number(entry[1]))
     out.texts.push(summary.slice(start, end))
     out.shortened.push(entry[2] ? Number(entry[2]) : null)
     pos = end
-    if (!summary.startsWith('\n\n[user message', pos)) break
+    if (!summary.startsWith('\n\n[user message', pos) && !summary.startsWith('\n\n[task (', pos)) break
     pos += 2
   }
   return out
@@ -156,7 +160,7 @@ describe.skipIf(all.length === 0).each(all.map((s) => [s.name, s] as const))('%s
     for (const text of expected) expect(result.summary).toContain(text)
   })
 
-  it('over the budget: the most recent are kept whole and the number left out is stated', async () => {
+  it('over the budget: the task and the most recent are kept, each whole or its two ends, and the number left out is stated', async () => {
     const budget = 400
     const { result, expected } = await compact({ userMessagesMaxTokens: budget })
     const section = verbatimSection(result.summary!)
@@ -166,20 +170,23 @@ describe.skipIf(all.length === 0).each(all.map((s) => [s.name, s] as const))('%s
     }
     const { texts, shortened, leftOut } = section
     expect(texts.length + leftOut).toBe(expected.length)
-    if (shortened.some((s) => s !== null)) {
-      // The most recent alone is over the budget: its beginning and end, with a marker.
-      expect(texts).toHaveLength(1)
-      const last = expected[expected.length - 1]
-      expect(shortened[0]).toBe(Array.from(last).length)
-      const [head, tail] = texts[0].split(/\n\[… \d+ characters of this message left out …\]\n/)
-      expect(last.startsWith(head)).toBe(true)
-      expect(last.endsWith(tail)).toBe(true)
-    } else {
-      // A suffix of the user's messages, each whole.
-      expect(texts).toEqual(expected.slice(expected.length - texts.length))
+    // Each kept text is the original whole, or its beginning and end around a marker.
+    const matches = (text: string, original: string, cut: number | null) => {
+      if (cut === null) return text === original
+      expect(cut).toBe(Array.from(original).length)
+      const [head, tail] = text.split(/\n\[… \d+ characters of this message left out …\]\n/)
+      return original.startsWith(head) && original.endsWith(tail)
     }
+    // The middle starts the session: its first user message is the task, always first.
+    expect(section.task).toBe(true)
+    expect(matches(texts[0], expected[0], shortened[0])).toBe(true)
+    // Then a suffix of the user's messages (the most recent, the oldest of them possibly cut).
+    const rest = texts.slice(1)
+    const suffix = expected.slice(expected.length - rest.length)
+    if (rest.length > 0) expect(rest.every((text, i) => matches(text, suffix[i], shortened[i + 1]))).toBe(true)
     const sectionText = result.summary!.slice(result.summary!.indexOf(USER_HEADER)).split('\n## ')[0]
-    if (leftOut > 0) expect(sectionText).toContain(`(${leftOut} earlier user message${leftOut === 1 ? '' : 's'} left out to stay within ${budget} tokens`)
+    if (leftOut > 0) expect(sectionText).toContain(`(${leftOut} user message${leftOut === 1 ? '' : 's'} left out to stay within ${budget} tokens`)
+    if (leftOut > 0 || shortened.some((s) => s !== null)) expect(result.warnings.some((w) => w.includes("the summary's section of the user's messages"))).toBe(true)
     // The whole section is within its budget.
     expect(countTokens([{ role: 'user', content: sectionText }])).toBeLessThanOrEqual(budget + 10)
   })
