@@ -1,9 +1,9 @@
 //! Layer 4, **writing the summary**: the prompt and transcript, the [`summarize::Summarizer`]
 //! seam with its retry policy, the HTTP providers (Anthropic, OpenAI, Anthropic's native
-//! compaction), the extractive summarizer, the deterministic ledger of file operations, the
-//! sections carried after every summary (the agent's task list, its latest failure, the user's
-//! messages),
-//! key-information extraction (memory) and recognising the providers' overflow errors.
+//! compaction), the extractive summarizer, the sections the library writes after every summary
+//! (the ledger of file operations and failures, the agent's task list, the user's messages, the
+//! latest failure), key-information extraction (memory) and recognising the providers' overflow
+//! errors.
 //! Imports [`crate::base`], [`crate::model`], [`crate::plan`].
 
 pub mod extractive;
