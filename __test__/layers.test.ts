@@ -29,16 +29,20 @@ const edgesOf = (graph: Map<string, Map<string, string>>) =>
   [...graph].flatMap(([from, to]) => [...to.keys()].map((target) => `${from} -> ${target}`)).sort()
 
 describe('the JS layer', () => {
-  it('index.js, lib/ and cli/ require each other without a circle', () => {
-    const graph = jsRequireGraph(ROOT, jsFiles(ROOT, ['index.js'], ['lib', 'cli']))
+  it('index.js, lib/, cli/ and adapters/ require each other without a circle', () => {
+    const graph = jsRequireGraph(ROOT, jsFiles(ROOT, ['index.js'], ['lib', 'cli', 'adapters']))
     const edges = edgesOf(graph)
-    // The graph is the real one: the entry reaches lib/, the bin reaches its commands.
+    // The graph is the real one: the entry reaches lib/, the bin reaches its commands, the
+    // framework adapters use the public API.
     expect(edges).toContain('index.js -> lib/compactor.js')
     expect(edges).toContain('lib/compactor.js -> lib/compaction.js')
     expect(edges).toContain('cli/context-compact.js -> cli/commands/compact.js')
     expect(edges).toContain('cli/commands/compact.js -> cli/args.js')
+    expect(edges).toContain('adapters/openai-agents.js -> index.js')
     const cycles = cyclesOf(graph)
     expect(cycles, describeCycles(cycles)).toEqual([])
+    // The adapters are the top layer: nothing below them knows of them.
+    expect(edges.filter((edge) => /-> adapters\//.test(edge) && !edge.startsWith('adapters/'))).toEqual([])
   })
 
   it('the require checker finds a circle, and ignores requires quoted in comments', () => {
