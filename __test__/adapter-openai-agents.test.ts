@@ -355,6 +355,32 @@ describe('CompactingSession with the rest of the SDK', () => {
     summaryModel.assertComplete()
   })
 
+  it('background: the summary is prepared before the crossing, and the run that crosses does not wait for it', async () => {
+    const events: string[] = []
+    let summaries = 0
+    const session = new CompactingSession(new MemorySession({ sessionId: 'background' }), {
+      contextTokenLimit: 12_000,
+      thresholdRatio: 0.7,
+      background: { atRatio: 0.5 },
+      outputDir: tempDir('cc-agents-background-'),
+      summarizer: async () => {
+        summaries++
+        return 'Prepared while the agent worked: files read.'
+      },
+      onEvent: (event) => events.push(event.type),
+    })
+    const { agent } = scriptedAgent({ reads: 2 }, [readFile(1000)], (n) => `b${n}`)
+    for (let i = 0; i < 8 && !session.lastResult?.compacted; i++) await run(agent, `Task ${i}`, { session })
+    const last = session.lastResult!
+    expect(last.compacted).toBe(true)
+    expect(events.indexOf('background_started')).toBeGreaterThanOrEqual(0)
+    expect(events.indexOf('background_started')).toBeLessThan(events.indexOf('started'))
+    expect(events).toContain('background_applied')
+    expect(last.background?.state).toBe('applied')
+    expect(summaries).toBe(1)
+    await session.close()
+  })
+
   it('a wrapped session that compacts by itself still does, first, and both usages reach the run', async () => {
     const calls: unknown[][] = []
     class SelfCompacting extends MemorySession {
