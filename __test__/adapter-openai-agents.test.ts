@@ -572,6 +572,27 @@ describe('CompactingSession never throws into the agent', () => {
     expect(await compacting.restoreItems()).toEqual([...initial.slice(0, -1), late])
   })
 
+  it('a read that overlaps an append sees the session as the append leaves it, once', async () => {
+    // A store that acknowledges a write some time after the write is visible to readers.
+    class SlowAck extends MemorySession {
+      override async addItems(items: AgentInputItem[]) {
+        await super.addItems(items)
+        await new Promise((resolve) => setTimeout(resolve, 30))
+      }
+    }
+    const initial = overThreshold()
+    const inner = new SlowAck({ initialItems: initial })
+    const compacting = new CompactingSession(inner, { ...small, outputDir: tempDir('cc-agents-race-'), summarizer: async () => 'summary' })
+    await compacting.getItems()
+    const late: AgentInputItem = { role: 'user', content: 'appended while the runner read' }
+    const [, read] = await Promise.all([compacting.addItems([late]), new Promise((resolve) => setTimeout(resolve, 5)).then(() => compacting.getItems())])
+    expect(read).toEqual([...initial, late])
+    const done = await compacting.compact({ force: true })
+    expect(done.error).toBeNull()
+    expect(done.compacted).toBe(true)
+    expect(await compacting.restoreItems()).toEqual([...initial, late])
+  })
+
   it('misuse is a TypeError when the session is made, naming what is wrong', () => {
     const inner = new MemorySession()
     expect(() => new CompactingSession({} as Session)).toThrow(/getSessionId, getItems, addItems, popItem, clearSession/)

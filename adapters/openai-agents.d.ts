@@ -24,6 +24,7 @@ import type {
   CompactOptions,
   CompactResult,
   RecallToolOptions,
+  SummaryRequest,
 } from '../index'
 
 /**
@@ -92,7 +93,7 @@ export interface CompactingSessionOptions
    */
   signal?: AbortSignal
   /** Writes the summary, in place of the HTTP providers (see {@link CompactOptions.summarizer}). */
-  summarizer?: (request: import('../index').SummaryRequest<AgentInputItem>) => Promise<string>
+  summarizer?: (request: SummaryRequest<AgentInputItem>) => Promise<string>
   /** The library's events, and `'failed'` for a compaction that did not reach the session. */
   onEvent?: (event: SessionCompactEvent) => void
 }
@@ -158,10 +159,11 @@ export declare class CompactingSession<TContext = unknown>
 
   /**
    * Called by the runner after it saved a run's items (streamed or not): compacts when the
-   * items reach the threshold, or whatever they are with `args.force`. A
-   * wrapped session with its own `runCompaction` runs it first. Resolves with what the summary
-   * calls cost (the runner adds it to the run's usage, `endpoint: 'context-compact'`), or `null`;
-   * never rejects for a failure of the summarizer, the archive or the wrapped session.
+   * items reach the threshold, or whatever they are with `args.force`. Resolves with what the
+   * summary calls cost (the runner adds it to the run's usage, `endpoint: 'context-compact'`),
+   * or `null`; never rejects for a failure of the summarizer, the archive or the wrapped
+   * session. A wrapped session with its own `runCompaction` runs it first, as it would
+   * unwrapped (its failures are its own).
    */
   runCompaction(
     args?: OpenAIResponsesCompactionArgs,

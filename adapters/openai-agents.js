@@ -278,7 +278,7 @@ class CompactingSession {
     return session[method](...args.slice(0, end))
   }
 
-  // Runs a write after the ones before it; a failed write does not block the next.
+  // Runs a write (or a full read) after the ones before it; a failed one does not block the next.
   #serialized(write) {
     const done = this.#queue.then(write)
     this.#queue = done.then(
@@ -293,9 +293,14 @@ class CompactingSession {
   }
 
   async getItems(limit, runContext) {
-    const items = await this.#call('getItems', [limit], runContext)
-    if (limit === undefined && Array.isArray(items)) this.#sync(items)
-    return items
+    if (limit !== undefined) return this.#call('getItems', [limit], runContext)
+    // In turn with the writes: a read that overlapped an append could see its items before the
+    // append adds them to this session's copy.
+    return this.#serialized(async () => {
+      const items = await this.#call('getItems', [undefined], runContext)
+      if (Array.isArray(items)) this.#sync(items)
+      return items
+    })
   }
 
   // A full read: when it is not the list this session holds (written to the wrapped session
@@ -432,7 +437,7 @@ class CompactingSession {
       // array for the trigger and the compaction (which then does not report the crossing twice).
       items = (await this.#current(runContext)).slice()
     } catch (error) {
-      return this.#failed([], 'SESSION_READ_FAILED', `the wrapped session could not be read: ${messageOf(error)}`)
+      return this.#failed(this.#items ?? [], 'SESSION_READ_FAILED', `the wrapped session could not be read: ${messageOf(error)}`)
     }
     const signal = this.#signal
     const usage = this.#usageOf(runContext)
@@ -485,14 +490,17 @@ class CompactingSession {
     return this.#compactorReady
   }
 
-  // The items: this session's copy, read in full the first time.
+  // The items: this session's copy, read in full (in turn with the writes) the first time.
   async #current(runContext) {
-    if (this.#items === null) {
-      const items = await this.#call('getItems', [undefined], runContext)
-      if (!Array.isArray(items)) throw new Error(`getItems() resolved with ${describe(items)}, not an array`)
-      if (this.#items === null) this.#items = items.map(clone)
-    }
-    return this.#items
+    if (this.#items !== null) return this.#items
+    return this.#serialized(async () => {
+      if (this.#items === null) {
+        const items = await this.#call('getItems', [undefined], runContext)
+        if (!Array.isArray(items)) throw new Error(`getItems() resolved with ${describe(items)}, not an array`)
+        this.#items = items.map(clone)
+      }
+      return this.#items
+    })
   }
 
   // The usage the model reported for the run's last request, when it is the usage of the list
