@@ -682,6 +682,8 @@ describe('compactionStep', () => {
     expect(viaZod4).toBeGreaterThanOrEqual(expected)
     const viaZod3 = await tokensWith({ read_file: ai5.tool({ description: 'Reads a file.', inputSchema: z3.object({ path: z3.string().describe('The file to read, relative to the repository root.') }), execute: async () => '' }) })
     expect(viaZod3).toBeGreaterThanOrEqual(expected)
+    const plain = await tokensWith({ read_file: { description: 'Reads a file.', inputSchema: schema } })
+    expect(plain).toBeGreaterThanOrEqual(expected)
     const definitions = await tokensWith([{ name: 'read_file', description: 'Reads a file.', input_schema: schema }])
     expect(Math.abs(viaJsonSchema - definitions)).toBeLessThanOrEqual(2)
     const provider = await tokensWith({ web_search: { type: 'provider', id: 'anthropic.web_search_20250305', args: { maxUses: 3 } } })

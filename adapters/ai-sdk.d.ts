@@ -133,6 +133,8 @@ export interface CompactionStep {
  *   a database — gets the same summary message from the checkpoint, without an LLM call.
  * - **Below the threshold** a step costs about a millisecond or less on a 400K-token history
  *   (only what was added is counted) and returns `undefined`.
+ * - **One step per conversation** (with its own `sessionId`): it keeps what it compacted and what
+ *   it learned from the provider's usage for that conversation.
  * - **Failures** never break the run: a summary that fails (LLM down, `summarizer` rejecting)
  *   leaves the messages as they are and `lastResult.error` says why, with the `failed` event; an
  *   archive that cannot be written is reported in `lastResult.warnings` (the compaction goes on,

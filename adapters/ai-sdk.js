@@ -131,6 +131,8 @@ async function jsonSchemaOf(schema) {
     if (standard && standard.jsonSchema && typeof standard.jsonSchema.input === 'function') {
       return standard.jsonSchema.input({ target: 'draft-07' })
     }
+    // A JSON schema as it is (a definition written by hand rather than through the SDK).
+    if (standard === undefined && (typeof schema.type === 'string' || (schema.properties !== null && typeof schema.properties === 'object'))) return schema
   }
   // Zod 3 and the like: only the SDK knows how (it bundles the converter).
   const { asSchema } = requireAi()
