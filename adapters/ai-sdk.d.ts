@@ -131,8 +131,8 @@ export interface CompactionStep {
  *   was added since, without another summary. (AI SDK 7 does this itself; on AI SDK 5 and 6 the
  *   step does it.) A history that comes back as new objects — the next call of a chat, read from
  *   a database — gets the same summary message from the checkpoint, without an LLM call.
- * - **Below the threshold** a step costs about a millisecond or less on a 400K-token history
- *   (only what was added is counted) and returns `undefined`.
+ * - **Below the threshold** a step returns `undefined`; it counts only what was added since the
+ *   previous step (a millisecond or two on a 400K-token history).
  * - **One step per conversation** (with its own `sessionId`): it keeps what it compacted and what
  *   it learned from the provider's usage for that conversation.
  * - **Failures** never break the run: a summary that fails (LLM down, `summarizer` rejecting)
