@@ -30,6 +30,7 @@ const EXAMPLES = [
   'compactor-events',
   'archive-store',
   'recall-agent-loop',
+  'ai-sdk-prepare-step',
 ]
 
 interface Run {
@@ -618,6 +619,20 @@ describe('examples', () => {
     } finally {
       await mock.close()
     }
+  })
+
+  it('ai-sdk-prepare-step: prepareStep compacts a generateText tool loop (the AI SDK mock model), restorable', async () => {
+    const result = await runExample('ai-sdk-prepare-step', exampleEnv({}))
+    expect(result.code, result.stderr + result.stdout).toBe(0)
+    expect(result.stdout).toContain(`Final answer: ${FINAL}`)
+    // The mock model refuses (throws) a prompt whose tool calls and results do not pair up.
+    expect(result.stdout + result.stderr).not.toContain('400 invalid request')
+    const done = result.stdout.match(/done: (\d+) model calls, (\d+) compactions/)
+    expect(done, result.stdout).not.toBeNull()
+    expect(Number(done![1])).toBe(11)
+    expect(Number(done![2])).toBeGreaterThanOrEqual(2)
+    expect(result.stdout).toMatch(/\[compaction\] \d+ → \d+ tokens; archive: .*compact-\d{8}T\d{6}Z-1\.json/)
+    expect(result.stdout).toMatch(/restored \d+ messages, identical: true/)
   })
 
   it('archive-store: compacts into a Map-backed archiveStore, lists and restores from it', async () => {
