@@ -33,8 +33,8 @@ export interface ToolUseBlock {
 export interface ToolResultBlock {
   type: 'tool_result'
   tool_use_id: string
-  content?: string | ContentBlock[]
-  is_error?: boolean
+  content?: string | ContentBlock[] | undefined
+  is_error?: boolean | undefined
 }
 
 /** An image. Its tokens are estimated from the pixel size in its header, never from base64. */
@@ -50,14 +50,14 @@ export interface ImageBlock {
 export interface DocumentBlock {
   type: 'document'
   source: { type: string }
-  title?: string
+  title?: string | undefined
 }
 
 /** Extended thinking. */
 export interface ThinkingBlock {
   type: 'thinking'
   thinking: string
-  signature?: string
+  signature?: string | undefined
 }
 
 /** Redacted (encrypted) thinking, estimated from its size. */
@@ -69,7 +69,7 @@ export interface RedactedThinkingBlock {
 /** An OpenAI-style image part, estimated with OpenAI's 512-px tile rule (`detail: 'low'`: 85 tokens). */
 export interface ImageUrlBlock {
   type: 'image_url'
-  image_url: { url: string; detail?: string }
+  image_url: { url: string; detail?: string | undefined }
 }
 
 /**
@@ -125,19 +125,19 @@ export interface UserMessage {
 export interface AssistantMessage {
   role: 'assistant'
   /** May be `null` or absent when the message only makes OpenAI `tool_calls`. */
-  content?: string | ContentBlock[] | null
-  tool_calls?: Array<OpenAIToolCall | OtherToolCall>
+  content?: string | ContentBlock[] | null | undefined
+  tool_calls?: Array<OpenAIToolCall | OtherToolCall> | undefined
   /** The type seed's camelCase spelling, accepted too. */
-  toolCalls?: Array<OpenAIToolCall | OtherToolCall>
+  toolCalls?: Array<OpenAIToolCall | OtherToolCall> | undefined
 }
 
 /** An OpenAI tool result. Must follow the assistant message holding its `tool_calls`. */
 export interface ToolMessage {
   role: 'tool'
   content: string | ContentBlock[]
-  tool_call_id?: string
+  tool_call_id?: string | undefined
   /** The type seed's camelCase spelling, accepted too. One of the two is required. */
-  toolCallId?: string
+  toolCallId?: string | undefined
 }
 
 /** OpenAI's deprecated `function` role, the answer to a `function_call`; treated like a tool result. */
@@ -150,7 +150,7 @@ export interface FunctionMessage {
 /** A message written as an object literal with fields of its own (ids, metadata, …). */
 export type OpenMessage = {
   role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function'
-  content?: string | ContentBlock[] | null
+  content?: string | ContentBlock[] | null | undefined
   [key: string]: unknown
 }
 
@@ -220,10 +220,10 @@ export type ResponsesContentPart = ResponsesTextContent | UnknownBlock | OpenBlo
  * head and are always kept.
  */
 export interface ResponsesMessageItem {
-  type?: 'message'
+  type?: 'message' | undefined
   role: 'user' | 'assistant' | 'system' | 'developer'
   content: string | ReadonlyArray<ResponsesContentPart>
-  id?: string
+  id?: string | undefined
 }
 
 /**
@@ -237,7 +237,7 @@ export interface ResponsesFunctionCallItem {
   name: string
   /** The arguments as a JSON string, counted as written. */
   arguments: string
-  id?: string
+  id?: string | undefined
 }
 
 /** The output of a function call (`ResponseInputItem.FunctionCallOutput`): the tool result. */
@@ -245,7 +245,7 @@ export interface ResponsesFunctionCallOutputItem {
   type: 'function_call_output'
   call_id: string
   output: string | ReadonlyArray<ResponsesContentPart>
-  id?: string | null
+  id?: string | null | undefined
 }
 
 /**
@@ -257,12 +257,12 @@ export interface ResponsesReasoningItem {
   type: 'reasoning'
   id: string
   summary: ReadonlyArray<{ type: 'summary_text'; text: string }>
-  encrypted_content?: string | null
+  encrypted_content?: string | null | undefined
 }
 
 /** A reference to an item stored by the API (`ResponseInputItem.ItemReference`); `type` may be absent. */
 export interface ResponsesItemReference {
-  type?: 'item_reference' | null
+  type?: 'item_reference' | null | undefined
   id: string
 }
 
@@ -364,17 +364,17 @@ export type AiSdkModelMessage = AiSdkSystemMessage | AiSdkUserMessage | AiSdkAss
  * stays on its part, byte for byte.
  */
 export interface GeminiPart {
-  text?: string
-  thought?: boolean
-  thoughtSignature?: string
+  text?: string | undefined
+  thought?: boolean | undefined
+  thoughtSignature?: string | undefined
   /** A call the model made. Without `id` (older models), calls and responses pair by order. */
-  functionCall?: { id?: string; name?: string; args?: Record<string, unknown> }
+  functionCall?: { id?: string | undefined; name?: string | undefined; args?: Record<string, unknown> | undefined } | undefined
   /** The answer to a `functionCall`, in the `user` content right after the model content. */
-  functionResponse?: { id?: string; name?: string; response?: Record<string, unknown> }
-  inlineData?: { mimeType?: string; data?: string }
-  fileData?: { mimeType?: string; fileUri?: string }
-  executableCode?: { code?: string; language?: string }
-  codeExecutionResult?: { outcome?: string; output?: string }
+  functionResponse?: { id?: string | undefined; name?: string | undefined; response?: Record<string, unknown> | undefined } | undefined
+  inlineData?: { mimeType?: string | undefined; data?: string | undefined } | undefined
+  fileData?: { mimeType?: string | undefined; fileUri?: string | undefined } | undefined
+  executableCode?: { code?: string | undefined; language?: string | undefined } | undefined
+  codeExecutionResult?: { outcome?: string | undefined; output?: string | undefined } | undefined
 }
 
 /**
@@ -383,13 +383,13 @@ export interface GeminiPart {
  * `{ role: 'user', parts: [{ text }] }`.
  */
 export interface GeminiContent {
-  role?: string
-  parts?: ReadonlyArray<GeminiPart>
+  role?: string | undefined
+  parts?: ReadonlyArray<GeminiPart> | undefined
   /**
    * Never present on a Gemini content. Declared so that a malformed Anthropic / OpenAI message
    * (`{ role: 'user', content: 42 }`) is not taken for a content with no parts.
    */
-  content?: never
+  content?: never | undefined
 }
 
 /**
@@ -399,19 +399,19 @@ export interface GeminiContent {
  * passed through.
  */
 export interface BedrockContentBlock {
-  text?: string
-  toolUse?: { toolUseId?: string; name?: string; input?: unknown }
+  text?: string | undefined
+  toolUse?: { toolUseId?: string | undefined; name?: string | undefined; input?: unknown | undefined } | undefined
   /** The answer to a `toolUse`, in the user message right after the assistant message. */
-  toolResult?: { toolUseId?: string; content?: ReadonlyArray<object>; status?: string }
-  reasoningContent?: object
-  image?: object
-  document?: object
-  video?: object
-  cachePoint?: object
-  guardContent?: object
-  citationsContent?: object
+  toolResult?: { toolUseId?: string | undefined; content?: ReadonlyArray<object> | undefined; status?: string | undefined } | undefined
+  reasoningContent?: object | undefined
+  image?: object | undefined
+  document?: object | undefined
+  video?: object | undefined
+  cachePoint?: object | undefined
+  guardContent?: object | undefined
+  citationsContent?: object | undefined
   /** Never present on a Bedrock block (Anthropic blocks have a `type`; Bedrock's do not). */
-  type?: never
+  type?: never | undefined
 }
 
 /**
@@ -422,8 +422,8 @@ export interface BedrockContentBlock {
  * message is a user message, since Converse requires the roles to alternate.
  */
 export interface BedrockMessage {
-  role?: 'user' | 'assistant'
-  content?: ReadonlyArray<BedrockContentBlock>
+  role?: 'user' | 'assistant' | undefined
+  content?: ReadonlyArray<BedrockContentBlock> | undefined
 }
 
 /**
@@ -449,7 +449,7 @@ export interface LangChainSerializedMessage {
 /** A LangChain message in its stored form (`mapChatMessagesToStoredMessages`): `{ type: 'human', data }`. */
 export interface LangChainStoredMessage {
   type: string
-  data: { content: unknown; role?: string; name?: string; tool_call_id?: string }
+  data: { content: unknown; role?: string | undefined; name?: string | undefined; tool_call_id?: string | undefined }
 }
 
 /**
@@ -592,7 +592,7 @@ export interface CompactStartedEvent {
   trigger: CompactTrigger
   strategy: StrategyName | 'custom'
   /** A checkpoint's summary stands for the start of the list (`checkpoint_reused` follows). */
-  checkpoint?: true
+  checkpoint?: true | undefined
 }
 
 /** A compaction finished (Pi Agent seed's `CompactContextEvent`). */
@@ -611,7 +611,7 @@ export interface CompactCompletedEvent {
   rounds: number
   archivePath: string | null
   /** `result.checkpoint`, when checkpoints were reused or recorded. */
-  checkpoint?: CheckpointInfo
+  checkpoint?: CheckpointInfo | undefined
 }
 
 /** A started compaction did not happen (the result's `error`). */
@@ -713,7 +713,7 @@ export interface MessageMarkMap {
 export interface SelectiveRule {
   strategy: 'truncate' | 'drop' | 'none'
   /** For `'truncate'`. @default 3 (toolResults), 1 (skills), 5 (assistantMessages, userMessages) */
-  keepRecent?: number
+  keepRecent?: number | undefined
 }
 
 /**
@@ -728,7 +728,7 @@ export interface SelectiveRules {
    * that keeps `tool_use_id` / `tool_call_id`, so the call keeps its answer.
    * @default { strategy: 'truncate', keepRecent: 3 }
    */
-  toolResults?: SelectiveRule
+  toolResults?: SelectiveRule | undefined
   /**
    * Skill prompt / skill metadata messages: messages whose `itemType`, `item_type`, `type` or
    * `kind` — on the message or in its `metadata` object — is `'skill_prompt'`,
@@ -736,7 +736,7 @@ export interface SelectiveRules {
    * leading system message.
    * @default { strategy: 'drop' }
    */
-  skills?: SelectiveRule
+  skills?: SelectiveRule | undefined
   /**
    * Assistant messages. With `userMessages`, acts on whole turns (a user prompt and the
    * assistant and tool messages after it), oldest first: the fewest recent turns holding
@@ -744,9 +744,9 @@ export interface SelectiveRules {
    * stay; the last turn always stays; `'none'` on either keeps every turn.
    * @default { strategy: 'truncate', keepRecent: 5 }
    */
-  assistantMessages?: SelectiveRule
+  assistantMessages?: SelectiveRule | undefined
   /** User prompts (see `assistantMessages`). @default { strategy: 'truncate', keepRecent: 5 } */
-  userMessages?: SelectiveRule
+  userMessages?: SelectiveRule | undefined
 }
 
 /** What a strategy without a summary removed (`result.removed`). */
@@ -798,23 +798,23 @@ export interface CompactOptions {
    * by default. The summary and any message the library changes are written in this format.
    * @default 'auto'
    */
-  format?: MessageFormat
+  format?: MessageFormat | undefined
   /**
    * The model's context window, in tokens.
    * @default 200000
    */
-  contextTokenLimit?: number
+  contextTokenLimit?: number | undefined
   /**
    * Compact when the conversation's tokens reach `contextTokenLimit × thresholdRatio` (≥).
    * @default 0.92
    */
-  thresholdRatio?: number
+  thresholdRatio?: number | undefined
   /**
    * The tail keeps the most recent messages worth `contextTokenLimit × tailRetentionRatio`
    * tokens (the message that crosses the budget is kept whole).
    * @default 0.1
    */
-  tailRetentionRatio?: number
+  tailRetentionRatio?: number | undefined
   /**
    * Summary attempts after the first one. `0` means a single attempt. Retried (as the official
    * SDKs do): connection errors, timeouts, HTTP 408, 409, 429, 5xx (incl. 529), and empty,
@@ -823,18 +823,18 @@ export interface CompactOptions {
    * (seconds or an HTTP date, at most 60 s) replaces the backoff.
    * @default 2
    */
-  maxRetries?: number
+  maxRetries?: number | undefined
   /**
    * The first retry's backoff in milliseconds; each later one doubles, up to 16×, times a
    * random factor in [0.75, 1]. A server's `retry-after` wins when given.
    * @default 500
    */
-  retryBaseDelayMs?: number
+  retryBaseDelayMs?: number | undefined
   /**
    * The tokenizer.
    * @default 'o200k_base'
    */
-  encoding?: 'o200k_base' | 'cl100k_base'
+  encoding?: 'o200k_base' | 'cl100k_base' | undefined
   /**
    * Who writes the summary when no `summarizer` is given:
    * - `'anthropic'`: the Anthropic Messages API (`POST {baseUrl}/v1/messages`);
@@ -864,59 +864,59 @@ export interface CompactOptions {
    * `result.provider` / `result.model` report which one wrote the summary.
    * @default 'anthropic' | 'openai' | 'extractive', from the environment
    */
-  provider?: 'anthropic' | 'openai' | 'extractive' | 'anthropic-compaction'
+  provider?: 'anthropic' | 'openai' | 'extractive' | 'anthropic-compaction' | undefined
   /**
    * The model that writes the summary (also passed to `summarizer` as `request.model`).
    * @default 'claude-sonnet-4-5' (anthropic), 'gpt-4o-mini' (openai)
    */
-  model?: string
+  model?: string | undefined
   /**
    * The provider's API key. It is only ever sent in the auth header (`x-api-key` /
    * `Authorization: Bearer`): never logged, never in errors, results or archives.
    * @default process.env.ANTHROPIC_API_KEY / process.env.OPENAI_API_KEY
    */
-  apiKey?: string
+  apiKey?: string | undefined
   /**
    * The API's base URL (`/v1/…` is appended; a URL that already ends in `/v1` is used as is).
    * Loopback addresses (`localhost`, `127.0.0.1`, `::1`) bypass any configured HTTP proxy.
    * @default process.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com' (anthropic),
    *   process.env.OPENAI_BASE_URL ?? 'https://api.openai.com' (openai)
    */
-  baseUrl?: string
+  baseUrl?: string | undefined
   /**
    * How long one summary request may take, response body included, in milliseconds. A
    * timed-out attempt is retried like any transient failure (`error.code: 'TIMEOUT'`).
    * Connecting has its own 10 s limit.
    * @default 60000
    */
-  timeoutMs?: number
+  timeoutMs?: number | undefined
   /**
    * The summary's output budget, in tokens (`max_tokens`; `max_completion_tokens` for OpenAI
    * reasoning models). Clamped to the summary model's output limit when it is known.
    * @default 4096
    */
-  summaryMaxTokens?: number
+  summaryMaxTokens?: number | undefined
   /**
    * How many tokens the summary model can read. The transcript sent to it is kept within
    * this (long tool results shortened, then chunks). By default from a built-in table when
    * `model` is known; unbounded otherwise.
    */
-  summaryContextTokens?: number
+  summaryContextTokens?: number | undefined
   /** Extra instructions appended to the summary prompt. */
-  customInstructions?: string
+  customInstructions?: string | undefined
   /**
    * `'structured'`: our prompt with fixed section headers (goal, decisions, file operations,
    * tool calls, current state, errors and fixes, preferences, next steps).
    * `'continuation'`: the agent-SDK style continuation summary.
    * @default 'structured'
    */
-  promptStyle?: 'structured' | 'continuation'
+  promptStyle?: 'structured' | 'continuation' | undefined
   /**
    * Writes the summary, replacing the HTTP providers. Without it, `provider` decides (see
    * there: with zero configuration and no API key in the environment, the built-in extractive
    * summarizer, offline).
    */
-  summarizer?: Summarizer
+  summarizer?: Summarizer | undefined
   /**
    * Where archives of compacted messages go: a directory, or an object-store URL —
    * `s3://bucket/prefix` (AWS S3 and S3-compatible servers: MinIO, R2, Ceph), `gs://bucket/prefix`,
@@ -926,58 +926,58 @@ export interface CompactOptions {
    * {@link CompactOptions.storeOptions}. See the README, "Running many agents".
    * @default './.context-compact'
    */
-  outputDir?: string
+  outputDir?: string | undefined
   /** See {@link StoreLocationOptions.storeOptions}. */
-  storeOptions?: StoreOptions
+  storeOptions?: StoreOptions | undefined
   /** See {@link StoreLocationOptions.archiveStore}. */
-  archiveStore?: ArchiveStore
+  archiveStore?: ArchiveStore | undefined
   /**
    * The session the archives belong to: `[A-Za-z0-9._-]{1,128}`, not `.` or `..`.
    * @default 'default'
    */
-  sessionId?: string
+  sessionId?: string | undefined
   /**
    * Compact even when the conversation is below the threshold.
    * @default false
    */
-  force?: boolean
+  force?: boolean | undefined
   /**
    * When the archive cannot be written, skip the compaction (`error.code: 'ARCHIVE_FAILED'`)
    * instead of compacting without one.
    * @default false
    */
-  requireArchive?: boolean
+  requireArchive?: boolean | undefined
   /**
    * Keep at least this many user turns (user messages that are not tool results) in the tail
    * (Pi Agent seed's `keep_recent_rounds`).
    * @default 0
    */
-  keepRecentTurns?: number
+  keepRecentTurns?: number | undefined
   /**
    * How to compact: a {@link StrategyName}, or a {@link CompressionStrategy} object.
    * @default 'summary'
    */
-  strategy?: StrategyName | CompressionStrategy
+  strategy?: StrategyName | CompressionStrategy | undefined
   /** The rules of `strategy: 'selective'`. @default the agent-SDK seed's table */
-  selectiveRules?: SelectiveRules
+  selectiveRules?: SelectiveRules | undefined
   /**
    * How many recent messages `'keep-recent'` and `'keep-system-and-recent'` keep (SanBot).
    * @default 20
    */
-  keepRecentMessages?: number
+  keepRecentMessages?: number | undefined
   /** The type seed's {@link ContextCompressionConfig}; every field optional. */
-  compression?: Partial<ContextCompressionConfig>
+  compression?: Partial<ContextCompressionConfig> | undefined
   /**
    * Also compact when there are more than this many messages (SanBot's trigger: 80, keeping a
    * buffer before the window). `result.trigger` says which trigger fired.
    * @default undefined (off)
    */
-  maxMessages?: number
+  maxMessages?: number | undefined
   /**
    * Also compact when the text of all tool results exceeds this many UTF-8 bytes (SanBot: 50 KB).
    * @default undefined (off)
    */
-  maxToolOutputBytes?: number
+  maxToolOutputBytes?: number | undefined
   /**
    * The most characters of model-written summary kept (Pi Agent seed's `summary_max_length`):
    * a longer summary is cut at a line or sentence end with a `[summary truncated]` marker. The
@@ -985,7 +985,7 @@ export interface CompactOptions {
    * it is the part that cannot be regenerated.
    * @default undefined (no cap; `summaryMaxTokens` bounds the output)
    */
-  summaryMaxChars?: number
+  summaryMaxChars?: number | undefined
   /**
    * The budget, in tokens, of the user's own messages carried word for word into the summary
    * (SPEC §4.12). A summary model restates what the user asked in its own words, and corrections
@@ -1001,7 +1001,7 @@ export interface CompactOptions {
    * `0` or `false` turns this off; `true` is the default.
    * @default a quarter of the tail budget (`contextTokenLimit × tailRetentionRatio / 4`): 5 000 tokens at the defaults
    */
-  userMessagesMaxTokens?: number | boolean
+  userMessagesMaxTokens?: number | boolean | undefined
   /**
    * Show the current content of the files the agent worked on most recently right after the
    * summary (SPEC §4.12), so that it does not have to read each of them again after a compaction
@@ -1025,7 +1025,7 @@ export interface CompactOptions {
    * @default undefined (off: the files cost up to `maxTokens` after every compaction, tokens the
    * agent may not need; turn it on when your agent edits files)
    */
-  rehydrate?: RehydrateOptions | boolean
+  rehydrate?: RehydrateOptions | boolean | undefined
   /**
    * Append the key information of the messages a compaction removes to
    * `<outputDir>/<sessionId>/extracted/{decisions,facts,preferences,runtime}.md` (SanBot):
@@ -1034,7 +1034,7 @@ export interface CompactOptions {
    * failed calls). A line already in a file is not appended again. Not done for custom strategies.
    * @default false
    */
-  extractMemory?: boolean
+  extractMemory?: boolean | undefined
   /**
    * Checkpoints (SPEC §4.11): never pay twice for the same summary. A compaction with the
    * `'summary'` strategy records what it did beside its archive
@@ -1062,7 +1062,7 @@ export interface CompactOptions {
    * whose archive was pruned is not used.
    * @default true
    */
-  checkpoints?: boolean
+  checkpoints?: boolean | undefined
   /**
    * A {@link Compactor} option (ignored by `compactMessages`): prepare the summary in the
    * background before the threshold, so that the call that crosses it does not wait for an LLM
@@ -1091,7 +1091,7 @@ export interface CompactOptions {
    * format; only the `'summary'` strategy has a summary to prepare.
    * @default undefined (off)
    */
-  background?: boolean | { atRatio?: number } | { atTokens: number }
+  background?: boolean | { atRatio?: number | undefined } | { atTokens: number } | undefined
   /**
    * What may be shortened when the kept messages alone keep the result at or over the threshold
    * (e.g. one tool output of 200K tokens in the tail), SPEC §4.7:
@@ -1110,7 +1110,7 @@ export interface CompactOptions {
    * listed in `result.offloaded`.
    * @default 'tool-results'
    */
-  offload?: OffloadScope | boolean
+  offload?: OffloadScope | boolean | undefined
   /**
    * What happens to the `thinking` and `redacted_thinking` blocks of the assistant turns kept
    * after the summary (SPEC §3). On models with *preserved thinking* every thinking block is
@@ -1135,14 +1135,14 @@ export interface CompactOptions {
    * what fails the check and lists it in its `input_transformations`.
    * @default 'auto'
    */
-  thinking?: ThinkingPolicy
+  thinking?: ThinkingPolicy | undefined
   /**
    * `provider: 'anthropic-compaction'`: models on which on-demand compaction is known to be
    * unavailable, so it is not tried (our own summary is written). A `Compactor` fills this in
    * itself from `result.compactionUnavailable`.
    * @default []
    */
-  compactionUnavailableModels?: string[]
+  compactionUnavailableModels?: string[] | undefined
   /**
    * The error your agent's API returned when it refused the last request as too long (see
    * {@link isContextOverflow}): overflow recovery, the last line of defence when the estimate was
@@ -1157,30 +1157,30 @@ export interface CompactOptions {
    *   messages = (await compactor.compact(messages, { overflow: error })).messages
    * }
    */
-  overflow?: unknown
+  overflow?: unknown | undefined
   /**
    * Asked before anything is summarized or written (Pi Agent seed's confirmation); return
    * `false` (or a Promise of `false`) to decline: the result is then not compacted, `messages`
    * is your array, and `error.code` is `'DECLINED'`. A hook that throws declines too. Asked
    * once per compaction (not per recursive round).
    */
-  onBeforeCompact?: (info: BeforeCompactInfo) => boolean | void | Promise<boolean | void>
+  onBeforeCompact?: ((info: BeforeCompactInfo) => boolean | void | Promise<boolean | void>) | undefined
   /**
    * The model the agent loop talks to (e.g. `'claude-sonnet-4-5'`, `'gpt-4o'`). The trigger
    * scales its estimate by the model family's billing factor, and `contextTokenLimit`
    * defaults to the model's context window. Without it, `model` is used for the factor.
    */
-  agentModel?: string
+  agentModel?: string | undefined
   /**
    * The usage the API reported for the last assistant message in `messages`. The trigger
    * then counts that usage plus the estimate of the messages after it, which is what the
    * next request will be billed.
    */
-  usage?: Usage
+  usage?: Usage | undefined
   /** Anthropic's top-level system prompt: counted into the trigger, never changed. */
-  system?: string | TextBlock[]
+  system?: string | TextBlock[] | undefined
   /** Tool definitions sent with each request: counted into the trigger, never changed. */
-  tools?: ReadonlyArray<object>
+  tools?: ReadonlyArray<object> | undefined
   /**
    * The body of the request your loop sends to the model, **without its messages**: for the
    * Anthropic Messages API `{ model, system, tools, tool_choice, thinking, max_tokens, metadata, … }`,
@@ -1210,13 +1210,20 @@ export interface CompactOptions {
    * Pass it in the `Compactor`'s constructor and again per call when your system prompt or tools
    * change. Default: none (the transcript request).
    */
-  agentRequest?: Record<string, unknown>
+  agentRequest?: Record<string, unknown> | undefined
   /**
    * Which request asks for the summary:
    * - `'auto'` (default): the shared request (your loop's own, see `agentRequest`) when it can
    *   work, else the transcript request, and `result.summaryRequest` says which was used.
    * - `'shared'`: the same, with a warning when the transcript had to be used.
    * - `'transcript'`: always the transcript: the middle rendered as text in one user message.
+   *
+   * Under `'auto'`, the shared request is sent only where it reads a cache: on Anthropic when the
+   * loop's requests ask for caching (a top-level `cache_control`, or a `cache_control` breakpoint in
+   * the system prompt, tools or messages), on OpenAI for conversations of 1,024 tokens or more
+   * (cached automatically); and only when it is expected to cost less than the transcript (most of
+   * the conversation came before the loop's last request). Where the loop caches nothing, the
+   * transcript is sent and `result.warnings` says how to turn caching on.
    *
    * Sharing cannot work, and the transcript is used, when there is no `agentRequest`; when the
    * summary model is not `agentRequest.model`; when the list is in a format the provider does not
@@ -1227,14 +1234,14 @@ export interface CompactOptions {
    * sent as the transcript request with a warning; so is one the API rejects (HTTP 400).
    * @default 'auto'
    */
-  summaryRequest?: 'auto' | 'shared' | 'transcript'
+  summaryRequest?: 'auto' | 'shared' | 'transcript' | undefined
   /** Cancels the compaction: the promise rejects with an `AbortError` at once. */
-  signal?: AbortSignal
+  signal?: AbortSignal | undefined
   /**
    * Receives lifecycle events: `token_limit_exceeded`, `started`, `retry`, `completed` (with the
    * saved ratio and the summary) and `failed`. A listener that throws does not break compaction.
    */
-  onEvent?: (event: CompactEvent) => void
+  onEvent?: ((event: CompactEvent) => void) | undefined
   /**
    * Receives this call's log entries (`debug` and above: retries, unknown block types,
    * archive failures, which provider was chosen, …) instead of stderr. A listener that throws
@@ -1243,13 +1250,13 @@ export interface CompactOptions {
    * `debug`, `trace`, `off`).
    * @default undefined (stderr)
    */
-  onLog?: (entry: LogEntry) => void
+  onLog?: ((entry: LogEntry) => void) | undefined
   /**
    * Like `onLog`, for a logger object such as `console` or a pino/winston logger: each entry
    * calls `logger[entry.level](message, fields)` (falling back to `logger.log`).
    * @default undefined (stderr)
    */
-  logger?: Partial<Record<LogEntry['level'] | 'log', (...args: any[]) => void>>
+  logger?: Partial<Record<LogEntry['level'] | 'log', (...args: any[]) => void>> | undefined
 }
 
 /** A log entry, as `onLog` receives it. */
@@ -1257,9 +1264,9 @@ export interface LogEntry {
   level: 'error' | 'warn' | 'info' | 'debug'
   message: string
   /** Structured fields, e.g. `{ provider, attempt, code, delay_ms }` for a retry. */
-  fields?: Record<string, unknown>
+  fields?: Record<string, unknown> | undefined
   /** The Rust module that logged it, e.g. `'context_compact_core::summarize'`. */
-  target?: string
+  target?: string | undefined
 }
 
 /**
@@ -1354,14 +1361,14 @@ export interface CompactError {
   /** Summary attempts made (0 when the summarizer was not called). */
   attempts: number
   /** The HTTP status of the last failed attempt, when there was one. */
-  status?: number
+  status?: number | undefined
   /**
    * `STILL_OVER_LIMIT` / `NOT_SMALLER`: the estimate of the compacted list (the trigger's own,
    * billed-calibrated measure), the input's estimate, and the threshold.
    */
-  tokens?: number
-  originalTokens?: number
-  threshold?: number
+  tokens?: number | undefined
+  originalTokens?: number | undefined
+  threshold?: number | undefined
 }
 
 /** See {@link CompactOptions.thinking}. */
@@ -1516,7 +1523,7 @@ export interface CompactResult<M extends AnyMessage = Message> {
   /** The files whose current content follows the summary (`rehydrate`), last touched first; `[]` for none. */
   rehydrated: RehydratedFile[]
   /** Custom strategies only: the mark map `compress` returned (`null` when it was not valid). */
-  markMap?: MessageMarkMap | null
+  markMap?: MessageMarkMap | null | undefined
 }
 
 /** What happened to the summary a {@link Compactor} prepares in the background (`result.background`). */
@@ -1539,11 +1546,11 @@ export interface BackgroundInfo {
    * `'format_changed'`, or `'grown'` (an on-demand compaction block that would leave the list
    * over the threshold).
    */
-  reason?: string
+  reason?: string | undefined
   /** `'applied'`: how long the call waited for a summary still running. */
-  waitedMs?: number
+  waitedMs?: number | undefined
   /** `'failed'`: why. */
-  error?: { code: string; message: string }
+  error?: { code: string; message: string } | undefined
 }
 
 /** What checkpoints did for a call (`result.checkpoint`). */
@@ -1580,22 +1587,22 @@ export interface RehydrateOptions {
    * is reported in `result.warnings` and the file is not shown.
    * @default undefined (the content comes from the conversation)
    */
-  read?: ReadFile
+  read?: ReadFile | undefined
   /**
    * At most this many files.
    * @default 5
    */
-  maxFiles?: number
+  maxFiles?: number | undefined
   /**
    * Each file is cut to this many tokens (its beginning kept).
    * @default 5000
    */
-  maxTokensPerFile?: number
+  maxTokensPerFile?: number | undefined
   /**
    * All files together.
    * @default 50000
    */
-  maxTokens?: number
+  maxTokens?: number | undefined
 }
 
 /** One file shown after the summary (`result.rehydrated`). */
@@ -1682,10 +1689,10 @@ export interface Measure {
  * Extra fields are ignored.
  */
 export type Usage =
-  | { input_tokens: number; output_tokens?: number; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null }
-  | { prompt_tokens: number; completion_tokens?: number }
-  | { inputTokens: number | undefined; outputTokens?: number | undefined; cacheReadInputTokens?: number; cacheWriteInputTokens?: number }
-  | { promptTokenCount?: number; candidatesTokenCount?: number; toolUsePromptTokenCount?: number }
+  | { input_tokens: number; output_tokens?: number | undefined; cache_read_input_tokens?: number | null | undefined; cache_creation_input_tokens?: number | null | undefined }
+  | { prompt_tokens: number; completion_tokens?: number | undefined }
+  | { inputTokens: number | undefined; outputTokens?: number | undefined; cacheReadInputTokens?: number | undefined; cacheWriteInputTokens?: number | undefined }
+  | { promptTokenCount?: number | undefined; candidatesTokenCount?: number | undefined; toolUsePromptTokenCount?: number | undefined }
 
 // ---------------------------------------------------------------------------------------------
 // Functions
@@ -1708,7 +1715,7 @@ export declare const COMPACT_MAX_RETRIES: 2
  */
 export declare function countTokens(
   messages: readonly AnyMessage[],
-  options?: { encoding?: 'o200k_base' | 'cl100k_base'; format?: MessageFormat },
+  options?: { encoding?: 'o200k_base' | 'cl100k_base' | undefined; format?: MessageFormat | undefined },
 ): number
 
 /**
@@ -1756,7 +1763,7 @@ export declare function assembleMessages<M extends AnyMessage = Message>(
   head: readonly M[],
   summary: string,
   tail: readonly M[],
-  options?: { format?: MessageFormat },
+  options?: { format?: MessageFormat | undefined },
 ): M[]
 
 /**
@@ -1802,8 +1809,8 @@ export interface ArchiveStore {
 /** An entry {@link ArchiveStore.list} reports. */
 export interface ArchiveStoreEntry {
   key: string
-  size?: number
-  lastModified?: Date | number | string | null
+  size?: number | undefined
+  lastModified?: Date | number | string | null | undefined
 }
 
 /** Where the archives of a history call are, besides `outputDir`. */
@@ -1812,12 +1819,12 @@ export interface StoreLocationOptions {
    * Configuration when `outputDir` is an object-store URL ({@link StoreOptions}); a `TypeError`
    * with a plain directory.
    */
-  storeOptions?: StoreOptions
+  storeOptions?: StoreOptions | undefined
   /**
    * Your own store ({@link ArchiveStore}); it replaces `outputDir`, which is then not used.
    * Paths in results read `archiveStore:<sessionId>/<name>`.
    */
-  archiveStore?: ArchiveStore
+  archiveStore?: ArchiveStore | undefined
 }
 
 /**
@@ -1835,7 +1842,7 @@ export declare function persistMessages(
   sessionId: string,
   options?: StoreLocationOptions & {
     /** The messages' format (see {@link MessageFormat}). @default 'auto' */
-    format?: MessageFormat
+    format?: MessageFormat | undefined
   },
 ): Promise<string>
 
@@ -1910,17 +1917,17 @@ export interface RestoreOptions extends StoreLocationOptions {
    * The directory (or object-store URL) the archives were written to.
    * @default './.context-compact'
    */
-  outputDir?: string
+  outputDir?: string | undefined
   /**
    * The session they belong to.
    * @default 'default'
    */
-  sessionId?: string
+  sessionId?: string | undefined
   /**
    * The messages' format (see {@link MessageFormat}); archived messages come back in it.
    * @default 'auto'
    */
-  format?: MessageFormat
+  format?: MessageFormat | undefined
 }
 
 /** What {@link pruneArchives} removes. */
@@ -1930,9 +1937,9 @@ export interface PruneOptions extends StoreLocationOptions {
    * archive written before now).
    * @default 7
    */
-  olderThanDays?: number
+  olderThanDays?: number | undefined
   /** Only this session. By default every session under `outputDir`. */
-  sessionId?: string
+  sessionId?: string | undefined
 }
 
 /** What {@link pruneArchives} did. */
@@ -1957,18 +1964,18 @@ export interface OffloadOptions extends StoreLocationOptions {
   /** A text longer than this many tokens is shortened to about this many (marker included). */
   maxTokens: number
   /** Where the originals are archived. @default './.context-compact' */
-  outputDir?: string
+  outputDir?: string | undefined
   /** The session whose archives these are. @default 'default' */
-  sessionId?: string
+  sessionId?: string | undefined
   /** `'tool-results'` (default) or `'all'` (also user and assistant text). */
-  scope?: Exclude<OffloadScope, 'off'>
+  scope?: Exclude<OffloadScope, 'off'> | undefined
   /** The tokenizer. @default 'o200k_base' */
-  encoding?: 'o200k_base' | 'cl100k_base'
+  encoding?: 'o200k_base' | 'cl100k_base' | undefined
   /**
    * The messages' format (see {@link MessageFormat}); shortened copies are written in it.
    * @default 'auto'
    */
-  format?: MessageFormat
+  format?: MessageFormat | undefined
 }
 
 export interface OffloadResult<M extends AnyMessage = Message> {
@@ -2060,33 +2067,33 @@ export interface ReportOptions extends StoreLocationOptions {
    * {@link restoreMessages}. A session without archives there is reported as the list alone.
    * @default './.context-compact'
    */
-  outputDir?: string
+  outputDir?: string | undefined
   /** @default 'default' */
-  sessionId?: string
+  sessionId?: string | undefined
   /** The messages' format (see {@link MessageFormat}). @default 'auto' */
-  format?: MessageFormat
+  format?: MessageFormat | undefined
   /** The tokenizer. @default 'o200k_base' */
-  encoding?: 'o200k_base' | 'cl100k_base'
+  encoding?: 'o200k_base' | 'cl100k_base' | undefined
   /**
    * The window and threshold drawn, and the trigger's estimate of the list now. When none of
    * `contextTokenLimit`, `agentModel` and `model` is given, the threshold the audit log
    * recorded is drawn (the window derived from it), else the defaults.
    */
-  contextTokenLimit?: number
-  thresholdRatio?: number
-  agentModel?: string
-  model?: string
+  contextTokenLimit?: number | undefined
+  thresholdRatio?: number | undefined
+  agentModel?: string | undefined
+  model?: string | undefined
   /** The system prompt and tools the loop sends: counted into the curve and the estimate. */
-  system?: CompactOptions['system']
-  tools?: CompactOptions['tools']
+  system?: CompactOptions['system'] | undefined
+  tools?: CompactOptions['tools'] | undefined
   /**
    * Billed usage, one entry per request, drawn beside the count. Without it, the usage
    * recorded on the model's messages (`usage`, LangChain's `usage_metadata`) is drawn, when
    * there is some.
    */
-  usage?: ReportUsageEntry[]
+  usage?: ReportUsageEntry[] | undefined
   /** The page's title. @default 'Session <sessionId>' */
-  title?: string
+  title?: string | undefined
 }
 
 /**
@@ -2181,7 +2188,7 @@ export declare function checkMessages(
   messages: readonly AnyMessage[],
   options?: {
     /** The messages' format (see {@link MessageFormat}). @default 'auto' */
-    format?: MessageFormat
+    format?: MessageFormat | undefined
   },
 ): Problem[]
 
@@ -2294,19 +2301,19 @@ export declare function isContextOverflow(error: unknown): boolean
 /** The input of the recall tool, as the model gives it. */
 export interface RecallInput {
   /** An archive file name, as a summary's `Recall: archive=… from=… to=…` line names it (a path ending in it is accepted). */
-  archive?: string
+  archive?: string | undefined
   /** The first message to read (inclusive). @default 0 */
-  from?: number
+  from?: number | undefined
   /** The message after the last one to read (exclusive). @default the end of the archive */
-  to?: number
+  to?: number | undefined
   /** Words or a phrase to search the archived messages for (case-insensitive for ASCII letters). */
-  query?: string
+  query?: string | undefined
 }
 
 /** The JSON schema of {@link RecallInput} (a type alias, so the SDKs' schema types with an index signature accept it). */
 export type RecallInputSchema = {
   type: 'object'
-  properties: Record<'archive' | 'from' | 'to' | 'query', { type: string; description: string; minimum?: number }>
+  properties: Record<'archive' | 'from' | 'to' | 'query', { type: string; description: string; minimum?: number | undefined }>
   additionalProperties: false
 }
 
@@ -2338,32 +2345,32 @@ export interface RecallToolOptions<F extends RecallToolFormat = 'anthropic'> {
    * The archives' location, as the compactions were given it: a directory or an object-store URL.
    * @default './.context-compact'
    */
-  outputDir?: string
+  outputDir?: string | undefined
   /**
    * The session whose archives are read.
    * @default 'default'
    */
-  sessionId?: string
+  sessionId?: string | undefined
   /** Your own store, as passed to the compactions (see {@link ArchiveStore}). */
-  archiveStore?: ArchiveStore
+  archiveStore?: ArchiveStore | undefined
   /** object_store configuration of an object-store `outputDir`. */
-  storeOptions?: Record<string, string>
+  storeOptions?: Record<string, string> | undefined
   /**
    * The tool list's format: which shape `definition` takes.
    * @default 'anthropic'
    */
-  format?: F
+  format?: F | undefined
   /**
    * The most tokens one answer takes (o200k_base): a longer range says where it stopped and how to
    * ask for the rest; a longer search says how many matches were not shown.
    * @default 8000
    */
-  maxTokens?: number
+  maxTokens?: number | undefined
   /**
    * The tool's name.
    * @default 'recall'
    */
-  name?: string
+  name?: string | undefined
 }
 
 /** The recall tool: put `definition` in your tool list; call `run` with the model's input. */

@@ -213,6 +213,23 @@ describe.skipIf(!supported)(`npm install of the packed packages (${PLATFORM}) wi
     expect(JSON.parse(child.stdout.trim())).toEqual({ n: 2, same: true, compactor: 'function' })
   })
 
+  it('context-compact/ai-sdk: shipped, and loads without the AI SDK (an optional peer dependency, not installed)', () => {
+    const list = run('tar', ['-tzf', tarballs.root])
+    for (const file of ['package/adapters/ai-sdk.js', 'package/adapters/ai-sdk.mjs', 'package/adapters/ai-sdk.d.ts']) expect(list.stdout.split('\n')).toContain(file)
+    expect(existsSync(join(project, 'node_modules', 'ai'))).toBe(false)
+    const script = `
+      const { compactionStep } = require('context-compact/ai-sdk')
+      const step = compactionStep({ contextTokenLimit: 100000, outputDir: './archives', sessionId: 'ai-sdk' })
+      step({ messages: [{ role: 'user', content: 'hello' }], steps: [] }).then((out) => console.log(JSON.stringify({ out: out === undefined, last: step.lastResult })))
+    `
+    const child = run('node', ['-e', script], { cwd: project, env })
+    expect(child.status, child.output).toBe(0)
+    expect(JSON.parse(child.stdout.trim())).toEqual({ out: true, last: null })
+    const esm = run('node', ['--input-type=module', '-e', "import { compactionStep, recallTool } from 'context-compact/ai-sdk'; console.log(typeof compactionStep, typeof recallTool)"], { cwd: project, env })
+    expect(esm.status, esm.output).toBe(0)
+    expect(esm.stdout.trim()).toBe('function function')
+  })
+
   it('npx context-compact demo exits 0', () => {
     const child = run('npx', ['--offline', 'context-compact', 'demo'], { cwd: project, env })
     expect(child.status, child.output).toBe(0)

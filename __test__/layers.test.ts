@@ -33,8 +33,9 @@ describe('the JS layer', () => {
     const graph = jsRequireGraph(ROOT, jsFiles(ROOT, ['index.js'], ['lib', 'cli', 'adapters']))
     const edges = edgesOf(graph)
     // The graph is the real one: the entry reaches lib/, the bin reaches its commands, the
-    // framework adapters use the public API.
+    // framework adapters sit on the public API.
     expect(edges).toContain('index.js -> lib/compactor.js')
+    expect(edges).toContain('adapters/ai-sdk.js -> index.js')
     expect(edges).toContain('lib/compactor.js -> lib/compaction.js')
     expect(edges).toContain('cli/context-compact.js -> cli/commands/compact.js')
     expect(edges).toContain('cli/commands/compact.js -> cli/args.js')

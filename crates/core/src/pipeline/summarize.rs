@@ -366,6 +366,27 @@ pub struct RegionSummary {
 /// Tokens the shared request's instructions take, with room to spare.
 const SHARED_INSTRUCTION_TOKENS: u64 = 1_000;
 
+/// Why the transcript request is used instead of the loop's own.
+enum NotShared {
+    /// The shared request cannot work or is not asked for (no `agentRequest`, another model, …).
+    Cannot(String),
+    /// Under `'auto'`: the loop's requests are not in the provider's cache, so the shared request
+    /// would pay for the whole conversation. The caller can change that, so it is a warning.
+    NotCached(String),
+}
+
+impl From<String> for NotShared {
+    fn from(why: String) -> Self {
+        NotShared::Cannot(why)
+    }
+}
+
+impl From<&str> for NotShared {
+    fn from(why: &str) -> Self {
+        NotShared::Cannot(why.into())
+    }
+}
+
 /// Whether the loop's own request can ask for this summary (SPEC §4.10): `Err` says why not.
 /// `estimate` is the list's size in the tokens the agent's API bills.
 fn can_share(
@@ -375,7 +396,7 @@ fn can_share(
     estimate: u64,
     options: &CompactOptions,
     summarizer: &dyn Summarizer,
-) -> Result<(), String> {
+) -> Result<(), NotShared> {
     if options.summary_request == SummaryRequestMode::Transcript {
         return Err("summaryRequest is 'transcript'".into());
     }
@@ -388,13 +409,15 @@ fn can_share(
             "the list is in the {} format, which the {} provider does not send as is",
             format.name(),
             summarizer.provider()
-        ));
+        )
+        .into());
     }
-    summarizer.can_share(&SharedRequest {
+    let shared = SharedRequest {
         agent_request,
         conversation: messages,
         instruction: "",
-    })?;
+    };
+    summarizer.can_share(&shared)?;
     let window = options
         .summary_context_tokens
         .or_else(|| summarizer.context_window());
@@ -407,12 +430,15 @@ fn can_share(
         let needed =
             estimate + SHARED_INSTRUCTION_TOKENS + u64::from(options.summary_max_tokens) + thinking;
         if needed > window as u64 {
-            return Err(format!(
+            return Err(NotShared::Cannot(format!(
                 "the conversation ({estimate} tokens) and the summary do not fit the summary model's window ({window} tokens)"
-            ));
+            )));
         }
     }
     if options.summary_request == SummaryRequestMode::Auto {
+        summarizer
+            .loop_is_cached(&shared, estimate)
+            .map_err(NotShared::NotCached)?;
         shared_is_cheaper(
             messages,
             counts,
@@ -517,7 +543,12 @@ pub async fn summarize_region(
                 Err(failure) => return Err(failure),
             }
         }
-        Err(why) => {
+        Err(NotShared::NotCached(why)) => {
+            let warning = format!("the summary was written with the transcript request: {why}");
+            tracing::warn!("{warning}");
+            warnings.push(warning);
+        }
+        Err(NotShared::Cannot(why)) => {
             if options.summary_request == SummaryRequestMode::Shared {
                 let warning = format!(
                     "summaryRequest is 'shared' but the transcript request was used: {why}"

@@ -255,6 +255,18 @@ pub trait Summarizer: Send + Sync {
         ))
     }
 
+    /// Whether the provider serves the loop's own requests from its prompt cache, so that a
+    /// shared request reads the conversation instead of paying for it again: `Err` says why
+    /// not. `prompt_tokens` is the conversation's size. Only asked under `summaryRequest:
+    /// 'auto'`, of summarizers whose [`Summarizer::can_share`] said yes.
+    fn loop_is_cached(
+        &self,
+        _shared: &SharedRequest<'_>,
+        _prompt_tokens: u64,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+
     /// True for summarizers that render the prompt only if they need it (a JS callback may
     /// never read it), so that none is rendered up front: `prompt` is then empty and
     /// [`SummaryRequest::render_prompt`] makes it.
