@@ -77,7 +77,7 @@ export interface CompactingSessionOptions
    * The archives' session (`[A-Za-z0-9._-]{1,128}`).
    * @default the wrapped session's `getSessionId()` (a digest of it when it has other characters)
    */
-  sessionId?: string
+  sessionId?: string | undefined
   /**
    * Let the trigger use the usage the model reported for the run's last request (the run
    * context's `usage.requestUsageEntries`): what the API billed, instructions and tool
@@ -87,15 +87,15 @@ export interface CompactingSessionOptions
    * scaled by `agentModel`'s factor when you name the model.
    * @default true
    */
-  runUsage?: boolean
+  runUsage?: boolean | undefined
   /**
    * Aborts a compaction in progress; see {@link CompactingSession.signal}, which this sets.
    */
-  signal?: AbortSignal
+  signal?: AbortSignal | undefined
   /** Writes the summary, in place of the HTTP providers (see {@link CompactOptions.summarizer}). */
-  summarizer?: (request: SummaryRequest<AgentInputItem>) => Promise<string>
+  summarizer?: ((request: SummaryRequest<AgentInputItem>) => Promise<string>) | undefined
   /** The library's events, and `'failed'` for a compaction that did not reach the session. */
-  onEvent?: (event: SessionCompactEvent) => void
+  onEvent?: ((event: SessionCompactEvent) => void) | undefined
 }
 
 /**
@@ -177,7 +177,7 @@ export declare class CompactingSession<TContext = unknown>
    * `error` saying why when nothing was written.
    * @throws {TypeError} for invalid options; an Error once the session was closed
    */
-  compact(options?: { force?: boolean; overflow?: unknown }): Promise<SessionCompactResult>
+  compact(options?: { force?: boolean | undefined; overflow?: unknown }): Promise<SessionCompactResult>
 
   /**
    * Every item this session ever held, in order: each summary replaced by the items it stands

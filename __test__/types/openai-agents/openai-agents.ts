@@ -48,6 +48,11 @@ const options: CompactingSessionOptions = {
   },
 }
 
+/** Options computed at run time: under exactOptionalPropertyTypes, undefined is accepted as absent. */
+export function optionsFromTheEnvironment(limit: number | undefined, signal: AbortSignal | undefined) {
+  return new CompactingSession(new MemorySession(), { contextTokenLimit: limit, signal, runUsage: undefined, sessionId: undefined })
+}
+
 export async function aSessionWithoutACast() {
   const session = new CompactingSession(new MemorySession(), options)
   const asSession: Session = session
@@ -89,8 +94,8 @@ export function mistakesAreCaught() {
   new CompactingSession(new MemorySession(), { format: 'gemini' })
   // @ts-expect-error usage is per run, not per session
   new CompactingSession(new MemorySession(), { usage: { input_tokens: 1 } })
-  // @ts-expect-error exactOptionalPropertyTypes: an absent option is left out, not undefined
-  new CompactingSession(new MemorySession(), { runUsage: undefined })
+  // @ts-expect-error runUsage is a boolean
+  new CompactingSession(new MemorySession(), { runUsage: 'yes' })
   const session = new CompactingSession(new MemorySession())
   // @ts-expect-error lastResult is read-only
   session.lastResult = null
