@@ -56,7 +56,9 @@ describe('the API reference (TypeDoc, from index.d.ts)', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
     expect(pkg.scripts['docs:api']).toBe('typedoc')
     const config = JSON.parse(readFileSync(join(ROOT, 'typedoc.json'), 'utf8'))
-    expect(config.entryPoints).toEqual(['index.d.ts'])
+    // The package's entry and each framework adapter's (its subpath export).
+    const pkgExports = Object.values(pkg.exports as Record<string, { types?: string }>).flatMap((e) => (e.types ? [e.types.replace(/^\.\//, '')] : []))
+    expect([...config.entryPoints].sort()).toEqual(pkgExports.sort())
     expect(config.out).toBe('docs/api')
     expect(config.treatWarningsAsErrors).toBe(true)
     expect(config.validation).toMatchObject({ notDocumented: true, invalidLink: true, notExported: true })
