@@ -1,0 +1,757 @@
+'use strict'
+
+// context-compact/langchain: compaction for LangChain.js v1 agents (`createAgent` of the
+// `langchain` package), in place of LangChain's own `summarizationMiddleware`; and the recall
+// tool as a LangChain tool. The compaction itself is a Compactor's (lib/compactor.js): this file
+// only connects it to the agent.
+//
+// Where it hooks in (types: adapters/langchain.d.ts; guide: docs/langchain.md):
+//   wrapModelCall  sees the request as the model will get it — the state's messages, the system
+//                  prompt and the tools (counted, never summarized), the model (its name and
+//                  profile), the run's signal. Below the threshold the request goes on untouched;
+//                  at it, the model gets the compacted list.
+//   afterModel     writes that list into the agent state (RemoveMessage REMOVE_ALL_MESSAGES,
+//                  then the list, then what the model call added), as summarizationMiddleware
+//                  does from beforeModel, so the thread's checkpoints shrink with it and the
+//                  next step starts from the compacted list.
+// summarizationMiddleware works in beforeModel, which never sees the system prompt or the
+// tools: a request can be over the window by their size alone. wrapModelCall sees them.
+//
+// Cost below the threshold. LangChain messages are class instances that cross into the addon
+// through `toJSON()`, which copies the whole message on every call: the Compactor's per-step
+// check (lib/snapshot.js walks what the addon reads) would pay that for every message of the
+// history on every step (tens of milliseconds on a 400K-token history). So the Compactor is
+// given a *shadow* of each message instead: a plain object equal to `toJSON()` of the message
+// (checked when it is made), whose fields are the message's own values. The Compactor caches
+// counts by shadow; this file finds a message's shadow by its id (LangChain ids are stable),
+// and checks, each step, that the message's top-level fields are still the shadow's. Changes
+// inside those values (text pushed into a content array, an edited tool input) are seen by the
+// Compactor's own check, since the shadow holds the very same arrays and objects. A state read
+// back from a checkpointer brings new objects for the same messages: they take over their
+// shadow when they are equal to it, so the counts cached for it stay valid.
+//
+// Failures never reach the agent: an LLM, disk or store failure is in `lastResult.error` (and
+// the Compactor's events and logs), and the model is called with the messages unchanged. Only
+// an abort of the run (its signal) ends the step, with the run's own AbortError.
+
+const { createRequire } = require('node:module')
+const { createHash, randomUUID } = require('node:crypto')
+
+const { Compactor, createRecallTool } = require('../index.js')
+const { describe, invalidArgument } = require('../lib/validate.js')
+
+// ---------------------------------------------------------------------------------------------
+// LangChain's modules, loaded on first use (this file is loaded only by users of LangChain, and
+// LangChain is an optional peer dependency of the package).
+
+let modules = null
+
+function langChain() {
+  if (modules !== null) return modules
+  let langchain
+  let messages
+  try {
+    langchain = require('langchain')
+    messages = require('@langchain/core/messages')
+  } catch (error) {
+    const missing = new Error(
+      "context-compact/langchain needs LangChain.js v1 (the packages 'langchain' and '@langchain/core'): npm install langchain @langchain/core",
+    )
+    missing.code = 'ERR_CONTEXT_COMPACT_MISSING_PEER'
+    missing.cause = error
+    throw missing
+  }
+  // REMOVE_ALL_MESSAGES is LangGraph's, a dependency of `langchain` (not ours): read from there.
+  let removeAll = '__remove_all__'
+  try {
+    removeAll = createRequire(require.resolve('langchain'))('@langchain/langgraph').REMOVE_ALL_MESSAGES ?? removeAll
+  } catch {
+    // The sentinel is a documented constant of LangGraph; its value is the fallback.
+  }
+  let convertToOpenAITool = null
+  try {
+    convertToOpenAITool = require('@langchain/core/utils/function_calling').convertToOpenAITool
+  } catch {
+    // Tools are then counted by name and description only.
+  }
+  modules = { langchain, messages, removeAll, convertToOpenAITool }
+  return modules
+}
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+// summarizationMiddleware's options that have no direct counterpart here: a TypeError names the
+// one to use instead (docs/langchain.md has the whole mapping), rather than a silent ignore.
+const SUMMARIZATION_OPTIONS = {
+  trigger:
+    'the threshold is contextTokenLimit × thresholdRatio (e.g. trigger: { tokens: 100000 } is contextTokenLimit: 100000, thresholdRatio: 1; { fraction: 0.8 } is thresholdRatio: 0.8; { messages: 50 } is maxMessages: 50)',
+  keep: 'the kept tail is tailRetentionRatio × contextTokenLimit tokens, or keepRecentTurns user turns',
+  tokenCounter: 'messages are counted with an exact tokenizer (encoding) and the model’s reported usage',
+  summaryPrompt: 'use customInstructions (added to the built-in instructions) or your own summarizer',
+  summaryPrefix: 'the summary message starts with its own line saying what it is',
+  trimTokensToSummarize: 'the summarizer input is bounded by itself (oversized tool results shortened, chunks folded)',
+  maxTokensBeforeSummary: 'use contextTokenLimit and thresholdRatio',
+  messagesToKeep: 'use tailRetentionRatio or keepRecentTurns',
+}
+
+// Options the middleware sets on each call from the model request or the run.
+const PER_REQUEST_OPTIONS = {
+  usage: 'the usage_metadata of the last AIMessage',
+  system: 'the request’s system prompt',
+  tools: 'the request’s tools',
+  signal: 'the run’s signal',
+  overflow: 'the run',
+  force: 'the threshold',
+}
+
+// Options of this middleware that the Compactor does not take.
+const MIDDLEWARE_OPTIONS = new Set(['model', 'maxSessions'])
+
+const DEFAULT_MAX_SESSIONS = 128
+
+// A chat model: what `model.invoke(prompt)` can be called on.
+function isChatModel(value) {
+  return value !== null && typeof value === 'object' && typeof value.invoke === 'function'
+}
+
+function checkMiddlewareOptions(options) {
+  if (options === undefined || options === null) options = {}
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw invalidArgument(`contextCompactMiddleware: options must be an object, got ${describe(options)}`)
+  }
+  for (const [name, instead] of Object.entries(SUMMARIZATION_OPTIONS)) {
+    if (options[name] !== undefined) {
+      throw invalidArgument(`contextCompactMiddleware: options.${name} is summarizationMiddleware's; ${instead} (see docs/langchain.md)`)
+    }
+  }
+  for (const [name, source] of Object.entries(PER_REQUEST_OPTIONS)) {
+    if (options[name] !== undefined) {
+      throw invalidArgument(`contextCompactMiddleware: options.${name} is not an option of the middleware: it comes from ${source}`)
+    }
+  }
+  const compactorOptions = {}
+  for (const [key, value] of Object.entries(options)) {
+    if (!MIDDLEWARE_OPTIONS.has(key) && value !== undefined) compactorOptions[key] = value
+  }
+  const model = options.model
+  let chatModel = null
+  if (isChatModel(model)) {
+    if (options.summarizer !== undefined && options.summarizer !== null) {
+      throw invalidArgument('contextCompactMiddleware: pass options.model (a chat model that writes the summary) or options.summarizer, not both')
+    }
+    chatModel = model
+  } else if (typeof model === 'string') {
+    // The library's own meaning: the summary model of the HTTP providers.
+    compactorOptions.model = model
+  } else if (model !== undefined && model !== null) {
+    throw invalidArgument(`contextCompactMiddleware: options.model must be a chat model (with invoke) or a model name, got ${describe(model)}`)
+  }
+  const format = options.format
+  if (format !== undefined && format !== null && format !== 'auto' && format !== 'langchain') {
+    throw invalidArgument(`contextCompactMiddleware: options.format must be 'langchain' (an agent's state holds LangChain messages), got ${JSON.stringify(format)}`)
+  }
+  compactorOptions.format = 'langchain'
+  if (options.sessionId !== undefined && options.sessionId !== null && typeof options.sessionId !== 'string') {
+    throw invalidArgument(`contextCompactMiddleware: options.sessionId must be a string, got ${describe(options.sessionId)}`)
+  }
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS
+  if (!Number.isSafeInteger(maxSessions) || maxSessions < 1) {
+    throw invalidArgument(`contextCompactMiddleware: options.maxSessions must be a positive integer, got ${describe(maxSessions) === 'number' ? maxSessions : describe(maxSessions)}`)
+  }
+  return { compactorOptions, chatModel, maxSessions }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sessions: one per conversation thread
+
+const SESSION_ID = /^[A-Za-z0-9._-]{1,128}$/
+
+// The archive session of a run: the `sessionId` option, else the run's thread (LangGraph's
+// `configurable.thread_id`), so that the archives, checkpoints and recall of one thread are never
+// another thread's. A thread id that is not a valid session id gets a stable one derived from it.
+function threadSessionId(configurable) {
+  const thread = configurable !== null && typeof configurable === 'object' ? configurable.thread_id : undefined
+  if (thread === undefined || thread === null || thread === '') return 'default'
+  const text = String(thread)
+  if (SESSION_ID.test(text) && text !== '.' && text !== '..') return text
+  return `thread-${createHash('sha256').update(text).digest('hex').slice(0, 32)}`
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shadows (see the header): the plain objects the Compactor counts in place of the instances.
+
+function isMessageInstance(value) {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof value.toJSON === 'function' &&
+    value.lc_kwargs !== null &&
+    typeof value.lc_kwargs === 'object' &&
+    Array.isArray(value.lc_namespace)
+  )
+}
+
+// What `toJSON()` puts under `kwargs[key]`: the instance's own property when it has one (a
+// reassigned `content`), else the constructor's field.
+function fieldOf(message, key) {
+  return key in message ? message[key] : message.lc_kwargs[key]
+}
+
+// Whether the own keys of `kwargs` are `keys`, in order (no array is allocated).
+function sameKeys(kwargs, keys) {
+  let n = 0
+  for (const key in kwargs) {
+    if (!Object.hasOwn(kwargs, key)) continue
+    if (keys[n] !== key) return false
+    n += 1
+  }
+  return n === keys.length
+}
+
+// Structural equality of JSON values, for a message read back as a new object (strings compare
+// by content). Anything but plain data (a class instance, a function) is not equal: the message
+// then gets a new shadow, which is only slower.
+function sameJson(a, b, depth = 0) {
+  if (a === b) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || depth > 64) return false
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i], depth + 1)) return false
+    return true
+  }
+  if (Array.isArray(b)) return false
+  const protoA = Object.getPrototypeOf(a)
+  const protoB = Object.getPrototypeOf(b)
+  if ((protoA !== Object.prototype && protoA !== null) || (protoB !== Object.prototype && protoB !== null)) return false
+  const keys = Object.keys(a)
+  if (!sameKeys(b, keys)) return false
+  for (const key of keys) if (!sameJson(a[key], b[key], depth + 1)) return false
+  return true
+}
+
+const EMPTY_CLASSES = new Map()
+
+// The message classes of a list by their LangChain name (`HumanMessage`, …).
+function classesOf(messages) {
+  const classes = new Map()
+  for (const message of messages) {
+    if (!isMessageInstance(message)) continue
+    const ctor = message.constructor
+    let name
+    try {
+      name = typeof ctor.lc_name === 'function' ? ctor.lc_name() : ctor.name
+    } catch {
+      name = ctor.name
+    }
+    if (typeof name === 'string' && !classes.has(name)) classes.set(name, ctor)
+  }
+  return classes
+}
+
+class Shadows {
+  // Message id → record { instance, ctor, keys, shadow, exact }; messages without an id by object.
+  #byId = new Map()
+  #byObject = new WeakMap()
+  // Shadow → record, to give the caller's instances back.
+  #byShadow = new WeakMap()
+
+  /** The shadows of `messages`, in order; anything that is not a message instance as it is. */
+  of(messages) {
+    const shadows = new Array(messages.length)
+    for (let i = 0; i < messages.length; i++) shadows[i] = this.#shadowOf(messages[i])
+    // Records of messages no longer in the list (compacted away, another branch) go, now and
+    // then, so that the map follows the list rather than the whole history.
+    if (this.#byId.size > 2 * messages.length + 256) this.#sweep(messages)
+    return shadows
+  }
+
+  #shadowOf(message) {
+    if (!isMessageInstance(message)) return message
+    const id = typeof message.id === 'string' && message.id !== '' ? message.id : null
+    const record = id !== null ? this.#byId.get(id) : this.#byObject.get(message)
+    if (record !== undefined && this.#current(record, message)) return record.shadow
+    return this.#record(message, id).shadow
+  }
+
+  // Whether `record` still stands for `message` (taking it over when it is a new object for the
+  // same message, equal to it).
+  #current(record, message) {
+    if (record.instance === message) {
+      if (!record.exact) return true // the shadow is the instance itself (see #record)
+      const kwargs = message.lc_kwargs
+      if (!sameKeys(kwargs, record.keys)) return false
+      const fields = record.shadow.kwargs
+      for (const key of record.keys) if (fieldOf(message, key) !== fields[key]) return false
+      return true
+    }
+    if (message.constructor !== record.ctor || !record.exact || !sameKeys(message.lc_kwargs, record.keys)) return false
+    const fields = record.shadow.kwargs
+    for (const key of record.keys) if (!sameJson(fieldOf(message, key), fields[key])) return false
+    // Equal: the shadow now holds this object's values (so that later changes to them are seen),
+    // and its counts stay valid.
+    for (const key of record.keys) fields[key] = fieldOf(message, key)
+    record.instance = message
+    return true
+  }
+
+  // A new record for `message`; `shadow`: an object to make its shadow (a message the library
+  // wrote, which the Compactor knows as its own), else a new one.
+  #record(message, id, shadow = null) {
+    const keys = Object.keys(message.lc_kwargs)
+    const kwargs = {}
+    for (const key of keys) kwargs[key] = fieldOf(message, key)
+    if (shadow === null) shadow = { lc: 1, type: 'constructor', id: message.lc_id, kwargs }
+    else shadow.kwargs = kwargs
+    // The shadow stands for the message only if the addon reads the same JSON from both: toJSON
+    // escapes values that look serialized, renames aliased keys and adds secrets or attributes
+    // of some classes. Then the message is its own shadow (exact, only slower).
+    let exact
+    try {
+      exact = JSON.stringify(shadow) === JSON.stringify(message)
+    } catch {
+      exact = false
+    }
+    const record = { instance: message, ctor: message.constructor, keys, shadow: exact ? shadow : message, exact }
+    if (id !== null) this.#byId.set(id, record)
+    else this.#byObject.set(message, record)
+    this.#byShadow.set(record.shadow, record)
+    return record
+  }
+
+  /**
+   * A message the library wrote (`{ lc: 1, type: 'constructor', id, kwargs }`) as an instance of
+   * its class, with an id as LangChain gives every message of a state; the library's object
+   * becomes its shadow (the Compactor counted it already).
+   */
+  adopt(written, classes) {
+    const known = this.#byShadow.get(written)
+    if (known !== undefined) return known.instance
+    const name = String(written.id[written.id.length - 1]).replace(/Chunk$/, '')
+    // The class of the agent's own messages when the list has one (the caller's copy of
+    // @langchain/core, e.g. its ES module build), else ours.
+    const Class = classes.get(name) ?? langChain().messages[name]
+    if (typeof Class !== 'function') return written
+    const kwargs = written.kwargs
+    if (typeof kwargs.id !== 'string' || kwargs.id === '') kwargs.id = randomUUID()
+    const instance = new Class({ ...kwargs })
+    return this.#record(instance, instance.id, written).instance
+  }
+
+  /**
+   * The caller's instance a shadow stands for (a message the library wrote: adopted, of the
+   * class `classes` maps its name to when there is one).
+   */
+  instanceOf(item, classes = EMPTY_CLASSES) {
+    const record = this.#byShadow.get(item)
+    if (record !== undefined) return record.instance
+    if (item !== null && typeof item === 'object' && item.lc === 1 && item.type === 'constructor' && Array.isArray(item.id)) return this.adopt(item, classes)
+    return item
+  }
+
+  /**
+   * The instance a shadow stands for, without adopting anything: a message the library wrote
+   * and not yet handed out (a summary of an earlier round of this compaction) as a new instance.
+   */
+  peek(item) {
+    const record = this.#byShadow.get(item)
+    if (record !== undefined) return record.instance
+    if (item !== null && typeof item === 'object' && item.lc === 1 && item.type === 'constructor' && Array.isArray(item.id)) {
+      const Class = langChain().messages[String(item.id[item.id.length - 1]).replace(/Chunk$/, '')]
+      if (typeof Class === 'function') return new Class({ ...item.kwargs })
+    }
+    return item
+  }
+
+  #sweep(messages) {
+    const live = new Set()
+    for (const message of messages) if (isMessageInstance(message) && typeof message.id === 'string') live.add(message.id)
+    for (const id of this.#byId.keys()) if (!live.has(id)) this.#byId.delete(id)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the request adds to the count: the system prompt, the tools, the usage, the model
+
+// Tool object → its definition (JSON schema), made once per tool.
+const toolDefinitions = new WeakMap()
+
+function definitionOf(tool) {
+  if (tool === null || typeof tool !== 'object') return tool
+  let definition = toolDefinitions.get(tool)
+  if (definition !== undefined) return definition
+  const { convertToOpenAITool } = langChain()
+  definition = tool
+  // A LangChain tool (a class instance with a schema) is sent as its JSON schema; a provider's
+  // own tool (a plain object, e.g. { type: 'web_search_20250305' }) as it is.
+  if (Object.getPrototypeOf(tool) !== Object.prototype && typeof tool.name === 'string') {
+    try {
+      definition = convertToOpenAITool ? convertToOpenAITool(tool) : { name: tool.name, description: String(tool.description ?? '') }
+    } catch {
+      definition = { name: tool.name, description: String(tool.description ?? '') }
+    }
+  }
+  toolDefinitions.set(tool, definition)
+  return definition
+}
+
+// The text of the request's system prompt, or undefined.
+function systemTextOf(request) {
+  const message = request.systemMessage
+  let text
+  if (message !== null && typeof message === 'object') {
+    try {
+      text = message.text
+    } catch {
+      text = undefined
+    }
+    if (typeof text !== 'string' && typeof message.content === 'string') text = message.content
+  }
+  if (typeof text !== 'string') text = request.systemPrompt
+  return typeof text === 'string' && text !== '' ? text : undefined
+}
+
+function isAiMessage(message) {
+  if (message === null || typeof message !== 'object') return false
+  try {
+    return typeof message._getType === 'function' ? message._getType() === 'ai' : message.type === 'ai'
+  } catch {
+    return false
+  }
+}
+
+// The usage the model reported for the last AI message (LangChain's `usage_metadata`): its
+// `input_tokens` are the whole prompt that produced the message — system prompt, tools and
+// every message before it, cache reads and writes included — and `output_tokens` the message
+// itself: together everything up to and including it, as billed.
+function usageOf(messages) {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]
+    if (!isAiMessage(message)) continue
+    const usage = message.usage_metadata
+    if (usage === null || typeof usage !== 'object') return undefined
+    const input = usage.input_tokens
+    const output = usage.output_tokens
+    if (!Number.isFinite(input) || input < 0) return undefined
+    return { input_tokens: input, output_tokens: Number.isFinite(output) && output >= 0 ? output : 0 }
+  }
+  return undefined
+}
+
+// What the agent's model says of itself: its name (the trigger's per-model factor and window)
+// and LangChain's profile of it (`maxInputTokens`).
+const modelFacts = new WeakMap()
+
+function factsOf(model) {
+  if (model === null || typeof model !== 'object') return { name: undefined, maxInputTokens: undefined }
+  let facts = modelFacts.get(model)
+  if (facts !== undefined) return facts
+  let name
+  let maxInputTokens
+  try {
+    const candidate = [model.model, model.modelName, model.model_name].find((v) => typeof v === 'string' && v !== '')
+    name = candidate
+    const profile = model.profile
+    const max = profile !== null && typeof profile === 'object' ? profile.maxInputTokens : undefined
+    maxInputTokens = Number.isSafeInteger(max) && max > 0 ? max : undefined
+  } catch {
+    // A model whose getters throw says nothing.
+  }
+  facts = { name, maxInputTokens }
+  modelFacts.set(model, facts)
+  return facts
+}
+
+// ---------------------------------------------------------------------------------------------
+// Results
+
+const ZERO_STATS = Object.freeze({
+  originalTokenCount: 0,
+  compactedTokenCount: 0,
+  compactionRatio: 0,
+  compactedMessageCount: 0,
+  retainedMessageCount: 0,
+  removedMessageCount: 0,
+})
+
+// A result for a compaction that did not get to an answer (aborted, or something the Compactor
+// threw): the messages unchanged, and why.
+function failedResult(messages, sessionId, code, error) {
+  return {
+    messages,
+    compacted: false,
+    summary: null,
+    archivePath: null,
+    stats: { ...ZERO_STATS },
+    error: { code, message: error && error.message ? String(error.message) : String(error), attempts: 0 },
+    warnings: [],
+    provider: null,
+    model: null,
+    attempts: 0,
+    tokens: 0,
+    threshold: 0,
+    measure: null,
+    strategy: 'summary',
+    trigger: null,
+    rounds: 0,
+    removed: null,
+    fallback: false,
+    extracted: null,
+    offloaded: [],
+    offloadArchivePath: null,
+    transformations: [],
+    thinkingArchivePath: null,
+    compactionUnavailable: null,
+    summaryUsage: null,
+    summaryRequest: null,
+    checkpoint: null,
+    background: null,
+    rehydrated: [],
+    sessionId,
+  }
+}
+
+function isAbort(error, signal) {
+  return (signal !== undefined && signal !== null && signal.aborted) || (error !== null && typeof error === 'object' && error.name === 'AbortError')
+}
+
+// The text of a chat model's reply.
+function replyText(reply) {
+  if (reply === null || typeof reply !== 'object') return typeof reply === 'string' ? reply : ''
+  if (typeof reply.content === 'string') return reply.content
+  if (Array.isArray(reply.content)) {
+    return reply.content.map((part) => (typeof part === 'string' ? part : part && typeof part.text === 'string' ? part.text : '')).join('')
+  }
+  return typeof reply.text === 'string' ? reply.text : ''
+}
+
+// LangGraph's messages stream leaves out model calls tagged so (langchain's INTERNAL_CALL_TAG):
+// the summary is not the agent's answer.
+const INTERNAL_CALL_TAG = 'nostream'
+
+// ---------------------------------------------------------------------------------------------
+// The middleware
+
+class Session {
+  constructor(options, sessionId, chatModel, userSummarizer) {
+    this.sessionId = sessionId
+    this.shadows = new Shadows()
+    // The signal of the compaction running now (a summary written by the chat model is aborted
+    // with the run).
+    this.signal = null
+    // A compacted list waiting for afterModel: { input, output } (the request's messages, the
+    // compacted ones).
+    this.pending = null
+    const summarizer = chatModel ? this.#chatSummarizer(chatModel) : userSummarizer ? this.#mapped(userSummarizer) : undefined
+    this.compactor = new Compactor({ ...options, sessionId, ...(summarizer ? { summarizer } : {}) })
+  }
+
+  // `model`: the summary written by the user's chat model, asked with the rendered prompt.
+  #chatSummarizer(model) {
+    return async (request) => {
+      const signal = this.signal ?? undefined
+      const reply = await model.invoke(request.prompt, {
+        ...(signal ? { signal } : {}),
+        tags: [INTERNAL_CALL_TAG],
+        metadata: { lc_source: 'summarization' },
+      })
+      return replyText(reply)
+    }
+  }
+
+  // The user's own summarizer gets the instances of the messages, not their shadows (`prompt`
+  // stays rendered on first read).
+  #mapped(summarizer) {
+    return (request) => {
+      const mapped = Object.defineProperties({}, Object.getOwnPropertyDescriptors(request))
+      mapped.messages = request.messages.map((m) => this.shadows.peek(m))
+      return summarizer(mapped)
+    }
+  }
+}
+
+function contextCompactMiddleware(options) {
+  const { compactorOptions, chatModel, maxSessions } = checkMiddlewareOptions(options)
+  const { langchain, messages: lcMessages, removeAll } = langChain()
+  const fixedSessionId = compactorOptions.sessionId ?? null
+  const userSummarizer = chatModel ? undefined : compactorOptions.summarizer
+  delete compactorOptions.sessionId
+  delete compactorOptions.summarizer
+  const log = logger(compactorOptions)
+
+  // Sessions, most recently used last; the least recently used beyond maxSessions is closed.
+  const sessions = new Map()
+  function sessionFor(runtime) {
+    const sessionId = fixedSessionId ?? threadSessionId(runtime && runtime.configurable)
+    let session = sessions.get(sessionId)
+    if (session !== undefined) {
+      sessions.delete(sessionId)
+      sessions.set(sessionId, session)
+      return session
+    }
+    session = new Session(compactorOptions, sessionId, chatModel, userSummarizer)
+    sessions.set(sessionId, session)
+    if (sessions.size > maxSessions) {
+      const [oldestId, oldest] = sessions.entries().next().value
+      sessions.delete(oldestId)
+      oldest.compactor.close().catch(() => {})
+    }
+    return session
+  }
+  // Invalid options fail here, not on the agent's first step.
+  sessionFor({ configurable: fixedSessionId ? {} : { thread_id: 'default' } })
+
+  let lastResult = null
+  const tools = { input: null, definitions: undefined }
+
+  // What the request adds to the trigger: usage, system prompt, tools, the model's name and
+  // window (the user's options win).
+  function overridesOf(request) {
+    const overrides = {}
+    const usage = usageOf(request.messages)
+    if (usage !== undefined) overrides.usage = usage
+    const system = systemTextOf(request)
+    if (system !== undefined) overrides.system = system
+    if (request.tools !== tools.input) {
+      tools.input = request.tools
+      tools.definitions = Array.isArray(request.tools) && request.tools.length > 0 ? request.tools.map(definitionOf) : undefined
+    }
+    if (tools.definitions !== undefined) overrides.tools = tools.definitions
+    const facts = factsOf(request.model)
+    if (compactorOptions.agentModel === undefined && facts.name !== undefined) overrides.agentModel = facts.name
+    if (compactorOptions.contextTokenLimit === undefined && facts.maxInputTokens !== undefined) overrides.contextTokenLimit = facts.maxInputTokens
+    return overrides
+  }
+
+  async function wrapModelCall(request, handler) {
+    const runtime = request.runtime ?? {}
+    const messages = request.messages
+    if (!Array.isArray(messages) || messages.length === 0) return handler(request)
+    const session = sessionFor(runtime)
+    session.pending = null
+    const signal = runtime.signal ?? undefined
+    let compacted = null
+    try {
+      const shadows = session.shadows.of(messages)
+      const overrides = overridesOf(request)
+      if (session.compactor.shouldCompact(shadows, overrides)) {
+        session.signal = signal ?? null
+        let result
+        try {
+          result = await session.compactor.compact(shadows, signal ? { ...overrides, signal } : overrides)
+        } finally {
+          session.signal = null
+        }
+        const classes = result.compacted ? classesOf(messages) : EMPTY_CLASSES
+        const instances = result.compacted ? result.messages.map((m) => session.shadows.instanceOf(m, classes)) : messages
+        lastResult = { ...result, messages: instances, sessionId: session.sessionId }
+        if (result.compacted) {
+          compacted = instances
+          session.pending = { input: messages, output: instances }
+        } else if (result.error) {
+          log('warn', `compaction skipped (${result.error.code}): ${result.error.message}; the model gets the messages unchanged`)
+        }
+      }
+    } catch (error) {
+      if (isAbort(error, signal)) {
+        lastResult = failedResult(messages, session.sessionId, 'ABORTED', error)
+        throw error
+      }
+      const code = error && error.code === 'ERR_CONTEXT_COMPACT_INVALID_ARGUMENT' ? 'INVALID_INPUT' : 'UNEXPECTED'
+      lastResult = failedResult(messages, session.sessionId, code, error)
+      log('error', `compaction failed (${code}): ${lastResult.error.message}; the model gets the messages unchanged`)
+    }
+    return handler(compacted ? { ...request, messages: compacted } : request)
+  }
+
+  // Writes the list the model got into the state, with what the model call added after it — only
+  // when the state is still the list that was compacted (a middleware before this one may have
+  // given the model other messages than the state's: then the state is left as it is).
+  function afterModel(state, runtime) {
+    const session = sessions.get(fixedSessionId ?? threadSessionId(runtime && runtime.configurable))
+    const pending = session ? session.pending : null
+    if (!pending) return undefined
+    session.pending = null
+    const current = state.messages
+    const { input, output } = pending
+    if (!Array.isArray(current) || current.length < input.length) return undefined
+    for (let i = 0; i < input.length; i++) if (current[i] !== input[i]) return undefined
+    return {
+      messages: [new lcMessages.RemoveMessage({ id: removeAll }), ...output, ...current.slice(input.length)],
+    }
+  }
+
+  const middleware = langchain.createMiddleware({
+    name: 'ContextCompactMiddleware',
+    wrapModelCall,
+    afterModel,
+  })
+  Object.defineProperties(middleware, {
+    lastResult: { get: () => lastResult, enumerable: false },
+    close: {
+      value: async () => {
+        const open = [...sessions.values()]
+        await Promise.all(open.map((session) => session.compactor.close()))
+      },
+      enumerable: false,
+    },
+  })
+  return middleware
+}
+
+// `onLog` / `logger` of the options, for what this middleware reports itself (the Compactor
+// reports through them too). Quiet without them.
+function logger(options) {
+  const onLog = typeof options.onLog === 'function' ? options.onLog : null
+  const target = options.logger !== null && typeof options.logger === 'object' ? options.logger : null
+  return (level, message) => {
+    try {
+      if (onLog) onLog({ level, message, target: 'context_compact::langchain' })
+      const method = target && (typeof target[level] === 'function' ? target[level] : target.log)
+      if (typeof method === 'function') method.call(target, `context-compact: ${message}`)
+    } catch {
+      // A logger's bug must not break the agent.
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The recall tool as a LangChain tool
+
+/**
+ * The recall tool (createRecallTool) as a LangChain tool for `createAgent({ tools })`: the
+ * agent reads back the archived originals a summary names, or searches them. Its session is
+ * `options.sessionId`, else the run's thread, as for the middleware.
+ */
+function recallTool(options) {
+  if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
+    throw invalidArgument(`recallTool: options must be an object, got ${describe(options)}`)
+  }
+  const opts = { ...(options ?? {}) }
+  const fixedSessionId = opts.sessionId ?? null
+  const byThread = new Map()
+  const recallFor = (sessionId) => {
+    let recall = byThread.get(sessionId)
+    if (recall === undefined) {
+      recall = createRecallTool({ ...opts, sessionId, format: 'langchain' })
+      byThread.set(sessionId, recall)
+      if (byThread.size > DEFAULT_MAX_SESSIONS) byThread.delete(byThread.keys().next().value)
+    }
+    return recall
+  }
+  // Invalid options fail here, not when the agent calls the tool.
+  const probe = recallFor(fixedSessionId ?? 'default')
+  const { langchain } = langChain()
+  return langchain.tool(
+    async (input, config) => {
+      const sessionId = fixedSessionId ?? threadSessionId(config && config.configurable)
+      return recallFor(sessionId).run(input)
+    },
+    { name: probe.name, description: probe.description, schema: probe.inputSchema },
+  )
+}
+
+module.exports = {
+  contextCompactMiddleware,
+  recallTool,
+}
