@@ -441,6 +441,81 @@ describe('the recall tool as a tool of createAgent', () => {
   })
 })
 
+describe('the count cache follows the messages', () => {
+  // The middleware's hooks called as createAgent calls them, step after step on one list: the
+  // trigger must see every change to a message, whatever way it was made, and nothing else.
+  const request = (messages: Msg[]) => ({
+    model: { model: 'gpt-4o' },
+    messages,
+    systemPrompt: SYSTEM_PROMPT,
+    systemMessage: new SystemMessage(SYSTEM_PROMPT),
+    tools: [],
+    state: { messages },
+    runtime: { configurable: { thread_id: 'cache' } },
+  })
+  /** One step: the messages the model gets. */
+  async function step(compaction: ReturnType<typeof contextCompactMiddleware>, messages: Msg[]): Promise<Msg[]> {
+    let got: Msg[] = []
+    const wrap = compaction.wrapModelCall as unknown as (request: unknown, handler: (request: { messages: Msg[] }) => Promise<AIMessage>) => Promise<unknown>
+    await wrap(request(messages), async (r) => {
+      got = r.messages
+      return new AIMessage('ok')
+    })
+    return got
+  }
+  const big = 'The build failed again; the log says the fixture path is wrong. '.repeat(150) // ≈ 2 000 tokens
+
+  function conversation(): Msg[] {
+    const list: Msg[] = [new HumanMessage({ content: [{ type: 'text', text: 'Fix the tests.' }], id: 'u1' })]
+    for (let i = 0; i < 8; i++) {
+      list.push(new AIMessage({ content: `Reading f${i}.`, tool_calls: [{ name: 'read_file', args: { path: `src/f${i}.ts` }, id: `c${i}`, type: 'tool_call' }], id: `a${i}` }))
+      list.push(new ToolMessage({ content: `contents of f${i}: ` + 'lorem ipsum dolor sit amet '.repeat(60), tool_call_id: `c${i}`, id: `t${i}` }))
+    }
+    return list
+  }
+
+  const changes: Array<[string, (list: Msg[]) => void]> = [
+    ['a field reassigned on the instance (content)', (list) => ((list[2] as ToolMessage).content = `${list[2].content}${big}`)],
+    ['text pushed into a content array', (list) => (list[0].content as Array<{ type: string; text: string }>).push({ type: 'text', text: big })],
+    ['a tool call’s input edited in place', (list) => ((list[1] as AIMessage).tool_calls![0].args.path = big)],
+    ['lc_kwargs and the instance both reassigned', (list) => {
+      const m = list[4] as ToolMessage
+      m.lc_kwargs.content = big
+      m.content = big
+    }],
+    ['the message replaced by a new object with the same id', (list) => (list[6] = new ToolMessage({ content: big, tool_call_id: 'c2', id: 't2' }))],
+  ]
+
+  it.each(changes)('%s: the next step compacts', async (_, change) => {
+    const list = conversation()
+    const tokens = countTokens(list)
+    // The threshold 1 000 tokens above the list: only the change can reach it.
+    const compaction = contextCompactMiddleware({ summarizer: async () => 'Summary.', contextTokenLimit: Math.ceil((tokens + countTokens([new SystemMessage(SYSTEM_PROMPT)]) + 1000) / 0.92), outputDir: dirForTest() })
+    expect((await step(compaction, list)).some(isSummary)).toBe(false)
+    expect((await step(compaction, list)).some(isSummary)).toBe(false)
+    change(list)
+    expect(countTokens(list)).toBeGreaterThan(tokens + 1000)
+    const got = await step(compaction, list)
+    expect(got.some(isSummary)).toBe(true)
+    // The archive holds the messages as they are now.
+    const restored = await restoreMessages(got, { outputDir: compaction.lastResult!.archivePath!.replace(/\/cache\/[^/]+$/, ''), sessionId: 'cache' })
+    expect(JSON.stringify(restored)).toBe(JSON.stringify(list))
+  })
+
+  it('the same messages read back as new objects (a new run of the thread) count as before: nothing compacts', async () => {
+    const list = conversation()
+    const tokens = countTokens(list)
+    const compaction = contextCompactMiddleware({ summarizer: async () => 'Summary.', contextTokenLimit: Math.ceil((tokens + countTokens([new SystemMessage(SYSTEM_PROMPT)]) + 200) / 0.92), outputDir: dirForTest() })
+    expect((await step(compaction, list)).some(isSummary)).toBe(false)
+    const { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages } = await import('@langchain/core/messages')
+    const readBack = mapStoredMessagesToChatMessages(mapChatMessagesToStoredMessages(list))
+    readBack.forEach((m, i) => expect(m).not.toBe(list[i]))
+    expect((await step(compaction, readBack)).some(isSummary)).toBe(false)
+    readBack.push(new HumanMessage({ content: big, id: 'u2' }))
+    expect((await step(compaction, readBack)).some(isSummary)).toBe(true)
+  })
+})
+
 describe('threads and options', () => {
   it('each thread is its own archive session (a thread id that is not a session id gets a stable one)', async () => {
     const outputDir = dirForTest()
@@ -457,6 +532,36 @@ describe('threads and options', () => {
     expect(sessions[0]).toBe('alpha')
     expect(sessions[1]).toMatch(/^thread-[0-9a-f]{32}$/)
     for (const sessionId of sessions) expect((await listArchives(outputDir, sessionId)).length).toBeGreaterThanOrEqual(1)
+  })
+
+  it('a thread over two runs (a checkpointer in between): the second run crosses the threshold, restores both runs exactly', async () => {
+    const outputDir = dirForTest()
+    const thread = 'two-runs'
+    const compaction = contextCompactMiddleware({ model: summaryModel(5), contextTokenLimit: 12_000, outputDir })
+    const originals = new Map<string, Msg>()
+    const recorder = createMiddleware({
+      name: 'Recorder',
+      wrapModelCall: async (request, handler) => {
+        for (const m of request.state.messages) if (!isSummary(m) && !originals.has(m.id!)) originals.set(m.id!, m)
+        return handler(request)
+      },
+    })
+    const checkpointer = new MemorySaver()
+    const run = async (paths: string[], question: string) => {
+      const agent = createAgent({ model: agentModel(paths, 0), tools: [readFile], systemPrompt: SYSTEM_PROMPT, middleware: [compaction, recorder], checkpointer })
+      return agent.invoke({ messages: [new HumanMessage(question)] }, { configurable: { thread_id: thread }, recursionLimit: 60 })
+    }
+    const first = await run(FILES.slice(0, 5), 'Read the first files.')
+    expect(first.messages.some(isSummary)).toBe(false)
+    expect(compaction.lastResult).toBeNull()
+    const second = await run(FILES.slice(5, 12), 'Now the next ones.')
+    expect(second.messages.filter(isSummary)).toHaveLength(1)
+    const restored = await restoreMessages(second.messages as Msg[], { outputDir, sessionId: thread })
+    const expected = [...originals.values(), second.messages[second.messages.length - 1]]
+    expect(restored.map((m) => m.id)).toEqual(expected.map((m) => m.id))
+    expect(JSON.stringify(restored)).toBe(JSON.stringify(expected))
+    // The first run's messages as the checkpointer gave them back, the same JSON as when first seen.
+    expect(restored.slice(0, first.messages.length).map((m) => JSON.stringify(m))).toEqual(first.messages.map((m) => JSON.stringify(m)))
   })
 
   it('invalid options are a TypeError naming the option, before any run', () => {

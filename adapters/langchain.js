@@ -21,14 +21,14 @@
 // through `toJSON()`, which copies the whole message on every call: the Compactor's per-step
 // check (lib/snapshot.js walks what the addon reads) would pay that for every message of the
 // history on every step (tens of milliseconds on a 400K-token history). So the Compactor is
-// given a *shadow* of each message instead: a plain object equal to `toJSON()` of the message
-// (checked when it is made), whose fields are the message's own values. The Compactor caches
-// counts by shadow; this file finds a message's shadow by its id (LangChain ids are stable),
-// and checks, each step, that the message's top-level fields are still the shadow's. Changes
-// inside those values (text pushed into a content array, an edited tool input) are seen by the
-// Compactor's own check, since the shadow holds the very same arrays and objects. A state read
-// back from a checkpointer brings new objects for the same messages: they take over their
-// shadow when they are equal to it, so the counts cached for it stay valid.
+// given plain *shadows* of the messages instead (class Shadows): below the start point a lean
+// one with only what is counted, from there on one equal to `toJSON()`, which is what gets
+// compacted and archived. Shadows hold the messages' own values, so the Compactor's check sees
+// changes inside them; this file finds a message's shadows by its id and checks, each step, the
+// few fields that its check cannot see. A state read back from a checkpointer brings new
+// objects for the same messages: they take over their shadows when equal to them, so the
+// counts cached for them stay valid. The system prompt and the tools are counted from the
+// model's reported usage, which bills them (by the tokenizer when there is no usage yet).
 //
 // Failures never reach the agent: an LLM, disk or store failure is in `lastResult.error` (and
 // the Compactor's events and logs), and the model is called with the messages unchanged. Only
@@ -192,23 +192,6 @@ function isMessageInstance(value) {
   )
 }
 
-// What `toJSON()` puts under `kwargs[key]`: the instance's own property when it has one (a
-// reassigned `content`), else the constructor's field.
-function fieldOf(message, key) {
-  return key in message ? message[key] : message.lc_kwargs[key]
-}
-
-// Whether the own keys of `kwargs` are `keys`, in order (no array is allocated).
-function sameKeys(kwargs, keys) {
-  let n = 0
-  for (const key in kwargs) {
-    if (!Object.hasOwn(kwargs, key)) continue
-    if (keys[n] !== key) return false
-    n += 1
-  }
-  return n === keys.length
-}
-
 // Structural equality of JSON values, for a message read back as a new object (strings compare
 // by content). Anything but plain data (a class instance, a function) is not equal: the message
 // then gets a new shadow, which is only slower.
@@ -225,9 +208,63 @@ function sameJson(a, b, depth = 0) {
   const protoB = Object.getPrototypeOf(b)
   if ((protoA !== Object.prototype && protoA !== null) || (protoB !== Object.prototype && protoB !== null)) return false
   const keys = Object.keys(a)
-  if (!sameKeys(b, keys)) return false
-  for (const key of keys) if (!sameJson(a[key], b[key], depth + 1)) return false
+  if (Object.keys(b).length !== keys.length) return false
+  for (const key of keys) {
+    if (!Object.hasOwn(b, key) || !sameJson(a[key], b[key], depth + 1)) return false
+  }
   return true
+}
+
+// Whether each field `toJSON()` reads from the instance (`key in message ? message[key] :
+// lc_kwargs[key]`, for the keys of lc_kwargs) is the constructor's own, so that `lc_kwargs`
+// serializes as the message does. A message whose `content` was reassigned (without its
+// lc_kwargs) is not. The fields of LangChain's message classes are read by name (a keyed read per
+// field would cost several times more on every step); `extra`: any other key of lc_kwargs.
+function fieldsAreKwargs(message, extra) {
+  const kwargs = message.lc_kwargs
+  if (
+    !(message.content === kwargs.content || !('content' in kwargs)) ||
+    !(message.id === kwargs.id || !('id' in kwargs)) ||
+    !(message.name === kwargs.name || !('name' in kwargs)) ||
+    !(message.additional_kwargs === kwargs.additional_kwargs || !('additional_kwargs' in kwargs)) ||
+    !(message.response_metadata === kwargs.response_metadata || !('response_metadata' in kwargs)) ||
+    !(message.tool_calls === kwargs.tool_calls || !('tool_calls' in kwargs)) ||
+    !(message.invalid_tool_calls === kwargs.invalid_tool_calls || !('invalid_tool_calls' in kwargs)) ||
+    !(message.usage_metadata === kwargs.usage_metadata || !('usage_metadata' in kwargs)) ||
+    !(message.tool_call_id === kwargs.tool_call_id || !('tool_call_id' in kwargs)) ||
+    !(message.status === kwargs.status || !('status' in kwargs)) ||
+    !(message.artifact === kwargs.artifact || !('artifact' in kwargs)) ||
+    !(message.role === kwargs.role || !('role' in kwargs))
+  ) {
+    return false
+  }
+  for (let i = 0; i < extra.length; i++) {
+    const key = extra[i]
+    if (key in message && message[key] !== kwargs[key]) return false
+  }
+  return true
+}
+
+const KNOWN_FIELDS = new Set([
+  'content',
+  'id',
+  'name',
+  'additional_kwargs',
+  'response_metadata',
+  'tool_calls',
+  'invalid_tool_calls',
+  'usage_metadata',
+  'tool_call_id',
+  'status',
+  'artifact',
+  'role',
+])
+
+// The keys of a message's lc_kwargs that fieldsAreKwargs does not read by name.
+function extraKeysOf(kwargs) {
+  const extra = []
+  for (const key of Object.keys(kwargs)) if (!KNOWN_FIELDS.has(key)) extra.push(key)
+  return extra
 }
 
 const EMPTY_CLASSES = new Map()
@@ -249,80 +286,169 @@ function classesOf(messages) {
   return classes
 }
 
+// The fields the library reads to count a LangChain message of each type (the stored form's
+// `type`, as `getType()` names it): crates/core/src/formats/langchain.rs. Everything else of a
+// message (ids, metadata, usage) counts nothing.
+const COUNTED_FIELDS = {
+  human: ['content'],
+  system: ['content'],
+  developer: ['content'],
+  ai: ['content', 'tool_calls'],
+  tool: ['content', 'tool_call_id', 'status'],
+  function: ['content', 'name'],
+  generic: ['content', 'role'],
+}
+
+// Whether the counted fields of `message` are still what its counting shadow holds: the same in
+// lc_kwargs, and not reassigned on the instance alone (toJSON reads the instance). Read by name,
+// per type: this runs for every message on every step.
+function countedCurrent(record, message) {
+  const kwargs = message.lc_kwargs
+  const data = record.count.data
+  if (data.content !== kwargs.content || message.content !== kwargs.content) return false
+  switch (record.type) {
+    case 'ai':
+      return data.tool_calls === kwargs.tool_calls && (message.tool_calls === kwargs.tool_calls || !('tool_calls' in kwargs))
+    case 'tool':
+      return (
+        data.tool_call_id === kwargs.tool_call_id &&
+        data.status === kwargs.status &&
+        (message.tool_call_id === kwargs.tool_call_id || !('tool_call_id' in kwargs)) &&
+        (message.status === kwargs.status || !('status' in kwargs))
+      )
+    case 'function':
+      return data.name === kwargs.name && (message.name === kwargs.name || !('name' in kwargs))
+    case 'generic':
+      return data.role === kwargs.role && (message.role === kwargs.role || !('role' in kwargs))
+    default:
+      return true
+  }
+}
+
+// Each message has two shadows, plain objects the Compactor is given in place of the instance:
+// - the *counting* shadow, `{ type, data }` (LangChain's stored form) with only the fields the
+//   library counts: what the trigger measures on every step below the threshold. About half the
+//   size of the whole message for the Compactor's per-step check (lib/snapshot.js), which walks
+//   every object of every message: that walk is most of what a step costs.
+// - the *full* shadow, `{ lc: 1, type: 'constructor', id, kwargs }`, exactly what `toJSON()` gives
+//   (checked when it is made): what is compacted, archived and restored. From the start point of
+//   `background` (or the threshold) until the compaction, the trigger measures it instead, so
+//   that the summary prepared in the background covers exactly what is then compacted.
+// Both hold the message's own values — `kwargs` is the message's `lc_kwargs` object, `data` its
+// fields — so that the Compactor's check of its cached counts sees any change inside them (text
+// pushed into a content array, an edited tool input, keys added or removed). What that check
+// cannot see, a field reassigned on the instance alone (`message.content = …`) or in lc_kwargs,
+// or a new lc_kwargs object, is checked here on every step by reference: a few property reads.
 class Shadows {
-  // Message id → record { instance, ctor, keys, shadow, exact }; messages without an id by object.
+  // Message id → record (see #record); messages without an id by object.
   #byId = new Map()
   #byObject = new WeakMap()
-  // Shadow → record, to give the caller's instances back.
+  // Shadow (either form) → record, to give the caller's instances back.
   #byShadow = new WeakMap()
 
-  /** The shadows of `messages`, in order; anything that is not a message instance as it is. */
+  /** The counting shadows of `messages`, in order; anything that is not a message instance as it is. */
   of(messages) {
     const shadows = new Array(messages.length)
-    for (let i = 0; i < messages.length; i++) shadows[i] = this.#shadowOf(messages[i])
+    for (let i = 0; i < messages.length; i++) {
+      const message = messages[i]
+      shadows[i] = isMessageInstance(message) ? this.#recordOf(message, false).count : message
+    }
     // Records of messages no longer in the list (compacted away, another branch) go, now and
     // then, so that the map follows the list rather than the whole history.
     if (this.#byId.size > 2 * messages.length + 256) this.#sweep(messages)
     return shadows
   }
 
-  #shadowOf(message) {
-    if (!isMessageInstance(message)) return message
-    const id = typeof message.id === 'string' && message.id !== '' ? message.id : null
-    const record = id !== null ? this.#byId.get(id) : this.#byObject.get(message)
-    if (record !== undefined && this.#current(record, message)) return record.shadow
-    return this.#record(message, id).shadow
+  /** The full shadows of `messages`. */
+  full(messages) {
+    const shadows = new Array(messages.length)
+    for (let i = 0; i < messages.length; i++) {
+      const message = messages[i]
+      shadows[i] = isMessageInstance(message) ? this.#recordOf(message, true).full : message
+    }
+    return shadows
   }
 
-  // Whether `record` still stands for `message` (taking it over when it is a new object for the
-  // same message, equal to it).
-  #current(record, message) {
-    if (record.instance === message) {
-      if (!record.exact) return true // the shadow is the instance itself (see #record)
-      const kwargs = message.lc_kwargs
-      if (!sameKeys(kwargs, record.keys)) return false
-      const fields = record.shadow.kwargs
-      for (const key of record.keys) if (fieldOf(message, key) !== fields[key]) return false
-      return true
+  // The record of `message`, checked (the counted fields, or every field when `full`) or new.
+  #recordOf(message, full) {
+    const id = typeof message.id === 'string' && message.id !== '' ? message.id : null
+    const record = id !== null ? this.#byId.get(id) : this.#byObject.get(message)
+    if (record !== undefined) {
+      if (record.instance === message) {
+        // The shadows are the instance itself (see #record): nothing to check here.
+        if (!record.exact) return record
+        if (message.lc_kwargs === record.kwargs && countedCurrent(record, message) && (!full || fieldsAreKwargs(message, record.extra))) return record
+      } else if (this.#takeOver(record, message)) {
+        return record
+      }
     }
-    if (message.constructor !== record.ctor || !record.exact || !sameKeys(message.lc_kwargs, record.keys)) return false
-    const fields = record.shadow.kwargs
-    for (const key of record.keys) if (!sameJson(fieldOf(message, key), fields[key])) return false
-    // Equal: the shadow now holds this object's values (so that later changes to them are seen),
-    // and its counts stay valid.
-    for (const key of record.keys) fields[key] = fieldOf(message, key)
+    return this.#record(message, id)
+  }
+
+  // A new object with the id of a message seen before (the state read back from a
+  // checkpointer): when equal to it, it takes over the shadows, whose cached counts stay valid
+  // (the Compactor compares them by value).
+  #takeOver(record, message) {
+    if (!record.exact || message.constructor !== record.ctor) return false
+    const kwargs = message.lc_kwargs
+    const extra = extraKeysOf(kwargs)
+    if (!fieldsAreKwargs(message, extra) || !sameJson(kwargs, record.kwargs)) return false
+    const data = record.count.data
+    for (const key of record.counted) if (key in kwargs) data[key] = kwargs[key]
+    record.full.kwargs = kwargs
+    record.kwargs = kwargs
     record.instance = message
+    record.extra = extra
     return true
   }
 
-  // A new record for `message`; `shadow`: an object to make its shadow (a message the library
-  // wrote, which the Compactor knows as its own), else a new one.
-  #record(message, id, shadow = null) {
-    const keys = Object.keys(message.lc_kwargs)
-    const kwargs = {}
-    for (const key of keys) kwargs[key] = fieldOf(message, key)
-    if (shadow === null) shadow = { lc: 1, type: 'constructor', id: message.lc_id, kwargs }
-    else shadow.kwargs = kwargs
-    // The shadow stands for the message only if the addon reads the same JSON from both: toJSON
-    // escapes values that look serialized, renames aliased keys and adds secrets or attributes
-    // of some classes. Then the message is its own shadow (exact, only slower).
-    let exact
-    try {
-      exact = JSON.stringify(shadow) === JSON.stringify(message)
-    } catch {
-      exact = false
+  // A new record for `message`: { instance, ctor, kwargs, extra, counted, count, full, exact };
+  // `full`: the object to make its full shadow (a message the library wrote, which the
+  // Compactor knows as its own), else a new one.
+  #record(message, id, full = null) {
+    const kwargs = message.lc_kwargs
+    const extra = extraKeysOf(kwargs)
+    if (full === null) full = { lc: 1, type: 'constructor', id: message.lc_id, kwargs }
+    else full.kwargs = kwargs
+    // The shadows stand for the message only if the addon reads the same JSON from the full one
+    // as from the message: toJSON escapes values that look serialized, renames aliased keys and
+    // adds secrets or attributes of some classes, and reads a reassigned field from the
+    // instance. Otherwise the message is its own shadow (exact, only slower: the Compactor reads
+    // it through toJSON on every step).
+    let exact = fieldsAreKwargs(message, extra)
+    if (exact) {
+      try {
+        exact = JSON.stringify(full) === JSON.stringify(message)
+      } catch {
+        exact = false
+      }
     }
-    const record = { instance: message, ctor: message.constructor, keys, shadow: exact ? shadow : message, exact }
+    let type
+    try {
+      type = message.getType()
+    } catch {
+      type = undefined
+    }
+    const counted = COUNTED_FIELDS[type]
+    if (counted === undefined) exact = false
+    let count = message
+    if (exact) {
+      const data = {}
+      for (const key of counted) if (key in kwargs) data[key] = kwargs[key]
+      count = { type, data }
+    }
+    const record = { instance: message, ctor: message.constructor, type, kwargs, extra, counted: counted ?? [], count, full: exact ? full : message, exact }
     if (id !== null) this.#byId.set(id, record)
     else this.#byObject.set(message, record)
-    this.#byShadow.set(record.shadow, record)
+    this.#byShadow.set(record.count, record)
+    this.#byShadow.set(record.full, record)
     return record
   }
 
   /**
    * A message the library wrote (`{ lc: 1, type: 'constructor', id, kwargs }`) as an instance of
    * its class, with an id as LangChain gives every message of a state; the library's object
-   * becomes its shadow (the Compactor counted it already).
+   * becomes its full shadow (the Compactor counted it already).
    */
   adopt(written, classes) {
     const known = this.#byShadow.get(written)
@@ -332,9 +458,9 @@ class Shadows {
     // @langchain/core, e.g. its ES module build), else ours.
     const Class = classes.get(name) ?? langChain().messages[name]
     if (typeof Class !== 'function') return written
-    const kwargs = written.kwargs
+    const kwargs = { ...written.kwargs }
     if (typeof kwargs.id !== 'string' || kwargs.id === '') kwargs.id = randomUUID()
-    const instance = new Class({ ...kwargs })
+    const instance = new Class(kwargs)
     return this.#record(instance, instance.id, written).instance
   }
 
@@ -345,7 +471,7 @@ class Shadows {
   instanceOf(item, classes = EMPTY_CLASSES) {
     const record = this.#byShadow.get(item)
     if (record !== undefined) return record.instance
-    if (item !== null && typeof item === 'object' && item.lc === 1 && item.type === 'constructor' && Array.isArray(item.id)) return this.adopt(item, classes)
+    if (isSerialized(item)) return this.adopt(item, classes)
     return item
   }
 
@@ -356,7 +482,7 @@ class Shadows {
   peek(item) {
     const record = this.#byShadow.get(item)
     if (record !== undefined) return record.instance
-    if (item !== null && typeof item === 'object' && item.lc === 1 && item.type === 'constructor' && Array.isArray(item.id)) {
+    if (isSerialized(item)) {
       const Class = langChain().messages[String(item.id[item.id.length - 1]).replace(/Chunk$/, '')]
       if (typeof Class === 'function') return new Class({ ...item.kwargs })
     }
@@ -368,6 +494,10 @@ class Shadows {
     for (const message of messages) if (isMessageInstance(message) && typeof message.id === 'string') live.add(message.id)
     for (const id of this.#byId.keys()) if (!live.has(id)) this.#byId.delete(id)
   }
+}
+
+function isSerialized(item) {
+  return item !== null && typeof item === 'object' && item.lc === 1 && item.type === 'constructor' && Array.isArray(item.id) && item.kwargs !== null && typeof item.kwargs === 'object'
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -414,6 +544,7 @@ function systemTextOf(request) {
 function isAiMessage(message) {
   if (message === null || typeof message !== 'object') return false
   try {
+    if (typeof message.getType === 'function') return message.getType() === 'ai'
     return typeof message._getType === 'function' ? message._getType() === 'ai' : message.type === 'ai'
   } catch {
     return false
@@ -542,6 +673,9 @@ class Session {
     // A compacted list waiting for afterModel: { input, output } (the request's messages, the
     // compacted ones).
     this.pending = null
+    // Which shadows the trigger measures (see Shadows): 'count' below the start point, 'full'
+    // from there until a compaction goes through.
+    this.mode = 'count'
     const summarizer = chatModel ? this.#chatSummarizer(chatModel) : userSummarizer ? this.#mapped(userSummarizer) : undefined
     this.compactor = new Compactor({ ...options, sessionId, ...(summarizer ? { summarizer } : {}) })
   }
@@ -604,19 +738,36 @@ function contextCompactMiddleware(options) {
   let lastResult = null
   const tools = { input: null, definitions: undefined }
 
-  // What the request adds to the trigger: usage, system prompt, tools, the model's name and
-  // window (the user's options win).
+  // Where the trigger starts measuring the full shadows: the start point of `background` (the
+  // Compactor starts its summary there: lib/background.js, 80 % of the threshold by default), or
+  // the threshold.
+  const background = compactorOptions.background
+  function startPoint(threshold) {
+    if (background === undefined || background === null || background === false) return threshold
+    if (typeof background === 'object' && Number.isSafeInteger(background.atTokens)) return Math.min(background.atTokens, threshold)
+    const ratio = typeof background === 'object' && typeof background.atRatio === 'number' ? background.atRatio : 0.8
+    return Math.min(Math.ceil(ratio * threshold), threshold)
+  }
+
+  // What the request adds to the trigger: the usage, or else the system prompt and the tools;
+  // the model's name and window (the user's options win).
   function overridesOf(request) {
     const overrides = {}
     const usage = usageOf(request.messages)
-    if (usage !== undefined) overrides.usage = usage
-    const system = systemTextOf(request)
-    if (system !== undefined) overrides.system = system
-    if (request.tools !== tools.input) {
-      tools.input = request.tools
-      tools.definitions = Array.isArray(request.tools) && request.tools.length > 0 ? request.tools.map(definitionOf) : undefined
+    if (usage !== undefined) {
+      // The model billed the system prompt and the tools in that usage: counting them again
+      // would only cost a tokenization of both on every step. (Calibration from usage then
+      // learns billed tokens against the messages alone, consistently.)
+      overrides.usage = usage
+    } else {
+      const system = systemTextOf(request)
+      if (system !== undefined) overrides.system = system
+      if (request.tools !== tools.input) {
+        tools.input = request.tools
+        tools.definitions = Array.isArray(request.tools) && request.tools.length > 0 ? request.tools.map(definitionOf) : undefined
+      }
+      if (tools.definitions !== undefined) overrides.tools = tools.definitions
     }
-    if (tools.definitions !== undefined) overrides.tools = tools.definitions
     const facts = factsOf(request.model)
     if (compactorOptions.agentModel === undefined && facts.name !== undefined) overrides.agentModel = facts.name
     if (compactorOptions.contextTokenLimit === undefined && facts.maxInputTokens !== undefined) overrides.contextTokenLimit = facts.maxInputTokens
@@ -632,13 +783,23 @@ function contextCompactMiddleware(options) {
     const signal = runtime.signal ?? undefined
     let compacted = null
     try {
-      const shadows = session.shadows.of(messages)
+      const counting = session.shadows.of(messages)
       const overrides = overridesOf(request)
-      if (session.compactor.shouldCompact(shadows, overrides)) {
+      if (session.mode === 'count') {
+        // Below the start point the counting shadows are enough to say so.
+        const measure = session.compactor.measure(counting, overrides)
+        if (!measure.shouldCompact && measure.tokens < startPoint(measure.threshold)) return handler(request)
+        session.mode = 'full'
+        const full = session.shadows.full(messages)
+        const [counted, exact] = [session.compactor.countTokens(counting), session.compactor.countTokens(full)]
+        if (counted !== exact) log('warn', `the counting shadows of the messages count ${counted} tokens, the messages ${exact}: the trigger was late by the difference`)
+      }
+      const full = session.shadows.full(messages)
+      if (session.compactor.shouldCompact(full, overrides)) {
         session.signal = signal ?? null
         let result
         try {
-          result = await session.compactor.compact(shadows, signal ? { ...overrides, signal } : overrides)
+          result = await session.compactor.compact(full, signal ? { ...overrides, signal } : overrides)
         } finally {
           session.signal = null
         }
@@ -648,6 +809,7 @@ function contextCompactMiddleware(options) {
         if (result.compacted) {
           compacted = instances
           session.pending = { input: messages, output: instances }
+          session.mode = 'count'
         } else if (result.error) {
           log('warn', `compaction skipped (${result.error.code}): ${result.error.message}; the model gets the messages unchanged`)
         }
