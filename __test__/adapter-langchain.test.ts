@@ -293,6 +293,48 @@ describe.skipIf(!present)('a createAgent run on a real session', () => {
   })
 })
 
+describe('background', () => {
+  it('the summary is prepared from the start point and swapped in at the threshold: no second summary call, the same guarantees', async () => {
+    const outputDir = dirForTest()
+    const events: CompactEvent[] = []
+    const logs: string[] = []
+    const summaries = summaryModel(10)
+    const compaction = contextCompactMiddleware({
+      model: summaries,
+      contextTokenLimit: 14_000,
+      background: { atRatio: 0.6 },
+      outputDir,
+      onEvent: (event) => events.push(event),
+      onLog: (entry) => logs.push(`${entry.level}: ${entry.message}`),
+    })
+    const paths = FILES.slice(0, 24)
+    const model = agentModel(paths, 0)
+    const agent = createAgent({ model, tools: [readFile], systemPrompt: SYSTEM_PROMPT, middleware: [compaction] })
+    const state = await agent.invoke({ messages: [new HumanMessage('Read the files.')] }, { configurable: { thread_id: 'background' }, recursionLimit: 100 })
+    expect(state.messages[state.messages.length - 1].content).toBe('All files read.')
+
+    const types = events.map((e) => e.type)
+    const completed = types.filter((t) => t === 'completed').length
+    expect(completed).toBeGreaterThanOrEqual(2)
+    // Every compaction took the summary prepared in the background (never stale: it covered
+    // exactly the full shadows then compacted), and no compaction asked for another one: the
+    // summary model was called once per background job (the last one may still be running).
+    expect(types.filter((t) => t === 'background_applied').length).toBe(completed)
+    expect(types).not.toContain('background_stale')
+    expect(summaries.callCount).toBeGreaterThanOrEqual(completed)
+    expect(summaries.callCount).toBeLessThanOrEqual(types.filter((t) => t === 'background_started').length)
+    for (const call of model.calls) {
+      const messages = (call.messages as Msg[]).slice(1)
+      expect(checkMessages(messages, { format: 'langchain' })).toEqual([])
+      expect(pairingProblems(messages)).toEqual([])
+      expect(countTokens(call.messages as Msg[])).toBeLessThan(14_000 * 0.92)
+    }
+    // The lean counting shadows and the full ones always counted the same.
+    expect(logs.filter((line) => /counting shadows/.test(line))).toEqual([])
+    await compaction.close()
+  })
+})
+
 describe('failure paths: the run goes on, lastResult says why', () => {
   /** A generated coding-agent history of ~12K tokens, as LangChain messages. */
   async function history(): Promise<Msg[]> {
