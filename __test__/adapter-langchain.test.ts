@@ -378,6 +378,15 @@ describe('failure paths: the run goes on, lastResult says why', () => {
     expect(await listArchives(outputDir, 'failures')).toEqual([])
   })
 
+  it('the model’s own error is the run’s, untouched: the model is called once, nothing is reported as a compaction failure', async () => {
+    const compaction = contextCompactMiddleware({ model: summaryModel(2), contextTokenLimit: 100_000, outputDir: dirForTest() })
+    const failing = fakeModel().respond(new Error('429 Too Many Requests from the agent model'))
+    const agent = createAgent({ model: failing, tools: [readFile], systemPrompt: SYSTEM_PROMPT, middleware: [compaction] })
+    await expect(agent.invoke({ messages: [new HumanMessage('Read a file.')] }, { configurable: { thread_id: 'model-error' } })).rejects.toThrow(/429 Too Many Requests from the agent model/)
+    expect(failing.callCount).toBe(1)
+    expect(compaction.lastResult).toBeNull()
+  })
+
   it('the archive directory unwritable: compaction goes on without its archive (a warning), or with requireArchive is skipped (ARCHIVE_FAILED)', async () => {
     const dir = dirForTest()
     const file = join(dir, 'not-a-directory')

@@ -22,13 +22,16 @@ export type SummaryChatModel = Pick<BaseChatModel, 'invoke'>
  * the window and threshold, the summarizer or provider, the archives, checkpoints, `background`,
  * `rehydrate`, `agentRequest`, `onEvent`, …), except what the middleware reads from each model
  * request itself: the messages' format (LangChain's), the usage the model reported
- * (`usage_metadata` of the last AIMessage), the system prompt and the tools (counted, never
+ * (`usage_metadata` of the last AIMessage, which bills the system prompt and the tools), the
+ * system prompt and the tools (counted by the tokenizer while there is no usage yet; never
  * summarized), and the run's signal.
  *
- * A few defaults come from the agent's model when you do not set them:
- * - `agentModel`: the model's name (`model.model`), for the trigger's per-model factor;
- * - `contextTokenLimit`: LangChain's profile of the model (`model.profile.maxInputTokens`), else
- *   the window the library knows for `agentModel`, else 200 000.
+ * A few defaults come from the models when you do not set them:
+ * - `agentModel`: the agent model's name (`model.model`), for the trigger's per-model factor;
+ * - `contextTokenLimit`: LangChain's profile of the agent's model (`model.profile.maxInputTokens`),
+ *   else the window the library knows for `agentModel`, else 200 000;
+ * - `summaryContextTokens`: the profile's `maxInputTokens` of a chat `model` that writes the
+ *   summaries.
  *
  * summarizationMiddleware's `trigger`, `keep`, `tokenCounter`, `summaryPrompt`, `summaryPrefix`
  * and `trimTokensToSummarize` are not taken: passing one is a TypeError that names what to use

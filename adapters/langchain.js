@@ -85,7 +85,7 @@ function langChain() {
 // one to use instead (docs/langchain.md has the whole mapping), rather than a silent ignore.
 const SUMMARIZATION_OPTIONS = {
   trigger:
-    'the threshold is contextTokenLimit × thresholdRatio (e.g. trigger: { tokens: 100000 } is contextTokenLimit: 100000, thresholdRatio: 1; { fraction: 0.8 } is thresholdRatio: 0.8; { messages: 50 } is maxMessages: 50)',
+    'the threshold is contextTokenLimit × thresholdRatio (e.g. trigger: { tokens: 100000 } is contextTokenLimit: 100000, thresholdRatio: 1; { fraction: 0.8 } is thresholdRatio: 0.8; { messages: 50 } is maxMessages: 49)',
   keep: 'the kept tail is tailRetentionRatio × contextTokenLimit tokens, or keepRecentTurns user turns',
   tokenCounter: 'messages are counted with an exact tokenizer (encoding) and the model’s reported usage',
   summaryPrompt: 'use customInstructions (added to the built-in instructions) or your own summarizer',
@@ -141,6 +141,12 @@ function checkMiddlewareOptions(options) {
       throw invalidArgument('contextCompactMiddleware: pass options.model (a chat model that writes the summary) or options.summarizer, not both')
     }
     chatModel = model
+    // The summary request stays within what that model reads (LangChain's profile of it), as
+    // summarizationMiddleware's trimTokensToSummarize keeps its request small.
+    if (options.summaryContextTokens === undefined) {
+      const { maxInputTokens } = factsOf(model)
+      if (maxInputTokens !== undefined) compactorOptions.summaryContextTokens = maxInputTokens
+    }
   } else if (typeof model === 'string') {
     // The library's own meaning: the summary model of the HTTP providers.
     compactorOptions.model = model
@@ -709,6 +715,9 @@ function contextCompactMiddleware(options) {
   const { langchain, messages: lcMessages, removeAll } = langChain()
   const fixedSessionId = compactorOptions.sessionId ?? null
   const userSummarizer = chatModel ? undefined : compactorOptions.summarizer
+  if (userSummarizer !== undefined && userSummarizer !== null && typeof userSummarizer !== 'function') {
+    throw invalidArgument(`contextCompactMiddleware: options.summarizer must be a function, got ${describe(userSummarizer)}`)
+  }
   delete compactorOptions.sessionId
   delete compactorOptions.summarizer
   const log = logger(compactorOptions)
@@ -782,20 +791,25 @@ function contextCompactMiddleware(options) {
     session.pending = null
     const signal = runtime.signal ?? undefined
     let compacted = null
+    // The model call is made after this block, so that its own errors never look like ours.
     try {
-      const counting = session.shadows.of(messages)
       const overrides = overridesOf(request)
-      if (session.mode === 'count') {
+      let full = null
+      if (session.mode === 'full') {
+        full = session.shadows.full(messages)
+      } else {
         // Below the start point the counting shadows are enough to say so.
+        const counting = session.shadows.of(messages)
         const measure = session.compactor.measure(counting, overrides)
-        if (!measure.shouldCompact && measure.tokens < startPoint(measure.threshold)) return handler(request)
-        session.mode = 'full'
-        const full = session.shadows.full(messages)
-        const [counted, exact] = [session.compactor.countTokens(counting), session.compactor.countTokens(full)]
-        if (counted !== exact) log('warn', `the counting shadows of the messages count ${counted} tokens, the messages ${exact}: the trigger was late by the difference`)
+        if (measure.shouldCompact || measure.tokens >= startPoint(measure.threshold)) {
+          session.mode = 'full'
+          full = session.shadows.full(messages)
+          const counted = session.compactor.countTokens(counting)
+          const exact = session.compactor.countTokens(full)
+          if (counted !== exact) log('warn', `the counting shadows of the messages count ${counted} tokens, the messages ${exact}: the trigger may have been late by the difference`)
+        }
       }
-      const full = session.shadows.full(messages)
-      if (session.compactor.shouldCompact(full, overrides)) {
+      if (full !== null && session.compactor.shouldCompact(full, overrides)) {
         session.signal = signal ?? null
         let result
         try {
