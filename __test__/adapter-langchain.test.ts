@@ -412,6 +412,30 @@ describe('failure paths: the run goes on, lastResult says why', () => {
     for (const call of second.model.calls) expect(call.messages.some(isSummary)).toBe(false)
   })
 
+  it('the archive store failing: the run completes, lastResult says why', async () => {
+    const failing = {
+      put: async () => {
+        throw new Error('503 from the object store')
+      },
+      get: async () => {
+        throw new Error('503 from the object store')
+      },
+      list: async () => {
+        throw new Error('503 from the object store')
+      },
+      delete: async () => {},
+    }
+    const start = await history()
+    const strict = contextCompactMiddleware({ model: summaryModel(5), contextTokenLimit: 8000, archiveStore: failing, requireArchive: true, retryBaseDelayMs: 1 })
+    const { model, state } = await runAgent(strict, start, FILES.slice(0, 2))
+    expect(state.messages[state.messages.length - 1].content).toBe('All files read.')
+    for (const call of model.calls) expect(call.messages.some(isSummary)).toBe(false)
+    const last = strict.lastResult as LangChainCompactResult
+    expect(last.compacted).toBe(false)
+    expect(last.error?.code).toBe('ARCHIVE_FAILED')
+    expect(last.error?.message).toMatch(/503 from the object store/)
+  })
+
   it('an aborted run aborts the compaction in progress and its summary call; the run ends with the abort, lastResult says ABORTED', async () => {
     // A chat model that answers only when its call is aborted (then with the abort).
     let started!: () => void
