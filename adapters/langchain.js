@@ -355,9 +355,17 @@ class Shadows {
   /** The counting shadows of `messages`, in order; anything that is not a message instance as it is. */
   of(messages) {
     const shadows = new Array(messages.length)
+    const byId = this.#byId
     for (let i = 0; i < messages.length; i++) {
       const message = messages[i]
-      shadows[i] = isMessageInstance(message) ? this.#recordOf(message, false).count : message
+      // The usual case first, with as few reads as can be (this runs for every message on
+      // every step): the record of this very object, its counted fields unchanged.
+      const record = message !== null && typeof message === 'object' ? byId.get(message.id) : undefined
+      if (record !== undefined && record.instance === message && (!record.exact || (message.lc_kwargs === record.kwargs && countedCurrent(record, message)))) {
+        shadows[i] = record.count
+      } else {
+        shadows[i] = isMessageInstance(message) ? this.#recordOf(message, false).count : message
+      }
     }
     // Records of messages no longer in the list (compacted away, another branch) go, now and
     // then, so that the map follows the list rather than the whole history.
