@@ -124,8 +124,8 @@ export interface ContextCompactMiddleware extends AgentMiddleware<undefined, und
  * is reached, the model gets the list compacted by a `Compactor` (head and recent tail kept, AI
  * and tool messages kept together, the middle replaced by a summary message, the originals
  * archived); the agent state then holds the compacted list (as summarizationMiddleware leaves
- * it: `RemoveMessage` with `REMOVE_ALL_MESSAGES`, then the list). Below the threshold it costs
- * well under a millisecond a step on a 400K-token history.
+ * it: `RemoveMessage` with `REMOVE_ALL_MESSAGES`, then the list). Below the threshold a step
+ * costs under a millisecond on a 400K-token history.
  *
  * An LLM, disk or store failure never reaches the agent: the model gets the messages unchanged
  * and {@link ContextCompactMiddleware.lastResult} says why. An aborted run (its signal) aborts a
