@@ -20,7 +20,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { join } from 'node:path'
 
 import { BaseChatModel } from '@langchain/core/language_models/chat_models'
-import { AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages'
+import { AIMessage, BaseMessage, getNotificationMetadata, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages'
 import type { ChatResult } from '@langchain/core/outputs'
 import { MemorySaver } from '@langchain/langgraph'
 import { build } from 'esbuild'
@@ -284,8 +284,12 @@ describe.skipIf(!present)('a createAgent run on a real session', () => {
     }
     expect(compactedRequests).toBe(calls.length - first)
 
-    // The state holds the compacted list (then the last answer): far shorter than the run.
+    // The state holds the compacted list (then the last answer): far shorter than the run. The
+    // summary is marked as LangChain marks a message the harness added (as
+    // summarizationMiddleware marks its own); the kept messages are not.
     expect(state.messages.filter(isSummary)).toHaveLength(1)
+    console.log("SUMMARY", JSON.stringify(state.messages.filter(isSummary).map((m) => [m.id, m.additional_kwargs, m.constructor.name])))
+    for (const m of state.messages) expect(getNotificationMetadata(m)).toEqual(isSummary(m) ? { source: 'summarization' } : undefined)
     expect(state.messages.length).toBeLessThan(originals.length / 3)
     const restoredState = await restoreMessages(state.messages as Msg[], { outputDir, sessionId: thread })
     expect(JSON.stringify(restoredState)).toBe(JSON.stringify([...originals, state.messages[state.messages.length - 1]]))

@@ -275,6 +275,9 @@ function extraKeysOf(kwargs) {
 
 const EMPTY_CLASSES = new Map()
 
+// `additional_kwargs.lc_source` of the summary message, as summarizationMiddleware marks its own.
+const SUMMARY_SOURCE = 'summarization'
+
 // The message classes of a list by their LangChain name (`HumanMessage`, …).
 function classesOf(messages) {
   const classes = new Map()
@@ -305,27 +308,29 @@ const COUNTED_FIELDS = {
   generic: ['content', 'role'],
 }
 
-// Whether the counted fields of `message` are still what its counting shadow holds: the same in
-// lc_kwargs, and not reassigned on the instance alone (toJSON reads the instance). Read by name,
-// per type: this runs for every message on every step.
+// What `toJSON()` puts under `kwargs[key]` (for a key of lc_kwargs): the instance's own field when
+// it has one — a chat model may replace, say, `response_metadata` on the instance after
+// construction, leaving lc_kwargs behind — else lc_kwargs'.
+function fieldOf(message, key) {
+  return key in message ? message[key] : message.lc_kwargs[key]
+}
+
+// Whether the counted fields of `message` are still the ones its counting shadow holds (the
+// instance's fields, which toJSON reads). Read by name, per type, and only those lc_kwargs had
+// when the shadow was made (`has`): this runs for every message on every step.
 function countedCurrent(record, message) {
-  const kwargs = message.lc_kwargs
   const data = record.count.data
-  if (data.content !== kwargs.content || message.content !== kwargs.content) return false
+  const has = record.has
+  if (has.content && data.content !== message.content) return false
   switch (record.type) {
     case 'ai':
-      return data.tool_calls === kwargs.tool_calls && (message.tool_calls === kwargs.tool_calls || !('tool_calls' in kwargs))
+      return !has.tool_calls || data.tool_calls === message.tool_calls
     case 'tool':
-      return (
-        data.tool_call_id === kwargs.tool_call_id &&
-        data.status === kwargs.status &&
-        (message.tool_call_id === kwargs.tool_call_id || !('tool_call_id' in kwargs)) &&
-        (message.status === kwargs.status || !('status' in kwargs))
-      )
+      return (!has.tool_call_id || data.tool_call_id === message.tool_call_id) && (!has.status || data.status === message.status)
     case 'function':
-      return data.name === kwargs.name && (message.name === kwargs.name || !('name' in kwargs))
+      return !has.name || data.name === message.name
     case 'generic':
-      return data.role === kwargs.role && (message.role === kwargs.role || !('role' in kwargs))
+      return !has.role || data.role === message.role
     default:
       return true
   }
@@ -340,11 +345,12 @@ function countedCurrent(record, message) {
 //   (checked when it is made): what is compacted, archived and restored. From the start point of
 //   `background` (or the threshold) until the compaction, the trigger measures it instead, so
 //   that the summary prepared in the background covers exactly what is then compacted.
-// Both hold the message's own values — `kwargs` is the message's `lc_kwargs` object, `data` its
-// fields — so that the Compactor's check of its cached counts sees any change inside them (text
-// pushed into a content array, an edited tool input, keys added or removed). What that check
-// cannot see, a field reassigned on the instance alone (`message.content = …`) or in lc_kwargs,
-// or a new lc_kwargs object, is checked here on every step by reference: a few property reads.
+// Both hold the message's own values — `kwargs` is the message's `lc_kwargs` object itself when
+// the instance's fields are all lc_kwargs' (else an object of the instance's fields), `data` its
+// counted fields — so that the Compactor's check of its cached counts sees any change inside them
+// (text pushed into a content array, an edited tool input). What that check cannot see, a field
+// reassigned on the instance or a new lc_kwargs object, is checked here by reference: the
+// counted fields on every step, every field when the full shadows are used.
 class Shadows {
   // Message id → record (see #record); messages without an id by object.
   #byId = new Map()
@@ -391,7 +397,7 @@ class Shadows {
       if (record.instance === message) {
         // The shadows are the instance itself (see #record): nothing to check here.
         if (!record.exact) return record
-        if (message.lc_kwargs === record.kwargs && countedCurrent(record, message) && (!full || fieldsAreKwargs(message, record.extra))) return record
+        if (message.lc_kwargs === record.kwargs && countedCurrent(record, message) && (!full || fullCurrent(record, message))) return record
       } else if (this.#takeOver(record, message)) {
         return record
       }
@@ -404,38 +410,31 @@ class Shadows {
   // (the Compactor compares them by value).
   #takeOver(record, message) {
     if (!record.exact || message.constructor !== record.ctor) return false
-    const kwargs = message.lc_kwargs
-    const extra = extraKeysOf(kwargs)
-    if (!fieldsAreKwargs(message, extra) || !sameJson(kwargs, record.kwargs)) return false
+    const view = viewOf(message)
+    if (!sameJson(view.fields, record.full.kwargs)) return false
     const data = record.count.data
-    for (const key of record.counted) if (key in kwargs) data[key] = kwargs[key]
-    record.full.kwargs = kwargs
-    record.kwargs = kwargs
-    record.instance = message
-    record.extra = extra
+    for (const key of Object.keys(data)) data[key] = fieldOf(message, key)
+    record.full.kwargs = view.fields
+    Object.assign(record, { instance: message, kwargs: message.lc_kwargs, keys: view.keys, extra: view.extra, shared: view.shared })
     return true
   }
 
-  // A new record for `message`: { instance, ctor, kwargs, extra, counted, count, full, exact };
-  // `full`: the object to make its full shadow (a message the library wrote, which the
-  // Compactor knows as its own), else a new one.
+  // A new record for `message`: { instance, ctor, type, kwargs, keys, extra, shared, has, count,
+  // full, exact }; `full`: the object to make its full shadow (a message the library wrote,
+  // which the Compactor knows as its own), else a new one.
   #record(message, id, full = null) {
-    const kwargs = message.lc_kwargs
-    const extra = extraKeysOf(kwargs)
-    if (full === null) full = { lc: 1, type: 'constructor', id: message.lc_id, kwargs }
-    else full.kwargs = kwargs
+    const view = viewOf(message)
+    if (full === null) full = { lc: 1, type: 'constructor', id: message.lc_id, kwargs: view.fields }
+    else full.kwargs = view.fields
     // The shadows stand for the message only if the addon reads the same JSON from the full one
     // as from the message: toJSON escapes values that look serialized, renames aliased keys and
-    // adds secrets or attributes of some classes, and reads a reassigned field from the
-    // instance. Otherwise the message is its own shadow (exact, only slower: the Compactor reads
-    // it through toJSON on every step).
-    let exact = fieldsAreKwargs(message, extra)
-    if (exact) {
-      try {
-        exact = JSON.stringify(full) === JSON.stringify(message)
-      } catch {
-        exact = false
-      }
+    // adds secrets or attributes of some classes. Otherwise the message is its own shadow
+    // (exact, only slower: the Compactor reads it through toJSON on every step).
+    let exact
+    try {
+      exact = JSON.stringify(full) === JSON.stringify(message)
+    } catch {
+      exact = false
     }
     let type
     try {
@@ -445,13 +444,18 @@ class Shadows {
     }
     const counted = COUNTED_FIELDS[type]
     if (counted === undefined) exact = false
+    const kwargs = message.lc_kwargs
+    const has = {}
     let count = message
     if (exact) {
       const data = {}
-      for (const key of counted) if (key in kwargs) data[key] = kwargs[key]
+      for (const key of counted) {
+        has[key] = key in kwargs
+        if (has[key]) data[key] = fieldOf(message, key)
+      }
       count = { type, data }
     }
-    const record = { instance: message, ctor: message.constructor, type, kwargs, extra, counted: counted ?? [], count, full: exact ? full : message, exact }
+    const record = { instance: message, ctor: message.constructor, type, kwargs, keys: view.keys, extra: view.extra, shared: view.shared, has, count, full: exact ? full : message, exact }
     if (id !== null) this.#byId.set(id, record)
     else this.#byObject.set(message, record)
     this.#byShadow.set(record.count, record)
@@ -473,14 +477,21 @@ class Shadows {
     const Class = classes.get(name) ?? langChain().messages[name]
     if (typeof Class !== 'function') return written
     const kwargs = { ...written.kwargs }
-    if (typeof kwargs.id !== 'string' || kwargs.id === '') kwargs.id = randomUUID()
+    if (typeof kwargs.id !== 'string' || kwargs.id === '') {
+      // A message of its own (the summary), not a changed copy of one of the state's (which
+      // keeps that one's id): an id, and the mark LangChain gives a message the harness added
+      // rather than the user (`addNotificationMetadata`; chat model integrations do not send it),
+      // with summarizationMiddleware's source, for whatever tells summaries apart by it.
+      kwargs.id = randomUUID()
+      if (name === 'HumanMessage') kwargs.additional_kwargs = { ...(kwargs.additional_kwargs ?? {}), lc_source: SUMMARY_SOURCE }
+    }
     const instance = new Class(kwargs)
     return this.#record(instance, instance.id, written).instance
   }
 
   /**
-   * The caller's instance a shadow stands for (a message the library wrote: adopted, of the
-   * class `classes` maps its name to when there is one).
+   * The caller's instance a shadow stands for; a message the library wrote is adopted (an
+   * instance of the class `classes` maps its name to, when there is one).
    */
   instanceOf(item, classes = EMPTY_CLASSES) {
     const record = this.#byShadow.get(item)
@@ -508,6 +519,40 @@ class Shadows {
     for (const message of messages) if (isMessageInstance(message) && typeof message.id === 'string') live.add(message.id)
     for (const id of this.#byId.keys()) if (!live.has(id)) this.#byId.delete(id)
   }
+}
+
+// The fields toJSON serializes for `message`: its lc_kwargs object itself when every instance
+// field is lc_kwargs' own (`shared`), else a new object of the instance's fields.
+function viewOf(message) {
+  const kwargs = message.lc_kwargs
+  const keys = Object.keys(kwargs)
+  const extra = extraKeysOf(kwargs)
+  const shared = fieldsAreKwargs(message, extra)
+  let fields = kwargs
+  if (!shared) {
+    fields = {}
+    for (const key of keys) fields[key] = fieldOf(message, key)
+  }
+  return { fields, keys, extra, shared }
+}
+
+// Whether the full shadow of `record` still serializes as `message` does (besides the counted
+// fields, which countedCurrent checks): its lc_kwargs with the same fields as the instance, or
+// the instance's fields as the shadow holds them.
+function fullCurrent(record, message) {
+  if (record.shared) return fieldsAreKwargs(message, record.extra)
+  const kwargs = message.lc_kwargs
+  const keys = record.keys
+  let n = 0
+  for (const key in kwargs) {
+    if (!Object.hasOwn(kwargs, key)) continue
+    if (keys[n] !== key) return false
+    n += 1
+  }
+  if (n !== keys.length) return false
+  const fields = record.full.kwargs
+  for (const key of keys) if (fields[key] !== fieldOf(message, key)) return false
+  return true
 }
 
 function isSerialized(item) {
