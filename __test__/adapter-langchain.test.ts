@@ -25,7 +25,7 @@ import type { ChatResult } from '@langchain/core/outputs'
 import { MemorySaver } from '@langchain/langgraph'
 import { build } from 'esbuild'
 import { createAgent, createMiddleware, fakeModel, tool } from 'langchain'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 
 import { contextCompactMiddleware, recallTool, type LangChainCompactResult } from '../adapters/langchain'
 import { toLangChainMessages } from '../benchmark/langchain-history.mjs'
@@ -579,6 +579,29 @@ describe('the count cache follows the messages', () => {
     // The archive holds the messages as they are now.
     const restored = await restoreMessages(got, { outputDir: compaction.lastResult!.archivePath!.replace(/\/cache\/[^/]+$/, ''), sessionId: 'cache' })
     expect(JSON.stringify(restored)).toBe(JSON.stringify(list))
+  })
+
+  it('below the threshold a step reads only the new messages through toJSON (the history is counted from its shadows)', async () => {
+    const { Serializable } = await import('@langchain/core/load/serializable')
+    const history = conversation()
+    const compaction = contextCompactMiddleware({ model: summaryModel(1), contextTokenLimit: 1_000_000, outputDir: dirForTest() })
+    // A model that reports no usage (counting the request itself would read every message).
+    const model = fakeModel()
+    const paths = FILES.slice(0, 20)
+    paths.forEach((path, i) => model.respond(new AIMessage({ content: '', tool_calls: [{ name: 'read_file', args: { path }, id: `r${i}`, type: 'tool_call' }] })))
+    model.respond(new AIMessage('Done.'))
+    const agent = createAgent({ model, tools: [readFile], systemPrompt: SYSTEM_PROMPT, middleware: [compaction] })
+    const toJSON = vi.spyOn(Serializable.prototype, 'toJSON')
+    try {
+      const state = await agent.invoke({ messages: [...history, new HumanMessage('Read the files.')] }, { configurable: { thread_id: 'to-json' }, recursionLimit: 100 })
+      expect(state.messages).toHaveLength(history.length + 1 + 2 * paths.length + 1)
+      // Once per message, when it is first seen (the check of its shadow) — not once per message
+      // per step (21 steps × 18 to 58 messages).
+      expect(toJSON.mock.calls.length).toBeLessThanOrEqual(state.messages.length)
+      expect(toJSON.mock.calls.length).toBeGreaterThanOrEqual(history.length)
+    } finally {
+      toJSON.mockRestore()
+    }
   })
 
   it('the same messages read back as new objects (a new run of the thread) count as before: nothing compacts', async () => {
