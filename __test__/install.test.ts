@@ -145,7 +145,7 @@ describe.skipIf(!supported)(`npm install of the packed packages (${PLATFORM}) wi
     expect(list.status, list.output).toBe(0)
     const files = list.stdout.split('\n').filter(Boolean)
     expect(files.filter((f) => f.endsWith('.node'))).toEqual([])
-    for (const file of ['package/index.js', 'package/index.mjs', 'package/index.d.ts', 'package/lib/native.js', 'package/lib/compactor.js', 'package/binding.js', 'package/cli/context-compact.js', 'package/benchmark/generate.mjs']) {
+    for (const file of ['package/index.js', 'package/index.mjs', 'package/index.d.ts', 'package/lib/native.js', 'package/lib/compactor.js', 'package/binding.js', 'package/cli/context-compact.js', 'package/benchmark/generate.mjs', 'package/adapters/langchain.js', 'package/adapters/langchain.mjs', 'package/adapters/langchain.d.ts']) {
       expect(files).toContain(file)
     }
     // One platform package per target, at the root's version (`napi version` keeps npm/* in
@@ -228,6 +228,22 @@ describe.skipIf(!supported)(`npm install of the packed packages (${PLATFORM}) wi
     const esm = run('node', ['--input-type=module', '-e', "import { compactionStep, recallTool } from 'context-compact/ai-sdk'; console.log(typeof compactionStep, typeof recallTool)"], { cwd: project, env })
     expect(esm.status, esm.output).toBe(0)
     expect(esm.stdout.trim()).toBe('function function')
+  })
+
+  it('context-compact/langchain in a project without LangChain: the subpath loads (require and import), the middleware says what to install', () => {
+    const script = `
+      const adapter = require('context-compact/langchain')
+      import('context-compact/langchain').then((esm) => {
+        let error = null
+        try { adapter.contextCompactMiddleware({}) } catch (e) { error = { code: e.code, message: e.message } }
+        console.log(JSON.stringify({ cjs: typeof adapter.contextCompactMiddleware, esm: esm.contextCompactMiddleware === adapter.contextCompactMiddleware, error }))
+      })
+    `
+    const child = run('node', ['-e', script], { cwd: project, env })
+    expect(child.status, child.output).toBe(0)
+    const result = JSON.parse(child.stdout.trim().split('\n').pop()!)
+    expect(result).toMatchObject({ cjs: 'function', esm: true, error: { code: 'ERR_CONTEXT_COMPACT_MISSING_PEER' } })
+    expect(result.error.message).toMatch(/npm install langchain @langchain\/core/)
   })
 
   it('npx context-compact demo exits 0', () => {
