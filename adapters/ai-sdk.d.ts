@@ -56,15 +56,20 @@ export interface CompactionStepOptions
  * on AI SDK 5 that depends on the provider (see {@link compactionStep}).
  */
 export interface AiSdkStepUsage {
+  /** The request's input tokens as the provider billed them. */
   readonly inputTokens?: number | undefined
+  /** The tokens the model wrote (not read by the trigger). */
   readonly outputTokens?: number | undefined
   /** AI SDK 5: the cached input tokens. */
   readonly cachedInputTokens?: number | undefined
   /** AI SDK 6 and 7: the parts of `inputTokens`. */
   readonly inputTokenDetails?:
     | {
+        /** Input tokens paid in full. */
         readonly noCacheTokens?: number | undefined
+        /** Input tokens read from the prompt cache. */
         readonly cacheReadTokens?: number | undefined
+        /** Input tokens written to the prompt cache. */
         readonly cacheWriteTokens?: number | undefined
       }
     | undefined
@@ -76,6 +81,7 @@ export interface CompactionStepInput {
   messages: ModelMessage[]
   /** The finished steps: the last one's `usage` is what its request was billed. */
   steps: ReadonlyArray<{
+    /** What the step's request was billed. */
     readonly usage: AiSdkStepUsage
     /** AI SDK 5 with Anthropic: `anthropic.usage`, the raw usage, tells the cached tokens. */
     readonly providerMetadata?: unknown
@@ -97,7 +103,10 @@ export interface CompactionStep {
    * store fails ({@link CompactionStep.lastResult} says why); rejects only when its `signal`
    * aborts (with the `AbortError`) or for invalid messages (a `TypeError`).
    */
-  (options: CompactionStepInput): Promise<{ messages: ModelMessage[] } | undefined>
+  (options: CompactionStepInput): Promise<{
+    /** The list the model gets instead of the step's own. */
+    messages: ModelMessage[]
+  } | undefined>
   /**
    * The result of the last compaction this step attempted — compacted, or skipped with `error`
    * (a summary that failed) or `warnings` (an archive that could not be written) — or `null`

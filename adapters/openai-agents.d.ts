@@ -189,6 +189,8 @@ export declare class CompactingSession<TContext = unknown>
   /**
    * The recall tool over this session's archives, as an SDK function tool: the agent reads the
    * archived originals of a summary's range, or searches them. Put it in the agent's `tools`.
+   * @throws an Error with `code: 'ERR_CONTEXT_COMPACT_MISSING_PEER'` when `@openai/agents` is not
+   * installed
    */
   recallTool(options?: Pick<RecallToolOptions, 'name' | 'maxTokens'>): FunctionTool<any, any, string>
 
@@ -202,7 +204,8 @@ export declare class CompactingSession<TContext = unknown>
 /**
  * The recall tool (see `createRecallTool`) as an Agents SDK function tool, over the archives of
  * `outputDir` / `sessionId` (the session's own: `session.recallTool()`).
- * @throws {TypeError} for invalid options
+ * @throws {TypeError} for invalid options; an Error with `code: 'ERR_CONTEXT_COMPACT_MISSING_PEER'`
+ * when `@openai/agents` is not installed
  */
 export declare function recallTool(
   options?: Omit<RecallToolOptions, 'format'>,

@@ -656,7 +656,10 @@ function sdkTool(recall, run) {
   try {
     agents = require('@openai/agents')
   } catch (error) {
-    throw new Error(`recallTool() needs @openai/agents installed (${messageOf(error)})`)
+    const missing = new Error('context-compact/openai-agents needs the OpenAI Agents SDK for recallTool(): npm install @openai/agents')
+    missing.code = 'ERR_CONTEXT_COMPACT_MISSING_PEER'
+    missing.cause = error
+    throw missing
   }
   return agents.tool({
     name: recall.name,

@@ -1,4 +1,4 @@
-// Makes docs/report.png, the README's picture of a session report: a real Claude Code session
+// Makes docs/report.png, the picture of a session report in docs/report.md: a real Claude Code session
 // (../shared/data/real/cc-spotter-gqc-pre.json) replayed through a Compactor as an agent loop
 // would run it — compact() before each of its real requests — with an 80,000-token window so
 // that it compacts more than once (offline: the extractive summarizer). Until the first
