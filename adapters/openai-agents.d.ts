@@ -21,6 +21,7 @@ import type {
   CompactError,
   CompactErrorCode,
   CompactEvent,
+  CompactFailedEvent,
   CompactOptions,
   CompactResult,
   RecallToolOptions,
@@ -51,6 +52,7 @@ export type SessionCompactErrorCode =
 
 /** Why a session's compaction did not happen or did not reach the session. */
 export interface SessionCompactError extends Omit<CompactError, 'code'> {
+  /** What went wrong: one of the library's codes, or one of the session's own. */
   code: SessionCompactErrorCode
 }
 
@@ -60,14 +62,23 @@ export interface SessionCompactError extends Omit<CompactError, 'code'> {
  * there), or, when nothing was written, the items as they were, with `error` saying why.
  */
 export interface SessionCompactResult extends Omit<CompactResult<AgentInputItem>, 'error'> {
+  /** Why nothing was written (or why a written list is still over the threshold); `null` otherwise. */
   error: SessionCompactError | null
 }
 
-/** The library's events, and a `'failed'` event for a compaction that did not reach the session. */
-export type SessionCompactEvent = CompactEvent | { type: 'failed'; error: SessionCompactError }
+/** A compaction did not reach the session (also after the library's own `'completed'`). */
+export interface SessionCompactFailedEvent {
+  /** The event's kind, as the library's {@link CompactFailedEvent}. */
+  type: 'failed'
+  /** Why: the same error as {@link CompactingSession.lastResult}'s. */
+  error: SessionCompactError
+}
+
+/** The library's events, and {@link SessionCompactFailedEvent} for a compaction that did not reach the session. */
+export type SessionCompactEvent = CompactEvent | SessionCompactFailedEvent
 
 /**
- * The options of a {@link CompactingSession}: the {@link Compactor}'s options (see
+ * The options of a {@link CompactingSession}: the `Compactor`'s options (see
  * {@link CompactOptions}; the format is the SDK's own, and `usage`, `overflow` and `force` are
  * per call), and `runUsage`.
  */
@@ -147,8 +158,11 @@ export declare class CompactingSession<TContext = unknown>
   getSessionId(): Promise<string>
   /** The wrapped session's items (its own objects). */
   getItems(limit?: number, runContext?: RunContext<TContext>): Promise<AgentInputItem[]>
+  /** Appends to the wrapped session (and to this session's own copy of its items). */
   addItems(items: AgentInputItem[], runContext?: RunContext<TContext>): Promise<void>
+  /** Removes the wrapped session's last item and resolves with it. */
   popItem(runContext?: RunContext<TContext>): Promise<AgentInputItem | undefined>
+  /** Empties the wrapped session. Its archives stay. */
   clearSession(runContext?: RunContext<TContext>): Promise<void>
   /** The wrapped session's own rewrite, or the item itself. */
   prepareHistoryItemForModelInput(item: AgentInputItem): AgentInputItem
