@@ -77,7 +77,9 @@ export type LangChainCompactErrorCode =
   /** Anything else that went wrong in the compaction (the model got the messages unchanged). */
   | 'UNEXPECTED'
 
+/** Why the last compaction did not happen: the library's {@link CompactError}, with the middleware's own codes. */
 export interface LangChainCompactError extends Omit<CompactError, 'code'> {
+  /** What went wrong (see {@link LangChainCompactErrorCode}). */
   code: LangChainCompactErrorCode
 }
 
@@ -94,6 +96,7 @@ export interface LangChainCompactResult extends Omit<CompactResult<BaseMessage>,
    * back the originals.
    */
   messages: BaseMessage[]
+  /** Why nothing was compacted, or `null`. */
   error: LangChainCompactError | null
   /** The archive session of the run (see {@link ContextCompactMiddlewareOptions.sessionId}). */
   sessionId: string
