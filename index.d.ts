@@ -268,7 +268,9 @@ export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessa
  * - `'anthropic'`: Anthropic Messages ({@link Message}).
  * - `'openai'`: OpenAI Chat Completions ({@link Message}); read exactly as `'anthropic'` (one
  *   reader takes both, and a list may mix them).
- * - `'openai-responses'`: OpenAI Responses API input items ({@link ResponsesInputItem}).
+ * - `'openai-responses'`: OpenAI Responses API input items ({@link ResponsesInputItem}), and the
+ *   OpenAI Agents SDK's items (`AgentInputItem` of `@openai/agents`), the same protocol in the
+ *   SDK's own names (see `context-compact/openai-agents`).
  * - `'ai-sdk'`: Vercel AI SDK `ModelMessage`s, v5 and later ({@link AiSdkModelMessage}).
  * - `'gemini'`: Gemini `Content`s of `@google/genai` ({@link GeminiContent}).
  * - `'bedrock'`: Amazon Bedrock Converse messages ({@link BedrockMessage}).
@@ -374,8 +376,13 @@ export interface ResponsesItemReference {
  * `compaction` — are read by their `type`: calls and their outputs are paired by `call_id`,
  * their text counted, the rest passed through untouched.
  *
+ * The OpenAI Agents SDK's items (`AgentInputItem`, as its sessions store them) are read too:
+ * calls and outputs named by `callId`, `function_call_result` with a string or structured
+ * output, `hosted_tool_call`, reasoning with its summary in `content`.
+ *
  * The summary is written as
- * `{ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }`.
+ * `{ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }` (a valid item of
+ * both).
  */
 export type ResponsesInputItem =
   | ResponsesMessageItem

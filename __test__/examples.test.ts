@@ -31,6 +31,7 @@ const EXAMPLES = [
   'archive-store',
   'recall-agent-loop',
   'ai-sdk-prepare-step',
+  'openai-agents-session',
 ]
 
 interface Run {
@@ -541,6 +542,35 @@ describe('examples', () => {
       for (const item of summaryItems) {
         expect(item).toMatchObject({ type: 'message', role: 'user', content: [{ type: 'input_text', text: expect.stringContaining('Mock summary #') }] })
       }
+    } finally {
+      await mock.close()
+    }
+  })
+
+  it('openai-agents-session: the Agents SDK runner on a CompactingSession (its own OpenAI model), every request accepted', async () => {
+    const mock = await startMock()
+    try {
+      const result = await runExample('openai-agents-session', exampleEnv({ OPENAI_API_KEY: 'sk-mock', OPENAI_BASE_URL: `${mock.url}/v1` }))
+      expect(result.code, result.stderr + result.stdout).toBe(0)
+      expect(result.stdout).toContain(`Final answer: ${FINAL}`)
+      const done = /done: (\d+) requests, (\d+) compactions, (\d+) items in the session, (\d+) restored/.exec(result.stdout)
+      expect(done, result.stdout).not.toBeNull()
+      // The first run follows the script (tool calls, then the answer); the second run answers.
+      expect(Number(done![1])).toBe(SCRIPT.length + 2)
+      const compactions = Number(done![2])
+      expect(compactions).toBeGreaterThanOrEqual(1)
+      // The session holds fewer items than were ever appended; the archives give them all back.
+      expect(Number(done![3])).toBeLessThan(Number(done![4]))
+      expect(mock.invalid).toEqual([])
+      expect(mock.summaryRequests).toBeGreaterThanOrEqual(compactions)
+      expect(result.stdout).toMatch(/\[tool\] read_file \{"path":"index\.d\.ts"\}/)
+      expect(result.stdout).toMatch(/\[compaction\] \d+ → \d+ tokens/)
+      // The second run's request carries the summary as a user input item, which the SDK sent
+      // as it was stored.
+      const last = mock.agentBodies[mock.agentBodies.length - 1]
+      expect(last.input).toContainEqual(
+        expect.objectContaining({ role: 'user', content: [{ type: 'input_text', text: expect.stringContaining('Mock summary #') }] }),
+      )
     } finally {
       await mock.close()
     }

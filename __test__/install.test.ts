@@ -230,6 +230,33 @@ describe.skipIf(!supported)(`npm install of the packed packages (${PLATFORM}) wi
     expect(esm.stdout.trim()).toBe('function function')
   })
 
+  it('context-compact/openai-agents: shipped, and loads without the Agents SDK (an optional peer dependency, not installed)', () => {
+    const list = run('tar', ['-tzf', tarballs.root])
+    for (const file of ['package/adapters/openai-agents.js', 'package/adapters/openai-agents.mjs', 'package/adapters/openai-agents.d.ts']) expect(list.stdout.split('\n')).toContain(file)
+    expect(existsSync(join(project, 'node_modules', '@openai', 'agents'))).toBe(false)
+    // Any object with the Session methods is a session: the SDK itself is not needed to use one.
+    const script = `
+      const { CompactingSession, recallTool } = require('context-compact/openai-agents')
+      const items = []
+      const inner = { getSessionId: async () => 'install', getItems: async () => items.slice(), addItems: async (more) => { items.push(...more) }, popItem: async () => items.pop(), clearSession: async () => { items.length = 0 } }
+      const session = new CompactingSession(inner, { contextTokenLimit: 100000, outputDir: './archives' })
+      let sdk = null
+      try { recallTool() } catch (error) { sdk = { code: error.code, message: error.message } }
+      session.addItems([{ role: 'user', content: 'hello' }])
+        .then(() => session.runCompaction())
+        .then((out) => console.log(JSON.stringify({ out, last: session.lastResult, items: items.length, sdk })))
+    `
+    const child = run('node', ['-e', script], { cwd: project, env })
+    expect(child.status, child.output).toBe(0)
+    const out = JSON.parse(child.stdout.trim())
+    expect(out).toMatchObject({ out: null, last: null, items: 1 })
+    expect(out.sdk.code).toBe('ERR_CONTEXT_COMPACT_MISSING_PEER')
+    expect(out.sdk.message).toMatch(/npm install @openai\/agents/)
+    const esm = run('node', ['--input-type=module', '-e', "import { CompactingSession, recallTool } from 'context-compact/openai-agents'; console.log(typeof CompactingSession, typeof recallTool)"], { cwd: project, env })
+    expect(esm.status, esm.output).toBe(0)
+    expect(esm.stdout.trim()).toBe('function function')
+  })
+
   it('context-compact/langchain in a project without LangChain: the subpath loads (require and import), the middleware says what to install', () => {
     const script = `
       const adapter = require('context-compact/langchain')

@@ -37,6 +37,7 @@ describe('the JS layer', () => {
     expect(edges).toContain('index.js -> lib/compactor.js')
     expect(edges).toContain('adapters/ai-sdk.js -> index.js')
     expect(edges).toContain('adapters/langchain.js -> index.js')
+    expect(edges).toContain('adapters/openai-agents.js -> index.js')
     expect(edges).toContain('lib/compactor.js -> lib/compaction.js')
     expect(edges).toContain('cli/context-compact.js -> cli/commands/compact.js')
     expect(edges).toContain('cli/commands/compact.js -> cli/args.js')
