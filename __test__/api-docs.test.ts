@@ -71,10 +71,13 @@ describe('the API reference (TypeDoc, from index.d.ts)', () => {
     expect(code, output).toBe(0)
     expect(existsSync(join(out, 'index.html'))).toBe(true)
     // A page per main entry point, with its doc comment rendered.
-    const compactor = readFileSync(join(out, 'classes', 'Compactor.html'), 'utf8')
+    // With several entry points (the package and each adapter) each page is named by its module.
+    const compactor = readFileSync(join(out, 'classes', 'index.Compactor.html'), 'utf8')
     expect(compactor).toContain('The stateful form')
-    expect(existsSync(join(out, 'functions', 'compactMessages.html'))).toBe(true)
-    expect(readFileSync(join(out, 'types', 'CompactErrorCode.html'), 'utf8')).toContain('TOOL_CALL')
+    expect(existsSync(join(out, 'functions', 'index.compactMessages.html'))).toBe(true)
+    expect(readFileSync(join(out, 'types', 'index.CompactErrorCode.html'), 'utf8')).toContain('TOOL_CALL')
+    expect(existsSync(join(out, 'functions', 'adapters_ai-sdk.compactionStep.html'))).toBe(true)
+    expect(existsSync(join(out, 'functions', 'adapters_langchain.contextCompactMiddleware.html'))).toBe(true)
   }, 300_000)
 
   it('the same configuration fails on an undocumented export and on a broken link', async () => {

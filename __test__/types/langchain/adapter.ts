@@ -91,8 +91,9 @@ export function options() {
   contextCompactMiddleware({ system: 'You are…' })
   // @ts-expect-error: the chat model must be able to invoke
   contextCompactMiddleware({ model: { name: 'not a model' } })
-  // @ts-expect-error: exactOptionalPropertyTypes: an explicit undefined is not an omitted option
-  const notSet: ContextCompactMiddlewareOptions = { outputDir: undefined }
+  // An option read from a variable that may be undefined goes in as it is, under
+  // exactOptionalPropertyTypes too: undefined is the default.
+  const notSet: ContextCompactMiddlewareOptions = { outputDir: process.env.ARCHIVES }
   // @ts-expect-error: lastResult is read-only
   custom.lastResult = null
   return [named, custom, notSet]
