@@ -91,8 +91,9 @@ export async function options() {
   compactionStep({ signal: 'stop' })
   // @ts-expect-error the system prompt is text or system messages
   compactionStep({ system: [{ role: 'user', content: system }] })
-  // @ts-expect-error exactOptionalPropertyTypes: an explicit undefined is not an omitted option
-  compactionStep({ sessionId: undefined })
+  // An option read from a variable that may be undefined goes in as it is, under
+  // exactOptionalPropertyTypes too: undefined is the default.
+  compactionStep({ sessionId: process.env.SESSION_ID })
 
   const step: CompactionStep = compactionStep()
   // @ts-expect-error lastResult is read-only
