@@ -1,11 +1,16 @@
 //! Routes the core's `tracing` events to JavaScript users.
 //!
-//! - By default they go to stderr, at the level of `CONTEXT_COMPACT_LOG` (`error`, `warn` — the
-//!   default —, `info`, `debug`, `trace`, `off`, or any `tracing-subscriber` filter directive).
-//! - A call made with an `onLog` / `logger` option instead sends the events it causes
-//!   (`debug` and above, from this library only) to that function, and not to stderr. The
-//!   function is registered for the duration of the call in a tokio task-local, so concurrent
-//!   calls each receive their own events.
+//! - By default nothing is written anywhere: a library has no business on its caller's stderr.
+//!   What a user needs to know is in the results (`result.warnings`, `error`) and the events.
+//! - The environment variable `CONTEXT_COMPACT_LOG` (`error`, `warn`, `info`, `debug`, `trace`,
+//!   `off`, or any `tracing-subscriber` filter directive) writes events to stderr at that level,
+//!   for a process whose code cannot be changed.
+//! - A call made with an `onLog` / `logger` / `logLevel` option instead sends the events it
+//!   causes (`debug` and above, from this library only) to a JS function (lib/callbacks.js
+//!   `wrapLog`, which hands them to the caller's function or writes those at `logLevel` and
+//!   above to stderr), and never to stderr from here. The function is registered for the
+//!   duration of the call in a tokio task-local, so concurrent calls each receive their own
+//!   events.
 
 use std::future::Future;
 use std::io::IsTerminal;
@@ -115,8 +120,9 @@ fn ours(metadata: &Metadata<'_>) -> bool {
 }
 
 pub fn install() {
+    // Quiet unless the environment asks: no variable (or one that cannot be read) is `off`.
     let env_filter =
-        EnvFilter::try_from_env("CONTEXT_COMPACT_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+        EnvFilter::try_from_env("CONTEXT_COMPACT_LOG").unwrap_or_else(|_| EnvFilter::new("off"));
     // Events of a call that has its own logger do not also go to stderr.
     let not_routed = DynFilterFn::new(|_: &Metadata<'_>, _: &Context<'_, _>| !in_logged_call());
     let stderr = fmt::layer()
