@@ -17,59 +17,104 @@
 
 /** A plain text block. */
 export interface TextBlock {
+  /** The block's kind. */
   type: 'text'
+  /** The text, counted exactly as the tokenizer counts it. */
   text: string
 }
 
 /** A tool call made by the assistant (Anthropic). Counted as `name` + `JSON.stringify(input)`. */
 export interface ToolUseBlock {
+  /** The block's kind. */
   type: 'tool_use'
+  /** The call's id, which its {@link ToolResultBlock} names as `tool_use_id`. */
   id: string
+  /** The tool's name. */
   name: string
+  /** The tool's input, counted as `JSON.stringify(input)`. */
   input: unknown
 }
 
 /** The result of a tool call (Anthropic). Must follow the message holding its `tool_use`. */
 export interface ToolResultBlock {
+  /** The block's kind. */
   type: 'tool_result'
+  /** The `id` of the {@link ToolUseBlock} this answers. */
   tool_use_id: string
+  /** The tool's output: text, or blocks (counted recursively). */
   content?: string | ContentBlock[] | undefined
+  /** The tool failed; the ledger lists failed calls. */
   is_error?: boolean | undefined
 }
 
 /** An image. Its tokens are estimated from the pixel size in its header, never from base64. */
 export interface ImageBlock {
+  /** The block's kind. */
   type: 'image'
+  /** Where the image is: inline base64 data (its header gives the size), a URL, or another source. */
   source:
-    | { type: 'base64'; media_type: string; data: string }
-    | { type: 'url'; url: string }
-    | { type: string }
+    | {
+        /** Inline data. */
+        type: 'base64'
+        /** E.g. `'image/png'`. */
+        media_type: string
+        /** The image, base64-encoded. */
+        data: string
+      }
+    | {
+        /** A URL the API fetches. */
+        type: 'url'
+        /** The image's URL. */
+        url: string
+      }
+    | {
+        /** Another source (e.g. `'file'`), passed through. */
+        type: string
+      }
 }
 
 /** A document (PDF or text). PDFs are estimated per page; text sources, `title` and `context` are counted. */
 export interface DocumentBlock {
+  /** The block's kind. */
   type: 'document'
-  source: { type: string }
+  /** The document's source, as the Messages API takes it (`base64`, `text`, `url`, `content`, `file`). */
+  source: {
+    /** The source's kind. */
+    type: string
+  }
+  /** The document's title, counted. */
   title?: string | undefined
 }
 
 /** Extended thinking. */
 export interface ThinkingBlock {
+  /** The block's kind. */
   type: 'thinking'
+  /** The model's reasoning, counted as text. */
   thinking: string
+  /** The API's signature over the block; not counted, never changed (see {@link CompactOptions.thinking}). */
   signature?: string | undefined
 }
 
 /** Redacted (encrypted) thinking, estimated from its size. */
 export interface RedactedThinkingBlock {
+  /** The block's kind. */
   type: 'redacted_thinking'
+  /** The encrypted reasoning. */
   data: string
 }
 
 /** An OpenAI-style image part, estimated with OpenAI's 512-px tile rule (`detail: 'low'`: 85 tokens). */
 export interface ImageUrlBlock {
+  /** The part's kind. */
   type: 'image_url'
-  image_url: { url: string; detail?: string | undefined }
+  /** The image. */
+  image_url: {
+    /** A URL or a `data:` URL (whose header gives the size). */
+    url: string
+    /** `'low'`, `'high'` or `'auto'`. */
+    detail?: string | undefined
+  }
 }
 
 /**
@@ -80,12 +125,18 @@ export interface ImageUrlBlock {
  * unknown types count 0 tokens, with one warning per type.
  */
 export interface UnknownBlock {
+  /** The block's kind. */
   type: string
 }
 
 /** Any block written as an object literal, with whatever fields it carries. */
-export type OpenBlock = { type: string; [key: string]: unknown }
+export type OpenBlock = {
+  /** The block's kind. */
+  type: string
+  [key: string]: unknown
+}
 
+/** A block of a message's `content` array, Anthropic or OpenAI style. */
 export type ContentBlock =
   | TextBlock
   | ToolUseBlock
@@ -100,56 +151,82 @@ export type ContentBlock =
 
 /** An OpenAI-style tool call on an assistant message. */
 export interface OpenAIToolCall {
+  /** The call's id, which the answering {@link ToolMessage} names as `tool_call_id`. */
   id: string
+  /** The call's kind. */
   type: 'function'
-  function: { name: string; arguments: string }
+  /** The function called. */
+  function: {
+    /** The function's name. */
+    name: string
+    /** Its arguments as a JSON string, counted as written. */
+    arguments: string
+  }
 }
 
 /** Tool calls of other types (e.g. OpenAI `custom` tools: `custom.name` + `custom.input` are counted). */
 export interface OtherToolCall {
+  /** The call's id. */
   id: string
+  /** The call's kind, e.g. `'custom'`. */
   type: string
 }
 
 /** A system (or OpenAI `developer`) message. Leading ones form the head and are always kept. */
 export interface SystemMessage {
+  /** `'developer'` is OpenAI's name for it. */
   role: 'system' | 'developer'
+  /** The instructions. */
   content: string | ContentBlock[]
 }
 
+/** A user message: the user's words, or (Anthropic) the `tool_result` blocks answering the last assistant message. */
 export interface UserMessage {
+  /** The author. */
   role: 'user'
+  /** Text, or blocks (text, images, documents, tool results, …). */
   content: string | ContentBlock[]
 }
 
+/** An assistant message: text, thinking and (Anthropic) `tool_use` blocks, or (OpenAI) `tool_calls`. */
 export interface AssistantMessage {
+  /** The author. */
   role: 'assistant'
   /** May be `null` or absent when the message only makes OpenAI `tool_calls`. */
   content?: string | ContentBlock[] | null | undefined
+  /** OpenAI tool calls, each answered by a {@link ToolMessage} right after this message. */
   tool_calls?: Array<OpenAIToolCall | OtherToolCall> | undefined
-  /** The type seed's camelCase spelling, accepted too. */
+  /** A camelCase spelling of `tool_calls`, accepted too. */
   toolCalls?: Array<OpenAIToolCall | OtherToolCall> | undefined
 }
 
 /** An OpenAI tool result. Must follow the assistant message holding its `tool_calls`. */
 export interface ToolMessage {
+  /** The author. */
   role: 'tool'
+  /** The tool's output. */
   content: string | ContentBlock[]
+  /** The `id` of the {@link OpenAIToolCall} this answers. */
   tool_call_id?: string | undefined
-  /** The type seed's camelCase spelling, accepted too. One of the two is required. */
+  /** A camelCase spelling of `tool_call_id`, accepted too. One of the two is required. */
   toolCallId?: string | undefined
 }
 
 /** OpenAI's deprecated `function` role, the answer to a `function_call`; treated like a tool result. */
 export interface FunctionMessage {
+  /** The author. */
   role: 'function'
+  /** The function that answered. */
   name: string
+  /** Its output. */
   content: string | null
 }
 
 /** A message written as an object literal with fields of its own (ids, metadata, …). */
 export type OpenMessage = {
+  /** The author. */
   role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function'
+  /** Text, or blocks. */
   content?: string | ContentBlock[] | null | undefined
   [key: string]: unknown
 }
@@ -166,7 +243,7 @@ export type OpenMessage = {
 export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage | FunctionMessage | OpenMessage
 
 // ---------------------------------------------------------------------------------------------
-// The other message formats, read natively (SPEC "Message formats")
+// The other message formats, read natively
 //
 // These types describe each SDK's messages structurally: index.d.ts imports none of those SDKs,
 // and their own types (`ResponseInputItem` from `openai`, `ModelMessage` from `ai`, `Content`
@@ -191,7 +268,9 @@ export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessa
  * - `'anthropic'`: Anthropic Messages ({@link Message}).
  * - `'openai'`: OpenAI Chat Completions ({@link Message}); read exactly as `'anthropic'` (one
  *   reader takes both, and a list may mix them).
- * - `'openai-responses'`: OpenAI Responses API input items ({@link ResponsesInputItem}).
+ * - `'openai-responses'`: OpenAI Responses API input items ({@link ResponsesInputItem}), and the
+ *   OpenAI Agents SDK's items (`AgentInputItem` of `@openai/agents`), the same protocol in the
+ *   SDK's own names (see `context-compact/openai-agents`).
  * - `'ai-sdk'`: Vercel AI SDK `ModelMessage`s, v5 and later ({@link AiSdkModelMessage}).
  * - `'gemini'`: Gemini `Content`s of `@google/genai` ({@link GeminiContent}).
  * - `'bedrock'`: Amazon Bedrock Converse messages ({@link BedrockMessage}).
@@ -201,7 +280,9 @@ export type MessageFormat = 'auto' | 'anthropic' | 'openai' | 'openai-responses'
 
 /** The text of a Responses message: `input_text` (user, system, developer) or `output_text` (assistant). */
 export interface ResponsesTextContent {
+  /** `'input_text'` in user, system and developer messages, `'output_text'` in the assistant's. */
   type: 'input_text' | 'output_text'
+  /** The text. */
   text: string
 }
 
@@ -218,9 +299,13 @@ export type ResponsesContentPart = ResponsesTextContent | UnknownBlock | OpenBlo
  * head and are always kept.
  */
 export interface ResponsesMessageItem {
+  /** The item's kind; may be left out. */
   type?: 'message' | undefined
+  /** The author. */
   role: 'user' | 'assistant' | 'system' | 'developer'
+  /** Text, or content parts. */
   content: string | ReadonlyArray<ResponsesContentPart>
+  /** The id the API gave the item, when it came from a response. */
   id?: string | undefined
 }
 
@@ -230,19 +315,27 @@ export interface ResponsesMessageItem {
  * one without the other, nor the `reasoning` item before a call without that call.
  */
 export interface ResponsesFunctionCallItem {
+  /** The item's kind. */
   type: 'function_call'
+  /** The call's id, which its output names. */
   call_id: string
+  /** The function's name. */
   name: string
   /** The arguments as a JSON string, counted as written. */
   arguments: string
+  /** The id the API gave the item. */
   id?: string | undefined
 }
 
 /** The output of a function call (`ResponseInputItem.FunctionCallOutput`): the tool result. */
 export interface ResponsesFunctionCallOutputItem {
+  /** The item's kind. */
   type: 'function_call_output'
+  /** The `call_id` of the {@link ResponsesFunctionCallItem} this answers. */
   call_id: string
+  /** The tool's output: text, or content parts. */
   output: string | ReadonlyArray<ResponsesContentPart>
+  /** The id the API gave the item. */
   id?: string | null | undefined
 }
 
@@ -252,15 +345,26 @@ export interface ResponsesFunctionCallOutputItem {
  * from any earlier turn, so the `thinking` policy's `'auto'` keeps them).
  */
 export interface ResponsesReasoningItem {
+  /** The item's kind. */
   type: 'reasoning'
+  /** The id the API gave the item. */
   id: string
-  summary: ReadonlyArray<{ type: 'summary_text'; text: string }>
+  /** The reasoning summary the API returned, counted as text. */
+  summary: ReadonlyArray<{
+    /** The part's kind. */
+    type: 'summary_text'
+    /** The summary text. */
+    text: string
+  }>
+  /** The encrypted reasoning (with `include: ['reasoning.encrypted_content']`), estimated from its size. */
   encrypted_content?: string | null | undefined
 }
 
 /** A reference to an item stored by the API (`ResponseInputItem.ItemReference`); `type` may be absent. */
 export interface ResponsesItemReference {
+  /** The item's kind; may be absent. */
   type?: 'item_reference' | null | undefined
+  /** The id of the stored item. */
   id: string
 }
 
@@ -272,8 +376,13 @@ export interface ResponsesItemReference {
  * `compaction` — are read by their `type`: calls and their outputs are paired by `call_id`,
  * their text counted, the rest passed through untouched.
  *
+ * The OpenAI Agents SDK's items (`AgentInputItem`, as its sessions store them) are read too:
+ * calls and outputs named by `callId`, `function_call_result` with a string or structured
+ * output, `hosted_tool_call`, reasoning with its summary in `content`.
+ *
  * The summary is written as
- * `{ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }`.
+ * `{ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }` (a valid item of
+ * both).
  */
 export type ResponsesInputItem =
   | ResponsesMessageItem
@@ -286,21 +395,29 @@ export type ResponsesInputItem =
 
 /** An AI SDK text part. */
 export interface AiSdkTextPart {
+  /** The part's kind. */
   type: 'text'
+  /** The text. */
   text: string
 }
 
 /** An AI SDK reasoning part (read as thinking). */
 export interface AiSdkReasoningPart {
+  /** The part's kind. */
   type: 'reasoning'
+  /** The reasoning text. */
   text: string
 }
 
 /** A tool call the model made (`ToolCallPart`); `input` is counted as `JSON.stringify(input)`. */
 export interface AiSdkToolCallPart {
+  /** The part's kind. */
   type: 'tool-call'
+  /** The call's id, which its {@link AiSdkToolResultPart} names. */
   toolCallId: string
+  /** The tool's name. */
   toolName: string
+  /** The tool's input. */
   input: unknown
 }
 
@@ -310,10 +427,17 @@ export interface AiSdkToolCallPart {
  * 'error-json' | 'content' | 'execution-denied', … }`.
  */
 export interface AiSdkToolResultPart {
+  /** The part's kind. */
   type: 'tool-result'
+  /** The `toolCallId` of the {@link AiSdkToolCallPart} this answers. */
   toolCallId: string
+  /** The tool's name. */
   toolName: string
-  output: { type: string }
+  /** The tool's output. */
+  output: {
+    /** The output's kind: `'text'`, `'json'`, `'error-text'`, `'error-json'`, `'content'` or `'execution-denied'`. */
+    type: string
+  }
 }
 
 /** A part of an AI SDK message's content; other parts (`image`, `file`, tool approvals, …) pass through. */
@@ -321,25 +445,33 @@ export type AiSdkPart = AiSdkTextPart | AiSdkReasoningPart | AiSdkToolCallPart |
 
 /** An AI SDK system message: its content is always a string. */
 export interface AiSdkSystemMessage {
+  /** The author. */
   role: 'system'
+  /** The instructions. */
   content: string
 }
 
 /** An AI SDK user message. */
 export interface AiSdkUserMessage {
+  /** The author. */
   role: 'user'
+  /** Text, or parts. */
   content: string | ReadonlyArray<AiSdkPart>
 }
 
 /** An AI SDK assistant message: text, reasoning and `tool-call` parts. */
 export interface AiSdkAssistantMessage {
+  /** The author. */
   role: 'assistant'
+  /** Text, or parts. */
   content: string | ReadonlyArray<AiSdkPart>
 }
 
 /** An AI SDK tool message: the `tool-result` parts answering the assistant message before it. */
 export interface AiSdkToolMessage {
+  /** The author. */
   role: 'tool'
+  /** The `tool-result` parts (and tool approval responses). */
   content: ReadonlyArray<AiSdkPart>
 }
 
@@ -357,17 +489,70 @@ export type AiSdkModelMessage = AiSdkSystemMessage | AiSdkUserMessage | AiSdkAss
  * stays on its part, byte for byte.
  */
 export interface GeminiPart {
+  /** Text (thinking when `thought` is true). */
   text?: string | undefined
+  /** The text is the model's thinking. */
   thought?: boolean | undefined
+  /** The API's signature over the model's reasoning; kept on its part, byte for byte. */
   thoughtSignature?: string | undefined
   /** A call the model made. Without `id` (older models), calls and responses pair by order. */
-  functionCall?: { id?: string | undefined; name?: string | undefined; args?: Record<string, unknown> | undefined } | undefined
+  functionCall?:
+    | {
+        /** The call's id, which its `functionResponse` names. */
+        id?: string | undefined
+        /** The function's name. */
+        name?: string | undefined
+        /** Its arguments, counted as JSON. */
+        args?: Record<string, unknown> | undefined
+      }
+    | undefined
   /** The answer to a `functionCall`, in the `user` content right after the model content. */
-  functionResponse?: { id?: string | undefined; name?: string | undefined; response?: Record<string, unknown> | undefined } | undefined
-  inlineData?: { mimeType?: string | undefined; data?: string | undefined } | undefined
-  fileData?: { mimeType?: string | undefined; fileUri?: string | undefined } | undefined
-  executableCode?: { code?: string | undefined; language?: string | undefined } | undefined
-  codeExecutionResult?: { outcome?: string | undefined; output?: string | undefined } | undefined
+  functionResponse?:
+    | {
+        /** The `id` of the call this answers. */
+        id?: string | undefined
+        /** The function's name. */
+        name?: string | undefined
+        /** The function's output, counted as JSON. */
+        response?: Record<string, unknown> | undefined
+      }
+    | undefined
+  /** Inline media, estimated from its size. */
+  inlineData?:
+    | {
+        /** E.g. `'image/png'`. */
+        mimeType?: string | undefined
+        /** The bytes, base64-encoded. */
+        data?: string | undefined
+      }
+    | undefined
+  /** Media uploaded to the API, estimated. */
+  fileData?:
+    | {
+        /** E.g. `'application/pdf'`. */
+        mimeType?: string | undefined
+        /** The file's URI. */
+        fileUri?: string | undefined
+      }
+    | undefined
+  /** Code the model ran with the code execution tool. */
+  executableCode?:
+    | {
+        /** The code, counted. */
+        code?: string | undefined
+        /** E.g. `'PYTHON'`. */
+        language?: string | undefined
+      }
+    | undefined
+  /** The result of `executableCode`. */
+  codeExecutionResult?:
+    | {
+        /** E.g. `'OUTCOME_OK'`. */
+        outcome?: string | undefined
+        /** The output, counted. */
+        output?: string | undefined
+      }
+    | undefined
 }
 
 /**
@@ -376,7 +561,9 @@ export interface GeminiPart {
  * `{ role: 'user', parts: [{ text }] }`.
  */
 export interface GeminiContent {
+  /** `'user'` or `'model'`. */
   role?: string | undefined
+  /** The content's parts. */
   parts?: ReadonlyArray<GeminiPart> | undefined
   /**
    * Never present on a Gemini content. Declared so that a malformed Anthropic / OpenAI message
@@ -392,16 +579,43 @@ export interface GeminiContent {
  * passed through.
  */
 export interface BedrockContentBlock {
+  /** Text. */
   text?: string | undefined
-  toolUse?: { toolUseId?: string | undefined; name?: string | undefined; input?: unknown | undefined } | undefined
+  /** A tool call the model made. */
+  toolUse?:
+    | {
+        /** The call's id, which its `toolResult` names. */
+        toolUseId?: string | undefined
+        /** The tool's name. */
+        name?: string | undefined
+        /** The tool's input, counted as JSON. */
+        input?: unknown | undefined
+      }
+    | undefined
   /** The answer to a `toolUse`, in the user message right after the assistant message. */
-  toolResult?: { toolUseId?: string | undefined; content?: ReadonlyArray<object> | undefined; status?: string | undefined } | undefined
+  toolResult?:
+    | {
+        /** The `toolUseId` of the call this answers. */
+        toolUseId?: string | undefined
+        /** The output: `{ text }`, `{ json }`, images, documents. */
+        content?: ReadonlyArray<object> | undefined
+        /** `'success'` or `'error'`. */
+        status?: string | undefined
+      }
+    | undefined
+  /** The model's reasoning (read as thinking). */
   reasoningContent?: object | undefined
+  /** An image, estimated. */
   image?: object | undefined
+  /** A document, estimated. */
   document?: object | undefined
+  /** A video, estimated. */
   video?: object | undefined
+  /** A prompt-cache checkpoint; no tokens. */
   cachePoint?: object | undefined
+  /** Content for a guardrail to evaluate. */
   guardContent?: object | undefined
+  /** Text with citations. */
   citationsContent?: object | undefined
   /** Never present on a Bedrock block (Anthropic blocks have a `type`; Bedrock's do not). */
   type?: never | undefined
@@ -415,7 +629,9 @@ export interface BedrockContentBlock {
  * message is a user message, since Converse requires the roles to alternate.
  */
 export interface BedrockMessage {
+  /** The author. */
   role?: 'user' | 'assistant' | undefined
+  /** The message's blocks. */
   content?: ReadonlyArray<BedrockContentBlock> | undefined
 }
 
@@ -424,14 +640,19 @@ export interface BedrockMessage {
  * `ToolMessage`, … of `@langchain/core/messages`): read through its `toJSON()`.
  */
 export interface LangChainMessageInstance {
+  /** The message's type: `'human'`, `'ai'`, `'system'`, `'tool'`, … */
   _getType(): string
+  /** The serialized form ({@link LangChainSerializedMessage}), which the library reads. */
   toJSON(): unknown
+  /** The message's content: text, or content blocks. */
   content: unknown
 }
 
 /** A LangChain message serialized by `toJSON()`: `{ lc: 1, type: 'constructor', id: [..., 'HumanMessage'], kwargs }`. */
 export interface LangChainSerializedMessage {
+  /** The serialization version, `1`. */
   lc: number
+  /** The serialized kind. */
   type: 'constructor'
   /** The class path; its last element names the class (`'AIMessage'`, `'ToolMessage'`, …). */
   id: ReadonlyArray<string>
@@ -441,8 +662,19 @@ export interface LangChainSerializedMessage {
 
 /** A LangChain message in its stored form (`mapChatMessagesToStoredMessages`): `{ type: 'human', data }`. */
 export interface LangChainStoredMessage {
+  /** The message's type: `'human'`, `'ai'`, `'system'`, `'tool'`, … */
   type: string
-  data: { content: unknown; role?: string | undefined; name?: string | undefined; tool_call_id?: string | undefined }
+  /** The message's fields. */
+  data: {
+    /** The message's content. */
+    content: unknown
+    /** The role of a chat message. */
+    role?: string | undefined
+    /** The author's name. */
+    name?: string | undefined
+    /** A tool message: the id of the call it answers. */
+    tool_call_id?: string | undefined
+  }
 }
 
 /**
@@ -511,6 +743,7 @@ export interface SummaryRequest<M extends AnyMessage = AnyMessage> {
  * `CompactOptions` object works with a list of any format.
  */
 export type Summarizer<M extends AnyMessage = AnyMessage> = {
+  /** Resolves with the summary text for `request.messages`. */
   summarize(request: SummaryRequest<M>): Promise<string>
 }['summarize']
 
@@ -535,14 +768,55 @@ export type CompactEvent =
  * `onEvent` of the call that started it), then applied or found stale by the call that compacts.
  */
 export type BackgroundEvent =
-  | { type: 'background_started'; tokens: number; threshold: number; startAt: number }
-  | { type: 'background_ready'; coveredMessages: number; durationMs: number }
-  | { type: 'background_applied'; coveredMessages: number; waitedMs: number }
-  | { type: 'background_stale'; reason: string; coveredMessages: number | null }
-  | { type: 'background_failed'; error: { code: string; message: string } }
+  | {
+      /** A call past the start point started the summary. */
+      type: 'background_started'
+      /** The trigger's estimate at that call. */
+      tokens: number
+      /** The threshold. */
+      threshold: number
+      /** The start point, in tokens. */
+      startAt: number
+    }
+  | {
+      /** The summary is ready. */
+      type: 'background_ready'
+      /** Messages of the list it covers (head included). */
+      coveredMessages: number
+      /** How long it took, in milliseconds. */
+      durationMs: number
+    }
+  | {
+      /** At the threshold, it replaced the summary call. */
+      type: 'background_applied'
+      /** Messages of the list it covers (head included). */
+      coveredMessages: number
+      /** How long the call waited for it, in milliseconds (0 when it was ready). */
+      waitedMs: number
+    }
+  | {
+      /** It was dropped, never archived (see {@link BackgroundInfo.reason}). */
+      type: 'background_stale'
+      /** Why it was stale. */
+      reason: string
+      /** Messages it covered, when known. */
+      coveredMessages: number | null
+    }
+  | {
+      /** It failed; the threshold compaction runs as without it. */
+      type: 'background_failed'
+      /** Why. */
+      error: {
+        /** A {@link CompactErrorCode}, or `'ABORTED'`. */
+        code: string
+        /** What happened. */
+        message: string
+      }
+    }
 
 /** A checkpoint stands for the start of the list (see {@link CompactOptions.checkpoints}). */
 export interface CheckpointReusedEvent {
+  /** The event's kind. */
   type: 'checkpoint_reused'
   /** Messages of the list it covers (counted as the pipeline reads the list). */
   coveredMessages: number
@@ -554,19 +828,29 @@ export interface CheckpointReusedEvent {
 
 /** A summary attempt failed and will be retried. */
 export interface RetryEvent {
+  /** The event's kind. */
   type: 'retry'
   /** The attempt that failed (1-based). */
   attempt: number
   /** How long the library waits before the next attempt. */
   delayMs: number
-  error: { code: CompactErrorCode; message: string; status: number | null }
+  /** Why the attempt failed. */
+  error: {
+    /** What failed. */
+    code: CompactErrorCode
+    /** What happened. */
+    message: string
+    /** The HTTP status, when there was a response. */
+    status: number | null
+  }
 }
 
 /**
- * The estimate reached the threshold (type seed's `TokenLimitExceededEvent`). Emitted by every
- * `compactMessages` / `Compactor.compact` / `Compactor.shouldCompact` call that finds it so.
+ * The estimate reached the threshold. Emitted by every `compactMessages` /
+ * `Compactor.compact` / `Compactor.shouldCompact` call that finds it so.
  */
 export interface TokenLimitExceededEvent {
+  /** The event's kind. */
   type: 'token_limit_exceeded'
   /** The trigger's estimate. */
   tokensUsed: number
@@ -576,20 +860,27 @@ export interface TokenLimitExceededEvent {
 
 /** A compaction starts (after `onBeforeCompact` agreed). */
 export interface CompactStartedEvent {
+  /** The event's kind. */
   type: 'started'
+  /** The trigger's estimate. */
   tokens: number
+  /** The threshold. */
   threshold: number
+  /** Messages in the list. */
   messageCount: number
   /** Messages to be summarized, removed or changed (`null` for a custom strategy). */
   middleCount: number | null
+  /** What fired the compaction. */
   trigger: CompactTrigger
+  /** The strategy that runs. */
   strategy: StrategyName | 'custom'
   /** A checkpoint's summary stands for the start of the list (`checkpoint_reused` follows). */
   checkpoint?: true | undefined
 }
 
-/** A compaction finished (Pi Agent seed's `CompactContextEvent`). */
+/** A compaction finished. */
 export interface CompactCompletedEvent {
+  /** The event's kind. */
   type: 'completed'
   /** `stats.originalTokenCount`. */
   originalTokens: number
@@ -599,9 +890,11 @@ export interface CompactCompletedEvent {
   savedRatio: number
   /** The summary message's content, `null` for strategies without a summary. */
   summary: string | null
+  /** The strategy that ran. */
   strategy: StrategyName | 'custom'
   /** Summary rounds (see `CompactResult.rounds`). */
   rounds: number
+  /** The compaction's archive (`result.archivePath`). */
   archivePath: string | null
   /** `result.checkpoint`, when checkpoints were reused or recorded. */
   checkpoint?: CheckpointInfo | undefined
@@ -609,7 +902,9 @@ export interface CompactCompletedEvent {
 
 /** A started compaction did not happen (the result's `error`). */
 export interface CompactFailedEvent {
+  /** The event's kind. */
   type: 'failed'
+  /** Why (`result.error`). */
   error: CompactError
 }
 
@@ -617,16 +912,16 @@ export interface CompactFailedEvent {
 export type CompactTrigger = 'tokens' | 'messages' | 'tool_output' | 'force'
 
 /**
- * The built-in strategies (SPEC §7):
- * - `'summary'`: the PRD's pipeline — an LLM summary of the middle, head and tail kept.
- * - `'selective'` (agent-SDK seed): {@link SelectiveRules} first, without any LLM call; a full
+ * The built-in strategies:
+ * - `'summary'`: an LLM summary of the middle, head and tail kept.
+ * - `'selective'`: {@link SelectiveRules} first, without any LLM call; a full
  *   summary of the original list only when they do not bring the conversation below every
  *   trigger (`result.fallback`).
  * - `'keep-recent'`: the last `keepRecentMessages` messages, nothing else (no LLM).
  * - `'keep-system-and-recent'`: the leading system messages and the last `keepRecentMessages`.
  * - `'sliding-window'`: the leading system messages and the most recent messages within
  *   `compression.targetTokens` (default: the tail budget).
- * - `'noop'`: nothing is compacted (type seed's `NoOpCompressionStrategy`).
+ * - `'noop'`: nothing is compacted.
  *
  * Every cut is pair-safe: what is kept never begins with a tool result whose call was
  * removed, and parallel calls stay together (the kept part moves back to the call, or — for
@@ -637,11 +932,11 @@ export type CompactTrigger = 'tokens' | 'messages' | 'tool_output' | 'force'
  */
 export type StrategyName = 'summary' | 'selective' | 'noop' | 'keep-recent' | 'keep-system-and-recent' | 'sliding-window'
 
-/** The seed's LLM message type: an Anthropic / OpenAI {@link Message}. */
+/** An Anthropic / OpenAI {@link Message}: the messages a custom strategy for those formats works on. */
 export type LLMMessage = Message
 
 /**
- * The type seed's `ContextCompressionConfig`, accepted as `options.compression` and passed to a
+ * The trigger and the kept budget in tokens, accepted as `options.compression` and passed to a
  * custom strategy's `compress`.
  */
 export interface ContextCompressionConfig {
@@ -657,7 +952,7 @@ export interface ContextCompressionConfig {
 }
 
 /**
- * A custom strategy (type seed's `CompressionStrategy`), given as `options.strategy`. The
+ * A custom strategy, given as `options.strategy`. The
  * library checks the trigger, asks `onBeforeCompact`, emits the events, then calls
  * `compress(messages (a copy of the array), markMap (a copy), config)` and checks what it
  * returns: valid messages that keep the tool-call pairing rules (if the input did); otherwise
@@ -676,15 +971,20 @@ export interface CompressionStrategy {
     messages: AnyMessage[],
     markMap: MessageMarkMap,
     config: ContextCompressionConfig,
-  ): Promise<{ messages: AnyMessage[]; markMap: MessageMarkMap }>
+  ): Promise<{
+    /** The compacted list. */
+    messages: AnyMessage[]
+    /** The mark map after this compaction (`markMap` as given, or a new one). */
+    markMap: MessageMarkMap
+  }>
 }
 
 /**
- * The type seed's message mark map: which original messages (by their index in the whole
+ * A message mark map: which original messages (by their index in the whole
  * session) each batch starts at. A {@link Compactor} keeps one (`compactor.markMap`): every
  * compaction starts a new batch at the first original index of the messages it left unchanged
  * after the last one it removed or changed; {@link Compactor.rollback} returns to an earlier
- * batch. Batch numbers may be reused after a rollback (the seed's 0-1-0 cycle).
+ * batch. Batch numbers may be reused after a rollback (batches 0, 1, then 0 again).
  */
 export interface MessageMarkMap {
   /** The original index of every message (of the whole session). */
@@ -704,15 +1004,16 @@ export interface MessageMarkMap {
  * - `'none'`: never touch them.
  */
 export interface SelectiveRule {
+  /** What the rule does. */
   strategy: 'truncate' | 'drop' | 'none'
   /** For `'truncate'`. @default 3 (toolResults), 1 (skills), 5 (assistantMessages, userMessages) */
   keepRecent?: number | undefined
 }
 
 /**
- * The rules of `strategy: 'selective'`, applied in this order (the agent-SDK seed's priority),
- * stopping as soon as the conversation is below every trigger; absent keys keep the seed's
- * defaults. System messages and earlier summaries are never touched (the seed's NONE rules).
+ * The rules of `strategy: 'selective'`, applied in this order, stopping as soon as the
+ * conversation is below every trigger; absent keys keep their defaults. System messages and
+ * earlier summaries are never touched.
  */
 export interface SelectiveRules {
   /**
@@ -748,6 +1049,7 @@ export interface RemovalReport {
   messagesRemoved: number
   /** Tool results whose content was replaced by a placeholder. */
   toolResultsCleared: number
+  /** Skill messages removed (counted in `messagesRemoved` too). */
   skillMessagesDropped: number
   /** User turns removed. */
   turnsRemoved: number
@@ -757,9 +1059,13 @@ export interface RemovalReport {
 
 /** What `extractMemory` appended (new lines per file; lines already there are not repeated). */
 export interface ExtractedMemory {
+  /** Lines appended to `decisions.md`. */
   decisions: number
+  /** Lines appended to `facts.md`. */
   facts: number
+  /** Lines appended to `preferences.md`. */
   preferences: number
+  /** Lines appended to `runtime.md`. */
   runtime: number
   /** `<outputDir>/<sessionId>/extracted`. */
   dir: string
@@ -767,24 +1073,33 @@ export interface ExtractedMemory {
 
 /** What `onBeforeCompact` is told before anything is summarized or written. */
 export interface BeforeCompactInfo {
-  /** The trigger's estimate and the threshold. */
+  /** The trigger's estimate. */
   tokens: number
+  /** The threshold. */
   threshold: number
+  /** Messages in the list. */
   messageCount: number
   /** Messages that would be summarized, removed or changed (`null` for a custom strategy). */
   middleCount: number | null
-  /**
-   * Where the part that changes begins, and the index of the first message kept after it (a
-   * selective compaction may keep some messages in between).
-   */
+  /** Where the part that changes begins (`null` for a custom strategy). */
   headLength: number | null
+  /**
+   * The index of the first message kept after the part that changes (a selective compaction may
+   * keep some messages in between); `null` for a custom strategy.
+   */
   tailStart: number | null
+  /** What fired the compaction. */
   trigger: CompactTrigger
+  /** The strategy that would run. */
   strategy: StrategyName | 'custom'
   /** A selective compaction that will fall back to a full summary. */
   fallback: boolean
 }
 
+/**
+ * The options of {@link compactMessages}, {@link Compactor} and the other functions that take
+ * them. Every option is optional; the defaults suit a Claude agent loop with a 200K window.
+ */
 export interface CompactOptions {
   /**
    * Which API's messages the list holds (see {@link MessageFormat}): detected from the list
@@ -860,7 +1175,7 @@ export interface CompactOptions {
   provider?: 'anthropic' | 'openai' | 'extractive' | 'anthropic-compaction' | undefined
   /**
    * The model that writes the summary (also passed to `summarizer` as `request.model`).
-   * @default 'claude-sonnet-4-5' (anthropic), 'gpt-4o-mini' (openai)
+   * @default `agentRequest.model` when given, else 'claude-sonnet-4-5' (anthropic), 'gpt-4o-mini' (openai)
    */
   model?: string | undefined
   /**
@@ -916,7 +1231,7 @@ export interface CompactOptions {
    * `az://container/prefix` or `file:///absolute/path`. A store is configured from the cloud's
    * standard environment variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`,
    * `AWS_ENDPOINT_URL`, `GOOGLE_APPLICATION_CREDENTIALS`, `AZURE_STORAGE_ACCOUNT_NAME`, …) and
-   * {@link CompactOptions.storeOptions}. See the README, "Running many agents".
+   * {@link CompactOptions.storeOptions}. See the guide `docs/archives-and-stores.md`.
    * @default './.context-compact'
    */
   outputDir?: string | undefined
@@ -941,8 +1256,7 @@ export interface CompactOptions {
    */
   requireArchive?: boolean | undefined
   /**
-   * Keep at least this many user turns (user messages that are not tool results) in the tail
-   * (Pi Agent seed's `keep_recent_rounds`).
+   * Keep at least this many user turns (user messages that are not tool results) in the tail.
    * @default 0
    */
   keepRecentTurns?: number | undefined
@@ -951,29 +1265,31 @@ export interface CompactOptions {
    * @default 'summary'
    */
   strategy?: StrategyName | CompressionStrategy | undefined
-  /** The rules of `strategy: 'selective'`. @default the agent-SDK seed's table */
+  /**
+   * The rules of `strategy: 'selective'`.
+   * @default each rule's own default (see {@link SelectiveRules})
+   */
   selectiveRules?: SelectiveRules | undefined
   /**
-   * How many recent messages `'keep-recent'` and `'keep-system-and-recent'` keep (SanBot).
+   * How many recent messages `'keep-recent'` and `'keep-system-and-recent'` keep.
    * @default 20
    */
   keepRecentMessages?: number | undefined
-  /** The type seed's {@link ContextCompressionConfig}; every field optional. */
+  /** A {@link ContextCompressionConfig}; every field optional. */
   compression?: Partial<ContextCompressionConfig> | undefined
   /**
-   * Also compact when there are more than this many messages (SanBot's trigger: 80, keeping a
-   * buffer before the window). `result.trigger` says which trigger fired.
+   * Also compact when there are more than this many messages (e.g. 80, to keep a buffer before
+   * the window). `result.trigger` says which trigger fired.
    * @default undefined (off)
    */
   maxMessages?: number | undefined
   /**
-   * Also compact when the text of all tool results exceeds this many UTF-8 bytes (SanBot: 50 KB).
+   * Also compact when the text of all tool results exceeds this many UTF-8 bytes (e.g. 50 000).
    * @default undefined (off)
    */
   maxToolOutputBytes?: number | undefined
   /**
-   * The most characters of model-written summary kept (Pi Agent seed's `summary_max_length`):
-   * a longer summary is cut at a line or sentence end with a `[summary truncated]` marker. The
+   * The most characters of model-written summary kept: a longer summary is cut at a line or sentence end with a `[summary truncated]` marker. The
    * ledger of tool calls (files, commands, failures) is appended after the cap and never cut:
    * it is the part that cannot be regenerated.
    * @default undefined (no cap; `summaryMaxTokens` bounds the output)
@@ -981,7 +1297,7 @@ export interface CompactOptions {
   summaryMaxChars?: number | undefined
   /**
    * The budget, in tokens, of the user's own messages carried word for word into the summary
-   * (SPEC §4.12). A summary model restates what the user asked in its own words, and corrections
+   * A summary model restates what the user asked in its own words, and corrections
    * or changes of mind get lost; so every user-authored text of the compacted messages (the text
    * of user messages: not tool results, not the summaries and notices this library wrote) is
    * appended to the summary under `## User messages (verbatim)`, oldest first, whoever wrote the
@@ -997,7 +1313,7 @@ export interface CompactOptions {
   userMessagesMaxTokens?: number | boolean | undefined
   /**
    * Show the current content of the files the agent worked on most recently right after the
-   * summary (SPEC §4.12), so that it does not have to read each of them again after a compaction
+   * summary, so that it does not have to read each of them again after a compaction
    * (Claude Code attaches its 5 most recently read files the same way):
    * - which files: those the tool calls touched (read, created, modified, as the ledger reads
    *   them), last touched first; not a file deleted last, and not one whose whole content is
@@ -1021,7 +1337,7 @@ export interface CompactOptions {
   rehydrate?: RehydrateOptions | boolean | undefined
   /**
    * Append the key information of the messages a compaction removes to
-   * `<outputDir>/<sessionId>/extracted/{decisions,facts,preferences,runtime}.md` (SanBot):
+   * `<outputDir>/<sessionId>/extracted/{decisions,facts,preferences,runtime}.md`:
    * decisions ("decided / chose / 决定 / 选择 / 确定"), facts (paths, projects, configuration),
    * preferences ("prefer / like / 喜欢 / 偏好 / 习惯"), runtime (files and commands of tool calls,
    * failed calls). A line already in a file is not appended again. Not done for custom strategies.
@@ -1029,7 +1345,7 @@ export interface CompactOptions {
    */
   extractMemory?: boolean | undefined
   /**
-   * Checkpoints (SPEC §4.11): never pay twice for the same summary. A compaction with the
+   * Checkpoints: never pay twice for the same summary. A compaction with the
    * `'summary'` strategy records what it did beside its archive
    * (`<outputDir>/<sessionId>/checkpoint-<hash>.json`, or the same key on an object store): the
    * messages it covered — the head and the summarized ones, identified by content (a SHA-256
@@ -1059,7 +1375,6 @@ export interface CompactOptions {
   /**
    * A {@link Compactor} option (ignored by `compactMessages`): prepare the summary in the
    * background before the threshold, so that the call that crosses it does not wait for an LLM
-   * (SPEC §4.11).
    * - **Start.** A `compact()` or `shouldCompact()` call that finds the estimate between the
    *   start point — `atRatio` × the threshold (default 0.8), or `atTokens` — and the threshold
    *   starts the summary of the middle as the trigger would cut it now, and returns at once
@@ -1084,10 +1399,20 @@ export interface CompactOptions {
    * format; only the `'summary'` strategy has a summary to prepare.
    * @default undefined (off)
    */
-  background?: boolean | { atRatio?: number | undefined } | { atTokens: number } | undefined
+  background?:
+    | boolean
+    | {
+        /** Start at this fraction of the threshold. @default 0.8 */
+        atRatio?: number | undefined
+      }
+    | {
+        /** Start at this many tokens (the trigger's estimate). */
+        atTokens: number
+      }
+    | undefined
   /**
    * What may be shortened when the kept messages alone keep the result at or over the threshold
-   * (e.g. one tool output of 200K tokens in the tail), SPEC §4.7:
+   * (e.g. one tool output of 200K tokens in the tail):
    * - `'tool-results'`: the largest tool results of the kept messages after the summary are
    *   shortened — their head and end kept, a marker in between saying how many tokens were
    *   elided and which archive holds the original — only as far as needed for the result to
@@ -1106,7 +1431,7 @@ export interface CompactOptions {
   offload?: OffloadScope | boolean | undefined
   /**
    * What happens to the `thinking` and `redacted_thinking` blocks of the assistant turns kept
-   * after the summary (SPEC §3). On models with *preserved thinking* every thinking block is
+   * after the summary. On models with *preserved thinking* every thinking block is
    * bound to the exact prefix before it, and a summary changes that prefix, so kept thinking
    * gets a 400 ("Invalid `signature` in `thinking` block. The block is bound to a different
    * conversation."). Older models need the thinking of the last turn of an unfinished tool loop.
@@ -1152,14 +1477,14 @@ export interface CompactOptions {
    */
   overflow?: unknown | undefined
   /**
-   * Asked before anything is summarized or written (Pi Agent seed's confirmation); return
+   * Asked before anything is summarized or written (a confirmation step); return
    * `false` (or a Promise of `false`) to decline: the result is then not compacted, `messages`
    * is your array, and `error.code` is `'DECLINED'`. A hook that throws declines too. Asked
    * once per compaction (not per recursive round).
    */
   onBeforeCompact?: ((info: BeforeCompactInfo) => boolean | void | Promise<boolean | void>) | undefined
   /**
-   * The model the agent loop talks to (e.g. `'claude-sonnet-4-5'`, `'gpt-4o'`). The trigger
+   * The model the agent loop talks to (e.g. `'claude-sonnet-4-6'`, `'gpt-5'`). The trigger
    * scales its estimate by the model family's billing factor, and `contextTokenLimit`
    * defaults to the model's context window. Without it, `model` is used for the factor.
    */
@@ -1268,7 +1593,9 @@ export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug'
 
 /** A log entry, as `onLog` receives it. */
 export interface LogEntry {
+  /** How serious it is. */
   level: 'error' | 'warn' | 'info' | 'debug'
+  /** What happened, in a sentence. */
   message: string
   /** Structured fields, e.g. `{ provider, attempt, code, delay_ms }` for a retry. */
   fields?: Record<string, unknown> | undefined
@@ -1277,7 +1604,7 @@ export interface LogEntry {
 }
 
 /**
- * Statistics of a compaction (PRD F-008). All zero when nothing was compacted.
+ * Statistics of a compaction. All zero when nothing was compacted.
  *
  * The three message counts sort every message you passed — your items, in every format (OpenAI
  * Responses items, Gemini contents, …) — into exactly one of them, so
@@ -1362,8 +1689,11 @@ export type CompactErrorCode =
   | 'MISSING_API_KEY'
   | 'STRATEGY_FAILED'
 
+/** Why a compaction was skipped or fell short (`result.error`). */
 export interface CompactError {
+  /** A stable code to branch on (see {@link CompactErrorCode}). */
   code: CompactErrorCode
+  /** What happened, for people. */
   message: string
   /** Summary attempts made (0 when the summarizer was not called). */
   attempts: number
@@ -1371,10 +1701,12 @@ export interface CompactError {
   status?: number | undefined
   /**
    * `STILL_OVER_LIMIT` / `NOT_SMALLER`: the estimate of the compacted list (the trigger's own,
-   * billed-calibrated measure), the input's estimate, and the threshold.
+   * billed-calibrated measure).
    */
   tokens?: number | undefined
+  /** `STILL_OVER_LIMIT` / `NOT_SMALLER`: the estimate of the input. */
   originalTokens?: number | undefined
+  /** `STILL_OVER_LIMIT` / `NOT_SMALLER`: the threshold. */
   threshold?: number | undefined
 }
 
@@ -1383,12 +1715,15 @@ export type ThinkingPolicy = 'auto' | 'keep' | 'strip'
 
 /** One change the thinking policy made to a kept message (like Anthropic's `input_transformations`). */
 export interface Transformation {
+  /** The change: a thinking block was removed. */
   type: 'thinking_dropped'
   /** Where the block was in the messages you passed, e.g. `'messages.7.content.0'`. */
   path: string
+  /** The message's index in the list you passed. */
   originalIndex: number
   /** The message's index in the result, or `null` when it was left out (it held only thinking). */
   index: number | null
+  /** The removed block's type. */
   blockType: 'thinking' | 'redacted_thinking'
 }
 
@@ -1403,13 +1738,15 @@ export interface OffloadedText {
   originalIndex: number
   /** Where the shortened string is, e.g. `'messages.7.content.0.content'`. */
   path: string
-  /** Tokens before, and after (kept text plus marker). */
+  /** Tokens before. */
   originalTokens: number
+  /** Tokens after: the kept text plus the marker. */
   tokens: number
   /** A tool result, or (with `offload: 'all'`) user or assistant text. */
   kind: 'tool_result' | 'text'
 }
 
+/** What {@link compactMessages} and {@link Compactor.compact} resolve with. */
 export interface CompactResult<M extends AnyMessage = Message> {
   /**
    * The new message list: head + the summary message + tail, where head and tail are the very
@@ -1432,9 +1769,10 @@ export interface CompactResult<M extends AnyMessage = Message> {
    * a file path, `<url>/<sessionId>/<name>` on an object store, `archiveStore:<sessionId>/<name>`
    * on your own store. One compaction writes one archive, with one sequence number: when it also
    * changed kept messages (thinking removed, tool results shortened), their originals are in the
-   * same archive, under `keptOriginals` (see the README's "Archives").
+   * same archive, under `keptOriginals` (see the guide `docs/archives-and-stores.md`).
    */
   archivePath: string | null
+  /** Token and message counts before and after (all zero when nothing was compacted). */
   stats: CompactStats
   /**
    * Why compaction was skipped, or `null` (also `null` below the threshold). Two codes come with
@@ -1473,7 +1811,7 @@ export interface CompactResult<M extends AnyMessage = Message> {
   /**
    * Summary rounds run: 1 normally; 2 or 3 when the result was still at or over the threshold
    * and its tail held more than one user turn, so it was compacted again with half the tail
-   * budget (Pi Agent seed's recursive compaction; at most two more rounds). 0 without a summary.
+   * budget (at most two more rounds). 0 without a summary.
    */
   rounds: number
   /** What a strategy without a summary removed, or `null`. */
@@ -1557,7 +1895,14 @@ export interface BackgroundInfo {
   /** `'applied'`: how long the call waited for a summary still running. */
   waitedMs?: number | undefined
   /** `'failed'`: why. */
-  error?: { code: string; message: string } | undefined
+  error?:
+    | {
+        /** A {@link CompactErrorCode}, or `'ABORTED'`. */
+        code: string
+        /** What happened. */
+        message: string
+      }
+    | undefined
 }
 
 /** What checkpoints did for a call (`result.checkpoint`). */
@@ -1614,6 +1959,7 @@ export interface RehydrateOptions {
 
 /** One file shown after the summary (`result.rehydrated`). */
 export interface RehydratedFile {
+  /** The file's path, as the tool calls named it. */
   path: string
   /** Tokens of its entry in the summary message. */
   tokens: number
@@ -1637,9 +1983,13 @@ export interface RehydratedFile {
 export interface SummaryUsage {
   /** Requests billed (a failed attempt that got a reply counts: it cost its input). */
   requests: number
+  /** Input tokens billed at full price. */
   inputTokens: number
+  /** Input tokens read from the provider's prompt cache. */
   cacheReadTokens: number
+  /** Input tokens written to the prompt cache. */
   cacheWriteTokens: number
+  /** Output tokens: the summaries. */
   outputTokens: number
 }
 
@@ -1660,7 +2010,7 @@ export interface Partition<M extends AnyMessage = Message> {
  * - `'calibration'`: a {@link Compactor} that saw usage before scales by what it learned;
  * - `'model'`: the agent's model (`agentModel`, or `model`) is named: its family's factor
  *   (1.35 for Claude, measured on real sessions; 1 for OpenAI's o200k models);
- * - `'raw'`: the exact tokenizer count (PRD F-002 as written).
+ * - `'raw'`: the exact tokenizer count.
  */
 export type EstimateSource = 'usage' | 'calibration' | 'model' | 'raw'
 
@@ -1672,6 +2022,7 @@ export interface Measure {
   rawTokens: number
   /** The estimate of what the API will bill, compared with the threshold. */
   tokens: number
+  /** Where the estimate came from. */
   source: EstimateSource
   /** The factor applied to raw counts (1 for `'raw'`). */
   factor: number
@@ -1696,25 +2047,55 @@ export interface Measure {
  * Extra fields are ignored.
  */
 export type Usage =
-  | { input_tokens: number; output_tokens?: number | undefined; cache_read_input_tokens?: number | null | undefined; cache_creation_input_tokens?: number | null | undefined }
-  | { prompt_tokens: number; completion_tokens?: number | undefined }
-  | { inputTokens: number | undefined; outputTokens?: number | undefined; cacheReadInputTokens?: number | undefined; cacheWriteInputTokens?: number | undefined }
-  | { promptTokenCount?: number | undefined; candidatesTokenCount?: number | undefined; toolUsePromptTokenCount?: number | undefined }
+  | {
+      /** Anthropic: input tokens not read from or written to the cache; OpenAI Responses: all input tokens. */
+      input_tokens: number
+      /** Output tokens. */
+      output_tokens?: number | undefined
+      /** Anthropic: input tokens read from the prompt cache. */
+      cache_read_input_tokens?: number | null | undefined
+      /** Anthropic: input tokens written to the prompt cache. */
+      cache_creation_input_tokens?: number | null | undefined
+    }
+  | {
+      /** OpenAI Chat: all input tokens, cached ones included. */
+      prompt_tokens: number
+      /** OpenAI Chat: output tokens. */
+      completion_tokens?: number | undefined
+    }
+  | {
+      /** AI SDK: all input tokens; Bedrock: input tokens outside the cache. */
+      inputTokens: number | undefined
+      /** Output tokens. */
+      outputTokens?: number | undefined
+      /** Bedrock: input tokens read from the prompt cache. */
+      cacheReadInputTokens?: number | undefined
+      /** Bedrock: input tokens written to the prompt cache. */
+      cacheWriteInputTokens?: number | undefined
+    }
+  | {
+      /** Gemini: input tokens, cached content included. */
+      promptTokenCount?: number | undefined
+      /** Gemini: output tokens. */
+      candidatesTokenCount?: number | undefined
+      /** Gemini: tokens of tool-use prompts. */
+      toolUsePromptTokenCount?: number | undefined
+    }
 
 // ---------------------------------------------------------------------------------------------
 // Functions
 
-/** The PRD's default context window: 200 000 tokens. */
+/** The default context window: 200 000 tokens. */
 export declare const CONTEXT_TOKEN_LIMIT: 200000
-/** The PRD's default trigger ratio: 0.92. */
+/** The default trigger ratio: 0.92. */
 export declare const COMPACT_THRESHOLD_RATIO: 0.92
-/** The PRD's default tail budget ratio: 0.10. */
+/** The default tail budget ratio: 0.10. */
 export declare const TAIL_RETENTION_RATIO: 0.1
-/** The PRD's default number of retries: 2. */
+/** The default number of retries: 2. */
 export declare const COMPACT_MAX_RETRIES: 2
 
 /**
- * The exact token count of a message list (PRD F-001). A message whose content is a string
+ * The exact token count of a message list. A message whose content is a string
  * counts exactly as the tokenizer counts that string; `tool_use` counts its name and
  * `JSON.stringify(input)`; tool results count recursively; images and documents are
  * estimated from their size. Empty list → 0.
@@ -1727,7 +2108,7 @@ export declare function countTokens(
 
 /**
  * True when the conversation's tokens (with `system` and `tools`) are ≥
- * `contextTokenLimit × thresholdRatio` (PRD F-002). Empty list → false.
+ * `contextTokenLimit × thresholdRatio`. Empty list → false.
  * @throws {TypeError} for invalid messages or options.
  */
 export declare function shouldCompact(messages: readonly AnyMessage[], options?: CompactOptions): boolean
@@ -1740,7 +2121,7 @@ export declare function shouldCompact(messages: readonly AnyMessage[], options?:
 export declare function measureTokens(messages: readonly AnyMessage[], options?: CompactOptions): Measure
 
 /**
- * Splits messages into head (leading system messages), middle and tail (PRD F-003): the tail
+ * Splits messages into head (leading system messages), middle and tail: the tail
  * is scanned back from the end until its tokens reach `tailRetentionTokens`, then extended so
  * it never begins with a tool result whose call would be left in the middle.
  * @throws {TypeError} for invalid messages.
@@ -1752,13 +2133,13 @@ export declare function partitionMessages<M extends AnyMessage = Message>(
 ): Partition<M>
 
 /**
- * Summarizes messages with the configured summarizer (PRD F-004), with retries.
+ * Summarizes messages with the configured summarizer, with retries.
  * @throws the last failure when every attempt failed; `AbortError` when `signal` fires.
  */
 export declare function generateSummary(middle: readonly AnyMessage[], options?: CompactOptions): Promise<string>
 
 /**
- * `[...head, summary, ...tail]`, a new array (PRD F-005), with the summary written as a user
+ * `[...head, summary, ...tail]`, a new array, with the summary written as a user
  * message in the format of `head` and `tail` (detected, or `options.format`):
  * `{ role: 'user', content: summary }` for Anthropic, OpenAI Chat and the AI SDK,
  * `{ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }` for Responses,
@@ -1785,7 +2166,7 @@ export type StoreOptions = Record<string, string | number | boolean>
 /**
  * Your own archive store, e.g. a table in your database (an example: `examples/archive-store.ts`).
  * Keys are `/`-separated: `<sessionId>/compact-<timestamp>-<n>.json`, `<sessionId>/events/…`, …
- * (the layout of the README's "Running many agents"); values are bytes (UTF-8 JSON or Markdown).
+ * (the layout in the guide `docs/archives-and-stores.md`); values are bytes (UTF-8 JSON or Markdown).
  * Every function may be async. A function that throws (or rejects) counts as a failed attempt
  * and is retried like the summary calls (`maxRetries`, backoff); each call may take at most 30 s.
  */
@@ -1815,8 +2196,11 @@ export interface ArchiveStore {
 
 /** An entry {@link ArchiveStore.list} reports. */
 export interface ArchiveStoreEntry {
+  /** The entry's key. */
   key: string
+  /** Its size in bytes. */
   size?: number | undefined
+  /** When it was written: a `Date`, milliseconds since the epoch, or an ISO string. */
   lastModified?: Date | number | string | null | undefined
 }
 
@@ -1836,7 +2220,7 @@ export interface StoreLocationOptions {
 
 /**
  * Writes messages to `<outputDir>/<sessionId>/compact-<YYYYMMDDTHHMMSSZ>-<sequence>.json`
- * (PRD F-006) atomically, privately (0600), never overwriting; resolves with the path. On an
+ * atomically, privately (0600), never overwriting; resolves with the path. On an
  * object store (or your `archiveStore`) the sequence number is taken with a create-only write,
  * so it is unique across machines. Anthropic and OpenAI Chat messages are archived as they are;
  * a list in another format is archived as compactions archive it: each entry is the message in
@@ -1865,7 +2249,7 @@ export declare function compactMessages<M extends AnyMessage = Message>(
 ): Promise<CompactResult<M>>
 
 // ---------------------------------------------------------------------------------------------
-// MessageMarkMap helpers (type seed §二, the seed's code)
+// MessageMarkMap helpers
 
 /** The original indices of the current batch: `originalIndices` at or after its boundary. */
 export declare function getCurrentBatchIndices(markMap: MessageMarkMap): number[]
@@ -1957,16 +2341,7 @@ export interface PruneResult {
   kept: number
 }
 
-/**
- * Errors {@link restoreMessages} rejects with (`error.code`), besides `TypeError` for invalid
- * arguments:
- * - `ARCHIVE_NOT_FOUND`: a summary names an archive that is not in the session directory (or
- *   its originals were never archived);
- * - `INVALID_ARCHIVE_REFERENCE`: a summary names something that is not an archive file name
- *   (e.g. `../../etc/passwd`); it is never opened;
- * - `INVALID_ARCHIVE`: an archive is not a JSON array, is a symlink, or archives name each other;
- * - `IO_ERROR`: reading failed.
- */
+/** What {@link offloadToolResults} shortens, and where the originals go. */
 export interface OffloadOptions extends StoreLocationOptions {
   /** A text longer than this many tokens is shortened to about this many (marker included). */
   maxTokens: number
@@ -1985,9 +2360,11 @@ export interface OffloadOptions extends StoreLocationOptions {
   format?: MessageFormat | undefined
 }
 
+/** What {@link offloadToolResults} resolves with. */
 export interface OffloadResult<M extends AnyMessage = Message> {
   /** Your list with the oversized messages replaced by shortened copies (the others are your objects). */
   messages: M[]
+  /** Each shortened text; empty when none was. */
   offloaded: OffloadedText[]
   /** The archive holding the originals, or `null` when nothing was shortened. */
   archivePath: string | null
@@ -1999,7 +2376,7 @@ export interface OffloadResult<M extends AnyMessage = Message> {
 }
 
 /**
- * Context offload on its own (PRD UC-004), for offload pipelines: every tool result longer than
+ * Context offload on its own, for offload pipelines: every tool result longer than
  * `maxTokens` is shortened to about `maxTokens` — its head and end kept, a marker in between
  * saying how many tokens were elided and which archive holds the original. The originals are
  * archived in the session's next archive, so {@link restoreMessages} gives them back exactly.
@@ -2010,6 +2387,16 @@ export declare function offloadToolResults<M extends AnyMessage = Message>(
   options: OffloadOptions,
 ): Promise<OffloadResult<M>>
 
+/**
+ * Errors {@link restoreMessages} rejects with (`error.code`), besides `TypeError` for invalid
+ * arguments:
+ * - `ARCHIVE_NOT_FOUND`: a summary names an archive that is not in the session directory (or
+ *   its originals were never archived);
+ * - `INVALID_ARCHIVE_REFERENCE`: a summary names something that is not an archive file name
+ *   (e.g. `../../etc/passwd`); it is never opened;
+ * - `INVALID_ARCHIVE`: an archive is not a JSON array, is a symlink, or archives name each other;
+ * - `IO_ERROR`: reading failed.
+ */
 export type RestoreErrorCode = 'ARCHIVE_NOT_FOUND' | 'INVALID_ARCHIVE_REFERENCE' | 'INVALID_ARCHIVE' | 'IO_ERROR'
 
 /**
@@ -2046,7 +2433,7 @@ export declare function restoreMessages<M extends AnyMessage = Message>(
 ): Promise<M[]>
 
 /**
- * Retention (SanBot): removes archives older than `olderThanDays` (by the timestamp in their
+ * Retention: removes archives older than `olderThanDays` (by the timestamp in their
  * name, or their modification time when that is not a valid date) and their metadata, in every
  * session under `outputDir` or in one. Never removes `events.jsonl`, `summaries.md` or any other
  * file; appends a `pruned` line to the audit log of each session it changed. The sequence of a
@@ -2065,7 +2452,16 @@ export declare function pruneArchives(outputDir: string, options?: PruneOptions)
  * {@link Usage} with `index`. The request was sent with messages `0 … index`.
  */
 export type ReportUsageEntry = Record<string, unknown> &
-  ({ message_index_after_which_the_request_was_made: number } | { index: number })
+  (
+    | {
+        /** The index of the last message the request was sent with. */
+        message_index_after_which_the_request_was_made: number
+      }
+    | {
+        /** The index of the last message the request was sent with. */
+        index: number
+      }
+  )
 
 /** What {@link renderReport} reads and draws. */
 export interface ReportOptions extends StoreLocationOptions {
@@ -2075,7 +2471,7 @@ export interface ReportOptions extends StoreLocationOptions {
    * @default './.context-compact'
    */
   outputDir?: string | undefined
-  /** @default 'default' */
+  /** The session whose archives are read. @default 'default' */
   sessionId?: string | undefined
   /** The messages' format (see {@link MessageFormat}). @default 'auto' */
   format?: MessageFormat | undefined
@@ -2087,11 +2483,15 @@ export interface ReportOptions extends StoreLocationOptions {
    * recorded is drawn (the window derived from it), else the defaults.
    */
   contextTokenLimit?: number | undefined
+  /** As {@link CompactOptions.thresholdRatio}. @default 0.92 */
   thresholdRatio?: number | undefined
+  /** The agent's model: its window and billing factor (see {@link CompactOptions.agentModel}). */
   agentModel?: string | undefined
+  /** The summary model, used for the factor when `agentModel` is not given. */
   model?: string | undefined
-  /** The system prompt and tools the loop sends: counted into the curve and the estimate. */
+  /** The system prompt the loop sends: counted into the curve and the estimate. */
   system?: CompactOptions['system'] | undefined
+  /** The tools the loop sends: counted into the curve and the estimate. */
   tools?: CompactOptions['tools'] | undefined
   /**
    * Billed usage, one entry per request, drawn beside the count. Without it, the usage
@@ -2216,6 +2616,7 @@ export declare function checkMessages(
  * strings and live as long as the message objects.
  */
 export declare class Compactor {
+  /** Binds `options` (copied) to every call; each method also takes per-call overrides. */
   constructor(options?: CompactOptions)
   /** A copy of the options this compactor was created with. */
   readonly options: CompactOptions
@@ -2223,12 +2624,20 @@ export declare class Compactor {
    * What this compactor learned from usage reports: the billed-per-raw-token slope (null until
    * enough growth was seen), the latest billed/raw ratio, and how many reports it saw.
    */
-  readonly calibration: { slope: number | null; ratio: number; samples: number } | null
+  readonly calibration: {
+    /** Billed tokens per raw token of growth, or `null` until enough growth was seen. */
+    slope: number | null
+    /** The latest billed ÷ raw ratio. */
+    ratio: number
+    /** Usage reports seen. */
+    samples: number
+  } | null
   /**
    * The session's {@link MessageMarkMap} (a copy). Every message object the compactor sees gets
    * the next original index; each compaction starts a batch.
    */
   readonly markMap: MessageMarkMap
+  /** {@link countTokens} with this compactor's encoding and format, counting only what changed since the last call. */
   countTokens(messages: readonly AnyMessage[]): number
   /**
    * Pass `{ usage }` (the last response's usage) to use it and to learn from it. Emits
@@ -2236,11 +2645,12 @@ export declare class Compactor {
    * `background`, starts the summary when the estimate is past its start point.
    */
   shouldCompact(messages: readonly AnyMessage[], overrides?: Pick<CompactOptions, 'usage' | 'onEvent'>): boolean
+  /** {@link measureTokens} with this compactor's options, its token cache and what it learned from usage. */
   measure(messages: readonly AnyMessage[], overrides?: Pick<CompactOptions, 'usage'>): Measure
   /** {@link compactMessages} with this compactor's options (and `overrides`): the same type comes back. */
   compact<M extends AnyMessage = Message>(messages: readonly M[], overrides?: CompactOptions): Promise<CompactResult<M>>
   /**
-   * Rolls back to an earlier batch of `markMap` (seed §八.4) and resolves with its messages:
+   * Rolls back to an earlier batch of `markMap` and resolves with its messages:
    * batch 0 is the whole original conversation, read back from the archives
    * ({@link restoreMessages}); a later batch is the list its compaction returned, followed by
    * every message added since (read back from later archives where needed). Later batches leave
@@ -2259,12 +2669,14 @@ export declare class Compactor {
    * compactor stays usable for foreground compactions.
    */
   close(): Promise<void>
+  /** {@link partitionMessages} with this compactor's options. */
   partitionMessages<M extends AnyMessage = Message>(messages: readonly M[], tailRetentionTokens: number): Partition<M>
+  /** {@link generateSummary} with this compactor's options (and `overrides`). */
   generateSummary(middle: readonly AnyMessage[], overrides?: CompactOptions): Promise<string>
 }
 
 // ---------------------------------------------------------------------------------------------
-// Overflow recovery (SPEC §4.8)
+// Overflow recovery
 
 /**
  * Whether an API error means the request was longer than the model's context window, so the
@@ -2319,8 +2731,21 @@ export interface RecallInput {
 
 /** The JSON schema of {@link RecallInput} (a type alias, so the SDKs' schema types with an index signature accept it). */
 export type RecallInputSchema = {
+  /** A JSON object. */
   type: 'object'
-  properties: Record<'archive' | 'from' | 'to' | 'query', { type: string; description: string; minimum?: number | undefined }>
+  /** One schema per field of {@link RecallInput}. */
+  properties: Record<
+    'archive' | 'from' | 'to' | 'query',
+    {
+      /** The JSON type: `'string'` or `'integer'`. */
+      type: string
+      /** What the field means, for the model. */
+      description: string
+      /** The least value of `from` and `to`: 0. */
+      minimum?: number | undefined
+    }
+  >
+  /** No other fields. */
   additionalProperties: false
 }
 
@@ -2330,20 +2755,83 @@ export type RecallToolFormat = 'anthropic' | 'openai' | 'openai-chat' | 'openai-
 /** The tool in each API's own tool shape. */
 export interface RecallToolDefinitions {
   /** Anthropic Messages `tools[]`. */
-  anthropic: { name: string; description: string; input_schema: RecallInputSchema }
+  anthropic: {
+    /** The tool's name. */
+    name: string
+    /** What the tool does, for the model. */
+    description: string
+    /** The input's JSON schema. */
+    input_schema: RecallInputSchema
+  }
   /** OpenAI Chat Completions `tools[]` (also LangChain's `bindTools`). */
-  openai: { type: 'function'; function: { name: string; description: string; parameters: RecallInputSchema } }
+  openai: {
+    /** The tool's kind. */
+    type: 'function'
+    /** The function. */
+    function: {
+      /** The tool's name. */
+      name: string
+      /** What the tool does, for the model. */
+      description: string
+      /** The input's JSON schema. */
+      parameters: RecallInputSchema
+    }
+  }
+  /** The same as `openai`. */
   'openai-chat': RecallToolDefinitions['openai']
+  /** The same as `openai`, which LangChain's `bindTools` takes. */
   langchain: RecallToolDefinitions['openai']
   /** OpenAI Responses `tools[]`. */
-  'openai-responses': { type: 'function'; name: string; description: string; parameters: RecallInputSchema; strict: false }
+  'openai-responses': {
+    /** The tool's kind. */
+    type: 'function'
+    /** The tool's name. */
+    name: string
+    /** What the tool does, for the model. */
+    description: string
+    /** The input's JSON schema. */
+    parameters: RecallInputSchema
+    /** Not strict: `from`, `to` and `query` are optional. */
+    strict: false
+  }
+  /** The same as `'openai-responses'`. */
   responses: RecallToolDefinitions['openai-responses']
   /** A Vercel AI SDK tool (`tools: { [name]: definition }`): the SDK's JSON-schema wrapper and `execute`. */
-  'ai-sdk': { description: string; inputSchema: unknown; execute: (input: RecallInput) => Promise<string> }
+  'ai-sdk': {
+    /** What the tool does, for the model. */
+    description: string
+    /** The input's JSON schema, wrapped as the AI SDK's `jsonSchema()` wraps it. */
+    inputSchema: unknown
+    /** Runs the tool: {@link RecallTool.run}. */
+    execute: (input: RecallInput) => Promise<string>
+  }
   /** A Gemini `Tool` (`config.tools[]`). */
-  gemini: { functionDeclarations: Array<{ name: string; description: string; parametersJsonSchema: RecallInputSchema }> }
+  gemini: {
+    /** One declaration: the recall function. */
+    functionDeclarations: Array<{
+      /** The tool's name. */
+      name: string
+      /** What the tool does, for the model. */
+      description: string
+      /** The input's JSON schema. */
+      parametersJsonSchema: RecallInputSchema
+    }>
+  }
   /** A Bedrock Converse `toolConfig.tools[]` entry. */
-  bedrock: { toolSpec: { name: string; description: string; inputSchema: { json: RecallInputSchema } } }
+  bedrock: {
+    /** The tool's specification. */
+    toolSpec: {
+      /** The tool's name. */
+      name: string
+      /** What the tool does, for the model. */
+      description: string
+      /** The input's schema. */
+      inputSchema: {
+        /** The input's JSON schema. */
+        json: RecallInputSchema
+      }
+    }
+  }
 }
 
 /** Where the recall tool reads, and how much it answers. */
@@ -2382,9 +2870,13 @@ export interface RecallToolOptions<F extends RecallToolFormat = 'anthropic'> {
 
 /** The recall tool: put `definition` in your tool list; call `run` with the model's input. */
 export interface RecallTool<F extends RecallToolFormat = 'anthropic'> {
+  /** The tool's name (`options.name`): the tool calls to answer with `run` carry it. */
   name: string
+  /** What the tool does, for the model. */
   description: string
+  /** The input's JSON schema. */
   inputSchema: RecallInputSchema
+  /** The tool in the shape of `options.format`, ready for your tool list. */
   definition: RecallToolDefinitions[F]
   /**
    * The text the agent reads: the messages of a range, rendered readably (roles, text, tool calls
@@ -2398,7 +2890,7 @@ export interface RecallTool<F extends RecallToolFormat = 'anthropic'> {
 }
 
 /**
- * A tool that lets the agent read back the originals a compaction archived (SPEC §4.12): a
+ * A tool that lets the agent read back the originals a compaction archived: a
  * summary drops details, the archive keeps them. Each summary ends with a line per compacted range
  * in the form the tool takes (`Recall: archive=compact-…-3.json from=0 to=120`), so the agent can
  * ask for exactly those messages, or search every archive of the session with a query. Invalid

@@ -54,8 +54,11 @@ function schema() {
   return structuredClone(INPUT_SCHEMA)
 }
 
+// AI SDK 5 validates a tool's input through the wrapper's second marker (`vercel.ai.validator`,
+// which its `jsonSchema()` sets too); without it every call of the tool fails there with "value is
+// not a function". AI SDK 6 and 7 read the first one.
 function aiSdkSchema(jsonSchema) {
-  return { [Symbol.for('vercel.ai.schema')]: true, _type: undefined, jsonSchema, validate: undefined }
+  return { [Symbol.for('vercel.ai.schema')]: true, [Symbol.for('vercel.ai.validator')]: true, _type: undefined, jsonSchema, validate: undefined }
 }
 
 function positiveInteger(value, name, fallback) {

@@ -1,12 +1,13 @@
 // Makes the pictures of a session report in docs/: report.png (the top of the page, 1,000 px
-// wide, for the README), report-1280.png and report-375.png (the numbers, the curve, its legend
-// and the first compaction with its ledger, at a laptop's width and a phone's). The session is a
-// real Claude Code session (../shared/data/real/cc-spotter-gqc-pre.json) replayed through a
-// Compactor as an agent loop would run it — compact() before each of its real requests — with an
-// 80,000-token window so that it compacts more than once (offline: the extractive summarizer).
-// Until the first compaction the replay holds exactly what the real run sent, so the compactor
-// is given the real billed usage of those requests (the trigger's best input) and the report
-// draws it; later requests of the real run sent a list this replay no longer holds.
+// wide, shown in docs/report.md), report-1280.png and report-375.png (the numbers, the curve,
+// its legend and the first compaction with its ledger, at a laptop's width and a phone's). The
+// session is a real Claude Code session (../shared/data/real/cc-spotter-gqc-pre.json) replayed
+// through a Compactor as an agent loop would run it — compact() before each of its real
+// requests — with an 80,000-token window so that it compacts more than once (offline: the
+// extractive summarizer). Until the first compaction the replay holds exactly what the real run
+// sent, so the compactor is given the real billed usage of those requests (the trigger's best
+// input) and the report draws it; later requests of the real run sent a list this replay no
+// longer holds.
 //
 //   node scripts/report-screenshot.mjs [out-dir] [--html out.html]
 //

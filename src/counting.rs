@@ -308,6 +308,6 @@ pub fn validate_session_id(session_id: String) -> Result<()> {
 /// Preloads an encoding's tables (the first count otherwise pays for it).
 #[napi]
 pub fn preload_encoding(encoding: Option<String>) -> Result<()> {
-    parse_encoding(encoding)?.preload();
+    tokens::preload(parse_encoding(encoding)?);
     Ok(())
 }

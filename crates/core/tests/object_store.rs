@@ -337,7 +337,7 @@ fn lifecycle(store: Arc<ArchiveStore>) {
     let events = session::read_events(&store, "s").unwrap();
     assert_eq!(events.last().unwrap()["event"], "pruned");
     // Numbering continues past the pruned archive.
-    let next = context_compact_core::archive::persist_in(
+    let next = context_compact_core::archive::store::session::persist_in(
         &[json!({"role": "user", "content": "after the prune"})],
         std::path::Path::new(""),
         Some(&store),

@@ -425,30 +425,6 @@ pub fn persist_archive(
     result
 }
 
-/// [`persist_messages`] into `store` when there is one (an object-store `outputDir` or the
-/// caller's `archiveStore`), else into `output_dir`.
-pub fn persist_in(
-    middle: &[Value],
-    output_dir: &Path,
-    store: Option<&crate::archive::store::ArchiveStore>,
-    session_id: &str,
-) -> io::Result<ArchiveFile> {
-    persist_archive_in(&Archive::of(middle), output_dir, store, session_id)
-}
-
-/// [`persist_archive`] into `store` when there is one, else into `output_dir`.
-pub fn persist_archive_in(
-    archive: &Archive<'_>,
-    output_dir: &Path,
-    store: Option<&crate::archive::store::ArchiveStore>,
-    session_id: &str,
-) -> io::Result<ArchiveFile> {
-    match store {
-        Some(store) => crate::archive::store::session::persist_archive(store, archive, session_id),
-        None => persist_archive(archive, output_dir, session_id),
-    }
-}
-
 /// The name of the per-session lock file.
 pub const LOCK_FILE: &str = ".lock";
 

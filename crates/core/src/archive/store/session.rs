@@ -17,7 +17,7 @@
 
 use std::collections::HashSet;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Map, Value};
@@ -559,4 +559,28 @@ pub fn prune_archives(
         report.kept += kept;
     }
     Ok(report)
+}
+
+/// [`crate::archive::persist_messages`] into `store` when there is one (an object-store `outputDir` or the
+/// caller's `archiveStore`), else into `output_dir`.
+pub fn persist_in(
+    middle: &[Value],
+    output_dir: &Path,
+    store: Option<&ArchiveStore>,
+    session_id: &str,
+) -> io::Result<ArchiveFile> {
+    persist_archive_in(&Archive::of(middle), output_dir, store, session_id)
+}
+
+/// [`crate::archive::persist_archive`] into `store` when there is one, else into `output_dir`.
+pub fn persist_archive_in(
+    archive: &Archive<'_>,
+    output_dir: &Path,
+    store: Option<&ArchiveStore>,
+    session_id: &str,
+) -> io::Result<ArchiveFile> {
+    match store {
+        Some(store) => persist_archive(store, archive, session_id),
+        None => crate::archive::persist_archive(archive, output_dir, session_id),
+    }
 }
