@@ -1561,21 +1561,35 @@ export interface CompactOptions {
    */
   onEvent?: ((event: CompactEvent) => void) | undefined
   /**
-   * Receives this call's log entries (`debug` and above: retries, unknown block types,
-   * archive failures, which provider was chosen, …) instead of stderr. A listener that throws
-   * does not break compaction. Without `onLog`/`logger`, warnings go to stderr; the
-   * environment variable `CONTEXT_COMPACT_LOG` sets that level (`error`, `warn`, `info`,
-   * `debug`, `trace`, `off`).
-   * @default undefined (stderr)
+   * Receives this call's log entries (`debug` and above: retries, archive failures, which
+   * provider was chosen, …). A listener that throws does not break compaction.
+   *
+   * The library writes nothing to stderr unless asked: what a caller needs to know is in the
+   * result (`warnings`, `error`) and the events (`onEvent`). Logs are for finding out why;
+   * ask for them with `onLog`, `logger` or `logLevel`, or, for a program you cannot change,
+   * with the environment variable `CONTEXT_COMPACT_LOG` (`error`, `warn`, `info`, `debug`,
+   * `trace`), which writes to stderr the entries of calls that have none of the three.
+   * @default undefined (no log entries are delivered)
    */
   onLog?: ((entry: LogEntry) => void) | undefined
   /**
    * Like `onLog`, for a logger object such as `console` or a pino/winston logger: each entry
    * calls `logger[entry.level](message, fields)` (falling back to `logger.log`).
-   * @default undefined (stderr)
+   * @default undefined
    */
   logger?: Partial<Record<LogEntry['level'] | 'log', (...args: any[]) => void>> | undefined
+  /**
+   * Writes this call's log entries at this level and above to stderr, one line each
+   * (`context-compact warn: …`), besides giving them to `onLog`/`logger`. `'off'` writes none,
+   * even when `CONTEXT_COMPACT_LOG` is set.
+   * @throws {TypeError} when it is not one of the five values.
+   * @default 'off'
+   */
+  logLevel?: LogLevel | undefined
 }
+
+/** How much of a call's log `logLevel` writes to stderr: nothing, or entries at this level and above. */
+export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug'
 
 /** A log entry, as `onLog` receives it. */
 export interface LogEntry {

@@ -7,7 +7,7 @@ const { invalidArgument } = require('./validate.js')
 
 // Options that are functions or objects the addon cannot read; everything else is passed on.
 // `archiveStoreId` is set by optionsJson alone (it names a store registered for the call).
-const JS_ONLY_OPTIONS = new Set(['summarizer', 'signal', 'onEvent', 'onBeforeCompact', 'onLog', 'logger', 'overflow', 'archiveStore', 'archiveStoreId'])
+const JS_ONLY_OPTIONS = new Set(['summarizer', 'signal', 'onEvent', 'onBeforeCompact', 'onLog', 'logger', 'logLevel', 'overflow', 'archiveStore', 'archiveStoreId'])
 
 // A custom strategy (an object with a `compress` method, type seed) runs in JS.
 function isCustomStrategy(strategy) {

@@ -95,7 +95,9 @@ pub fn summary_body(message: &Value) -> Option<&str> {
 /// because it held only thinking) and where their originals are, for `restoreMessages`.
 const THINKING_LINE_START: &str =
     "[context-compact: thinking was removed from kept messages after this one (at ";
-const THINKING_LINE_LEFT_OUT: &str = "; * held only thinking and was left out)";
+/// Said after the positions only when one of them is starred (lines written before this rule
+/// say it always; both are read).
+const THINKING_LINE_LEFT_OUT: &str = "; * held only thinking and was left out";
 const THINKING_LINE_ARCHIVE: &str = ". Originals: ";
 /// Where in the compaction's archive the originals are (the archive's
 /// `keptOriginals.thinkingRemoved`, see the archive layer), before the archive's path. A line
@@ -129,9 +131,11 @@ pub fn thinking_line_text(kept: &[(usize, bool)], archive: Option<&str>) -> Stri
             }
         })
         .collect();
+    let starred = kept.iter().any(|(_, left_out)| *left_out);
     let mut line = format!(
-        "{THINKING_LINE_START}{}{THINKING_LINE_LEFT_OUT}",
-        positions.join(", ")
+        "{THINKING_LINE_START}{}{})",
+        positions.join(", "),
+        if starred { THINKING_LINE_LEFT_OUT } else { "" }
     );
     match archive {
         Some(path) => {
@@ -153,7 +157,11 @@ pub fn thinking_line(message: &Value) -> Option<ThinkingLine<'_>> {
     let text = summary_text(message)?;
     let last = text.trim_end().rsplit('\n').next()?;
     let rest = last.strip_prefix(THINKING_LINE_START)?;
-    let (positions, rest) = rest.split_once(THINKING_LINE_LEFT_OUT)?;
+    // The positions are digits, "*" and ", ": the first ")" closes them.
+    let (positions, rest) = rest.split_once(')')?;
+    let positions = positions
+        .strip_suffix(THINKING_LINE_LEFT_OUT)
+        .unwrap_or(positions);
     let kept = positions
         .split(", ")
         .map(|p| match p.strip_suffix('*') {
@@ -376,6 +384,16 @@ mod tests {
         let message = json!({"role": "user", "content": format!("{body}\n\n{unarchived}")});
         let line = thinking_line(&message).unwrap();
         assert_eq!((line.archive, line.kept_originals), (None, false));
+        // The star is explained only where one is drawn.
+        assert!(thinking_line_text(&[(0, false), (2, true)], Some(path))
+            .contains("(at 0, 2*; * held only thinking and was left out). Originals: "));
+        let plain = thinking_line_text(&[(1, false), (4, false)], Some(path));
+        assert!(!plain.contains("held only thinking"), "{plain}");
+        assert!(plain.contains("(at 1, 4). Originals: keptOriginals.thinkingRemoved of "));
+        let message = json!({"role": "user", "content": format!("{body}\n\n{plain}")});
+        let line = thinking_line(&message).unwrap();
+        assert_eq!(line.kept, vec![(1, false), (4, false)]);
+        assert_eq!(line.archive, Some(path));
     }
 
     #[test]

@@ -225,9 +225,12 @@ pub fn extractive_summary(messages: &[Value], previous: Option<&str>) -> String 
         })
         .collect();
     section(&mut out, 3, &tools);
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
     let mut state = vec![format!(
-        "{} messages summarized ({user_turns} user turns).",
-        messages.len()
+        "{} message{} summarized ({user_turns} user turn{}).",
+        messages.len(),
+        plural(messages.len()),
+        plural(user_turns)
     )];
     if let Some(last) = &last_assistant {
         state.push(format!("Last assistant message: {last}"));

@@ -233,6 +233,13 @@ pub trait Summarizer: Send + Sync {
         None
     }
 
+    /// A warning every result this summarizer writes carries (`result.warnings`): the
+    /// zero-configuration fallback to the extractive summarizer says so, since the library
+    /// writes nothing to stderr unless asked.
+    fn notice(&self) -> Option<&str> {
+        None
+    }
+
     /// How many tokens the summarizer can read; the transcript is kept within it.
     /// `None`: no limit is known.
     fn context_window(&self) -> Option<usize> {
