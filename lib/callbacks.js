@@ -46,6 +46,7 @@ function summaryRequest(call, messages, format) {
             call.previousSummary ?? null,
             call.maxToolResultChars ?? null,
             format,
+            call.ownSummaries ?? [],
           ),
         )
       }
@@ -101,6 +102,15 @@ function wrapLog(opts) {
       process.emitWarning(`onLog listener threw: ${error && error.message}`, { code: 'CONTEXT_COMPACT_LISTENER' })
     }
   }
+}
+
+// Warnings of a call that returns no result (unknown option names, …): to `onLog`/`logger`
+// when the caller gave one, else nowhere — nothing goes to stderr unless the caller asks.
+function reportWarnings(opts, warnings) {
+  if (warnings.length === 0) return
+  const log = wrapLog(opts)
+  if (!log) return
+  for (const message of warnings) log(JSON.stringify({ level: 'warn', message, target: 'context_compact::options' }))
 }
 
 function wrapEvents(onEvent) {
@@ -171,6 +181,7 @@ function wrapRead(rehydrate) {
 
 module.exports = {
   abortError,
+  reportWarnings,
   wrapSummarizer,
   wrapRead,
   wrapLog,
