@@ -138,7 +138,7 @@ describe('sections read back exactly whatever the text holds', () => {
           list = result.messages
         }
       }),
-      { numRuns: 120 },
+      { numRuns: 200 },
     )
   })
 
