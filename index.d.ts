@@ -1006,7 +1006,10 @@ export interface MessageMarkMap {
 export interface SelectiveRule {
   /** What the rule does. */
   strategy: 'truncate' | 'drop' | 'none'
-  /** For `'truncate'`. @default 3 (toolResults), 1 (skills), 5 (assistantMessages, userMessages) */
+  /**
+   * For `'truncate'`: an integer from 0 to 100 000 000.
+   * @default 3 (toolResults), 1 (skills), 5 (assistantMessages, userMessages)
+   */
   keepRecent?: number | undefined
 }
 
@@ -1099,6 +1102,13 @@ export interface BeforeCompactInfo {
 /**
  * The options of {@link compactMessages}, {@link Compactor} and the other functions that take
  * them. Every option is optional; the defaults suit a Claude agent loop with a 200K window.
+ *
+ * Every option is checked the same way: a value of the wrong type, `NaN`, `Infinity`, a fraction
+ * where an integer is due, or a number outside the range its documentation gives is a `TypeError`
+ * naming the option and that range (code `ERR_CONTEXT_COMPACT_INVALID_ARGUMENT`); nothing is
+ * silently replaced or capped. A name that is not an option is reported with the closest
+ * option's name — in `result.warnings`, or to `onLog`/`logger` for a call without a result — and
+ * is a `TypeError` with `strict: true`.
  */
 export interface CompactOptions {
   /**
@@ -1108,18 +1118,20 @@ export interface CompactOptions {
    */
   format?: MessageFormat | undefined
   /**
-   * The model's context window, in tokens.
-   * @default 200000
+   * The model's context window, in tokens. An integer from 1 to 1 000 000 000.
+   * @default 200000 (or the window of `agentModel` when the built-in table knows it)
    */
   contextTokenLimit?: number | undefined
   /**
-   * Compact when the conversation's tokens reach `contextTokenLimit × thresholdRatio` (≥).
+   * Compact when the conversation's tokens reach `contextTokenLimit × thresholdRatio` (≥). A
+   * number greater than 0 and at most 1.
    * @default 0.92
    */
   thresholdRatio?: number | undefined
   /**
    * The tail keeps the most recent messages worth `contextTokenLimit × tailRetentionRatio`
-   * tokens (the message that crosses the budget is kept whole).
+   * tokens (the message that crosses the budget is kept whole). A number greater than 0 and at
+   * most 1 (use `keepRecentTurns` to keep turns whatever their size).
    * @default 0.1
    */
   tailRetentionRatio?: number | undefined
@@ -1128,13 +1140,14 @@ export interface CompactOptions {
    * SDKs do): connection errors, timeouts, HTTP 408, 409, 429, 5xx (incl. 529), and empty,
    * refused or truncated summaries. Not retried: other 4xx and spend/quota 429s. A server's
    * `x-should-retry: true|false` overrides either way, and its `retry-after-ms` / `retry-after`
-   * (seconds or an HTTP date, at most 60 s) replaces the backoff.
+   * (seconds or an HTTP date, at most 60 s) replaces the backoff. An integer from 0 to 100.
    * @default 2
    */
   maxRetries?: number | undefined
   /**
    * The first retry's backoff in milliseconds; each later one doubles, up to 16×, times a
-   * random factor in [0.75, 1]. A server's `retry-after` wins when given.
+   * random factor in [0.75, 1]. A server's `retry-after` wins when given. An integer from 0 to
+   * 60 000.
    * @default 500
    */
   retryBaseDelayMs?: number | undefined
@@ -1194,23 +1207,28 @@ export interface CompactOptions {
   /**
    * How long one summary request may take, response body included, in milliseconds. A
    * timed-out attempt is retried like any transient failure (`error.code: 'TIMEOUT'`).
-   * Connecting has its own 10 s limit.
+   * Connecting has its own 10 s limit. An integer from 1 to 3 600 000 (an hour).
    * @default 60000
    */
   timeoutMs?: number | undefined
   /**
    * The summary's output budget, in tokens (`max_tokens`; `max_completion_tokens` for OpenAI
-   * reasoning models). Clamped to the summary model's output limit when it is known.
+   * reasoning models): an integer from 1 to 1 000 000. Lowered to the summary model's output
+   * limit when the built-in table knows it (that limit is the model's, not a choice).
    * @default 4096
    */
   summaryMaxTokens?: number | undefined
   /**
    * How many tokens the summary model can read. The transcript sent to it is kept within
    * this (long tool results shortened, then chunks). By default from a built-in table when
-   * `model` is known; unbounded otherwise.
+   * `model` is known; unbounded otherwise. An integer from 1 to 1 000 000 000.
    */
   summaryContextTokens?: number | undefined
-  /** Extra instructions appended to the summary prompt. */
+  /**
+   * Extra instructions appended to the summary prompt (after the library's own, which say that
+   * the transcript is data: requests found in tool output or file contents are reported as what
+   * the tool returned, never as the user's, and not followed).
+   */
   customInstructions?: string | undefined
   /**
    * `'structured'`: our prompt with fixed section headers (goal, decisions, file operations,
@@ -1222,7 +1240,9 @@ export interface CompactOptions {
   /**
    * Writes the summary, replacing the HTTP providers. Without it, `provider` decides (see
    * there: with zero configuration and no API key in the environment, the built-in extractive
-   * summarizer, offline).
+   * summarizer, offline). A rejection or an empty text is a failed attempt, retried like an HTTP
+   * failure; a value that is not a string is a bug, reported at once (`SUMMARIZER_ERROR`,
+   * one attempt).
    */
   summarizer?: Summarizer | undefined
   /**
@@ -1257,6 +1277,7 @@ export interface CompactOptions {
   requireArchive?: boolean | undefined
   /**
    * Keep at least this many user turns (user messages that are not tool results) in the tail.
+   * An integer from 0 to 100 000 000.
    * @default 0
    */
   keepRecentTurns?: number | undefined
@@ -1271,27 +1292,33 @@ export interface CompactOptions {
    */
   selectiveRules?: SelectiveRules | undefined
   /**
-   * How many recent messages `'keep-recent'` and `'keep-system-and-recent'` keep.
+   * How many recent messages `'keep-recent'` and `'keep-system-and-recent'` keep. An integer
+   * from 1 to 100 000 000.
    * @default 20
    */
   keepRecentMessages?: number | undefined
-  /** A {@link ContextCompressionConfig}; every field optional. */
+  /**
+   * A {@link ContextCompressionConfig}; every field optional. `threshold` is an integer from 1
+   * to 1 000 000 000, `targetTokens` from 0 to 1 000 000 000.
+   */
   compression?: Partial<ContextCompressionConfig> | undefined
   /**
    * Also compact when there are more than this many messages (e.g. 80, to keep a buffer before
-   * the window). `result.trigger` says which trigger fired.
+   * the window). `result.trigger` says which trigger fired. An integer from 0 to 100 000 000
+   * (0: any list fires).
    * @default undefined (off)
    */
   maxMessages?: number | undefined
   /**
    * Also compact when the text of all tool results exceeds this many UTF-8 bytes (e.g. 50 000).
+   * An integer from 0 to 2^53 − 1 (0: any tool output fires).
    * @default undefined (off)
    */
   maxToolOutputBytes?: number | undefined
   /**
    * The most characters of model-written summary kept: a longer summary is cut at a line or sentence end with a `[summary truncated]` marker. The
    * ledger of tool calls (files, commands, failures) is appended after the cap and never cut:
-   * it is the part that cannot be regenerated.
+   * it is the part that cannot be regenerated. An integer from 1 to 100 000 000.
    * @default undefined (no cap; `summaryMaxTokens` bounds the output)
    */
   summaryMaxChars?: number | undefined
@@ -1307,7 +1334,9 @@ export interface CompactOptions {
    * Over the budget (the whole section counts), the most recent messages are kept whole and the
    * number left out is stated; when the most recent message alone is larger than the budget, its
    * beginning and end are kept with a marker in between. The originals stay in the archive.
-   * `0` or `false` turns this off; `true` is the default.
+   * A message that only starts like one of the library's summaries (`[context-compact]`) is the
+   * user's and carried as one entry, word for word. An integer from 0 to 1 000 000 000, or a
+   * boolean: `0` or `false` turns this off; `true` is the default.
    * @default a quarter of the tail budget (`contextTokenLimit × tailRetentionRatio / 4`): 5 000 tokens at the defaults
    */
   userMessagesMaxTokens?: number | boolean | undefined
@@ -1316,8 +1345,12 @@ export interface CompactOptions {
    * summary, so that it does not have to read each of them again after a compaction
    * (Claude Code attaches its 5 most recently read files the same way):
    * - which files: those the tool calls touched (read, created, modified, as the ledger reads
-   *   them), last touched first; not a file deleted last, and not one whose whole content is
-   *   already visible in the kept messages (a whole read or write in the tail);
+   *   them) and whose call succeeded — not one flagged as an error nor one whose output says it
+   *   failed ("Permission denied", an exit status other than 0, …), so a read the agent was denied
+   *   never becomes a `read(path)` —, last touched first; not a file deleted last, and not one
+   *   whose whole content is already visible in the kept messages (a whole read or write in the
+   *   tail); a path is written quoted and escaped when it holds anything but ordinary visible
+   *   characters;
    * - their content: from your `read(path)` (your loop's own file access, sync or async, the
    *   text or `null`; the library never reads the disk itself), or, without `read`, from the
    *   conversation: the file's latest full content there (a whole read's result, a whole
@@ -1349,8 +1382,10 @@ export interface CompactOptions {
    * `'summary'` strategy records what it did beside its archive
    * (`<outputDir>/<sessionId>/checkpoint-<hash>.json`, or the same key on an object store): the
    * messages it covered — the head and the summarized ones, identified by content (a SHA-256
-   * chain over each message's JSON, key order included), not by object identity — and its
-   * summary message. A later call whose list starts with those same messages, in this process
+   * chain over each message's JSON, key order included), not by object identity —, its
+   * summary message, the session and the summarizer configuration (provider, model, a
+   * fingerprint of the instructions and of the request). A later call whose list starts with
+   * those same messages, in this process
    * or another one sharing `outputDir` (a serverless function, another machine on the same
    * bucket), gets the head, the same summary message byte for byte (so the provider's prompt
    * cache of the compacted list stays valid) and the rest of its list, with no LLM call; the
@@ -1365,10 +1400,16 @@ export interface CompactOptions {
    * checkpoints of its compactions in memory, used even when the location cannot be read): a
    * checkpoint only saves work, since the summary it gives back is the one the same compaction
    * wrote for exactly those messages, and it costs one small file per compaction. A checkpoint
-   * stands for its messages whatever options wrote it: turn this off for a call that must
-   * summarize anew (e.g. other summary instructions on the same history). Concurrent writers
-   * never overwrite each other's checkpoints (create-only writes, as the sequence numbers); one
-   * whose archive was pruned is not used.
+   * is reused only under the summarizer configuration that wrote it (another provider, model,
+   * `customInstructions`, `promptStyle`, `summaryRequest` or `summaryMaxChars` summarizes anew).
+   * A file found under a checkpoint's name is checked before it is reused — a regular file (a
+   * symlink is never followed) of bounded size, for this session, naming the messages it is
+   * named for and a summary of the library's shape that the metadata of its archive names — and
+   * anything else is set aside, said in `result.warnings` and in the audit log
+   * (`checkpoint_ignored`), and a fresh summary is written. Checkpoints written before the
+   * session and summarizer were recorded are set aside the same way. Concurrent writers never
+   * overwrite each other's checkpoints (create-only writes, as the sequence numbers); one whose
+   * archive was pruned is not used.
    * @default true
    */
   checkpoints?: boolean | undefined
@@ -1376,7 +1417,8 @@ export interface CompactOptions {
    * A {@link Compactor} option (ignored by `compactMessages`): prepare the summary in the
    * background before the threshold, so that the call that crosses it does not wait for an LLM
    * - **Start.** A `compact()` or `shouldCompact()` call that finds the estimate between the
-   *   start point — `atRatio` × the threshold (default 0.8), or `atTokens` — and the threshold
+   *   start point — `atRatio` × the threshold (default 0.8; a number greater than 0 and at
+   *   most 1), or `atTokens` (an integer from 1 to 1 000 000 000) — and the threshold
    *   starts the summary of the middle as the trigger would cut it now, and returns at once
    *   (not compacted; `result.background.state: 'started'`). Nothing is archived yet.
    * - **Swap.** At the threshold, a ready summary whose covered messages are unchanged (by
@@ -1410,6 +1452,14 @@ export interface CompactOptions {
         atTokens: number
       }
     | undefined
+  /**
+   * Fail instead of warn: with `true`, an option name that is not an option (a misspelling such
+   * as `contextLimit`) is a `TypeError` naming the closest option, thrown before anything runs.
+   * Without it, the name is ignored and said in `result.warnings` (or to `onLog`/`logger` for a
+   * call without a result).
+   * @default false
+   */
+  strict?: boolean | undefined
   /**
    * What may be shortened when the kept messages alone keep the result at or over the threshold
    * (e.g. one tool output of 200K tokens in the tail):
@@ -1492,7 +1542,10 @@ export interface CompactOptions {
   /**
    * The usage the API reported for the last assistant message in `messages`. The trigger
    * then counts that usage plus the estimate of the messages after it, which is what the
-   * next request will be billed.
+   * next request will be billed. Checked like an option: each token field it holds is an
+   * integer from 0 to 1 000 000 000, and it must say how many input tokens the request read
+   * (`input_tokens`, `prompt_tokens`, `inputTokens`, `promptTokenCount` or `input`); otherwise a
+   * `TypeError` says what is wrong.
    */
   usage?: Usage | undefined
   /** Anthropic's top-level system prompt: counted into the trigger, never changed. */
@@ -1941,17 +1994,18 @@ export interface RehydrateOptions {
    */
   read?: ReadFile | undefined
   /**
-   * At most this many files.
+   * At most this many files: an integer from 0 to 1 000 (0 shows none).
    * @default 5
    */
   maxFiles?: number | undefined
   /**
-   * Each file is cut to this many tokens (its beginning kept).
+   * Each file is cut to this many tokens (its beginning kept): an integer from 0 to
+   * 1 000 000 000.
    * @default 5000
    */
   maxTokensPerFile?: number | undefined
   /**
-   * All files together.
+   * All files together: an integer from 0 to 1 000 000 000.
    * @default 50000
    */
   maxTokens?: number | undefined
@@ -2122,9 +2176,10 @@ export declare function measureTokens(messages: readonly AnyMessage[], options?:
 
 /**
  * Splits messages into head (leading system messages), middle and tail: the tail
- * is scanned back from the end until its tokens reach `tailRetentionTokens`, then extended so
- * it never begins with a tool result whose call would be left in the middle.
- * @throws {TypeError} for invalid messages.
+ * is scanned back from the end until its tokens reach `tailRetentionTokens` (an integer from 0
+ * to 1 000 000 000), then extended so it never begins with a tool result whose call would be
+ * left in the middle.
+ * @throws {TypeError} for invalid messages or an invalid `tailRetentionTokens`.
  */
 export declare function partitionMessages<M extends AnyMessage = Message>(
   messages: readonly M[],
@@ -2324,8 +2379,8 @@ export interface RestoreOptions extends StoreLocationOptions {
 /** What {@link pruneArchives} removes. */
 export interface PruneOptions extends StoreLocationOptions {
   /**
-   * Remove archives written more than this many days ago (fractions allowed; `0` removes every
-   * archive written before now).
+   * Remove archives written more than this many days ago: a number from 0 to 36 500 (fractions
+   * allowed; `0` removes every archive written before now).
    * @default 7
    */
   olderThanDays?: number | undefined
@@ -2343,7 +2398,10 @@ export interface PruneResult {
 
 /** What {@link offloadToolResults} shortens, and where the originals go. */
 export interface OffloadOptions extends StoreLocationOptions {
-  /** A text longer than this many tokens is shortened to about this many (marker included). */
+  /**
+   * A text longer than this many tokens is shortened to about this many (marker included): an
+   * integer from 1 to 1 000 000 000.
+   */
   maxTokens: number
   /** Where the originals are archived. @default './.context-compact' */
   outputDir?: string | undefined
@@ -2857,7 +2915,8 @@ export interface RecallToolOptions<F extends RecallToolFormat = 'anthropic'> {
   format?: F | undefined
   /**
    * The most tokens one answer takes (o200k_base): a longer range says where it stopped and how to
-   * ask for the rest; a longer search says how many matches were not shown.
+   * ask for the rest; a longer search says how many matches were not shown. An integer from 200
+   * to 1 000 000 000.
    * @default 8000
    */
   maxTokens?: number | undefined
@@ -2866,6 +2925,12 @@ export interface RecallToolOptions<F extends RecallToolFormat = 'anthropic'> {
    * @default 'recall'
    */
   name?: string | undefined
+  /**
+   * With `true`, an option name that is not an option of the tool is a `TypeError`; otherwise it
+   * is said in the tool's `warnings`.
+   * @default false
+   */
+  strict?: boolean | undefined
 }
 
 /** The recall tool: put `definition` in your tool list; call `run` with the model's input. */
@@ -2883,10 +2948,14 @@ export interface RecallTool<F extends RecallToolFormat = 'anthropic'> {
    * with their inputs, tool results), or the passages that match a query, newest archive first,
    * each with the `archive`/`from`/`to` that reads its whole message. Takes the input object or
    * its JSON text (OpenAI's `arguments`). Never rejects: an unknown archive, a range out of
-   * bounds, an empty query or an unreadable store is answered with a message saying what is
-   * wrong and what exists.
+   * bounds, a `from`/`to` that is not an integer of 0 or more (`NaN`, `-5`, `1.5`), an empty query
+   * or an unreadable store is answered with a message saying what is wrong and what exists. A
+   * range's first line names exactly the messages shown (`messages 0 to 4 of 30 (from=0 to=5)`),
+   * and what did not fit is said after them with how to ask for it.
    */
   run(input: RecallInput | string | null | undefined): Promise<string>
+  /** Option names given to {@link createRecallTool} that are not its options, each with the closest one. */
+  warnings: string[]
 }
 
 /**

@@ -46,6 +46,7 @@ function summaryRequest(call, messages, format) {
             call.previousSummary ?? null,
             call.maxToolResultChars ?? null,
             format,
+            call.ownSummaries ?? [],
           ),
         )
       }
@@ -126,6 +127,15 @@ function wrapLog(opts) {
   }
 }
 
+// Warnings of a call that returns no result (unknown option names, …): to `onLog`/`logger`
+// when the caller gave one, else nowhere — nothing goes to stderr unless the caller asks.
+function reportWarnings(opts, warnings) {
+  if (warnings.length === 0) return
+  const log = wrapLog(opts)
+  if (!log) return
+  for (const message of warnings) log(JSON.stringify({ level: 'warn', message, target: 'context_compact::options' }))
+}
+
 function wrapEvents(onEvent) {
   if (!onEvent) return undefined
   return (eventJson) => {
@@ -194,6 +204,7 @@ function wrapRead(rehydrate) {
 
 module.exports = {
   abortError,
+  reportWarnings,
   wrapSummarizer,
   wrapRead,
   wrapLog,

@@ -1074,8 +1074,10 @@ fn checkpoint_shared(open: impl Fn() -> Arc<ArchiveStore>) {
         ) -> BoxFuture<'a, Result<String, AttemptError>> {
             panic!("the second process must not summarize")
         }
+        // The same configuration as the first process's (a checkpoint is reused under the
+        // summarizer configuration that wrote it only).
         fn provider(&self) -> &str {
-            "custom"
+            "extractive"
         }
     }
     let first_store = open();

@@ -528,7 +528,8 @@ async fn auto_chooses_the_cheaper_request() {
         "anthropic",
         &server,
         anthropic_agent_request(),
-        json!({"summaryRequest": "auto", "tailRetentionRatio": 0.0}),
+        // No tail (a ratio is more than 0: the tail budget is given in tokens).
+        json!({"summaryRequest": "auto", "compression": {"targetTokens": 0}}),
     );
     let outcome = run(&messages, &options, &raw).await;
     assert!(outcome.compacted, "{:?}", outcome.error);

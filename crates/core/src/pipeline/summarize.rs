@@ -13,7 +13,7 @@ use super::measure::Estimator;
 use crate::base::error::CompactError;
 use crate::base::error::ErrorCode;
 use crate::formats::Format;
-use crate::model::added;
+use crate::model::added::{self, OwnSummaries};
 use crate::model::tokens;
 use crate::pipeline::options::SummaryRequestMode;
 use crate::pipeline::options::{CompactOptions, PromptStyle};
@@ -59,6 +59,7 @@ pub(crate) async fn summarize_natively(
     messages: &[Value],
     plan: Partition,
     options: &CompactOptions,
+    own: &OwnSummaries,
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
 ) -> Result<Option<Result<NativeSummarized, NativeFallback>>, Aborted> {
@@ -122,7 +123,7 @@ pub(crate) async fn summarize_natively(
     use crate::summary::providers::anthropic_compaction::NativeFailure;
     match result {
         Ok(native) => {
-            let ledger = appended_sections(earlier_body(middle), middle, options);
+            let ledger = appended_sections(earlier_body(middle, own), middle, options, own);
             Ok(Some(Ok(NativeSummarized {
                 region: plan.middle(),
                 block: native.block,
@@ -220,6 +221,7 @@ pub(crate) async fn summarize(
     estimator: &Estimator,
     stand_in: &str,
     options: &CompactOptions,
+    own: &OwnSummaries,
     summarizer: &dyn Summarizer,
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
@@ -244,6 +246,7 @@ pub(crate) async fn summarize(
             &origins,
             estimate,
             options,
+            own,
             summarizer,
             &meter,
             cancel,
@@ -312,6 +315,7 @@ pub(crate) async fn summarize(
                 region.start..fold.end,
                 &origins,
                 options,
+                own,
                 summarizer,
                 &meter,
                 cancel,
@@ -326,6 +330,7 @@ pub(crate) async fn summarize(
                 fold.start,
                 &origins[fold.clone()],
                 options,
+                own,
                 summarizer,
                 Some(&meter),
                 cancel,
@@ -504,6 +509,7 @@ pub async fn summarize_region(
     origins: &[Option<usize>],
     estimate: u64,
     options: &CompactOptions,
+    own: &OwnSummaries,
     summarizer: &dyn Summarizer,
     meter: &UsageMeter,
     cancel: &CancellationToken,
@@ -517,6 +523,7 @@ pub async fn summarize_region(
                 region.clone(),
                 origins,
                 options,
+                own,
                 summarizer,
                 meter,
                 cancel,
@@ -565,6 +572,7 @@ pub async fn summarize_region(
         region.start,
         &origins[region],
         options,
+        own,
         summarizer,
         Some(meter),
         cancel,
@@ -601,6 +609,7 @@ async fn summarize_shared(
     region: Range<usize>,
     origins: &[Option<usize>],
     options: &CompactOptions,
+    own: &OwnSummaries,
     summarizer: &dyn Summarizer,
     meter: &UsageMeter,
     cancel: &CancellationToken,
@@ -611,7 +620,7 @@ async fn summarize_shared(
         .as_deref()
         .expect("checked by can_share");
     let middle = &messages[region.clone()];
-    let sections = appended_sections(earlier_body(middle), middle, options);
+    let sections = appended_sections(earlier_body(middle, own), middle, options, own);
     // Anthropic takes the leading system messages as the request's `system`: they are not
     // among the messages the instructions count.
     let lead = if summarizer.provider() == "anthropic" {
@@ -626,6 +635,13 @@ async fn summarize_shared(
             .then(|| Landmark::of(&messages[region.start], number(region.start))),
         until: (region.end < messages.len())
             .then(|| Landmark::of(&messages[region.end], number(region.end))),
+        // The summary being updated: the last one of the library's in the region.
+        earlier: region
+            .clone()
+            .rev()
+            .find(|&i| own.contains(&messages[i]) && !added::is_notice(&messages[i]))
+            .filter(|&i| i >= lead)
+            .map(number),
     };
     let style = match options.prompt_style {
         PromptStyle::Structured => SharedStyle::Structured,
@@ -651,6 +667,7 @@ async fn summarize_shared(
             instruction: &instruction,
         }),
         usage: Some(meter),
+        own,
     };
     let policy = RetryPolicy {
         max_retries: options.max_retries,
@@ -667,12 +684,13 @@ async fn summarize_shared(
 }
 
 /// The body of the last summary among `middle` (an earlier compaction's, UC-002), whose
-/// sections are carried forward. Notices (strategies without a summary) hold none.
-fn earlier_body(middle: &[Value]) -> Option<&str> {
+/// sections are carried forward: one the library recorded (`own`), never a message that only
+/// starts like one. Notices (strategies without a summary) hold none.
+fn earlier_body<'a>(middle: &'a [Value], own: &OwnSummaries) -> Option<&'a str> {
     middle
         .iter()
         .rev()
-        .find(|m| added::is_summary_message(m) && !added::is_notice(m))
+        .find(|m| own.contains(m) && !added::is_notice(m))
         .and_then(added::summary_body)
 }
 
@@ -683,6 +701,7 @@ pub(crate) fn appended_sections(
     earlier: Option<&str>,
     middle: &[Value],
     options: &CompactOptions,
+    own: &OwnSummaries,
 ) -> String {
     let mut parts = Vec::new();
     let ledger = match earlier.and_then(Ledger::parse) {
@@ -694,7 +713,7 @@ pub(crate) fn appended_sections(
     }
     let budget = options.user_messages_budget();
     if budget > 0 {
-        let mut users = UserMessages::extract(middle);
+        let mut users = UserMessages::extract(middle, own);
         if let Some(earlier) = earlier.and_then(UserMessages::parse) {
             users = users.merged_after(&earlier);
         }
@@ -738,16 +757,18 @@ pub async fn summarize_middle(
     middle_start: usize,
     origins: &[Option<usize>],
     options: &CompactOptions,
+    own: &OwnSummaries,
     summarizer: &dyn Summarizer,
     usage: Option<&UsageMeter>,
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
 ) -> Result<Summary, SummaryFailure> {
-    // Notices (strategies without a summary) start like summaries but hold none.
+    // Only a summary the library recorded is updated; notices (strategies without a summary)
+    // start like summaries but hold none.
     let previous = middle
         .iter()
         .rev()
-        .find(|m| added::is_summary_message(m) && !added::is_notice(m));
+        .find(|m| own.contains(m) && !added::is_notice(m));
     // Anthropic's compaction block holds the summary itself; the text beside it, the ledger.
     let previous_summary = previous.and_then(|m| {
         let body = added::summary_body(m)?;
@@ -763,6 +784,7 @@ pub async fn summarize_middle(
         middle_start,
         origins,
         options,
+        own,
         summarizer,
         usage,
         cancel,
@@ -781,12 +803,13 @@ async fn summarize_after(
     middle_start: usize,
     origins: &[Option<usize>],
     options: &CompactOptions,
+    own: &OwnSummaries,
     summarizer: &dyn Summarizer,
     usage: Option<&UsageMeter>,
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
 ) -> Result<Summary, SummaryFailure> {
-    let sections = appended_sections(earlier, middle, options);
+    let sections = appended_sections(earlier, middle, options, own);
     let policy = RetryPolicy {
         max_retries: options.max_retries,
         base_delay: options.retry_base_delay,
@@ -800,7 +823,7 @@ async fn summarize_after(
         window.map(|w| w.saturating_sub(max_tokens as usize + 2_000).max(1_000) * CHARS_PER_TOKEN);
 
     let chunks = if summarizer.wants_prompt() {
-        plan_chunks(middle, budget_chars)
+        plan_chunks(middle, budget_chars, own)
     } else {
         vec![Chunk {
             range: 0..middle.len(),
@@ -835,6 +858,7 @@ async fn summarize_after(
             attempt: 0,
             shared: None,
             usage,
+            own,
         };
         if summarizer.wants_prompt() && !summarizer.renders_prompt_on_demand() {
             request.prompt = request.render_prompt();
@@ -861,7 +885,7 @@ struct Chunk {
 /// Tool results longer than this are shortened first when the transcript is too long.
 const SHORTENED_TOOL_RESULT_CHARS: usize = 2_000;
 
-fn plan_chunks(middle: &[Value], budget_chars: Option<usize>) -> Vec<Chunk> {
+fn plan_chunks(middle: &[Value], budget_chars: Option<usize>, own: &OwnSummaries) -> Vec<Chunk> {
     let Some(budget) = budget_chars else {
         return vec![Chunk {
             range: 0..middle.len(),
@@ -871,7 +895,7 @@ fn plan_chunks(middle: &[Value], budget_chars: Option<usize>) -> Vec<Chunk> {
     let full = RenderLimits::default();
     let sizes: Vec<usize> = middle
         .iter()
-        .map(|m| approx_rendered_chars(m, full))
+        .map(|m| approx_rendered_chars(m, full, own))
         .collect();
     if sizes.iter().sum::<usize>() <= budget {
         return vec![Chunk {
@@ -885,7 +909,7 @@ fn plan_chunks(middle: &[Value], budget_chars: Option<usize>) -> Vec<Chunk> {
     };
     let sizes: Vec<usize> = middle
         .iter()
-        .map(|m| approx_rendered_chars(m, short))
+        .map(|m| approx_rendered_chars(m, short, own))
         .collect();
     if sizes.iter().sum::<usize>() <= budget {
         return vec![Chunk {
@@ -916,8 +940,10 @@ fn plan_chunks(middle: &[Value], budget_chars: Option<usize>) -> Vec<Chunk> {
     chunks
 }
 
-fn approx_rendered_chars(message: &Value, limits: RenderLimits) -> usize {
-    prompt::render_transcript(std::slice::from_ref(message), limits).len()
+fn approx_rendered_chars(message: &Value, limits: RenderLimits, own: &OwnSummaries) -> usize {
+    // Any key of the length of the real one measures the same.
+    let key = prompt::TranscriptKey::fixed("0000000000000000");
+    prompt::render_transcript(std::slice::from_ref(message), limits, own, &key).len()
 }
 
 /// The summary length cap (`summaryMaxChars`, the Pi Agent seed's `summary_max_length`): the

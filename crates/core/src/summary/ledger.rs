@@ -115,6 +115,9 @@ pub(crate) struct FileEvent {
     /// The whole content of the file after the operation, when the conversation shows it: the
     /// content a whole write wrote, or the result of a whole read.
     pub content: Option<String>,
+    /// Its call's result came and did not say it failed, flagged or in its text
+    /// ([`super::failure::reported_failure`]): what rehydration may read again.
+    pub succeeded: bool,
 }
 
 /// The file operations of `messages`' tool calls, in order (see [`FileEvent`]): what
@@ -259,6 +262,12 @@ impl Ledger {
                     .find(|call| !call.settled && call.id == result.tool_use_id)
                 {
                     call.settled = true;
+                    // Only file events need it: the text of a result is read for those alone.
+                    let succeeded = !result.is_error
+                        && (call.files.is_empty()
+                            || !super::failure::reported_failure(&tool_result_text(
+                                result.content,
+                            )));
                     if !result.is_error || call.keep_on_error {
                         let read = (call.whole_read && !result.is_error)
                             .then(|| read_output_text(&tool_result_text(result.content)));
@@ -268,13 +277,13 @@ impl Ledger {
                                 FileOp::Create | FileOp::Modify => call.content_of(&path),
                                 FileOp::Delete => None,
                             };
-                            settle(ledger, on_file, op, path, content);
+                            settle(ledger, on_file, op, path, content, succeeded);
                         }
                     }
                     if call.prints_worktree_diff {
                         let output = tool_result_text(result.content);
                         for (op, path) in shell::diff_files(&output, None) {
-                            settle(ledger, on_file, op, path, None);
+                            settle(ledger, on_file, op, path, None, true);
                         }
                     }
                 }
@@ -307,7 +316,8 @@ impl Ledger {
                     FileOp::Create | FileOp::Modify => call.content_of(&path),
                     FileOp::Read | FileOp::Delete => None,
                 };
-                settle(ledger, on_file, op, path, content);
+                // No result: not known to have succeeded.
+                settle(ledger, on_file, op, path, content, false);
             }
         }
     }
@@ -406,7 +416,8 @@ impl Ledger {
                 out.push_str(&format!("{title}:\n"));
                 for item in items {
                     out.push_str("- ");
-                    out.push_str(&item.replace('\n', " "));
+                    // An item comes from a tool call: on its line whatever it holds.
+                    out.push_str(&super::reserved::one_line(item));
                     out.push('\n');
                 }
             }
@@ -421,7 +432,9 @@ impl Ledger {
         let section = super::sections::split(summary).ledger?;
         let mut ledger = Ledger::default();
         let mut current: Option<usize> = None;
-        for line in section[LEDGER_HEADER.len()..].lines() {
+        // The lines after the header line (as written: the parser compares headers normalized).
+        let body = section.split_once('\n').map_or("", |(_, body)| body);
+        for line in body.lines() {
             if line.starts_with("## ") {
                 break;
             }
@@ -465,6 +478,7 @@ fn settle(
     op: FileOp,
     path: String,
     content: Option<String>,
+    succeeded: bool,
 ) {
     if path.is_empty() {
         return;
@@ -473,6 +487,7 @@ fn settle(
         op,
         path: path.clone(),
         content,
+        succeeded,
     });
     ledger.record(op, path);
 }
@@ -678,12 +693,14 @@ mod tests {
                 FileEvent {
                     op: FileOp::Read,
                     path: "/p/a.py".into(),
-                    content: Some("a".into())
+                    content: Some("a".into()),
+                    succeeded: true,
                 },
                 FileEvent {
                     op: FileOp::Read,
                     path: "/p/a.py".into(),
-                    content: None
+                    content: None,
+                    succeeded: true,
                 },
             ]
         );

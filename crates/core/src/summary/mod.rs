@@ -5,11 +5,13 @@
 //! Imports [`crate::base`], [`crate::model`], [`crate::plan`].
 
 pub mod extractive;
+pub mod failure;
 pub mod ledger;
 pub mod memory;
 pub mod overflow;
 pub mod prompt;
 pub mod providers;
+pub mod reserved;
 pub mod sections;
 pub mod summarize;
 pub mod user_messages;

@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::base::error::{CompactError, ErrorCode};
+use crate::model::added::OwnSummaries;
 use crate::summary::prompt::{self, RenderLimits};
 
 /// A boxed future, so that the trait stays object-safe.
@@ -165,6 +166,10 @@ pub struct SummaryRequest<'a> {
     pub shared: Option<SharedRequest<'a>>,
     /// Where an HTTP provider adds the usage its responses report.
     pub usage: Option<&'a UsageMeter>,
+    /// The summaries and notices among `messages` that the library wrote (its records name
+    /// them): skipped in the transcript, where the summary being updated is given on its own.
+    /// Any other message, whatever it starts with, is the caller's.
+    pub own: &'a OwnSummaries,
 }
 
 impl SummaryRequest<'_> {
@@ -175,6 +180,7 @@ impl SummaryRequest<'_> {
             self.previous_summary.as_deref(),
             self.messages,
             self.render_limits,
+            self.own,
         )
     }
 }
@@ -544,6 +550,7 @@ mod tests {
             attempt: 0,
             shared: None,
             usage: None,
+            own: Box::leak(Box::new(OwnSummaries::none())),
         }
     }
 

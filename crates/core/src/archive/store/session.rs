@@ -436,6 +436,18 @@ impl ArchiveSource for StoreSource<'_> {
     fn describe(&self) -> String {
         format!("{}/{}", self.store.location(), self.session_id)
     }
+
+    fn read_meta(&self, name: &str) -> Option<Value> {
+        let meta = archive::meta_name_for(name)?;
+        let bytes = self
+            .store
+            .get(&self.store.key(&[self.session_id, &meta]))
+            .ok()??;
+        if bytes.len() as u64 > archive::history::MAX_META_BYTES {
+            return None;
+        }
+        serde_json::from_slice(&bytes).ok()
+    }
 }
 
 /// Rebuilds the full conversation from a compacted one, reading the archives from the store
