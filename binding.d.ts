@@ -154,7 +154,7 @@ export declare function releaseCancelToken(id: number): void
  * The summary prompt for messages (a JS summarizer's `request.prompt`, rendered when it is
  * first read): the same text the HTTP providers send.
  */
-export declare function renderSummaryPromptJson(messages: object[], instructions: string, previousSummary?: string | undefined | null, maxToolResultChars?: number | undefined | null, format?: string | undefined | null): string
+export declare function renderSummaryPromptJson(messages: object[], instructions: string, previousSummary?: string | undefined | null, maxToolResultChars?: number | undefined | null, format?: string | undefined | null, ownSummaries?: Array<string> | undefined | null): string
 
 /**
  * Each message described (`formats::parts`): `{"format", "items": [{role, group, tokens,
@@ -204,6 +204,12 @@ export interface SummarizeCall {
   customInstructions?: string
   maxTokens: number
   attempt: number
+  /**
+   * The identities (SHA-256, hex) of the messages to summarize that the library wrote (its
+   * records name them): the prompt skips those, and renders any other message as the
+   * caller's, whatever it starts with.
+   */
+  ownSummaries: Array<string>
 }
 
 /**

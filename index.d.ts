@@ -17,59 +17,104 @@
 
 /** A plain text block. */
 export interface TextBlock {
+  /** The block's kind. */
   type: 'text'
+  /** The text, counted exactly as the tokenizer counts it. */
   text: string
 }
 
 /** A tool call made by the assistant (Anthropic). Counted as `name` + `JSON.stringify(input)`. */
 export interface ToolUseBlock {
+  /** The block's kind. */
   type: 'tool_use'
+  /** The call's id, which its {@link ToolResultBlock} names as `tool_use_id`. */
   id: string
+  /** The tool's name. */
   name: string
+  /** The tool's input, counted as `JSON.stringify(input)`. */
   input: unknown
 }
 
 /** The result of a tool call (Anthropic). Must follow the message holding its `tool_use`. */
 export interface ToolResultBlock {
+  /** The block's kind. */
   type: 'tool_result'
+  /** The `id` of the {@link ToolUseBlock} this answers. */
   tool_use_id: string
-  content?: string | ContentBlock[]
-  is_error?: boolean
+  /** The tool's output: text, or blocks (counted recursively). */
+  content?: string | ContentBlock[] | undefined
+  /** The tool failed; the ledger lists failed calls. */
+  is_error?: boolean | undefined
 }
 
 /** An image. Its tokens are estimated from the pixel size in its header, never from base64. */
 export interface ImageBlock {
+  /** The block's kind. */
   type: 'image'
+  /** Where the image is: inline base64 data (its header gives the size), a URL, or another source. */
   source:
-    | { type: 'base64'; media_type: string; data: string }
-    | { type: 'url'; url: string }
-    | { type: string }
+    | {
+        /** Inline data. */
+        type: 'base64'
+        /** E.g. `'image/png'`. */
+        media_type: string
+        /** The image, base64-encoded. */
+        data: string
+      }
+    | {
+        /** A URL the API fetches. */
+        type: 'url'
+        /** The image's URL. */
+        url: string
+      }
+    | {
+        /** Another source (e.g. `'file'`), passed through. */
+        type: string
+      }
 }
 
 /** A document (PDF or text). PDFs are estimated per page; text sources, `title` and `context` are counted. */
 export interface DocumentBlock {
+  /** The block's kind. */
   type: 'document'
-  source: { type: string }
-  title?: string
+  /** The document's source, as the Messages API takes it (`base64`, `text`, `url`, `content`, `file`). */
+  source: {
+    /** The source's kind. */
+    type: string
+  }
+  /** The document's title, counted. */
+  title?: string | undefined
 }
 
 /** Extended thinking. */
 export interface ThinkingBlock {
+  /** The block's kind. */
   type: 'thinking'
+  /** The model's reasoning, counted as text. */
   thinking: string
-  signature?: string
+  /** The API's signature over the block; not counted, never changed (see {@link CompactOptions.thinking}). */
+  signature?: string | undefined
 }
 
 /** Redacted (encrypted) thinking, estimated from its size. */
 export interface RedactedThinkingBlock {
+  /** The block's kind. */
   type: 'redacted_thinking'
+  /** The encrypted reasoning. */
   data: string
 }
 
 /** An OpenAI-style image part, estimated with OpenAI's 512-px tile rule (`detail: 'low'`: 85 tokens). */
 export interface ImageUrlBlock {
+  /** The part's kind. */
   type: 'image_url'
-  image_url: { url: string; detail?: string }
+  /** The image. */
+  image_url: {
+    /** A URL or a `data:` URL (whose header gives the size). */
+    url: string
+    /** `'low'`, `'high'` or `'auto'`. */
+    detail?: string | undefined
+  }
 }
 
 /**
@@ -80,12 +125,18 @@ export interface ImageUrlBlock {
  * unknown types count 0 tokens, with one warning per type.
  */
 export interface UnknownBlock {
+  /** The block's kind. */
   type: string
 }
 
 /** Any block written as an object literal, with whatever fields it carries. */
-export type OpenBlock = { type: string; [key: string]: unknown }
+export type OpenBlock = {
+  /** The block's kind. */
+  type: string
+  [key: string]: unknown
+}
 
+/** A block of a message's `content` array, Anthropic or OpenAI style. */
 export type ContentBlock =
   | TextBlock
   | ToolUseBlock
@@ -100,57 +151,83 @@ export type ContentBlock =
 
 /** An OpenAI-style tool call on an assistant message. */
 export interface OpenAIToolCall {
+  /** The call's id, which the answering {@link ToolMessage} names as `tool_call_id`. */
   id: string
+  /** The call's kind. */
   type: 'function'
-  function: { name: string; arguments: string }
+  /** The function called. */
+  function: {
+    /** The function's name. */
+    name: string
+    /** Its arguments as a JSON string, counted as written. */
+    arguments: string
+  }
 }
 
 /** Tool calls of other types (e.g. OpenAI `custom` tools: `custom.name` + `custom.input` are counted). */
 export interface OtherToolCall {
+  /** The call's id. */
   id: string
+  /** The call's kind, e.g. `'custom'`. */
   type: string
 }
 
 /** A system (or OpenAI `developer`) message. Leading ones form the head and are always kept. */
 export interface SystemMessage {
+  /** `'developer'` is OpenAI's name for it. */
   role: 'system' | 'developer'
+  /** The instructions. */
   content: string | ContentBlock[]
 }
 
+/** A user message: the user's words, or (Anthropic) the `tool_result` blocks answering the last assistant message. */
 export interface UserMessage {
+  /** The author. */
   role: 'user'
+  /** Text, or blocks (text, images, documents, tool results, …). */
   content: string | ContentBlock[]
 }
 
+/** An assistant message: text, thinking and (Anthropic) `tool_use` blocks, or (OpenAI) `tool_calls`. */
 export interface AssistantMessage {
+  /** The author. */
   role: 'assistant'
   /** May be `null` or absent when the message only makes OpenAI `tool_calls`. */
-  content?: string | ContentBlock[] | null
-  tool_calls?: Array<OpenAIToolCall | OtherToolCall>
-  /** The type seed's camelCase spelling, accepted too. */
-  toolCalls?: Array<OpenAIToolCall | OtherToolCall>
+  content?: string | ContentBlock[] | null | undefined
+  /** OpenAI tool calls, each answered by a {@link ToolMessage} right after this message. */
+  tool_calls?: Array<OpenAIToolCall | OtherToolCall> | undefined
+  /** A camelCase spelling of `tool_calls`, accepted too. */
+  toolCalls?: Array<OpenAIToolCall | OtherToolCall> | undefined
 }
 
 /** An OpenAI tool result. Must follow the assistant message holding its `tool_calls`. */
 export interface ToolMessage {
+  /** The author. */
   role: 'tool'
+  /** The tool's output. */
   content: string | ContentBlock[]
-  tool_call_id?: string
-  /** The type seed's camelCase spelling, accepted too. One of the two is required. */
-  toolCallId?: string
+  /** The `id` of the {@link OpenAIToolCall} this answers. */
+  tool_call_id?: string | undefined
+  /** A camelCase spelling of `tool_call_id`, accepted too. One of the two is required. */
+  toolCallId?: string | undefined
 }
 
 /** OpenAI's deprecated `function` role, the answer to a `function_call`; treated like a tool result. */
 export interface FunctionMessage {
+  /** The author. */
   role: 'function'
+  /** The function that answered. */
   name: string
+  /** Its output. */
   content: string | null
 }
 
 /** A message written as an object literal with fields of its own (ids, metadata, …). */
 export type OpenMessage = {
+  /** The author. */
   role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function'
-  content?: string | ContentBlock[] | null
+  /** Text, or blocks. */
+  content?: string | ContentBlock[] | null | undefined
   [key: string]: unknown
 }
 
@@ -166,7 +243,7 @@ export type OpenMessage = {
 export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage | FunctionMessage | OpenMessage
 
 // ---------------------------------------------------------------------------------------------
-// The other message formats, read natively (SPEC "Message formats")
+// The other message formats, read natively
 //
 // These types describe each SDK's messages structurally: index.d.ts imports none of those SDKs,
 // and their own types (`ResponseInputItem` from `openai`, `ModelMessage` from `ai`, `Content`
@@ -191,7 +268,9 @@ export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessa
  * - `'anthropic'`: Anthropic Messages ({@link Message}).
  * - `'openai'`: OpenAI Chat Completions ({@link Message}); read exactly as `'anthropic'` (one
  *   reader takes both, and a list may mix them).
- * - `'openai-responses'`: OpenAI Responses API input items ({@link ResponsesInputItem}).
+ * - `'openai-responses'`: OpenAI Responses API input items ({@link ResponsesInputItem}), and the
+ *   OpenAI Agents SDK's items (`AgentInputItem` of `@openai/agents`), the same protocol in the
+ *   SDK's own names (see `context-compact/openai-agents`).
  * - `'ai-sdk'`: Vercel AI SDK `ModelMessage`s, v5 and later ({@link AiSdkModelMessage}).
  * - `'gemini'`: Gemini `Content`s of `@google/genai` ({@link GeminiContent}).
  * - `'bedrock'`: Amazon Bedrock Converse messages ({@link BedrockMessage}).
@@ -201,7 +280,9 @@ export type MessageFormat = 'auto' | 'anthropic' | 'openai' | 'openai-responses'
 
 /** The text of a Responses message: `input_text` (user, system, developer) or `output_text` (assistant). */
 export interface ResponsesTextContent {
+  /** `'input_text'` in user, system and developer messages, `'output_text'` in the assistant's. */
   type: 'input_text' | 'output_text'
+  /** The text. */
   text: string
 }
 
@@ -218,10 +299,14 @@ export type ResponsesContentPart = ResponsesTextContent | UnknownBlock | OpenBlo
  * head and are always kept.
  */
 export interface ResponsesMessageItem {
-  type?: 'message'
+  /** The item's kind; may be left out. */
+  type?: 'message' | undefined
+  /** The author. */
   role: 'user' | 'assistant' | 'system' | 'developer'
+  /** Text, or content parts. */
   content: string | ReadonlyArray<ResponsesContentPart>
-  id?: string
+  /** The id the API gave the item, when it came from a response. */
+  id?: string | undefined
 }
 
 /**
@@ -230,20 +315,28 @@ export interface ResponsesMessageItem {
  * one without the other, nor the `reasoning` item before a call without that call.
  */
 export interface ResponsesFunctionCallItem {
+  /** The item's kind. */
   type: 'function_call'
+  /** The call's id, which its output names. */
   call_id: string
+  /** The function's name. */
   name: string
   /** The arguments as a JSON string, counted as written. */
   arguments: string
-  id?: string
+  /** The id the API gave the item. */
+  id?: string | undefined
 }
 
 /** The output of a function call (`ResponseInputItem.FunctionCallOutput`): the tool result. */
 export interface ResponsesFunctionCallOutputItem {
+  /** The item's kind. */
   type: 'function_call_output'
+  /** The `call_id` of the {@link ResponsesFunctionCallItem} this answers. */
   call_id: string
+  /** The tool's output: text, or content parts. */
   output: string | ReadonlyArray<ResponsesContentPart>
-  id?: string | null
+  /** The id the API gave the item. */
+  id?: string | null | undefined
 }
 
 /**
@@ -252,15 +345,26 @@ export interface ResponsesFunctionCallOutputItem {
  * from any earlier turn, so the `thinking` policy's `'auto'` keeps them).
  */
 export interface ResponsesReasoningItem {
+  /** The item's kind. */
   type: 'reasoning'
+  /** The id the API gave the item. */
   id: string
-  summary: ReadonlyArray<{ type: 'summary_text'; text: string }>
-  encrypted_content?: string | null
+  /** The reasoning summary the API returned, counted as text. */
+  summary: ReadonlyArray<{
+    /** The part's kind. */
+    type: 'summary_text'
+    /** The summary text. */
+    text: string
+  }>
+  /** The encrypted reasoning (with `include: ['reasoning.encrypted_content']`), estimated from its size. */
+  encrypted_content?: string | null | undefined
 }
 
 /** A reference to an item stored by the API (`ResponseInputItem.ItemReference`); `type` may be absent. */
 export interface ResponsesItemReference {
-  type?: 'item_reference' | null
+  /** The item's kind; may be absent. */
+  type?: 'item_reference' | null | undefined
+  /** The id of the stored item. */
   id: string
 }
 
@@ -272,8 +376,13 @@ export interface ResponsesItemReference {
  * `compaction` — are read by their `type`: calls and their outputs are paired by `call_id`,
  * their text counted, the rest passed through untouched.
  *
+ * The OpenAI Agents SDK's items (`AgentInputItem`, as its sessions store them) are read too:
+ * calls and outputs named by `callId`, `function_call_result` with a string or structured
+ * output, `hosted_tool_call`, reasoning with its summary in `content`.
+ *
  * The summary is written as
- * `{ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }`.
+ * `{ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }` (a valid item of
+ * both).
  */
 export type ResponsesInputItem =
   | ResponsesMessageItem
@@ -286,21 +395,29 @@ export type ResponsesInputItem =
 
 /** An AI SDK text part. */
 export interface AiSdkTextPart {
+  /** The part's kind. */
   type: 'text'
+  /** The text. */
   text: string
 }
 
 /** An AI SDK reasoning part (read as thinking). */
 export interface AiSdkReasoningPart {
+  /** The part's kind. */
   type: 'reasoning'
+  /** The reasoning text. */
   text: string
 }
 
 /** A tool call the model made (`ToolCallPart`); `input` is counted as `JSON.stringify(input)`. */
 export interface AiSdkToolCallPart {
+  /** The part's kind. */
   type: 'tool-call'
+  /** The call's id, which its {@link AiSdkToolResultPart} names. */
   toolCallId: string
+  /** The tool's name. */
   toolName: string
+  /** The tool's input. */
   input: unknown
 }
 
@@ -310,10 +427,17 @@ export interface AiSdkToolCallPart {
  * 'error-json' | 'content' | 'execution-denied', … }`.
  */
 export interface AiSdkToolResultPart {
+  /** The part's kind. */
   type: 'tool-result'
+  /** The `toolCallId` of the {@link AiSdkToolCallPart} this answers. */
   toolCallId: string
+  /** The tool's name. */
   toolName: string
-  output: { type: string }
+  /** The tool's output. */
+  output: {
+    /** The output's kind: `'text'`, `'json'`, `'error-text'`, `'error-json'`, `'content'` or `'execution-denied'`. */
+    type: string
+  }
 }
 
 /** A part of an AI SDK message's content; other parts (`image`, `file`, tool approvals, …) pass through. */
@@ -321,25 +445,33 @@ export type AiSdkPart = AiSdkTextPart | AiSdkReasoningPart | AiSdkToolCallPart |
 
 /** An AI SDK system message: its content is always a string. */
 export interface AiSdkSystemMessage {
+  /** The author. */
   role: 'system'
+  /** The instructions. */
   content: string
 }
 
 /** An AI SDK user message. */
 export interface AiSdkUserMessage {
+  /** The author. */
   role: 'user'
+  /** Text, or parts. */
   content: string | ReadonlyArray<AiSdkPart>
 }
 
 /** An AI SDK assistant message: text, reasoning and `tool-call` parts. */
 export interface AiSdkAssistantMessage {
+  /** The author. */
   role: 'assistant'
+  /** Text, or parts. */
   content: string | ReadonlyArray<AiSdkPart>
 }
 
 /** An AI SDK tool message: the `tool-result` parts answering the assistant message before it. */
 export interface AiSdkToolMessage {
+  /** The author. */
   role: 'tool'
+  /** The `tool-result` parts (and tool approval responses). */
   content: ReadonlyArray<AiSdkPart>
 }
 
@@ -357,17 +489,70 @@ export type AiSdkModelMessage = AiSdkSystemMessage | AiSdkUserMessage | AiSdkAss
  * stays on its part, byte for byte.
  */
 export interface GeminiPart {
-  text?: string
-  thought?: boolean
-  thoughtSignature?: string
+  /** Text (thinking when `thought` is true). */
+  text?: string | undefined
+  /** The text is the model's thinking. */
+  thought?: boolean | undefined
+  /** The API's signature over the model's reasoning; kept on its part, byte for byte. */
+  thoughtSignature?: string | undefined
   /** A call the model made. Without `id` (older models), calls and responses pair by order. */
-  functionCall?: { id?: string; name?: string; args?: Record<string, unknown> }
+  functionCall?:
+    | {
+        /** The call's id, which its `functionResponse` names. */
+        id?: string | undefined
+        /** The function's name. */
+        name?: string | undefined
+        /** Its arguments, counted as JSON. */
+        args?: Record<string, unknown> | undefined
+      }
+    | undefined
   /** The answer to a `functionCall`, in the `user` content right after the model content. */
-  functionResponse?: { id?: string; name?: string; response?: Record<string, unknown> }
-  inlineData?: { mimeType?: string; data?: string }
-  fileData?: { mimeType?: string; fileUri?: string }
-  executableCode?: { code?: string; language?: string }
-  codeExecutionResult?: { outcome?: string; output?: string }
+  functionResponse?:
+    | {
+        /** The `id` of the call this answers. */
+        id?: string | undefined
+        /** The function's name. */
+        name?: string | undefined
+        /** The function's output, counted as JSON. */
+        response?: Record<string, unknown> | undefined
+      }
+    | undefined
+  /** Inline media, estimated from its size. */
+  inlineData?:
+    | {
+        /** E.g. `'image/png'`. */
+        mimeType?: string | undefined
+        /** The bytes, base64-encoded. */
+        data?: string | undefined
+      }
+    | undefined
+  /** Media uploaded to the API, estimated. */
+  fileData?:
+    | {
+        /** E.g. `'application/pdf'`. */
+        mimeType?: string | undefined
+        /** The file's URI. */
+        fileUri?: string | undefined
+      }
+    | undefined
+  /** Code the model ran with the code execution tool. */
+  executableCode?:
+    | {
+        /** The code, counted. */
+        code?: string | undefined
+        /** E.g. `'PYTHON'`. */
+        language?: string | undefined
+      }
+    | undefined
+  /** The result of `executableCode`. */
+  codeExecutionResult?:
+    | {
+        /** E.g. `'OUTCOME_OK'`. */
+        outcome?: string | undefined
+        /** The output, counted. */
+        output?: string | undefined
+      }
+    | undefined
 }
 
 /**
@@ -376,13 +561,15 @@ export interface GeminiPart {
  * `{ role: 'user', parts: [{ text }] }`.
  */
 export interface GeminiContent {
-  role?: string
-  parts?: ReadonlyArray<GeminiPart>
+  /** `'user'` or `'model'`. */
+  role?: string | undefined
+  /** The content's parts. */
+  parts?: ReadonlyArray<GeminiPart> | undefined
   /**
    * Never present on a Gemini content. Declared so that a malformed Anthropic / OpenAI message
    * (`{ role: 'user', content: 42 }`) is not taken for a content with no parts.
    */
-  content?: never
+  content?: never | undefined
 }
 
 /**
@@ -392,19 +579,46 @@ export interface GeminiContent {
  * passed through.
  */
 export interface BedrockContentBlock {
-  text?: string
-  toolUse?: { toolUseId?: string; name?: string; input?: unknown }
+  /** Text. */
+  text?: string | undefined
+  /** A tool call the model made. */
+  toolUse?:
+    | {
+        /** The call's id, which its `toolResult` names. */
+        toolUseId?: string | undefined
+        /** The tool's name. */
+        name?: string | undefined
+        /** The tool's input, counted as JSON. */
+        input?: unknown | undefined
+      }
+    | undefined
   /** The answer to a `toolUse`, in the user message right after the assistant message. */
-  toolResult?: { toolUseId?: string; content?: ReadonlyArray<object>; status?: string }
-  reasoningContent?: object
-  image?: object
-  document?: object
-  video?: object
-  cachePoint?: object
-  guardContent?: object
-  citationsContent?: object
+  toolResult?:
+    | {
+        /** The `toolUseId` of the call this answers. */
+        toolUseId?: string | undefined
+        /** The output: `{ text }`, `{ json }`, images, documents. */
+        content?: ReadonlyArray<object> | undefined
+        /** `'success'` or `'error'`. */
+        status?: string | undefined
+      }
+    | undefined
+  /** The model's reasoning (read as thinking). */
+  reasoningContent?: object | undefined
+  /** An image, estimated. */
+  image?: object | undefined
+  /** A document, estimated. */
+  document?: object | undefined
+  /** A video, estimated. */
+  video?: object | undefined
+  /** A prompt-cache checkpoint; no tokens. */
+  cachePoint?: object | undefined
+  /** Content for a guardrail to evaluate. */
+  guardContent?: object | undefined
+  /** Text with citations. */
+  citationsContent?: object | undefined
   /** Never present on a Bedrock block (Anthropic blocks have a `type`; Bedrock's do not). */
-  type?: never
+  type?: never | undefined
 }
 
 /**
@@ -415,8 +629,10 @@ export interface BedrockContentBlock {
  * message is a user message, since Converse requires the roles to alternate.
  */
 export interface BedrockMessage {
-  role?: 'user' | 'assistant'
-  content?: ReadonlyArray<BedrockContentBlock>
+  /** The author. */
+  role?: 'user' | 'assistant' | undefined
+  /** The message's blocks. */
+  content?: ReadonlyArray<BedrockContentBlock> | undefined
 }
 
 /**
@@ -424,14 +640,19 @@ export interface BedrockMessage {
  * `ToolMessage`, … of `@langchain/core/messages`): read through its `toJSON()`.
  */
 export interface LangChainMessageInstance {
+  /** The message's type: `'human'`, `'ai'`, `'system'`, `'tool'`, … */
   _getType(): string
+  /** The serialized form ({@link LangChainSerializedMessage}), which the library reads. */
   toJSON(): unknown
+  /** The message's content: text, or content blocks. */
   content: unknown
 }
 
 /** A LangChain message serialized by `toJSON()`: `{ lc: 1, type: 'constructor', id: [..., 'HumanMessage'], kwargs }`. */
 export interface LangChainSerializedMessage {
+  /** The serialization version, `1`. */
   lc: number
+  /** The serialized kind. */
   type: 'constructor'
   /** The class path; its last element names the class (`'AIMessage'`, `'ToolMessage'`, …). */
   id: ReadonlyArray<string>
@@ -441,8 +662,19 @@ export interface LangChainSerializedMessage {
 
 /** A LangChain message in its stored form (`mapChatMessagesToStoredMessages`): `{ type: 'human', data }`. */
 export interface LangChainStoredMessage {
+  /** The message's type: `'human'`, `'ai'`, `'system'`, `'tool'`, … */
   type: string
-  data: { content: unknown; role?: string; name?: string; tool_call_id?: string }
+  /** The message's fields. */
+  data: {
+    /** The message's content. */
+    content: unknown
+    /** The role of a chat message. */
+    role?: string | undefined
+    /** The author's name. */
+    name?: string | undefined
+    /** A tool message: the id of the call it answers. */
+    tool_call_id?: string | undefined
+  }
 }
 
 /**
@@ -511,6 +743,7 @@ export interface SummaryRequest<M extends AnyMessage = AnyMessage> {
  * `CompactOptions` object works with a list of any format.
  */
 export type Summarizer<M extends AnyMessage = AnyMessage> = {
+  /** Resolves with the summary text for `request.messages`. */
   summarize(request: SummaryRequest<M>): Promise<string>
 }['summarize']
 
@@ -535,14 +768,55 @@ export type CompactEvent =
  * `onEvent` of the call that started it), then applied or found stale by the call that compacts.
  */
 export type BackgroundEvent =
-  | { type: 'background_started'; tokens: number; threshold: number; startAt: number }
-  | { type: 'background_ready'; coveredMessages: number; durationMs: number }
-  | { type: 'background_applied'; coveredMessages: number; waitedMs: number }
-  | { type: 'background_stale'; reason: string; coveredMessages: number | null }
-  | { type: 'background_failed'; error: { code: string; message: string } }
+  | {
+      /** A call past the start point started the summary. */
+      type: 'background_started'
+      /** The trigger's estimate at that call. */
+      tokens: number
+      /** The threshold. */
+      threshold: number
+      /** The start point, in tokens. */
+      startAt: number
+    }
+  | {
+      /** The summary is ready. */
+      type: 'background_ready'
+      /** Messages of the list it covers (head included). */
+      coveredMessages: number
+      /** How long it took, in milliseconds. */
+      durationMs: number
+    }
+  | {
+      /** At the threshold, it replaced the summary call. */
+      type: 'background_applied'
+      /** Messages of the list it covers (head included). */
+      coveredMessages: number
+      /** How long the call waited for it, in milliseconds (0 when it was ready). */
+      waitedMs: number
+    }
+  | {
+      /** It was dropped, never archived (see {@link BackgroundInfo.reason}). */
+      type: 'background_stale'
+      /** Why it was stale. */
+      reason: string
+      /** Messages it covered, when known. */
+      coveredMessages: number | null
+    }
+  | {
+      /** It failed; the threshold compaction runs as without it. */
+      type: 'background_failed'
+      /** Why. */
+      error: {
+        /** A {@link CompactErrorCode}, or `'ABORTED'`. */
+        code: string
+        /** What happened. */
+        message: string
+      }
+    }
 
 /** A checkpoint stands for the start of the list (see {@link CompactOptions.checkpoints}). */
 export interface CheckpointReusedEvent {
+  /** The event's kind. */
   type: 'checkpoint_reused'
   /** Messages of the list it covers (counted as the pipeline reads the list). */
   coveredMessages: number
@@ -554,19 +828,29 @@ export interface CheckpointReusedEvent {
 
 /** A summary attempt failed and will be retried. */
 export interface RetryEvent {
+  /** The event's kind. */
   type: 'retry'
   /** The attempt that failed (1-based). */
   attempt: number
   /** How long the library waits before the next attempt. */
   delayMs: number
-  error: { code: CompactErrorCode; message: string; status: number | null }
+  /** Why the attempt failed. */
+  error: {
+    /** What failed. */
+    code: CompactErrorCode
+    /** What happened. */
+    message: string
+    /** The HTTP status, when there was a response. */
+    status: number | null
+  }
 }
 
 /**
- * The estimate reached the threshold (type seed's `TokenLimitExceededEvent`). Emitted by every
- * `compactMessages` / `Compactor.compact` / `Compactor.shouldCompact` call that finds it so.
+ * The estimate reached the threshold. Emitted by every `compactMessages` /
+ * `Compactor.compact` / `Compactor.shouldCompact` call that finds it so.
  */
 export interface TokenLimitExceededEvent {
+  /** The event's kind. */
   type: 'token_limit_exceeded'
   /** The trigger's estimate. */
   tokensUsed: number
@@ -576,20 +860,27 @@ export interface TokenLimitExceededEvent {
 
 /** A compaction starts (after `onBeforeCompact` agreed). */
 export interface CompactStartedEvent {
+  /** The event's kind. */
   type: 'started'
+  /** The trigger's estimate. */
   tokens: number
+  /** The threshold. */
   threshold: number
+  /** Messages in the list. */
   messageCount: number
   /** Messages to be summarized, removed or changed (`null` for a custom strategy). */
   middleCount: number | null
+  /** What fired the compaction. */
   trigger: CompactTrigger
+  /** The strategy that runs. */
   strategy: StrategyName | 'custom'
   /** A checkpoint's summary stands for the start of the list (`checkpoint_reused` follows). */
-  checkpoint?: true
+  checkpoint?: true | undefined
 }
 
-/** A compaction finished (Pi Agent seed's `CompactContextEvent`). */
+/** A compaction finished. */
 export interface CompactCompletedEvent {
+  /** The event's kind. */
   type: 'completed'
   /** `stats.originalTokenCount`. */
   originalTokens: number
@@ -599,17 +890,21 @@ export interface CompactCompletedEvent {
   savedRatio: number
   /** The summary message's content, `null` for strategies without a summary. */
   summary: string | null
+  /** The strategy that ran. */
   strategy: StrategyName | 'custom'
   /** Summary rounds (see `CompactResult.rounds`). */
   rounds: number
+  /** The compaction's archive (`result.archivePath`). */
   archivePath: string | null
   /** `result.checkpoint`, when checkpoints were reused or recorded. */
-  checkpoint?: CheckpointInfo
+  checkpoint?: CheckpointInfo | undefined
 }
 
 /** A started compaction did not happen (the result's `error`). */
 export interface CompactFailedEvent {
+  /** The event's kind. */
   type: 'failed'
+  /** Why (`result.error`). */
   error: CompactError
 }
 
@@ -617,16 +912,16 @@ export interface CompactFailedEvent {
 export type CompactTrigger = 'tokens' | 'messages' | 'tool_output' | 'force'
 
 /**
- * The built-in strategies (SPEC §7):
- * - `'summary'`: the PRD's pipeline — an LLM summary of the middle, head and tail kept.
- * - `'selective'` (agent-SDK seed): {@link SelectiveRules} first, without any LLM call; a full
+ * The built-in strategies:
+ * - `'summary'`: an LLM summary of the middle, head and tail kept.
+ * - `'selective'`: {@link SelectiveRules} first, without any LLM call; a full
  *   summary of the original list only when they do not bring the conversation below every
  *   trigger (`result.fallback`).
  * - `'keep-recent'`: the last `keepRecentMessages` messages, nothing else (no LLM).
  * - `'keep-system-and-recent'`: the leading system messages and the last `keepRecentMessages`.
  * - `'sliding-window'`: the leading system messages and the most recent messages within
  *   `compression.targetTokens` (default: the tail budget).
- * - `'noop'`: nothing is compacted (type seed's `NoOpCompressionStrategy`).
+ * - `'noop'`: nothing is compacted.
  *
  * Every cut is pair-safe: what is kept never begins with a tool result whose call was
  * removed, and parallel calls stay together (the kept part moves back to the call, or — for
@@ -637,11 +932,11 @@ export type CompactTrigger = 'tokens' | 'messages' | 'tool_output' | 'force'
  */
 export type StrategyName = 'summary' | 'selective' | 'noop' | 'keep-recent' | 'keep-system-and-recent' | 'sliding-window'
 
-/** The seed's LLM message type: an Anthropic / OpenAI {@link Message}. */
+/** An Anthropic / OpenAI {@link Message}: the messages a custom strategy for those formats works on. */
 export type LLMMessage = Message
 
 /**
- * The type seed's `ContextCompressionConfig`, accepted as `options.compression` and passed to a
+ * The trigger and the kept budget in tokens, accepted as `options.compression` and passed to a
  * custom strategy's `compress`.
  */
 export interface ContextCompressionConfig {
@@ -657,7 +952,7 @@ export interface ContextCompressionConfig {
 }
 
 /**
- * A custom strategy (type seed's `CompressionStrategy`), given as `options.strategy`. The
+ * A custom strategy, given as `options.strategy`. The
  * library checks the trigger, asks `onBeforeCompact`, emits the events, then calls
  * `compress(messages (a copy of the array), markMap (a copy), config)` and checks what it
  * returns: valid messages that keep the tool-call pairing rules (if the input did); otherwise
@@ -676,15 +971,20 @@ export interface CompressionStrategy {
     messages: AnyMessage[],
     markMap: MessageMarkMap,
     config: ContextCompressionConfig,
-  ): Promise<{ messages: AnyMessage[]; markMap: MessageMarkMap }>
+  ): Promise<{
+    /** The compacted list. */
+    messages: AnyMessage[]
+    /** The mark map after this compaction (`markMap` as given, or a new one). */
+    markMap: MessageMarkMap
+  }>
 }
 
 /**
- * The type seed's message mark map: which original messages (by their index in the whole
+ * A message mark map: which original messages (by their index in the whole
  * session) each batch starts at. A {@link Compactor} keeps one (`compactor.markMap`): every
  * compaction starts a new batch at the first original index of the messages it left unchanged
  * after the last one it removed or changed; {@link Compactor.rollback} returns to an earlier
- * batch. Batch numbers may be reused after a rollback (the seed's 0-1-0 cycle).
+ * batch. Batch numbers may be reused after a rollback (batches 0, 1, then 0 again).
  */
 export interface MessageMarkMap {
   /** The original index of every message (of the whole session). */
@@ -704,15 +1004,19 @@ export interface MessageMarkMap {
  * - `'none'`: never touch them.
  */
 export interface SelectiveRule {
+  /** What the rule does. */
   strategy: 'truncate' | 'drop' | 'none'
-  /** For `'truncate'`. @default 3 (toolResults), 1 (skills), 5 (assistantMessages, userMessages) */
-  keepRecent?: number
+  /**
+   * For `'truncate'`: an integer from 0 to 100 000 000.
+   * @default 3 (toolResults), 1 (skills), 5 (assistantMessages, userMessages)
+   */
+  keepRecent?: number | undefined
 }
 
 /**
- * The rules of `strategy: 'selective'`, applied in this order (the agent-SDK seed's priority),
- * stopping as soon as the conversation is below every trigger; absent keys keep the seed's
- * defaults. System messages and earlier summaries are never touched (the seed's NONE rules).
+ * The rules of `strategy: 'selective'`, applied in this order, stopping as soon as the
+ * conversation is below every trigger; absent keys keep their defaults. System messages and
+ * earlier summaries are never touched.
  */
 export interface SelectiveRules {
   /**
@@ -721,7 +1025,7 @@ export interface SelectiveRules {
    * that keeps `tool_use_id` / `tool_call_id`, so the call keeps its answer.
    * @default { strategy: 'truncate', keepRecent: 3 }
    */
-  toolResults?: SelectiveRule
+  toolResults?: SelectiveRule | undefined
   /**
    * Skill prompt / skill metadata messages: messages whose `itemType`, `item_type`, `type` or
    * `kind` — on the message or in its `metadata` object — is `'skill_prompt'`,
@@ -729,7 +1033,7 @@ export interface SelectiveRules {
    * leading system message.
    * @default { strategy: 'drop' }
    */
-  skills?: SelectiveRule
+  skills?: SelectiveRule | undefined
   /**
    * Assistant messages. With `userMessages`, acts on whole turns (a user prompt and the
    * assistant and tool messages after it), oldest first: the fewest recent turns holding
@@ -737,9 +1041,9 @@ export interface SelectiveRules {
    * stay; the last turn always stays; `'none'` on either keeps every turn.
    * @default { strategy: 'truncate', keepRecent: 5 }
    */
-  assistantMessages?: SelectiveRule
+  assistantMessages?: SelectiveRule | undefined
   /** User prompts (see `assistantMessages`). @default { strategy: 'truncate', keepRecent: 5 } */
-  userMessages?: SelectiveRule
+  userMessages?: SelectiveRule | undefined
 }
 
 /** What a strategy without a summary removed (`result.removed`). */
@@ -748,6 +1052,7 @@ export interface RemovalReport {
   messagesRemoved: number
   /** Tool results whose content was replaced by a placeholder. */
   toolResultsCleared: number
+  /** Skill messages removed (counted in `messagesRemoved` too). */
   skillMessagesDropped: number
   /** User turns removed. */
   turnsRemoved: number
@@ -757,9 +1062,13 @@ export interface RemovalReport {
 
 /** What `extractMemory` appended (new lines per file; lines already there are not repeated). */
 export interface ExtractedMemory {
+  /** Lines appended to `decisions.md`. */
   decisions: number
+  /** Lines appended to `facts.md`. */
   facts: number
+  /** Lines appended to `preferences.md`. */
   preferences: number
+  /** Lines appended to `runtime.md`. */
   runtime: number
   /** `<outputDir>/<sessionId>/extracted`. */
   dir: string
@@ -767,67 +1076,86 @@ export interface ExtractedMemory {
 
 /** What `onBeforeCompact` is told before anything is summarized or written. */
 export interface BeforeCompactInfo {
-  /** The trigger's estimate and the threshold. */
+  /** The trigger's estimate. */
   tokens: number
+  /** The threshold. */
   threshold: number
+  /** Messages in the list. */
   messageCount: number
   /** Messages that would be summarized, removed or changed (`null` for a custom strategy). */
   middleCount: number | null
-  /**
-   * Where the part that changes begins, and the index of the first message kept after it (a
-   * selective compaction may keep some messages in between).
-   */
+  /** Where the part that changes begins (`null` for a custom strategy). */
   headLength: number | null
+  /**
+   * The index of the first message kept after the part that changes (a selective compaction may
+   * keep some messages in between); `null` for a custom strategy.
+   */
   tailStart: number | null
+  /** What fired the compaction. */
   trigger: CompactTrigger
+  /** The strategy that would run. */
   strategy: StrategyName | 'custom'
   /** A selective compaction that will fall back to a full summary. */
   fallback: boolean
 }
 
+/**
+ * The options of {@link compactMessages}, {@link Compactor} and the other functions that take
+ * them. Every option is optional; the defaults suit a Claude agent loop with a 200K window.
+ *
+ * Every option is checked the same way: a value of the wrong type, `NaN`, `Infinity`, a fraction
+ * where an integer is due, or a number outside the range its documentation gives is a `TypeError`
+ * naming the option and that range (code `ERR_CONTEXT_COMPACT_INVALID_ARGUMENT`); nothing is
+ * silently replaced or capped. A name that is not an option is reported with the closest
+ * option's name — in `result.warnings`, or to `onLog`/`logger` for a call without a result — and
+ * is a `TypeError` with `strict: true`.
+ */
 export interface CompactOptions {
   /**
    * Which API's messages the list holds (see {@link MessageFormat}): detected from the list
    * by default. The summary and any message the library changes are written in this format.
    * @default 'auto'
    */
-  format?: MessageFormat
+  format?: MessageFormat | undefined
   /**
-   * The model's context window, in tokens.
-   * @default 200000
+   * The model's context window, in tokens. An integer from 1 to 1 000 000 000.
+   * @default 200000 (or the window of `agentModel` when the built-in table knows it)
    */
-  contextTokenLimit?: number
+  contextTokenLimit?: number | undefined
   /**
-   * Compact when the conversation's tokens reach `contextTokenLimit × thresholdRatio` (≥).
+   * Compact when the conversation's tokens reach `contextTokenLimit × thresholdRatio` (≥). A
+   * number greater than 0 and at most 1.
    * @default 0.92
    */
-  thresholdRatio?: number
+  thresholdRatio?: number | undefined
   /**
    * The tail keeps the most recent messages worth `contextTokenLimit × tailRetentionRatio`
-   * tokens (the message that crosses the budget is kept whole).
+   * tokens (the message that crosses the budget is kept whole). A number greater than 0 and at
+   * most 1 (use `keepRecentTurns` to keep turns whatever their size).
    * @default 0.1
    */
-  tailRetentionRatio?: number
+  tailRetentionRatio?: number | undefined
   /**
    * Summary attempts after the first one. `0` means a single attempt. Retried (as the official
    * SDKs do): connection errors, timeouts, HTTP 408, 409, 429, 5xx (incl. 529), and empty,
    * refused or truncated summaries. Not retried: other 4xx and spend/quota 429s. A server's
    * `x-should-retry: true|false` overrides either way, and its `retry-after-ms` / `retry-after`
-   * (seconds or an HTTP date, at most 60 s) replaces the backoff.
+   * (seconds or an HTTP date, at most 60 s) replaces the backoff. An integer from 0 to 100.
    * @default 2
    */
-  maxRetries?: number
+  maxRetries?: number | undefined
   /**
    * The first retry's backoff in milliseconds; each later one doubles, up to 16×, times a
-   * random factor in [0.75, 1]. A server's `retry-after` wins when given.
+   * random factor in [0.75, 1]. A server's `retry-after` wins when given. An integer from 0 to
+   * 60 000.
    * @default 500
    */
-  retryBaseDelayMs?: number
+  retryBaseDelayMs?: number | undefined
   /**
    * The tokenizer.
    * @default 'o200k_base'
    */
-  encoding?: 'o200k_base' | 'cl100k_base'
+  encoding?: 'o200k_base' | 'cl100k_base' | undefined
   /**
    * Who writes the summary when no `summarizer` is given:
    * - `'anthropic'`: the Anthropic Messages API (`POST {baseUrl}/v1/messages`);
@@ -857,131 +1185,146 @@ export interface CompactOptions {
    * `result.provider` / `result.model` report which one wrote the summary.
    * @default 'anthropic' | 'openai' | 'extractive', from the environment
    */
-  provider?: 'anthropic' | 'openai' | 'extractive' | 'anthropic-compaction'
+  provider?: 'anthropic' | 'openai' | 'extractive' | 'anthropic-compaction' | undefined
   /**
    * The model that writes the summary (also passed to `summarizer` as `request.model`).
-   * @default 'claude-sonnet-4-5' (anthropic), 'gpt-4o-mini' (openai)
+   * @default `agentRequest.model` when given, else 'claude-sonnet-4-5' (anthropic), 'gpt-4o-mini' (openai)
    */
-  model?: string
+  model?: string | undefined
   /**
    * The provider's API key. It is only ever sent in the auth header (`x-api-key` /
    * `Authorization: Bearer`): never logged, never in errors, results or archives.
    * @default process.env.ANTHROPIC_API_KEY / process.env.OPENAI_API_KEY
    */
-  apiKey?: string
+  apiKey?: string | undefined
   /**
    * The API's base URL (`/v1/…` is appended; a URL that already ends in `/v1` is used as is).
    * Loopback addresses (`localhost`, `127.0.0.1`, `::1`) bypass any configured HTTP proxy.
    * @default process.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com' (anthropic),
    *   process.env.OPENAI_BASE_URL ?? 'https://api.openai.com' (openai)
    */
-  baseUrl?: string
+  baseUrl?: string | undefined
   /**
    * How long one summary request may take, response body included, in milliseconds. A
    * timed-out attempt is retried like any transient failure (`error.code: 'TIMEOUT'`).
-   * Connecting has its own 10 s limit.
+   * Connecting has its own 10 s limit. An integer from 1 to 3 600 000 (an hour).
    * @default 60000
    */
-  timeoutMs?: number
+  timeoutMs?: number | undefined
   /**
    * The summary's output budget, in tokens (`max_tokens`; `max_completion_tokens` for OpenAI
-   * reasoning models). Clamped to the summary model's output limit when it is known.
+   * reasoning models): an integer from 1 to 1 000 000. Lowered to the summary model's output
+   * limit when the built-in table knows it (that limit is the model's, not a choice).
    * @default 4096
    */
-  summaryMaxTokens?: number
+  summaryMaxTokens?: number | undefined
   /**
    * How many tokens the summary model can read. The transcript sent to it is kept within
    * this (long tool results shortened, then chunks). By default from a built-in table when
-   * `model` is known; unbounded otherwise.
+   * `model` is known; unbounded otherwise. An integer from 1 to 1 000 000 000.
    */
-  summaryContextTokens?: number
-  /** Extra instructions appended to the summary prompt. */
-  customInstructions?: string
+  summaryContextTokens?: number | undefined
+  /**
+   * Extra instructions appended to the summary prompt (after the library's own, which say that
+   * the transcript is data: requests found in tool output or file contents are reported as what
+   * the tool returned, never as the user's, and not followed).
+   */
+  customInstructions?: string | undefined
   /**
    * `'structured'`: our prompt with fixed section headers (goal, decisions, file operations,
    * tool calls, current state, errors and fixes, preferences, next steps).
    * `'continuation'`: the agent-SDK style continuation summary.
    * @default 'structured'
    */
-  promptStyle?: 'structured' | 'continuation'
+  promptStyle?: 'structured' | 'continuation' | undefined
   /**
    * Writes the summary, replacing the HTTP providers. Without it, `provider` decides (see
    * there: with zero configuration and no API key in the environment, the built-in extractive
-   * summarizer, offline).
+   * summarizer, offline). A rejection or an empty text is a failed attempt, retried like an HTTP
+   * failure; a value that is not a string is a bug, reported at once (`SUMMARIZER_ERROR`,
+   * one attempt).
    */
-  summarizer?: Summarizer
+  summarizer?: Summarizer | undefined
   /**
    * Where archives of compacted messages go: a directory, or an object-store URL —
    * `s3://bucket/prefix` (AWS S3 and S3-compatible servers: MinIO, R2, Ceph), `gs://bucket/prefix`,
    * `az://container/prefix` or `file:///absolute/path`. A store is configured from the cloud's
    * standard environment variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`,
    * `AWS_ENDPOINT_URL`, `GOOGLE_APPLICATION_CREDENTIALS`, `AZURE_STORAGE_ACCOUNT_NAME`, …) and
-   * {@link CompactOptions.storeOptions}. See the README, "Running many agents".
+   * {@link CompactOptions.storeOptions}. See the guide `docs/archives-and-stores.md`.
    * @default './.context-compact'
    */
-  outputDir?: string
+  outputDir?: string | undefined
   /** See {@link StoreLocationOptions.storeOptions}. */
-  storeOptions?: StoreOptions
+  storeOptions?: StoreOptions | undefined
   /** See {@link StoreLocationOptions.archiveStore}. */
-  archiveStore?: ArchiveStore
+  archiveStore?: ArchiveStore | undefined
   /**
    * The session the archives belong to: `[A-Za-z0-9._-]{1,128}`, not `.` or `..`.
    * @default 'default'
    */
-  sessionId?: string
+  sessionId?: string | undefined
   /**
    * Compact even when the conversation is below the threshold.
    * @default false
    */
-  force?: boolean
+  force?: boolean | undefined
   /**
    * When the archive cannot be written, skip the compaction (`error.code: 'ARCHIVE_FAILED'`)
    * instead of compacting without one.
    * @default false
    */
-  requireArchive?: boolean
+  requireArchive?: boolean | undefined
   /**
-   * Keep at least this many user turns (user messages that are not tool results) in the tail
-   * (Pi Agent seed's `keep_recent_rounds`).
+   * Keep at least this many user turns (user messages that are not tool results) in the tail.
+   * An integer from 0 to 100 000 000.
    * @default 0
    */
-  keepRecentTurns?: number
+  keepRecentTurns?: number | undefined
   /**
    * How to compact: a {@link StrategyName}, or a {@link CompressionStrategy} object.
    * @default 'summary'
    */
-  strategy?: StrategyName | CompressionStrategy
-  /** The rules of `strategy: 'selective'`. @default the agent-SDK seed's table */
-  selectiveRules?: SelectiveRules
+  strategy?: StrategyName | CompressionStrategy | undefined
   /**
-   * How many recent messages `'keep-recent'` and `'keep-system-and-recent'` keep (SanBot).
+   * The rules of `strategy: 'selective'`.
+   * @default each rule's own default (see {@link SelectiveRules})
+   */
+  selectiveRules?: SelectiveRules | undefined
+  /**
+   * How many recent messages `'keep-recent'` and `'keep-system-and-recent'` keep. An integer
+   * from 1 to 100 000 000.
    * @default 20
    */
-  keepRecentMessages?: number
-  /** The type seed's {@link ContextCompressionConfig}; every field optional. */
-  compression?: Partial<ContextCompressionConfig>
+  keepRecentMessages?: number | undefined
   /**
-   * Also compact when there are more than this many messages (SanBot's trigger: 80, keeping a
-   * buffer before the window). `result.trigger` says which trigger fired.
+   * A {@link ContextCompressionConfig}; every field optional. `threshold` is an integer from 1
+   * to 1 000 000 000, `targetTokens` from 0 to 1 000 000 000.
+   */
+  compression?: Partial<ContextCompressionConfig> | undefined
+  /**
+   * Also compact when there are more than this many messages (e.g. 80, to keep a buffer before
+   * the window). `result.trigger` says which trigger fired. An integer from 0 to 100 000 000
+   * (0: any list fires).
    * @default undefined (off)
    */
-  maxMessages?: number
+  maxMessages?: number | undefined
   /**
-   * Also compact when the text of all tool results exceeds this many UTF-8 bytes (SanBot: 50 KB).
+   * Also compact when the text of all tool results exceeds this many UTF-8 bytes (e.g. 50 000).
+   * An integer from 0 to 2^53 − 1 (0: any tool output fires).
    * @default undefined (off)
    */
-  maxToolOutputBytes?: number
+  maxToolOutputBytes?: number | undefined
   /**
-   * The most characters of model-written summary kept (Pi Agent seed's `summary_max_length`):
-   * a longer summary is cut at a line or sentence end with a `[summary truncated]` marker. The
+   * The most characters of model-written summary kept: a longer summary is cut at a line or sentence end with a `[summary truncated]` marker. The
    * ledger of tool calls (files, commands, failures) is appended after the cap and never cut:
-   * it is the part that cannot be regenerated.
+   * it is the part that cannot be regenerated. An integer from 1 to 100 000 000.
    * @default undefined (no cap; `summaryMaxTokens` bounds the output)
    */
-  summaryMaxChars?: number
+  summaryMaxChars?: number | undefined
   /**
    * The budget, in tokens, of the user's own messages carried word for word into the summary
-   * (SPEC §4.12). A summary model restates what the user asked in its own words, and corrections
+   * A summary model restates what the user asked in its own words, and corrections
    * or changes of mind get lost; so every user-authored text of the compacted messages (the text
    * of user messages: not tool results, not the summaries and notices this library wrote) is
    * appended to the summary under `## User messages (verbatim)`, oldest first, whoever wrote the
@@ -995,14 +1338,16 @@ export interface CompactOptions {
    * Over the budget (the whole section counts), the task is kept whole and the most recent
    * messages beside it, as many as fit; a task larger than the budget keeps its beginning and
    * end (with a marker in between) in half of it, the most recent messages in the other half,
-   * and the most recent message, when none fits whole, its beginning and end. How many messages were left
-   * out is always stated — when the budget cannot even hold one message, the section is only
-   * that line (a few tokens over the budget) — and `result.warnings` says what this compaction
-   * left out or shortened. The originals stay in the archive.
-   * `0` or `false` turns this off; `true` is the default.
+   * and the most recent message, when none fits whole, its beginning and end. How many messages
+   * were left out is always stated — when the budget cannot even hold one message, the section
+   * is only that line (a few tokens over the budget) — and `result.warnings` says what this
+   * compaction left out or shortened. The originals stay in the archive.
+   * A message that only starts like one of the library's summaries (`[context-compact]`) is the
+   * user's and carried as one entry, word for word. An integer from 0 to 1 000 000 000, or a
+   * boolean: `0` or `false` turns this off; `true` is the default.
    * @default a quarter of the tail budget (`contextTokenLimit × tailRetentionRatio / 4`): 5 000 tokens at the defaults
    */
-  userMessagesMaxTokens?: number | boolean
+  userMessagesMaxTokens?: number | boolean | undefined
   /**
    * The agent's task list, carried after every summary under `## Task list (as the agent last
    * set it)`: the latest state the plan tool of the compacted part set — each item with its
@@ -1017,10 +1362,11 @@ export interface CompactOptions {
    * priority}]}`), and from the tools named in {@link CompactOptions.planTools}.
    *
    * Over the budget, completed items are left out first, then the explanation, then the last
-   * open items, and how many is said. `0` or `false` turns the section off; `true` is the default.
+   * open items, and how many is said. An integer from 0 to 1 000 000 000, or a boolean: `0` or
+   * `false` turns the section off; `true` is the default.
    * @default 2000
    */
-  planMaxTokens?: number | boolean
+  planMaxTokens?: number | boolean | undefined
   /**
    * Your agent's own plan tools (names, matched case-insensitively; an MCP prefix such as
    * `mcp__server__` is ignored), read like the built-in ones for the task list
@@ -1032,7 +1378,7 @@ export interface CompactOptions {
    * boolean `done`, `completed` or `checked`), and a `priority` is shown beside it.
    * @default [] (only the built-in tools)
    */
-  planTools?: string[]
+  planTools?: string[] | undefined
   /**
    * The latest failed tool call of the compacted part, carried after every summary under
    * `## Latest failure`: its command or file, the lines of its output that say what went wrong
@@ -1049,18 +1395,22 @@ export interface CompactOptions {
    * proposed edit has introduced new syntax error(s)`); exit status 1 with no output (`grep`
    * finding nothing) is not a failure. The ledger of every summary reads failures the same way:
    * a failed create or edit never lists its file as created or modified, and each failed call
-   * is listed with the line that says why. `0` or `false` turns the section off; `true` is the
-   * default.
+   * is listed with the line that says why. An integer from 0 to 1 000 000 000, or a boolean: `0`
+   * or `false` turns the section off; `true` is the default.
    * @default 300
    */
-  latestFailureMaxTokens?: number | boolean
+  latestFailureMaxTokens?: number | boolean | undefined
   /**
    * Show the current content of the files the agent worked on most recently right after the
-   * summary (SPEC §4.12), so that it does not have to read each of them again after a compaction
+   * summary, so that it does not have to read each of them again after a compaction
    * (Claude Code attaches its 5 most recently read files the same way):
    * - which files: those the tool calls touched (read, created, modified, as the ledger reads
-   *   them), last touched first; not a file deleted last, and not one whose whole content is
-   *   already visible in the kept messages (a whole read or write in the tail);
+   *   them) and whose call succeeded — not one flagged as an error nor one whose output says it
+   *   failed ("Permission denied", an exit status other than 0, …), so a read the agent was denied
+   *   never becomes a `read(path)` —, last touched first; not a file deleted last, and not one
+   *   whose whole content is already visible in the kept messages (a whole read or write in the
+   *   tail); a path is written quoted and escaped when it holds anything but ordinary visible
+   *   characters;
    * - their content: from your `read(path)` (your loop's own file access, sync or async, the
    *   text or `null`; the library never reads the disk itself), or, without `read`, from the
    *   conversation: the file's latest full content there (a whole read's result, a whole
@@ -1077,23 +1427,25 @@ export interface CompactOptions {
    * @default undefined (off: the files cost up to `maxTokens` after every compaction, tokens the
    * agent may not need; turn it on when your agent edits files)
    */
-  rehydrate?: RehydrateOptions | boolean
+  rehydrate?: RehydrateOptions | boolean | undefined
   /**
    * Append the key information of the messages a compaction removes to
-   * `<outputDir>/<sessionId>/extracted/{decisions,facts,preferences,runtime}.md` (SanBot):
+   * `<outputDir>/<sessionId>/extracted/{decisions,facts,preferences,runtime}.md`:
    * decisions ("decided / chose / 决定 / 选择 / 确定"), facts (paths, projects, configuration),
    * preferences ("prefer / like / 喜欢 / 偏好 / 习惯"), runtime (files and commands of tool calls,
    * failed calls). A line already in a file is not appended again. Not done for custom strategies.
    * @default false
    */
-  extractMemory?: boolean
+  extractMemory?: boolean | undefined
   /**
-   * Checkpoints (SPEC §4.11): never pay twice for the same summary. A compaction with the
+   * Checkpoints: never pay twice for the same summary. A compaction with the
    * `'summary'` strategy records what it did beside its archive
    * (`<outputDir>/<sessionId>/checkpoint-<hash>.json`, or the same key on an object store): the
    * messages it covered — the head and the summarized ones, identified by content (a SHA-256
-   * chain over each message's JSON, key order included), not by object identity — and its
-   * summary message. A later call whose list starts with those same messages, in this process
+   * chain over each message's JSON, key order included), not by object identity —, its
+   * summary message, the session and the summarizer configuration (provider, model, a
+   * fingerprint of the instructions and of the request). A later call whose list starts with
+   * those same messages, in this process
    * or another one sharing `outputDir` (a serverless function, another machine on the same
    * bucket), gets the head, the same summary message byte for byte (so the provider's prompt
    * cache of the compacted list stays valid) and the rest of its list, with no LLM call; the
@@ -1108,19 +1460,25 @@ export interface CompactOptions {
    * checkpoints of its compactions in memory, used even when the location cannot be read): a
    * checkpoint only saves work, since the summary it gives back is the one the same compaction
    * wrote for exactly those messages, and it costs one small file per compaction. A checkpoint
-   * stands for its messages whatever options wrote it: turn this off for a call that must
-   * summarize anew (e.g. other summary instructions on the same history). Concurrent writers
-   * never overwrite each other's checkpoints (create-only writes, as the sequence numbers); one
-   * whose archive was pruned is not used.
+   * is reused only under the summarizer configuration that wrote it (another provider, model,
+   * `customInstructions`, `promptStyle`, `summaryRequest` or `summaryMaxChars` summarizes anew).
+   * A file found under a checkpoint's name is checked before it is reused — a regular file (a
+   * symlink is never followed) of bounded size, for this session, naming the messages it is
+   * named for and a summary of the library's shape that the metadata of its archive names — and
+   * anything else is set aside, said in `result.warnings` and in the audit log
+   * (`checkpoint_ignored`), and a fresh summary is written. Checkpoints written before the
+   * session and summarizer were recorded are set aside the same way. Concurrent writers never
+   * overwrite each other's checkpoints (create-only writes, as the sequence numbers); one whose
+   * archive was pruned is not used.
    * @default true
    */
-  checkpoints?: boolean
+  checkpoints?: boolean | undefined
   /**
    * A {@link Compactor} option (ignored by `compactMessages`): prepare the summary in the
    * background before the threshold, so that the call that crosses it does not wait for an LLM
-   * (SPEC §4.11).
    * - **Start.** A `compact()` or `shouldCompact()` call that finds the estimate between the
-   *   start point — `atRatio` × the threshold (default 0.8), or `atTokens` — and the threshold
+   *   start point — `atRatio` × the threshold (default 0.8; a number greater than 0 and at
+   *   most 1), or `atTokens` (an integer from 1 to 1 000 000 000) — and the threshold
    *   starts the summary of the middle as the trigger would cut it now, and returns at once
    *   (not compacted; `result.background.state: 'started'`). Nothing is archived yet.
    * - **Swap.** At the threshold, a ready summary whose covered messages are unchanged (by
@@ -1143,10 +1501,28 @@ export interface CompactOptions {
    * format; only the `'summary'` strategy has a summary to prepare.
    * @default undefined (off)
    */
-  background?: boolean | { atRatio?: number } | { atTokens: number }
+  background?:
+    | boolean
+    | {
+        /** Start at this fraction of the threshold. @default 0.8 */
+        atRatio?: number | undefined
+      }
+    | {
+        /** Start at this many tokens (the trigger's estimate). */
+        atTokens: number
+      }
+    | undefined
+  /**
+   * Fail instead of warn: with `true`, an option name that is not an option (a misspelling such
+   * as `contextLimit`) is a `TypeError` naming the closest option, thrown before anything runs.
+   * Without it, the name is ignored and said in `result.warnings` (or to `onLog`/`logger` for a
+   * call without a result).
+   * @default false
+   */
+  strict?: boolean | undefined
   /**
    * What may be shortened when the kept messages alone keep the result at or over the threshold
-   * (e.g. one tool output of 200K tokens in the tail), SPEC §4.7:
+   * (e.g. one tool output of 200K tokens in the tail):
    * - `'tool-results'`: the largest tool results of the kept messages after the summary are
    *   shortened — their head and end kept, a marker in between saying how many tokens were
    *   elided and which archive holds the original — only as far as needed for the result to
@@ -1162,10 +1538,10 @@ export interface CompactOptions {
    * listed in `result.offloaded`.
    * @default 'tool-results'
    */
-  offload?: OffloadScope | boolean
+  offload?: OffloadScope | boolean | undefined
   /**
    * What happens to the `thinking` and `redacted_thinking` blocks of the assistant turns kept
-   * after the summary (SPEC §3). On models with *preserved thinking* every thinking block is
+   * after the summary. On models with *preserved thinking* every thinking block is
    * bound to the exact prefix before it, and a summary changes that prefix, so kept thinking
    * gets a 400 ("Invalid `signature` in `thinking` block. The block is bound to a different
    * conversation."). Older models need the thinking of the last turn of an unfinished tool loop.
@@ -1187,14 +1563,14 @@ export interface CompactOptions {
    * what fails the check and lists it in its `input_transformations`.
    * @default 'auto'
    */
-  thinking?: ThinkingPolicy
+  thinking?: ThinkingPolicy | undefined
   /**
    * `provider: 'anthropic-compaction'`: models on which on-demand compaction is known to be
    * unavailable, so it is not tried (our own summary is written). A `Compactor` fills this in
    * itself from `result.compactionUnavailable`.
    * @default []
    */
-  compactionUnavailableModels?: string[]
+  compactionUnavailableModels?: string[] | undefined
   /**
    * The error your agent's API returned when it refused the last request as too long (see
    * {@link isContextOverflow}): overflow recovery, the last line of defence when the estimate was
@@ -1209,30 +1585,33 @@ export interface CompactOptions {
    *   messages = (await compactor.compact(messages, { overflow: error })).messages
    * }
    */
-  overflow?: unknown
+  overflow?: unknown | undefined
   /**
-   * Asked before anything is summarized or written (Pi Agent seed's confirmation); return
+   * Asked before anything is summarized or written (a confirmation step); return
    * `false` (or a Promise of `false`) to decline: the result is then not compacted, `messages`
    * is your array, and `error.code` is `'DECLINED'`. A hook that throws declines too. Asked
    * once per compaction (not per recursive round).
    */
-  onBeforeCompact?: (info: BeforeCompactInfo) => boolean | void | Promise<boolean | void>
+  onBeforeCompact?: ((info: BeforeCompactInfo) => boolean | void | Promise<boolean | void>) | undefined
   /**
-   * The model the agent loop talks to (e.g. `'claude-sonnet-4-5'`, `'gpt-4o'`). The trigger
+   * The model the agent loop talks to (e.g. `'claude-sonnet-4-6'`, `'gpt-5'`). The trigger
    * scales its estimate by the model family's billing factor, and `contextTokenLimit`
    * defaults to the model's context window. Without it, `model` is used for the factor.
    */
-  agentModel?: string
+  agentModel?: string | undefined
   /**
    * The usage the API reported for the last assistant message in `messages`. The trigger
    * then counts that usage plus the estimate of the messages after it, which is what the
-   * next request will be billed.
+   * next request will be billed. Checked like an option: each token field it holds is an
+   * integer from 0 to 1 000 000 000, and it must say how many input tokens the request read
+   * (`input_tokens`, `prompt_tokens`, `inputTokens`, `promptTokenCount` or `input`); otherwise a
+   * `TypeError` says what is wrong.
    */
-  usage?: Usage
+  usage?: Usage | undefined
   /** Anthropic's top-level system prompt: counted into the trigger, never changed. */
-  system?: string | TextBlock[]
+  system?: string | TextBlock[] | undefined
   /** Tool definitions sent with each request: counted into the trigger, never changed. */
-  tools?: ReadonlyArray<object>
+  tools?: ReadonlyArray<object> | undefined
   /**
    * The body of the request your loop sends to the model, **without its messages**: for the
    * Anthropic Messages API `{ model, system, tools, tool_choice, thinking, max_tokens, metadata, … }`,
@@ -1262,13 +1641,20 @@ export interface CompactOptions {
    * Pass it in the `Compactor`'s constructor and again per call when your system prompt or tools
    * change. Default: none (the transcript request).
    */
-  agentRequest?: Record<string, unknown>
+  agentRequest?: Record<string, unknown> | undefined
   /**
    * Which request asks for the summary:
    * - `'auto'` (default): the shared request (your loop's own, see `agentRequest`) when it can
    *   work, else the transcript request, and `result.summaryRequest` says which was used.
    * - `'shared'`: the same, with a warning when the transcript had to be used.
    * - `'transcript'`: always the transcript: the middle rendered as text in one user message.
+   *
+   * Under `'auto'`, the shared request is sent only where it reads a cache: on Anthropic when the
+   * loop's requests ask for caching (a top-level `cache_control`, or a `cache_control` breakpoint in
+   * the system prompt, tools or messages), on OpenAI for conversations of 1,024 tokens or more
+   * (cached automatically); and only when it is expected to cost less than the transcript (most of
+   * the conversation came before the loop's last request). Where the loop caches nothing, the
+   * transcript is sent and `result.warnings` says how to turn caching on.
    *
    * Sharing cannot work, and the transcript is used, when there is no `agentRequest`; when the
    * summary model is not `agentRequest.model`; when the list is in a format the provider does not
@@ -1279,43 +1665,59 @@ export interface CompactOptions {
    * sent as the transcript request with a warning; so is one the API rejects (HTTP 400).
    * @default 'auto'
    */
-  summaryRequest?: 'auto' | 'shared' | 'transcript'
+  summaryRequest?: 'auto' | 'shared' | 'transcript' | undefined
   /** Cancels the compaction: the promise rejects with an `AbortError` at once. */
-  signal?: AbortSignal
+  signal?: AbortSignal | undefined
   /**
    * Receives lifecycle events: `token_limit_exceeded`, `started`, `retry`, `completed` (with the
    * saved ratio and the summary) and `failed`. A listener that throws does not break compaction.
    */
-  onEvent?: (event: CompactEvent) => void
+  onEvent?: ((event: CompactEvent) => void) | undefined
   /**
-   * Receives this call's log entries (`debug` and above: retries, unknown block types,
-   * archive failures, which provider was chosen, …) instead of stderr. A listener that throws
-   * does not break compaction. Without `onLog`/`logger`, warnings go to stderr; the
-   * environment variable `CONTEXT_COMPACT_LOG` sets that level (`error`, `warn`, `info`,
-   * `debug`, `trace`, `off`).
-   * @default undefined (stderr)
+   * Receives this call's log entries (`debug` and above: retries, archive failures, which
+   * provider was chosen, …). A listener that throws does not break compaction.
+   *
+   * The library writes nothing to stderr unless asked: what a caller needs to know is in the
+   * result (`warnings`, `error`) and the events (`onEvent`). Logs are for finding out why;
+   * ask for them with `onLog`, `logger` or `logLevel`, or, for a program you cannot change,
+   * with the environment variable `CONTEXT_COMPACT_LOG` (`error`, `warn`, `info`, `debug`,
+   * `trace`), which writes to stderr the entries of calls that have none of the three.
+   * @default undefined (no log entries are delivered)
    */
-  onLog?: (entry: LogEntry) => void
+  onLog?: ((entry: LogEntry) => void) | undefined
   /**
    * Like `onLog`, for a logger object such as `console` or a pino/winston logger: each entry
    * calls `logger[entry.level](message, fields)` (falling back to `logger.log`).
-   * @default undefined (stderr)
+   * @default undefined
    */
-  logger?: Partial<Record<LogEntry['level'] | 'log', (...args: any[]) => void>>
+  logger?: Partial<Record<LogEntry['level'] | 'log', (...args: any[]) => void>> | undefined
+  /**
+   * Writes this call's log entries at this level and above to stderr, one line each
+   * (`context-compact warn: …`), besides giving them to `onLog`/`logger`. `'off'` writes none,
+   * even when `CONTEXT_COMPACT_LOG` is set.
+   * @throws {TypeError} when it is not one of the five values.
+   * @default 'off'
+   */
+  logLevel?: LogLevel | undefined
 }
+
+/** How much of a call's log `logLevel` writes to stderr: nothing, or entries at this level and above. */
+export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug'
 
 /** A log entry, as `onLog` receives it. */
 export interface LogEntry {
+  /** How serious it is. */
   level: 'error' | 'warn' | 'info' | 'debug'
+  /** What happened, in a sentence. */
   message: string
   /** Structured fields, e.g. `{ provider, attempt, code, delay_ms }` for a retry. */
-  fields?: Record<string, unknown>
+  fields?: Record<string, unknown> | undefined
   /** The Rust module that logged it, e.g. `'context_compact_core::summarize'`. */
-  target?: string
+  target?: string | undefined
 }
 
 /**
- * Statistics of a compaction (PRD F-008). All zero when nothing was compacted.
+ * Statistics of a compaction. All zero when nothing was compacted.
  *
  * The three message counts sort every message you passed — your items, in every format (OpenAI
  * Responses items, Gemini contents, …) — into exactly one of them, so
@@ -1400,20 +1802,25 @@ export type CompactErrorCode =
   | 'MISSING_API_KEY'
   | 'STRATEGY_FAILED'
 
+/** Why a compaction was skipped or fell short (`result.error`). */
 export interface CompactError {
+  /** A stable code to branch on (see {@link CompactErrorCode}). */
   code: CompactErrorCode
+  /** What happened, for people. */
   message: string
   /** Summary attempts made (0 when the summarizer was not called). */
   attempts: number
   /** The HTTP status of the last failed attempt, when there was one. */
-  status?: number
+  status?: number | undefined
   /**
    * `STILL_OVER_LIMIT` / `NOT_SMALLER`: the estimate of the compacted list (the trigger's own,
-   * billed-calibrated measure), the input's estimate, and the threshold.
+   * billed-calibrated measure).
    */
-  tokens?: number
-  originalTokens?: number
-  threshold?: number
+  tokens?: number | undefined
+  /** `STILL_OVER_LIMIT` / `NOT_SMALLER`: the estimate of the input. */
+  originalTokens?: number | undefined
+  /** `STILL_OVER_LIMIT` / `NOT_SMALLER`: the threshold. */
+  threshold?: number | undefined
 }
 
 /** See {@link CompactOptions.thinking}. */
@@ -1421,12 +1828,15 @@ export type ThinkingPolicy = 'auto' | 'keep' | 'strip'
 
 /** One change the thinking policy made to a kept message (like Anthropic's `input_transformations`). */
 export interface Transformation {
+  /** The change: a thinking block was removed. */
   type: 'thinking_dropped'
   /** Where the block was in the messages you passed, e.g. `'messages.7.content.0'`. */
   path: string
+  /** The message's index in the list you passed. */
   originalIndex: number
   /** The message's index in the result, or `null` when it was left out (it held only thinking). */
   index: number | null
+  /** The removed block's type. */
   blockType: 'thinking' | 'redacted_thinking'
 }
 
@@ -1441,13 +1851,15 @@ export interface OffloadedText {
   originalIndex: number
   /** Where the shortened string is, e.g. `'messages.7.content.0.content'`. */
   path: string
-  /** Tokens before, and after (kept text plus marker). */
+  /** Tokens before. */
   originalTokens: number
+  /** Tokens after: the kept text plus the marker. */
   tokens: number
   /** A tool result, or (with `offload: 'all'`) user or assistant text. */
   kind: 'tool_result' | 'text'
 }
 
+/** What {@link compactMessages} and {@link Compactor.compact} resolve with. */
 export interface CompactResult<M extends AnyMessage = Message> {
   /**
    * The new message list: head + the summary message + tail, where head and tail are the very
@@ -1470,9 +1882,10 @@ export interface CompactResult<M extends AnyMessage = Message> {
    * a file path, `<url>/<sessionId>/<name>` on an object store, `archiveStore:<sessionId>/<name>`
    * on your own store. One compaction writes one archive, with one sequence number: when it also
    * changed kept messages (thinking removed, tool results shortened), their originals are in the
-   * same archive, under `keptOriginals` (see the README's "Archives").
+   * same archive, under `keptOriginals` (see the guide `docs/archives-and-stores.md`).
    */
   archivePath: string | null
+  /** Token and message counts before and after (all zero when nothing was compacted). */
   stats: CompactStats
   /**
    * Why compaction was skipped, or `null` (also `null` below the threshold). Two codes come with
@@ -1511,7 +1924,7 @@ export interface CompactResult<M extends AnyMessage = Message> {
   /**
    * Summary rounds run: 1 normally; 2 or 3 when the result was still at or over the threshold
    * and its tail held more than one user turn, so it was compacted again with half the tail
-   * budget (Pi Agent seed's recursive compaction; at most two more rounds). 0 without a summary.
+   * budget (at most two more rounds). 0 without a summary.
    */
   rounds: number
   /** What a strategy without a summary removed, or `null`. */
@@ -1568,7 +1981,7 @@ export interface CompactResult<M extends AnyMessage = Message> {
   /** The files whose current content follows the summary (`rehydrate`), last touched first; `[]` for none. */
   rehydrated: RehydratedFile[]
   /** Custom strategies only: the mark map `compress` returned (`null` when it was not valid). */
-  markMap?: MessageMarkMap | null
+  markMap?: MessageMarkMap | null | undefined
 }
 
 /** What happened to the summary a {@link Compactor} prepares in the background (`result.background`). */
@@ -1591,11 +2004,18 @@ export interface BackgroundInfo {
    * `'format_changed'`, or `'grown'` (an on-demand compaction block that would leave the list
    * over the threshold).
    */
-  reason?: string
+  reason?: string | undefined
   /** `'applied'`: how long the call waited for a summary still running. */
-  waitedMs?: number
+  waitedMs?: number | undefined
   /** `'failed'`: why. */
-  error?: { code: string; message: string }
+  error?:
+    | {
+        /** A {@link CompactErrorCode}, or `'ABORTED'`. */
+        code: string
+        /** What happened. */
+        message: string
+      }
+    | undefined
 }
 
 /** What checkpoints did for a call (`result.checkpoint`). */
@@ -1632,26 +2052,28 @@ export interface RehydrateOptions {
    * is reported in `result.warnings` and the file is not shown.
    * @default undefined (the content comes from the conversation)
    */
-  read?: ReadFile
+  read?: ReadFile | undefined
   /**
-   * At most this many files.
+   * At most this many files: an integer from 0 to 1 000 (0 shows none).
    * @default 5
    */
-  maxFiles?: number
+  maxFiles?: number | undefined
   /**
-   * Each file is cut to this many tokens (its beginning kept).
+   * Each file is cut to this many tokens (its beginning kept): an integer from 0 to
+   * 1 000 000 000.
    * @default 5000
    */
-  maxTokensPerFile?: number
+  maxTokensPerFile?: number | undefined
   /**
-   * All files together.
+   * All files together: an integer from 0 to 1 000 000 000.
    * @default 50000
    */
-  maxTokens?: number
+  maxTokens?: number | undefined
 }
 
 /** One file shown after the summary (`result.rehydrated`). */
 export interface RehydratedFile {
+  /** The file's path, as the tool calls named it. */
   path: string
   /** Tokens of its entry in the summary message. */
   tokens: number
@@ -1675,9 +2097,13 @@ export interface RehydratedFile {
 export interface SummaryUsage {
   /** Requests billed (a failed attempt that got a reply counts: it cost its input). */
   requests: number
+  /** Input tokens billed at full price. */
   inputTokens: number
+  /** Input tokens read from the provider's prompt cache. */
   cacheReadTokens: number
+  /** Input tokens written to the prompt cache. */
   cacheWriteTokens: number
+  /** Output tokens: the summaries. */
   outputTokens: number
 }
 
@@ -1698,7 +2124,7 @@ export interface Partition<M extends AnyMessage = Message> {
  * - `'calibration'`: a {@link Compactor} that saw usage before scales by what it learned;
  * - `'model'`: the agent's model (`agentModel`, or `model`) is named: its family's factor
  *   (1.35 for Claude, measured on real sessions; 1 for OpenAI's o200k models);
- * - `'raw'`: the exact tokenizer count (PRD F-002 as written).
+ * - `'raw'`: the exact tokenizer count.
  */
 export type EstimateSource = 'usage' | 'calibration' | 'model' | 'raw'
 
@@ -1710,6 +2136,7 @@ export interface Measure {
   rawTokens: number
   /** The estimate of what the API will bill, compared with the threshold. */
   tokens: number
+  /** Where the estimate came from. */
   source: EstimateSource
   /** The factor applied to raw counts (1 for `'raw'`). */
   factor: number
@@ -1734,25 +2161,55 @@ export interface Measure {
  * Extra fields are ignored.
  */
 export type Usage =
-  | { input_tokens: number; output_tokens?: number; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null }
-  | { prompt_tokens: number; completion_tokens?: number }
-  | { inputTokens: number | undefined; outputTokens?: number | undefined; cacheReadInputTokens?: number; cacheWriteInputTokens?: number }
-  | { promptTokenCount?: number; candidatesTokenCount?: number; toolUsePromptTokenCount?: number }
+  | {
+      /** Anthropic: input tokens not read from or written to the cache; OpenAI Responses: all input tokens. */
+      input_tokens: number
+      /** Output tokens. */
+      output_tokens?: number | undefined
+      /** Anthropic: input tokens read from the prompt cache. */
+      cache_read_input_tokens?: number | null | undefined
+      /** Anthropic: input tokens written to the prompt cache. */
+      cache_creation_input_tokens?: number | null | undefined
+    }
+  | {
+      /** OpenAI Chat: all input tokens, cached ones included. */
+      prompt_tokens: number
+      /** OpenAI Chat: output tokens. */
+      completion_tokens?: number | undefined
+    }
+  | {
+      /** AI SDK: all input tokens; Bedrock: input tokens outside the cache. */
+      inputTokens: number | undefined
+      /** Output tokens. */
+      outputTokens?: number | undefined
+      /** Bedrock: input tokens read from the prompt cache. */
+      cacheReadInputTokens?: number | undefined
+      /** Bedrock: input tokens written to the prompt cache. */
+      cacheWriteInputTokens?: number | undefined
+    }
+  | {
+      /** Gemini: input tokens, cached content included. */
+      promptTokenCount?: number | undefined
+      /** Gemini: output tokens. */
+      candidatesTokenCount?: number | undefined
+      /** Gemini: tokens of tool-use prompts. */
+      toolUsePromptTokenCount?: number | undefined
+    }
 
 // ---------------------------------------------------------------------------------------------
 // Functions
 
-/** The PRD's default context window: 200 000 tokens. */
+/** The default context window: 200 000 tokens. */
 export declare const CONTEXT_TOKEN_LIMIT: 200000
-/** The PRD's default trigger ratio: 0.92. */
+/** The default trigger ratio: 0.92. */
 export declare const COMPACT_THRESHOLD_RATIO: 0.92
-/** The PRD's default tail budget ratio: 0.10. */
+/** The default tail budget ratio: 0.10. */
 export declare const TAIL_RETENTION_RATIO: 0.1
-/** The PRD's default number of retries: 2. */
+/** The default number of retries: 2. */
 export declare const COMPACT_MAX_RETRIES: 2
 
 /**
- * The exact token count of a message list (PRD F-001). A message whose content is a string
+ * The exact token count of a message list. A message whose content is a string
  * counts exactly as the tokenizer counts that string; `tool_use` counts its name and
  * `JSON.stringify(input)`; tool results count recursively; images and documents are
  * estimated from their size. Empty list → 0.
@@ -1760,12 +2217,12 @@ export declare const COMPACT_MAX_RETRIES: 2
  */
 export declare function countTokens(
   messages: readonly AnyMessage[],
-  options?: { encoding?: 'o200k_base' | 'cl100k_base'; format?: MessageFormat },
+  options?: { encoding?: 'o200k_base' | 'cl100k_base' | undefined; format?: MessageFormat | undefined },
 ): number
 
 /**
  * True when the conversation's tokens (with `system` and `tools`) are ≥
- * `contextTokenLimit × thresholdRatio` (PRD F-002). Empty list → false.
+ * `contextTokenLimit × thresholdRatio`. Empty list → false.
  * @throws {TypeError} for invalid messages or options.
  */
 export declare function shouldCompact(messages: readonly AnyMessage[], options?: CompactOptions): boolean
@@ -1778,10 +2235,11 @@ export declare function shouldCompact(messages: readonly AnyMessage[], options?:
 export declare function measureTokens(messages: readonly AnyMessage[], options?: CompactOptions): Measure
 
 /**
- * Splits messages into head (leading system messages), middle and tail (PRD F-003): the tail
- * is scanned back from the end until its tokens reach `tailRetentionTokens`, then extended so
- * it never begins with a tool result whose call would be left in the middle.
- * @throws {TypeError} for invalid messages.
+ * Splits messages into head (leading system messages), middle and tail: the tail
+ * is scanned back from the end until its tokens reach `tailRetentionTokens` (an integer from 0
+ * to 1 000 000 000), then extended so it never begins with a tool result whose call would be
+ * left in the middle.
+ * @throws {TypeError} for invalid messages or an invalid `tailRetentionTokens`.
  */
 export declare function partitionMessages<M extends AnyMessage = Message>(
   messages: readonly M[],
@@ -1790,13 +2248,13 @@ export declare function partitionMessages<M extends AnyMessage = Message>(
 ): Partition<M>
 
 /**
- * Summarizes messages with the configured summarizer (PRD F-004), with retries.
+ * Summarizes messages with the configured summarizer, with retries.
  * @throws the last failure when every attempt failed; `AbortError` when `signal` fires.
  */
 export declare function generateSummary(middle: readonly AnyMessage[], options?: CompactOptions): Promise<string>
 
 /**
- * `[...head, summary, ...tail]`, a new array (PRD F-005), with the summary written as a user
+ * `[...head, summary, ...tail]`, a new array, with the summary written as a user
  * message in the format of `head` and `tail` (detected, or `options.format`):
  * `{ role: 'user', content: summary }` for Anthropic, OpenAI Chat and the AI SDK,
  * `{ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }` for Responses,
@@ -1808,7 +2266,7 @@ export declare function assembleMessages<M extends AnyMessage = Message>(
   head: readonly M[],
   summary: string,
   tail: readonly M[],
-  options?: { format?: MessageFormat },
+  options?: { format?: MessageFormat | undefined },
 ): M[]
 
 /**
@@ -1823,7 +2281,7 @@ export type StoreOptions = Record<string, string | number | boolean>
 /**
  * Your own archive store, e.g. a table in your database (an example: `examples/archive-store.ts`).
  * Keys are `/`-separated: `<sessionId>/compact-<timestamp>-<n>.json`, `<sessionId>/events/…`, …
- * (the layout of the README's "Running many agents"); values are bytes (UTF-8 JSON or Markdown).
+ * (the layout in the guide `docs/archives-and-stores.md`); values are bytes (UTF-8 JSON or Markdown).
  * Every function may be async. A function that throws (or rejects) counts as a failed attempt
  * and is retried like the summary calls (`maxRetries`, backoff); each call may take at most 30 s.
  */
@@ -1853,9 +2311,12 @@ export interface ArchiveStore {
 
 /** An entry {@link ArchiveStore.list} reports. */
 export interface ArchiveStoreEntry {
+  /** The entry's key. */
   key: string
-  size?: number
-  lastModified?: Date | number | string | null
+  /** Its size in bytes. */
+  size?: number | undefined
+  /** When it was written: a `Date`, milliseconds since the epoch, or an ISO string. */
+  lastModified?: Date | number | string | null | undefined
 }
 
 /** Where the archives of a history call are, besides `outputDir`. */
@@ -1864,17 +2325,17 @@ export interface StoreLocationOptions {
    * Configuration when `outputDir` is an object-store URL ({@link StoreOptions}); a `TypeError`
    * with a plain directory.
    */
-  storeOptions?: StoreOptions
+  storeOptions?: StoreOptions | undefined
   /**
    * Your own store ({@link ArchiveStore}); it replaces `outputDir`, which is then not used.
    * Paths in results read `archiveStore:<sessionId>/<name>`.
    */
-  archiveStore?: ArchiveStore
+  archiveStore?: ArchiveStore | undefined
 }
 
 /**
  * Writes messages to `<outputDir>/<sessionId>/compact-<YYYYMMDDTHHMMSSZ>-<sequence>.json`
- * (PRD F-006) atomically, privately (0600), never overwriting; resolves with the path. On an
+ * atomically, privately (0600), never overwriting; resolves with the path. On an
  * object store (or your `archiveStore`) the sequence number is taken with a create-only write,
  * so it is unique across machines. Anthropic and OpenAI Chat messages are archived as they are;
  * a list in another format is archived as compactions archive it: each entry is the message in
@@ -1887,7 +2348,7 @@ export declare function persistMessages(
   sessionId: string,
   options?: StoreLocationOptions & {
     /** The messages' format (see {@link MessageFormat}). @default 'auto' */
-    format?: MessageFormat
+    format?: MessageFormat | undefined
   },
 ): Promise<string>
 
@@ -1903,7 +2364,7 @@ export declare function compactMessages<M extends AnyMessage = Message>(
 ): Promise<CompactResult<M>>
 
 // ---------------------------------------------------------------------------------------------
-// MessageMarkMap helpers (type seed §二, the seed's code)
+// MessageMarkMap helpers
 
 /** The original indices of the current batch: `originalIndices` at or after its boundary. */
 export declare function getCurrentBatchIndices(markMap: MessageMarkMap): number[]
@@ -1962,29 +2423,29 @@ export interface RestoreOptions extends StoreLocationOptions {
    * The directory (or object-store URL) the archives were written to.
    * @default './.context-compact'
    */
-  outputDir?: string
+  outputDir?: string | undefined
   /**
    * The session they belong to.
    * @default 'default'
    */
-  sessionId?: string
+  sessionId?: string | undefined
   /**
    * The messages' format (see {@link MessageFormat}); archived messages come back in it.
    * @default 'auto'
    */
-  format?: MessageFormat
+  format?: MessageFormat | undefined
 }
 
 /** What {@link pruneArchives} removes. */
 export interface PruneOptions extends StoreLocationOptions {
   /**
-   * Remove archives written more than this many days ago (fractions allowed; `0` removes every
-   * archive written before now).
+   * Remove archives written more than this many days ago: a number from 0 to 36 500 (fractions
+   * allowed; `0` removes every archive written before now).
    * @default 7
    */
-  olderThanDays?: number
+  olderThanDays?: number | undefined
   /** Only this session. By default every session under `outputDir`. */
-  sessionId?: string
+  sessionId?: string | undefined
 }
 
 /** What {@link pruneArchives} did. */
@@ -1995,37 +2456,33 @@ export interface PruneResult {
   kept: number
 }
 
-/**
- * Errors {@link restoreMessages} rejects with (`error.code`), besides `TypeError` for invalid
- * arguments:
- * - `ARCHIVE_NOT_FOUND`: a summary names an archive that is not in the session directory (or
- *   its originals were never archived);
- * - `INVALID_ARCHIVE_REFERENCE`: a summary names something that is not an archive file name
- *   (e.g. `../../etc/passwd`); it is never opened;
- * - `INVALID_ARCHIVE`: an archive is not a JSON array, is a symlink, or archives name each other;
- * - `IO_ERROR`: reading failed.
- */
+/** What {@link offloadToolResults} shortens, and where the originals go. */
 export interface OffloadOptions extends StoreLocationOptions {
-  /** A text longer than this many tokens is shortened to about this many (marker included). */
+  /**
+   * A text longer than this many tokens is shortened to about this many (marker included): an
+   * integer from 1 to 1 000 000 000.
+   */
   maxTokens: number
   /** Where the originals are archived. @default './.context-compact' */
-  outputDir?: string
+  outputDir?: string | undefined
   /** The session whose archives these are. @default 'default' */
-  sessionId?: string
+  sessionId?: string | undefined
   /** `'tool-results'` (default) or `'all'` (also user and assistant text). */
-  scope?: Exclude<OffloadScope, 'off'>
+  scope?: Exclude<OffloadScope, 'off'> | undefined
   /** The tokenizer. @default 'o200k_base' */
-  encoding?: 'o200k_base' | 'cl100k_base'
+  encoding?: 'o200k_base' | 'cl100k_base' | undefined
   /**
    * The messages' format (see {@link MessageFormat}); shortened copies are written in it.
    * @default 'auto'
    */
-  format?: MessageFormat
+  format?: MessageFormat | undefined
 }
 
+/** What {@link offloadToolResults} resolves with. */
 export interface OffloadResult<M extends AnyMessage = Message> {
   /** Your list with the oversized messages replaced by shortened copies (the others are your objects). */
   messages: M[]
+  /** Each shortened text; empty when none was. */
   offloaded: OffloadedText[]
   /** The archive holding the originals, or `null` when nothing was shortened. */
   archivePath: string | null
@@ -2037,7 +2494,7 @@ export interface OffloadResult<M extends AnyMessage = Message> {
 }
 
 /**
- * Context offload on its own (PRD UC-004), for offload pipelines: every tool result longer than
+ * Context offload on its own, for offload pipelines: every tool result longer than
  * `maxTokens` is shortened to about `maxTokens` — its head and end kept, a marker in between
  * saying how many tokens were elided and which archive holds the original. The originals are
  * archived in the session's next archive, so {@link restoreMessages} gives them back exactly.
@@ -2048,6 +2505,16 @@ export declare function offloadToolResults<M extends AnyMessage = Message>(
   options: OffloadOptions,
 ): Promise<OffloadResult<M>>
 
+/**
+ * Errors {@link restoreMessages} rejects with (`error.code`), besides `TypeError` for invalid
+ * arguments:
+ * - `ARCHIVE_NOT_FOUND`: a summary names an archive that is not in the session directory (or
+ *   its originals were never archived);
+ * - `INVALID_ARCHIVE_REFERENCE`: a summary names something that is not an archive file name
+ *   (e.g. `../../etc/passwd`); it is never opened;
+ * - `INVALID_ARCHIVE`: an archive is not a JSON array, is a symlink, or archives name each other;
+ * - `IO_ERROR`: reading failed.
+ */
 export type RestoreErrorCode = 'ARCHIVE_NOT_FOUND' | 'INVALID_ARCHIVE_REFERENCE' | 'INVALID_ARCHIVE' | 'IO_ERROR'
 
 /**
@@ -2084,7 +2551,7 @@ export declare function restoreMessages<M extends AnyMessage = Message>(
 ): Promise<M[]>
 
 /**
- * Retention (SanBot): removes archives older than `olderThanDays` (by the timestamp in their
+ * Retention: removes archives older than `olderThanDays` (by the timestamp in their
  * name, or their modification time when that is not a valid date) and their metadata, in every
  * session under `outputDir` or in one. Never removes `events.jsonl`, `summaries.md` or any other
  * file; appends a `pruned` line to the audit log of each session it changed. The sequence of a
@@ -2103,7 +2570,16 @@ export declare function pruneArchives(outputDir: string, options?: PruneOptions)
  * {@link Usage} with `index`. The request was sent with messages `0 … index`.
  */
 export type ReportUsageEntry = Record<string, unknown> &
-  ({ message_index_after_which_the_request_was_made: number } | { index: number })
+  (
+    | {
+        /** The index of the last message the request was sent with. */
+        message_index_after_which_the_request_was_made: number
+      }
+    | {
+        /** The index of the last message the request was sent with. */
+        index: number
+      }
+  )
 
 /** What {@link renderReport} reads and draws. */
 export interface ReportOptions extends StoreLocationOptions {
@@ -2112,33 +2588,37 @@ export interface ReportOptions extends StoreLocationOptions {
    * {@link restoreMessages}. A session without archives there is reported as the list alone.
    * @default './.context-compact'
    */
-  outputDir?: string
-  /** @default 'default' */
-  sessionId?: string
+  outputDir?: string | undefined
+  /** The session whose archives are read. @default 'default' */
+  sessionId?: string | undefined
   /** The messages' format (see {@link MessageFormat}). @default 'auto' */
-  format?: MessageFormat
+  format?: MessageFormat | undefined
   /** The tokenizer. @default 'o200k_base' */
-  encoding?: 'o200k_base' | 'cl100k_base'
+  encoding?: 'o200k_base' | 'cl100k_base' | undefined
   /**
    * The window and threshold drawn, and the trigger's estimate of the list now. When none of
    * `contextTokenLimit`, `agentModel` and `model` is given, the threshold the audit log
    * recorded is drawn (the window derived from it), else the defaults.
    */
-  contextTokenLimit?: number
-  thresholdRatio?: number
-  agentModel?: string
-  model?: string
-  /** The system prompt and tools the loop sends: counted into the curve and the estimate. */
-  system?: CompactOptions['system']
-  tools?: CompactOptions['tools']
+  contextTokenLimit?: number | undefined
+  /** As {@link CompactOptions.thresholdRatio}. @default 0.92 */
+  thresholdRatio?: number | undefined
+  /** The agent's model: its window and billing factor (see {@link CompactOptions.agentModel}). */
+  agentModel?: string | undefined
+  /** The summary model, used for the factor when `agentModel` is not given. */
+  model?: string | undefined
+  /** The system prompt the loop sends: counted into the curve and the estimate. */
+  system?: CompactOptions['system'] | undefined
+  /** The tools the loop sends: counted into the curve and the estimate. */
+  tools?: CompactOptions['tools'] | undefined
   /**
    * Billed usage, one entry per request, drawn beside the count. Without it, the usage
    * recorded on the model's messages (`usage`, LangChain's `usage_metadata`) is drawn, when
    * there is some.
    */
-  usage?: ReportUsageEntry[]
+  usage?: ReportUsageEntry[] | undefined
   /** The page's title. @default 'Session <sessionId>' */
-  title?: string
+  title?: string | undefined
 }
 
 /**
@@ -2233,7 +2713,7 @@ export declare function checkMessages(
   messages: readonly AnyMessage[],
   options?: {
     /** The messages' format (see {@link MessageFormat}). @default 'auto' */
-    format?: MessageFormat
+    format?: MessageFormat | undefined
   },
 ): Problem[]
 
@@ -2254,6 +2734,7 @@ export declare function checkMessages(
  * strings and live as long as the message objects.
  */
 export declare class Compactor {
+  /** Binds `options` (copied) to every call; each method also takes per-call overrides. */
   constructor(options?: CompactOptions)
   /** A copy of the options this compactor was created with. */
   readonly options: CompactOptions
@@ -2261,12 +2742,20 @@ export declare class Compactor {
    * What this compactor learned from usage reports: the billed-per-raw-token slope (null until
    * enough growth was seen), the latest billed/raw ratio, and how many reports it saw.
    */
-  readonly calibration: { slope: number | null; ratio: number; samples: number } | null
+  readonly calibration: {
+    /** Billed tokens per raw token of growth, or `null` until enough growth was seen. */
+    slope: number | null
+    /** The latest billed ÷ raw ratio. */
+    ratio: number
+    /** Usage reports seen. */
+    samples: number
+  } | null
   /**
    * The session's {@link MessageMarkMap} (a copy). Every message object the compactor sees gets
    * the next original index; each compaction starts a batch.
    */
   readonly markMap: MessageMarkMap
+  /** {@link countTokens} with this compactor's encoding and format, counting only what changed since the last call. */
   countTokens(messages: readonly AnyMessage[]): number
   /**
    * Pass `{ usage }` (the last response's usage) to use it and to learn from it. Emits
@@ -2274,11 +2763,12 @@ export declare class Compactor {
    * `background`, starts the summary when the estimate is past its start point.
    */
   shouldCompact(messages: readonly AnyMessage[], overrides?: Pick<CompactOptions, 'usage' | 'onEvent'>): boolean
+  /** {@link measureTokens} with this compactor's options, its token cache and what it learned from usage. */
   measure(messages: readonly AnyMessage[], overrides?: Pick<CompactOptions, 'usage'>): Measure
   /** {@link compactMessages} with this compactor's options (and `overrides`): the same type comes back. */
   compact<M extends AnyMessage = Message>(messages: readonly M[], overrides?: CompactOptions): Promise<CompactResult<M>>
   /**
-   * Rolls back to an earlier batch of `markMap` (seed §八.4) and resolves with its messages:
+   * Rolls back to an earlier batch of `markMap` and resolves with its messages:
    * batch 0 is the whole original conversation, read back from the archives
    * ({@link restoreMessages}); a later batch is the list its compaction returned, followed by
    * every message added since (read back from later archives where needed). Later batches leave
@@ -2297,12 +2787,14 @@ export declare class Compactor {
    * compactor stays usable for foreground compactions.
    */
   close(): Promise<void>
+  /** {@link partitionMessages} with this compactor's options. */
   partitionMessages<M extends AnyMessage = Message>(messages: readonly M[], tailRetentionTokens: number): Partition<M>
+  /** {@link generateSummary} with this compactor's options (and `overrides`). */
   generateSummary(middle: readonly AnyMessage[], overrides?: CompactOptions): Promise<string>
 }
 
 // ---------------------------------------------------------------------------------------------
-// Overflow recovery (SPEC §4.8)
+// Overflow recovery
 
 /**
  * Whether an API error means the request was longer than the model's context window, so the
@@ -2346,19 +2838,32 @@ export declare function isContextOverflow(error: unknown): boolean
 /** The input of the recall tool, as the model gives it. */
 export interface RecallInput {
   /** An archive file name, as a summary's `Recall: archive=… from=… to=…` line names it (a path ending in it is accepted). */
-  archive?: string
+  archive?: string | undefined
   /** The first message to read (inclusive). @default 0 */
-  from?: number
+  from?: number | undefined
   /** The message after the last one to read (exclusive). @default the end of the archive */
-  to?: number
+  to?: number | undefined
   /** Words or a phrase to search the archived messages for (case-insensitive for ASCII letters). */
-  query?: string
+  query?: string | undefined
 }
 
 /** The JSON schema of {@link RecallInput} (a type alias, so the SDKs' schema types with an index signature accept it). */
 export type RecallInputSchema = {
+  /** A JSON object. */
   type: 'object'
-  properties: Record<'archive' | 'from' | 'to' | 'query', { type: string; description: string; minimum?: number }>
+  /** One schema per field of {@link RecallInput}. */
+  properties: Record<
+    'archive' | 'from' | 'to' | 'query',
+    {
+      /** The JSON type: `'string'` or `'integer'`. */
+      type: string
+      /** What the field means, for the model. */
+      description: string
+      /** The least value of `from` and `to`: 0. */
+      minimum?: number | undefined
+    }
+  >
+  /** No other fields. */
   additionalProperties: false
 }
 
@@ -2368,20 +2873,83 @@ export type RecallToolFormat = 'anthropic' | 'openai' | 'openai-chat' | 'openai-
 /** The tool in each API's own tool shape. */
 export interface RecallToolDefinitions {
   /** Anthropic Messages `tools[]`. */
-  anthropic: { name: string; description: string; input_schema: RecallInputSchema }
+  anthropic: {
+    /** The tool's name. */
+    name: string
+    /** What the tool does, for the model. */
+    description: string
+    /** The input's JSON schema. */
+    input_schema: RecallInputSchema
+  }
   /** OpenAI Chat Completions `tools[]` (also LangChain's `bindTools`). */
-  openai: { type: 'function'; function: { name: string; description: string; parameters: RecallInputSchema } }
+  openai: {
+    /** The tool's kind. */
+    type: 'function'
+    /** The function. */
+    function: {
+      /** The tool's name. */
+      name: string
+      /** What the tool does, for the model. */
+      description: string
+      /** The input's JSON schema. */
+      parameters: RecallInputSchema
+    }
+  }
+  /** The same as `openai`. */
   'openai-chat': RecallToolDefinitions['openai']
+  /** The same as `openai`, which LangChain's `bindTools` takes. */
   langchain: RecallToolDefinitions['openai']
   /** OpenAI Responses `tools[]`. */
-  'openai-responses': { type: 'function'; name: string; description: string; parameters: RecallInputSchema; strict: false }
+  'openai-responses': {
+    /** The tool's kind. */
+    type: 'function'
+    /** The tool's name. */
+    name: string
+    /** What the tool does, for the model. */
+    description: string
+    /** The input's JSON schema. */
+    parameters: RecallInputSchema
+    /** Not strict: `from`, `to` and `query` are optional. */
+    strict: false
+  }
+  /** The same as `'openai-responses'`. */
   responses: RecallToolDefinitions['openai-responses']
   /** A Vercel AI SDK tool (`tools: { [name]: definition }`): the SDK's JSON-schema wrapper and `execute`. */
-  'ai-sdk': { description: string; inputSchema: unknown; execute: (input: RecallInput) => Promise<string> }
+  'ai-sdk': {
+    /** What the tool does, for the model. */
+    description: string
+    /** The input's JSON schema, wrapped as the AI SDK's `jsonSchema()` wraps it. */
+    inputSchema: unknown
+    /** Runs the tool: {@link RecallTool.run}. */
+    execute: (input: RecallInput) => Promise<string>
+  }
   /** A Gemini `Tool` (`config.tools[]`). */
-  gemini: { functionDeclarations: Array<{ name: string; description: string; parametersJsonSchema: RecallInputSchema }> }
+  gemini: {
+    /** One declaration: the recall function. */
+    functionDeclarations: Array<{
+      /** The tool's name. */
+      name: string
+      /** What the tool does, for the model. */
+      description: string
+      /** The input's JSON schema. */
+      parametersJsonSchema: RecallInputSchema
+    }>
+  }
   /** A Bedrock Converse `toolConfig.tools[]` entry. */
-  bedrock: { toolSpec: { name: string; description: string; inputSchema: { json: RecallInputSchema } } }
+  bedrock: {
+    /** The tool's specification. */
+    toolSpec: {
+      /** The tool's name. */
+      name: string
+      /** What the tool does, for the model. */
+      description: string
+      /** The input's schema. */
+      inputSchema: {
+        /** The input's JSON schema. */
+        json: RecallInputSchema
+      }
+    }
+  }
 }
 
 /** Where the recall tool reads, and how much it answers. */
@@ -2390,53 +2958,68 @@ export interface RecallToolOptions<F extends RecallToolFormat = 'anthropic'> {
    * The archives' location, as the compactions were given it: a directory or an object-store URL.
    * @default './.context-compact'
    */
-  outputDir?: string
+  outputDir?: string | undefined
   /**
    * The session whose archives are read.
    * @default 'default'
    */
-  sessionId?: string
+  sessionId?: string | undefined
   /** Your own store, as passed to the compactions (see {@link ArchiveStore}). */
-  archiveStore?: ArchiveStore
+  archiveStore?: ArchiveStore | undefined
   /** object_store configuration of an object-store `outputDir`. */
-  storeOptions?: Record<string, string>
+  storeOptions?: Record<string, string> | undefined
   /**
    * The tool list's format: which shape `definition` takes.
    * @default 'anthropic'
    */
-  format?: F
+  format?: F | undefined
   /**
    * The most tokens one answer takes (o200k_base): a longer range says where it stopped and how to
-   * ask for the rest; a longer search says how many matches were not shown.
+   * ask for the rest; a longer search says how many matches were not shown. An integer from 200
+   * to 1 000 000 000.
    * @default 8000
    */
-  maxTokens?: number
+  maxTokens?: number | undefined
   /**
    * The tool's name.
    * @default 'recall'
    */
-  name?: string
+  name?: string | undefined
+  /**
+   * With `true`, an option name that is not an option of the tool is a `TypeError`; otherwise it
+   * is said in the tool's `warnings`.
+   * @default false
+   */
+  strict?: boolean | undefined
 }
 
 /** The recall tool: put `definition` in your tool list; call `run` with the model's input. */
 export interface RecallTool<F extends RecallToolFormat = 'anthropic'> {
+  /** The tool's name (`options.name`): the tool calls to answer with `run` carry it. */
   name: string
+  /** What the tool does, for the model. */
   description: string
+  /** The input's JSON schema. */
   inputSchema: RecallInputSchema
+  /** The tool in the shape of `options.format`, ready for your tool list. */
   definition: RecallToolDefinitions[F]
   /**
    * The text the agent reads: the messages of a range, rendered readably (roles, text, tool calls
    * with their inputs, tool results), or the passages that match a query, newest archive first,
    * each with the `archive`/`from`/`to` that reads its whole message. Takes the input object or
    * its JSON text (OpenAI's `arguments`). Never rejects: an unknown archive, a range out of
-   * bounds, an empty query or an unreadable store is answered with a message saying what is
-   * wrong and what exists.
+   * bounds, a `from`/`to` that is not an integer of 0 or more (`NaN`, `-5`, `1.5`), an empty query
+   * or an unreadable store is answered with a message saying what is wrong and what exists. A
+   * range's first line names exactly the messages shown (`messages 0 to 4 of 30 (from=0 to=5)`),
+   * and what did not fit is said after them with how to ask for it.
    */
   run(input: RecallInput | string | null | undefined): Promise<string>
+  /** Option names given to {@link createRecallTool} that are not its options, each with the closest one. */
+  warnings: string[]
 }
 
 /**
- * A tool that lets the agent read back the originals a compaction archived (SPEC §4.12): a
+ * A tool that lets the agent read back the originals a compaction archived: a
  * summary drops details, the archive keeps them. Each summary ends with a line per compacted range
  * in the form the tool takes (`Recall: archive=compact-…-3.json from=0 to=120`), so the agent can
  * ask for exactly those messages, or search every archive of the session with a query. Invalid

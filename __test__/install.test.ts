@@ -145,7 +145,7 @@ describe.skipIf(!supported)(`npm install of the packed packages (${PLATFORM}) wi
     expect(list.status, list.output).toBe(0)
     const files = list.stdout.split('\n').filter(Boolean)
     expect(files.filter((f) => f.endsWith('.node'))).toEqual([])
-    for (const file of ['package/index.js', 'package/index.mjs', 'package/index.d.ts', 'package/lib/native.js', 'package/lib/compactor.js', 'package/binding.js', 'package/cli/context-compact.js', 'package/benchmark/generate.mjs']) {
+    for (const file of ['package/index.js', 'package/index.mjs', 'package/index.d.ts', 'package/lib/native.js', 'package/lib/compactor.js', 'package/binding.js', 'package/cli/context-compact.js', 'package/benchmark/generate.mjs', 'package/adapters/langchain.js', 'package/adapters/langchain.mjs', 'package/adapters/langchain.d.ts']) {
       expect(files).toContain(file)
     }
     // One platform package per target, at the root's version (`napi version` keeps npm/* in
@@ -211,6 +211,66 @@ describe.skipIf(!supported)(`npm install of the packed packages (${PLATFORM}) wi
     const child = run('node', ['--input-type=module', '-e', script], { cwd: project, env })
     expect(child.status, child.output).toBe(0)
     expect(JSON.parse(child.stdout.trim())).toEqual({ n: 2, same: true, compactor: 'function' })
+  })
+
+  it('context-compact/ai-sdk: shipped, and loads without the AI SDK (an optional peer dependency, not installed)', () => {
+    const list = run('tar', ['-tzf', tarballs.root])
+    for (const file of ['package/adapters/ai-sdk.js', 'package/adapters/ai-sdk.mjs', 'package/adapters/ai-sdk.d.ts']) expect(list.stdout.split('\n')).toContain(file)
+    expect(existsSync(join(project, 'node_modules', 'ai'))).toBe(false)
+    const script = `
+      const { compactionStep } = require('context-compact/ai-sdk')
+      const step = compactionStep({ contextTokenLimit: 100000, outputDir: './archives', sessionId: 'ai-sdk' })
+      step({ messages: [{ role: 'user', content: 'hello' }], steps: [] }).then((out) => console.log(JSON.stringify({ out: out === undefined, last: step.lastResult })))
+    `
+    const child = run('node', ['-e', script], { cwd: project, env })
+    expect(child.status, child.output).toBe(0)
+    expect(JSON.parse(child.stdout.trim())).toEqual({ out: true, last: null })
+    const esm = run('node', ['--input-type=module', '-e', "import { compactionStep, recallTool } from 'context-compact/ai-sdk'; console.log(typeof compactionStep, typeof recallTool)"], { cwd: project, env })
+    expect(esm.status, esm.output).toBe(0)
+    expect(esm.stdout.trim()).toBe('function function')
+  })
+
+  it('context-compact/openai-agents: shipped, and loads without the Agents SDK (an optional peer dependency, not installed)', () => {
+    const list = run('tar', ['-tzf', tarballs.root])
+    for (const file of ['package/adapters/openai-agents.js', 'package/adapters/openai-agents.mjs', 'package/adapters/openai-agents.d.ts']) expect(list.stdout.split('\n')).toContain(file)
+    expect(existsSync(join(project, 'node_modules', '@openai', 'agents'))).toBe(false)
+    // Any object with the Session methods is a session: the SDK itself is not needed to use one.
+    const script = `
+      const { CompactingSession, recallTool } = require('context-compact/openai-agents')
+      const items = []
+      const inner = { getSessionId: async () => 'install', getItems: async () => items.slice(), addItems: async (more) => { items.push(...more) }, popItem: async () => items.pop(), clearSession: async () => { items.length = 0 } }
+      const session = new CompactingSession(inner, { contextTokenLimit: 100000, outputDir: './archives' })
+      let sdk = null
+      try { recallTool() } catch (error) { sdk = { code: error.code, message: error.message } }
+      session.addItems([{ role: 'user', content: 'hello' }])
+        .then(() => session.runCompaction())
+        .then((out) => console.log(JSON.stringify({ out, last: session.lastResult, items: items.length, sdk })))
+    `
+    const child = run('node', ['-e', script], { cwd: project, env })
+    expect(child.status, child.output).toBe(0)
+    const out = JSON.parse(child.stdout.trim())
+    expect(out).toMatchObject({ out: null, last: null, items: 1 })
+    expect(out.sdk.code).toBe('ERR_CONTEXT_COMPACT_MISSING_PEER')
+    expect(out.sdk.message).toMatch(/npm install @openai\/agents/)
+    const esm = run('node', ['--input-type=module', '-e', "import { CompactingSession, recallTool } from 'context-compact/openai-agents'; console.log(typeof CompactingSession, typeof recallTool)"], { cwd: project, env })
+    expect(esm.status, esm.output).toBe(0)
+    expect(esm.stdout.trim()).toBe('function function')
+  })
+
+  it('context-compact/langchain in a project without LangChain: the subpath loads (require and import), the middleware says what to install', () => {
+    const script = `
+      const adapter = require('context-compact/langchain')
+      import('context-compact/langchain').then((esm) => {
+        let error = null
+        try { adapter.contextCompactMiddleware({}) } catch (e) { error = { code: e.code, message: e.message } }
+        console.log(JSON.stringify({ cjs: typeof adapter.contextCompactMiddleware, esm: esm.contextCompactMiddleware === adapter.contextCompactMiddleware, error }))
+      })
+    `
+    const child = run('node', ['-e', script], { cwd: project, env })
+    expect(child.status, child.output).toBe(0)
+    const result = JSON.parse(child.stdout.trim().split('\n').pop()!)
+    expect(result).toMatchObject({ cjs: 'function', esm: true, error: { code: 'ERR_CONTEXT_COMPACT_MISSING_PEER' } })
+    expect(result.error.message).toMatch(/npm install langchain @langchain\/core/)
   })
 
   it('npx context-compact demo exits 0', () => {

@@ -29,14 +29,20 @@ const edgesOf = (graph: Map<string, Map<string, string>>) =>
   [...graph].flatMap(([from, to]) => [...to.keys()].map((target) => `${from} -> ${target}`)).sort()
 
 describe('the JS layer', () => {
-  it('index.js, lib/ and cli/ require each other without a circle', () => {
-    const graph = jsRequireGraph(ROOT, jsFiles(ROOT, ['index.js'], ['lib', 'cli']))
+  it('index.js, lib/, cli/ and adapters/ require each other without a circle', () => {
+    const graph = jsRequireGraph(ROOT, jsFiles(ROOT, ['index.js'], ['lib', 'cli', 'adapters']))
     const edges = edgesOf(graph)
-    // The graph is the real one: the entry reaches lib/, the bin reaches its commands.
+    // The graph is the real one: the entry reaches lib/, the bin reaches its commands, the
+    // framework adapters sit on the public API.
     expect(edges).toContain('index.js -> lib/compactor.js')
+    expect(edges).toContain('adapters/ai-sdk.js -> index.js')
+    expect(edges).toContain('adapters/langchain.js -> index.js')
+    expect(edges).toContain('adapters/openai-agents.js -> index.js')
     expect(edges).toContain('lib/compactor.js -> lib/compaction.js')
     expect(edges).toContain('cli/context-compact.js -> cli/commands/compact.js')
     expect(edges).toContain('cli/commands/compact.js -> cli/args.js')
+    // Nothing below the adapters requires them.
+    expect(edges.filter((edge) => / -> adapters\//.test(edge))).toEqual([])
     const cycles = cyclesOf(graph)
     expect(cycles, describeCycles(cycles)).toEqual([])
   })

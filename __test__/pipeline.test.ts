@@ -579,7 +579,7 @@ describe('compactMessages', () => {
     expect(later.attempts).toBe(3)
   })
 
-  it('a summarizer resolving with a non-string is a failed attempt; retry events reach onEvent', async () => {
+  it('a summarizer resolving with a non-string is reported at once, not retried; a rejection is retried and retry events reach onEvent', async () => {
     const events: any[] = []
     const result = await compactMessages(longConversation(10, 20), {
       force: true,
@@ -591,9 +591,22 @@ describe('compactMessages', () => {
       summarizer: async () => 42 as any,
     })
     expect(result.error?.code).toBe('SUMMARIZER_ERROR')
-    expect(events.filter((e) => e.type === 'retry')).toEqual([expect.objectContaining({ type: 'retry', attempt: 1 })])
+    expect(result.error?.attempts).toBe(1)
+    expect(events.map((e) => e.type)).toEqual(['started', 'failed'])
+    const retried: any[] = []
+    const rejected = await compactMessages(longConversation(10, 20), {
+      force: true,
+      contextTokenLimit: 1000,
+      outputDir: tempDir(),
+      retryBaseDelayMs: 0,
+      maxRetries: 1,
+      onEvent: (e) => retried.push(e),
+      summarizer: async () => Promise.reject(new Error('overloaded')),
+    })
+    expect(rejected.error?.code).toBe('SUMMARIZER_ERROR')
+    expect(retried.filter((e) => e.type === 'retry')).toEqual([expect.objectContaining({ type: 'retry', attempt: 1 })])
     // Around it, the Pi Agent seed's lifecycle events (see seeds.test.ts).
-    expect(events.map((e) => e.type)).toEqual(['started', 'retry', 'failed'])
+    expect(retried.map((e) => e.type)).toEqual(['started', 'retry', 'failed'])
   })
 
   it('a second compaction updates the first summary (UC-002)', async () => {
@@ -610,7 +623,7 @@ describe('compactMessages', () => {
     })
     expect(second.compacted).toBe(true)
     expect(requests[0].previousSummary).toContain('FIRST SUMMARY')
-    expect(requests[0].prompt).toContain('<previous_summary>')
+    expect(requests[0].prompt).toMatch(/<previous_summary key="[0-9a-f]{16}">/)
     expect(second.summary).toContain('SECOND SUMMARY')
     expect(second.archivePath).toMatch(/compact-\d{8}T\d{6}Z-2\.json$/)
   })

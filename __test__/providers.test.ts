@@ -224,7 +224,15 @@ describe('anthropic provider', () => {
       })
       expect(prompts.length).toBe(window === undefined ? 1 : server.requests.length)
       expect(prompts.length).toBeGreaterThan(window === undefined ? 0 : 1)
-      expect(prompts).toEqual(server.requests.map((r) => r.body.messages[0].content))
+      // The same text but for the key that frames the transcript, drawn anew for each request
+      // (docs/trust.md): it is the only difference.
+      const keyless = (prompt: string) => {
+        const key = /The key of this request is ([0-9a-f]{16});/.exec(prompt)![1]
+        return prompt.split(key).join('K')
+      }
+      const sent = server.requests.map((r) => r.body.messages[0].content)
+      expect(prompts.map(keyless)).toEqual(sent.map(keyless))
+      expect(new Set([...prompts, ...sent].map((p) => /The key of this request is ([0-9a-f]{16});/.exec(p)![1])).size).toBe(prompts.length + sent.length)
     }
   })
 

@@ -18,7 +18,7 @@ import fc from 'fast-check'
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { compactMessages, renderReport, type ArchiveStore, type CompactResult, type Message } from '../index'
+import { Compactor, compactMessages, renderReport, type ArchiveStore, type CompactResult, type Message } from '../index'
 import { generateConversation } from '../benchmark/generate.mjs'
 import { conversationArb, extend, FORMATS, render } from './format-conversations'
 import { tempDir } from './helpers'
@@ -216,7 +216,8 @@ describe.skipIf(!browserPresent)('in a browser', () => {
       expect(await card.innerText()).toContain(`after message ${fmt(session.positions[i])} of the full conversation`)
       const files = ledgerFiles(result.summary!)
       expect(files.length).toBeGreaterThan(0)
-      const shown = await card.locator('ul.ledger li code').allInnerTexts()
+      // Shown from their shared directory; the full path is the entry's data-path and title.
+      const shown = await card.locator('ul.ledger li code[data-path]').evaluateAll((codes) => codes.map((c) => c.getAttribute('data-path')))
       for (const file of files) expect(shown).toContain(file)
       expect((await card.locator('dd').allInnerTexts()).join('\n')).toContain(result.archivePath!)
     }
@@ -346,8 +347,172 @@ describe.skipIf(!browserPresent)('in a browser', () => {
     expect(await page.locator('script, img').count()).toBe(0)
     expect(await page.evaluate(() => (window as any).hit)).toBeUndefined()
     expect(await page.locator('h1').innerText()).toBe(evil)
-    expect(await page.locator('ul.ledger li code').allInnerTexts()).toContain(`src/${evil}0.ts`)
+    expect(await page.locator('ul.ledger li code[data-path]').evaluateAll((codes) => codes.map((c) => c.getAttribute('data-path')))).toContain(`src/${evil}0.ts`)
     await page.close()
+  })
+})
+
+// ---------------------------------------------------------------------------------------------
+// At 1,280 and 375 px: what a reader sees of the chart, its labels, the ledger and the numbers.
+
+/** A real Claude Code session replayed as a loop would run it (compact() before each request), with `window`. */
+async function replayed(window: number, agentModel = 'claude-opus-4-6') {
+  const conversation = JSON.parse(readFileSync(join(REAL, 'cc-spotter-gqc-pre.json'), 'utf8'))
+  const usage = JSON.parse(readFileSync(join(REAL, 'cc-spotter-gqc-pre.usage.json'), 'utf8'))
+  const outputDir = tempDir()
+  const options = { agentModel, contextTokenLimit: window, provider: 'extractive' as const, outputDir, sessionId: 'replay' }
+  const compactor = new Compactor(options)
+  let held: any[] = []
+  let given = 0
+  for (const request of usage) {
+    const upTo = request.message_index_after_which_the_request_was_made + 1
+    held = [...held, ...conversation.slice(given, upTo)]
+    given = upTo
+    held = (await compactor.compact(held)).messages
+  }
+  return { messages: [...held, ...conversation.slice(given)], options }
+}
+
+/** The chart as drawn: label boxes, points of the curves, the window and threshold it draws. */
+async function chartGeometry(page: Page) {
+  return page.evaluate(() => {
+    const svg = document.querySelector('.chart svg') as SVGSVGElement
+    const box = svg.getBoundingClientRect()
+    const labels = [...svg.querySelectorAll('text')]
+      .filter((t) => getComputedStyle(t).display !== 'none')
+      .map((t) => {
+        const r = t.getBoundingClientRect()
+        return { text: t.textContent ?? '', x0: r.left, x1: r.right, y0: r.top, y1: r.bottom, label: t.classList.contains('label') }
+      })
+      .filter((b) => b.x1 > b.x0)
+    const points: [number, number][] = []
+    for (const path of svg.querySelectorAll<SVGPathElement>('path.curve')) {
+      const ctm = path.getScreenCTM()!
+      const length = path.getTotalLength()
+      for (let at = 0; at <= length; at += 1.5) {
+        const p = path.getPointAtLength(at)
+        points.push([ctm.a * p.x + ctm.c * p.y + ctm.e, ctm.b * p.x + ctm.d * p.y + ctm.f])
+      }
+    }
+    for (const c of svg.querySelectorAll('circle.billed')) {
+      const r = c.getBoundingClientRect()
+      points.push([(r.left + r.right) / 2, (r.top + r.bottom) / 2])
+    }
+    const tokens = (cls: string) => Number(svg.querySelector(`line.${cls}`)!.getAttribute('data-tokens'))
+    const legend = document.querySelector('ul.legend')!.getBoundingClientRect()
+    const sizes = [...svg.querySelectorAll('text')].filter((t) => getComputedStyle(t).display !== 'none').map((t) => t.getBoundingClientRect().height)
+    return { width: box.width, height: box.height, labels, points, window: tokens('window'), threshold: tokens('threshold'), legend: legend.height, smallestText: Math.min(...sizes) }
+  })
+}
+
+const text = (page: Page, selector: string) => page.locator(selector).first().innerText()
+const number = (s: string) => Number(s.replace(/[^\d]/g, ''))
+
+describe.skipIf(!browserPresent || !existsSync(join(REAL, 'manifest.json')))('at 1,280 and 375 px', () => {
+  it('the chart: legible, no label over another or over the curve, the window and threshold of the text, no overflow', async () => {
+    const sessions: { name: string; html: string }[] = []
+    // A loop whose window is 80K: three compactions, the billed usage of the first requests.
+    const replay = await replayed(80_000)
+    sessions.push({ name: 'replay 80K', html: await renderReport(replay.messages, { ...replay.options, title: 'replay' }) })
+    // Compacted with a 100K window, reported with the agent's model (whose window is 200K).
+    const issue = await replayed(100_000)
+    sessions.push({ name: 'reported with --agent-model', html: await renderReport(issue.messages, { outputDir: issue.options.outputDir, sessionId: 'replay', agentModel: 'claude-opus-4-6' }) })
+    // A list whose curve ends on the window line: the labels must go elsewhere.
+    const conversation = JSON.parse(readFileSync(join(REAL, 'cc-spotter-gqc-pre.json'), 'utf8'))
+    sessions.push({ name: 'the curve at the window', html: await renderReport(conversation, { outputDir: join(tempDir(), 'none'), contextTokenLimit: 110_000 }) })
+    for (const { name, html } of sessions) {
+      for (const width of [1280, 375]) {
+        const { page, errors } = await open(html, width)
+        expect(errors).toEqual([])
+        const g = await chartGeometry(page)
+        const where = `${name} at ${width} px`
+        // Legible: no text smaller than 10 px; tall enough at phone width; the legend no taller than the chart.
+        expect(g.smallestText, where).toBeGreaterThanOrEqual(10)
+        if (width === 375) {
+          expect(g.height, where).toBeGreaterThanOrEqual(240)
+          expect(g.legend, where).toBeLessThanOrEqual(g.height)
+        }
+        // No label over another.
+        for (let i = 0; i < g.labels.length; i++) {
+          for (let j = i + 1; j < g.labels.length; j++) {
+            const [a, b] = [g.labels[i], g.labels[j]]
+            const overlap = a.x0 < b.x1 - 0.5 && b.x0 < a.x1 - 0.5 && a.y0 < b.y1 - 0.5 && b.y0 < a.y1 - 0.5
+            expect(overlap, `${where}: "${a.text}" over "${b.text}"`).toBe(false)
+          }
+        }
+        // No label over a curve or a billed request.
+        for (const label of g.labels.filter((l) => l.label)) {
+          const hit = g.points.find(([x, y]) => x > label.x0 + 0.5 && x < label.x1 - 0.5 && y > label.y0 + 0.5 && y < label.y1 - 0.5)
+          expect(hit, `${where}: "${label.text}" over the curve at ${hit}`).toBeUndefined()
+        }
+        // The window and threshold the chart draws are those of the text, the legend and the numbers.
+        expect(number(await text(page, '.text-window')), where).toBe(g.window)
+        expect(number(await text(page, '.text-threshold')), where).toBe(g.threshold)
+        expect(number(await text(page, '.legend-window')), where).toBe(g.window)
+        expect(number(await text(page, '.legend-threshold')), where).toBe(g.threshold)
+        expect(await text(page, '.kpis'), where).toContain(`threshold ${fmt(g.threshold)}`)
+        expect(await text(page, '#now'), where).toContain(`(${fmt(g.threshold)})`)
+        for (const label of g.labels) {
+          if (label.text.startsWith('window ')) expect(label.text).toBe(`window ${Math.round(g.window / 1000)}K`)
+          if (label.text.startsWith('threshold ')) expect(label.text).toBe(`threshold ${Math.round(g.threshold / 1000)}K`)
+        }
+        // Each compaction's reason names the same threshold, or says it was another one then.
+        for (const why of await page.locator('article[data-compaction] dd').allInnerTexts()) {
+          const m = /threshold ([\d,]+)/.exec(why)
+          if (m && number(m[1]) !== g.threshold) expect(why).toContain(`its threshold then; the chart draws ${fmt(g.threshold)}`)
+        }
+        const { scroll, inner } = await overflowAt(page, width)
+        expect(scroll, where).toBeLessThanOrEqual(inner)
+        await page.close()
+      }
+    }
+  })
+
+  it('the ledger: the shared directory once, each path from there on one line or two, in columns, the full path kept', async () => {
+    const outputDir = tempDir()
+    const conversation = JSON.parse(readFileSync(join(REAL, 'cc-spotter-gqc-pre.json'), 'utf8'))
+    const result = await compactMessages(conversation, { provider: 'extractive', contextTokenLimit: 100_000, outputDir, sessionId: 'ledger' })
+    expect(result.compacted).toBe(true)
+    const files = ledgerFiles(result.summary!)
+    expect(files.length).toBeGreaterThan(20)
+    const html = await renderReport(result.messages, { outputDir, sessionId: 'ledger', agentModel: 'claude-opus-4-6' })
+    for (const width of [1280, 375]) {
+      const { page } = await open(html, width)
+      const card = page.locator('#compaction-1')
+      // Every file of the ledger, its full path kept (on hover and in the list of full paths).
+      const kept = await card.locator('ul.ledger code[data-path]').evaluateAll((codes) => codes.map((c) => [c.getAttribute('data-path'), c.getAttribute('title'), c.textContent]))
+      expect(kept.map(([path]) => path)).toEqual(expect.arrayContaining(files))
+      for (const [path, title, shown] of kept) {
+        expect(title).toBe(path)
+        // Shown from the shared directory, the file's name always whole.
+        expect(shown!.length).toBeLessThan(path!.length)
+        expect(shown!.endsWith(path!.split('/').pop()!)).toBe(true)
+      }
+      const shared = await card.locator('code.shared').innerText()
+      expect(shared).toBe('/home/USER/projects/spotter-worktrees/spotter-gqc/')
+      expect(await card.locator('details.full-paths li').allTextContents()).toEqual(expect.arrayContaining(files))
+      // No taller than its entries: each on one line (two for the longest at phone width), the
+      // lists in as many columns as fit, each column filled.
+      const lists = await card.locator('ul.ledger').evaluateAll((uls) =>
+        uls.map((ul) => {
+          const lis = [...ul.querySelectorAll('li')].map((li) => li.getBoundingClientRect())
+          const line = parseFloat(getComputedStyle(ul.querySelector('li')!).lineHeight)
+          const columns = new Set(lis.map((r) => Math.round(r.left))).size
+          return { height: ul.getBoundingClientRect().height, line, columns, items: lis.length, tallest: Math.max(...lis.map((r) => r.height)) }
+        }),
+      )
+      for (const list of lists) {
+        expect(list.tallest).toBeLessThanOrEqual(list.line * (width === 375 ? 3 : 2) + 1)
+        expect(list.height).toBeLessThanOrEqual(Math.ceil(list.items / list.columns) * list.tallest + 2)
+        if (width === 1280 && list.items > 4) expect(list.columns).toBeGreaterThanOrEqual(2)
+      }
+      const ledger = await card.locator('.ledger-groups').boundingBox()
+      const entries = lists.reduce((n, l) => n + l.items, 0)
+      expect(ledger!.height).toBeLessThan(entries * lists[0].line * (width === 375 ? 1.6 : 1) + lists.length * 48)
+      const { scroll, inner } = await overflowAt(page, width)
+      expect(scroll).toBeLessThanOrEqual(inner)
+      await page.close()
+    }
   })
 })
 

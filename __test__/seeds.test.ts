@@ -556,7 +556,8 @@ describe('Pi Agent seed: confirmation, events, summary cap, recursive compaction
 
   it('keepRecentTurns keeps at least N user turns in the tail', async () => {
     const messages = session(8, 30)
-    const result = await compactMessages(messages, { force: true, keepRecentTurns: 3, tailRetentionRatio: 0, outputDir: tempDir(), summarizer: async () => 'S' })
+    // A ratio is more than 0 (docs/trust.md): a tiny one leaves the tail to keepRecentTurns.
+    const result = await compactMessages(messages, { force: true, keepRecentTurns: 3, tailRetentionRatio: 0.0001, outputDir: tempDir(), summarizer: async () => 'S' })
     const tail = result.messages.slice(2)
     expect(tail.filter((m) => m.role === 'user' && typeof m.content === 'string')).toHaveLength(3)
     expect(tail[0]).toBe(messages[messages.length - 12])
@@ -616,7 +617,8 @@ describe('Pi Agent seed: confirmation, events, summary cap, recursive compaction
     carried.forEach((message, i) => expect(message).toBe(messages[firstMiddleEnd + i]))
     // The prompt, rendered on first read, is the transcript of exactly these messages.
     const prompt = s.requests[1].prompt
-    expect(prompt).toContain('<previous_summary>\n## Goal\nfix the bugs')
+    // Framed by the request's key (docs/trust.md).
+    expect(prompt).toMatch(/<previous_summary key="[0-9a-f]{16}">\n## Goal\nfix the bugs/)
     expect(prompt).toContain((carried[0] as { content: string }).content)
     expect(prompt).not.toContain((s.requests[0].messages[0] as { content: string }).content + '\n')
     expect(s.requests[1].prompt).toBe(prompt)

@@ -263,3 +263,61 @@ describe.skipIf(realSessions.length === 0)('real Claude Code sessions', () => {
     }
   })
 })
+
+// The loop a user copies from the README: the official Anthropic SDK, a plain system prompt, and
+// caching asked for (top-level `cache_control`) or not at all. Its last request goes through the
+// SDK to the local server, then the compaction runs with the default `summaryRequest: 'auto'`.
+describe.skipIf(realSessions.length === 0)('a loop written from the README, on real Claude Code sessions', () => {
+  // Relative prices of Anthropic's input tokens: written 1.25×, read 0.1×.
+  const price = (u: any) => u.inputTokens + 1.25 * u.cacheWriteTokens + 0.1 * u.cacheReadTokens
+
+  async function readmeLoop(name: string, caching: boolean, summaryRequest: 'auto' | 'shared' | 'transcript') {
+    const Anthropic = require('@anthropic-ai/sdk').default
+    const messages = JSON.parse(readFileSync(join(REAL, `${name}.json`), 'utf8'))
+    const usage = JSON.parse(readFileSync(join(REAL, `${name}.usage.json`), 'utf8'))
+    const request = {
+      model: usage.at(-1).model,
+      max_tokens: 4096,
+      system: CLAUDE_CODE_SYSTEM,
+      tools: CLAUDE_CODE_TOOLS,
+      ...(caching ? { cache_control: { type: 'ephemeral' } } : {}),
+    }
+    const last = usage.at(-1).message_index_after_which_the_request_was_made
+    const server = await startAnthropicServer({ apiKey: 'sk-ant-readme' })
+    try {
+      const client = new Anthropic({ apiKey: 'sk-ant-readme', baseURL: server.url, maxRetries: 0 })
+      await client.messages.create({ ...request, messages: messages.slice(0, last + 1) })
+      const result = await compactMessages(messages, {
+        provider: 'anthropic', apiKey: 'sk-ant-readme', baseUrl: server.url, agentRequest: request,
+        force: true, outputDir: tmp(), summaryRequest,
+      })
+      expect(result.compacted, JSON.stringify(result.error)).toBe(true)
+      expect(checkMessages(result.messages)).toEqual([])
+      return result
+    } finally {
+      await server.close()
+    }
+  }
+
+  it.each(realSessions)('%s, top-level cache_control: auto shares and reads at least 85 %% from the cache', async (name) => {
+    const result = await readmeLoop(name, true, 'auto')
+    expect(result.summaryRequest).toBe('shared')
+    const u = result.summaryUsage
+    expect(u.cacheReadTokens / (u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens)).toBeGreaterThanOrEqual(0.85)
+    expect(result.warnings.filter((w: string) => w.includes('cache'))).toEqual([])
+  })
+
+  it.each(realSessions)('%s, no caching: auto pays no more than the transcript, and says how to turn caching on', async (name) => {
+    const auto = await readmeLoop(name, false, 'auto')
+    const shared = await readmeLoop(name, false, 'shared')
+    const transcript = await readmeLoop(name, false, 'transcript')
+    expect(auto.summaryRequest).toBe('transcript')
+    // What sharing would have cost: nothing read, everything written.
+    expect(shared.summaryUsage.cacheReadTokens).toBe(0)
+    expect(price(auto.summaryUsage)).toBeLessThanOrEqual(price(transcript.summaryUsage) * 1.05)
+    expect(price(auto.summaryUsage)).toBeLessThan(price(shared.summaryUsage))
+    const advice = auto.warnings.filter((w: string) => w.includes('cache_control'))
+    expect(advice).toHaveLength(1)
+    expect(advice[0]).toContain('top level')
+  })
+})

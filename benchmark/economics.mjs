@@ -73,10 +73,19 @@ const stripCacheControl = (message) => {
 }
 const sameMessage = (a, b) => JSON.stringify(stripCacheControl(a)) === JSON.stringify(stripCacheControl(b))
 
+// How the loop asks Anthropic for caching (the OpenAI sessions' loops need nothing: OpenAI caches
+// every prompt of 1,024 tokens or more):
+// - 'breakpoints': as Claude Code does, a breakpoint on the system prompt and one on the last block
+//   of the last message;
+// - 'top-level': the README's loop, Anthropic's top-level `cache_control` (automatic caching: the
+//   breakpoint moves to the last cacheable block of each request);
+// - 'none': a loop that never asks for caching, as the README's loop was first written.
+const ANTHROPIC_LOOPS = ['breakpoints', 'top-level', 'none']
+
 /** The loop's request: its `agentRequest` with the messages it had sent, marked as the loop marks them. */
-function loopRequest(format, agentRequest, messages) {
+function loopRequest(format, loop, agentRequest, messages) {
   const sent = structuredClone(messages)
-  if (format === 'anthropic') {
+  if (format === 'anthropic' && loop === 'breakpoints') {
     // Claude Code (and the Anthropic SDK examples) put a breakpoint on the last block of the
     // last message, so the next request reads the conversation so far.
     const last = sent.at(-1)
@@ -86,14 +95,15 @@ function loopRequest(format, agentRequest, messages) {
   return { ...agentRequest, messages: sent }
 }
 
-function agentRequestFor(entry, format, model, messages) {
+function agentRequestFor(entry, format, loop, model, messages) {
   if (format === 'anthropic') {
     return {
       model,
       max_tokens: 32000,
-      system: [{ type: 'text', text: CLAUDE_CODE_SYSTEM, cache_control: { type: 'ephemeral' } }],
+      system: loop === 'breakpoints' ? [{ type: 'text', text: CLAUDE_CODE_SYSTEM, cache_control: { type: 'ephemeral' } }] : CLAUDE_CODE_SYSTEM,
       tools: CLAUDE_CODE_TOOLS,
       metadata: { user_id: 'economics-benchmark' },
+      ...(loop === 'top-level' ? { cache_control: { type: 'ephemeral' } } : {}),
       ...(THINKING ? { thinking: { type: 'enabled', budget_tokens: 4096 } } : {}),
     }
   }
@@ -186,7 +196,6 @@ for (const entry of manifest) {
   // The loop's model and its last request: the last entry of the billed usage.
   const model = entry.format === 'anthropic' && MODEL ? MODEL : lastRequest.model
   const loopMessages = messages.slice(0, lastRequest.message_index_after_which_the_request_was_made + 1)
-  const agentRequest = agentRequestFor(entry, format, model, messages)
   const server = format === 'anthropic' ? anthropicServer : openaiServer
   // The conversation is at its limit: the threshold is its own size.
   const contextTokenLimit = Math.ceil(countTokens(messages) / 0.92)
@@ -198,9 +207,13 @@ for (const entry of manifest) {
     if (!response.ok) throw new Error(`${entry.file}: ${what} was refused: ${response.status} ${await response.text()}`)
   }
 
-  for (const mode of ['shared', 'auto', 'transcript', 'reference']) {
+  for (const loop of format === 'anthropic' ? ANTHROPIC_LOOPS : ['automatic']) {
+  const agentRequest = agentRequestFor(entry, format, loop, model, messages)
+  // The reference request is the breakpoints loop's (it adds the breakpoints itself).
+  const modes = loop === 'breakpoints' || loop === 'automatic' ? ['shared', 'auto', 'transcript', 'reference'] : ['shared', 'auto', 'transcript']
+  for (const mode of modes) {
     server.reset()
-    await sendJson(loopRequest(format, agentRequest, loopMessages), "the loop's own request")
+    await sendJson(loopRequest(format, loop, agentRequest, loopMessages), "the loop's own request")
     const loopUsage = billed(format, server.requests.slice(0, 1))
     if (mode === 'reference') {
       const t0 = Date.now()
@@ -210,6 +223,7 @@ for (const entry of manifest) {
       rows.push({
         session: entry.file.replace(/\.json$/, ''),
         format,
+        loop,
         model,
         mode,
         used: 'shared (built by the benchmark)',
@@ -264,8 +278,10 @@ for (const entry of manifest) {
     rows.push({
       session: entry.file.replace(/\.json$/, ''),
       format,
+      loop,
       model,
       mode,
+      warnings: result.warnings.filter((w) => w.includes('cache')).length,
       used: kind.kind + (kind.reported ? '' : ' (inferred)'),
       prefixDiffersAt: kind.kind === 'shared' ? firstDifference(loopSent, summaryRecords[0]) : null,
       loopPromptTokens: loopUsage.inputTokens + loopUsage.cacheReadTokens + loopUsage.cacheWriteTokens,
@@ -279,6 +295,7 @@ for (const entry of manifest) {
       ms,
       statuses: summaryRecords.map((r) => r.status),
     })
+  }
   }
 }
 await anthropicServer.close()
@@ -300,29 +317,49 @@ for (const format of ['anthropic', 'openai']) {
   const priceNames = format === 'anthropic' ? ['Sonnet 4.5', 'Opus 4.6'] : ['gpt-5']
   console.log(format === 'anthropic' ? '## Claude Code sessions (Anthropic Messages)' : '## mini-swe-agent and OpenHands sessions (OpenAI Chat Completions)')
   console.log('')
-  console.log(`| session | asked | sent | requests (ok) | summary input | cache read | cache write | full price | read share | output | ${priceNames.map((p) => `cost ${p}`).join(' | ')} | result |`)
-  console.log(`|---|---|---|---:|---:|---:|---:|---:|---:|---:|${priceNames.map(() => '---:').join('|')}|---|`)
+  console.log(`| session | loop caching | asked | sent | requests (ok) | summary input | cache read | cache write | full price | read share | output | ${priceNames.map((p) => `cost ${p}`).join(' | ')} | result |`)
+  console.log(`|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|${priceNames.map(() => '---:').join('|')}|---|`)
   for (const r of rows.filter((row) => row.format === format)) {
     const prefix = r.prefixDiffersAt === null ? '' : r.prefixDiffersAt === -1 ? ', loop prefix identical' : `, differs from the loop at message ${r.prefixDiffersAt}`
     const result = r.mode === 'reference' ? `reference; ${r.ms} ms` : [r.error ?? (r.compacted ? 'compacted' : 'not compacted'), r.check, `${r.ms} ms`].join('; ')
     console.log(
-      `| ${r.session} | ${r.mode} | ${r.used}${prefix} | ${r.usage.requests} (${r.usage.ok}) | ${fmt(r.input)} | ${fmt(r.usage.cacheReadTokens)} | ${fmt(r.usage.cacheWriteTokens)} | ${fmt(r.usage.inputTokens)} | ${pct(r.readShare)} | ${fmt(r.usage.outputTokens)} | ${priceNames.map((p) => usd(r.costs[p])).join(' | ')} | ${result} |`,
+      `| ${r.session} | ${r.loop} | ${r.mode} | ${r.used}${prefix} | ${r.usage.requests} (${r.usage.ok}) | ${fmt(r.input)} | ${fmt(r.usage.cacheReadTokens)} | ${fmt(r.usage.cacheWriteTokens)} | ${fmt(r.usage.inputTokens)} | ${pct(r.readShare)} | ${fmt(r.usage.outputTokens)} | ${priceNames.map((p) => usd(r.costs[p])).join(' | ')} | ${result} |`,
     )
   }
   console.log('')
   console.log(`| session | loop's last prompt | ${priceNames.map((p) => `shared ${p}`).join(' | ')} | ${priceNames.map((p) => `transcript ${p}`).join(' | ')} | transcript ÷ shared | shared read share | target ≥ ${TARGET_READ_SHARE * 100} % | 'auto' sent | 'auto' ${priceNames[0]} | reference ${priceNames[0]} | transcript ÷ reference | reference read share |`)
   console.log(`|---|---:|${priceNames.map(() => '---:').join('|')}|${priceNames.map(() => '---:').join('|')}|---:|---:|---|---|---:|---:|---:|---:|`)
+  const mainLoop = format === 'anthropic' ? 'breakpoints' : 'automatic'
   for (const session of [...new Set(rows.filter((r) => r.format === format).map((r) => r.session))]) {
-    const shared = rows.find((r) => r.session === session && r.mode === 'shared')
-    const transcript = rows.find((r) => r.session === session && r.mode === 'transcript')
+    const of = (mode) => rows.find((r) => r.session === session && r.loop === mainLoop && r.mode === mode)
+    const shared = of('shared')
+    const transcript = of('transcript')
     const p0 = priceNames[0]
-    const reference = rows.find((r) => r.session === session && r.mode === 'reference')
-    const auto = rows.find((r) => r.session === session && r.mode === 'auto')
+    const reference = of('reference')
+    const auto = of('auto')
     const ratio = (a, b) => (b.costs[p0] > 0 ? `${(a.costs[p0] / b.costs[p0]).toFixed(2)}×` : '—')
     const met = shared.usage.ok === 0 ? 'no summary call' : shared.readShare >= TARGET_READ_SHARE ? 'met' : `not met (sent: ${shared.used})`
     console.log(
       `| ${session} | ${fmt(shared.loopPromptTokens)} | ${priceNames.map((p) => usd(shared.costs[p])).join(' | ')} | ${priceNames.map((p) => usd(transcript.costs[p])).join(' | ')} | ${ratio(transcript, shared)} | ${pct(shared.readShare)} | ${met} | ${auto.used} | ${usd(auto.costs[p0])} | ${usd(reference.costs[p0])} | ${ratio(transcript, reference)} | ${pct(reference.readShare)} |`,
     )
+  }
+  console.log('')
+  if (format !== 'anthropic') continue
+  // What the loop's own caching changes: 'auto' must never pay more than the transcript.
+  console.log(`### What the loop's caching changes (${priceNames[0]} prices)`)
+  console.log('')
+  console.log(`| session | loop caching | 'auto' sent | 'auto' read share | 'auto' cost | transcript cost | 'auto' ÷ transcript | 'shared' read share | 'shared' cost | warnings about caching |`)
+  console.log('|---|---|---|---:|---:|---:|---:|---:|---:|---:|')
+  for (const session of [...new Set(rows.filter((r) => r.format === format).map((r) => r.session))]) {
+    for (const loop of ANTHROPIC_LOOPS) {
+      const of = (mode) => rows.find((r) => r.session === session && r.loop === loop && r.mode === mode)
+      const [auto, transcript, shared] = [of('auto'), of('transcript'), of('shared')]
+      const p0 = priceNames[0]
+      const ratio = transcript.costs[p0] > 0 ? `${(auto.costs[p0] / transcript.costs[p0]).toFixed(2)}×` : '—'
+      console.log(
+        `| ${session} | ${loop} | ${auto.used} | ${pct(auto.readShare)} | ${usd(auto.costs[p0])} | ${usd(transcript.costs[p0])} | ${ratio} | ${pct(shared.readShare)} | ${usd(shared.costs[p0])} | ${auto.warnings} |`,
+      )
+    }
   }
   console.log('')
 }

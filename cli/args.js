@@ -10,17 +10,71 @@ const { usageError, oneLine } = require('./errors.js')
 
 const DEFAULT_OUTPUT_DIR = './.context-compact'
 
+// A value that starts with "-" is read by parseArgs as the next option ("--older-than-days -1"):
+// a negative number is taken as the value, so that the number check can say what is wrong.
+function joinNegativeValues(argv, options) {
+  const out = []
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]
+    const name = arg.startsWith('--') && !arg.includes('=') ? arg.slice(2) : null
+    if (name && options[name]?.type === 'string' && /^-\d|^-\.\d/.test(argv[i + 1] ?? '')) {
+      out.push(`${arg}=${argv[++i]}`)
+    } else {
+      out.push(arg)
+    }
+  }
+  return out
+}
+
+/** The known option closest to `name` (by edit distance), when one is close enough. */
+function closest(name, known) {
+  const distance = (a, b) => {
+    const row = Array.from({ length: b.length + 1 }, (_, j) => j)
+    for (let i = 1; i <= a.length; i++) {
+      let prev = row[0]
+      row[0] = i
+      for (let j = 1; j <= b.length; j++) {
+        const next = row[j]
+        row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1))
+        prev = next
+      }
+    }
+    return row[b.length]
+  }
+  let best = null
+  for (const candidate of known) {
+    const d = distance(name, candidate)
+    if (d <= Math.max(2, Math.floor(candidate.length / 3)) && (!best || d < best.d)) best = { candidate, d }
+  }
+  return best?.candidate
+}
+
+// parseArgs's errors in the CLI's own words.
+function argumentError(error, argv, options) {
+  const flag = (name) => (name.length === 1 ? `-${name}` : `--${name}`)
+  const known = Object.keys(options)
+  if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const given = (/'(-[^']*)'/.exec(error.message) ?? [])[1] ?? argv.find((a) => a.startsWith('-')) ?? '?'
+    const bare = given.replace(/^--?/, '').split('=')[0]
+    const hint = closest(bare, known)
+    return usageError(`unknown option ${given.split('=')[0]}${hint ? ` (did you mean ${flag(hint)}?)` : ''}`)
+  }
+  if (error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    const name = known.find((k) => error.message.includes(`--${k} `) || error.message.includes(`--${k}'`) || error.message.includes(`--${k}=`))
+    if (name && options[name].type === 'boolean') return usageError(`${flag(name)} takes no value`)
+    if (name) return usageError(`${flag(name)} needs a value (${flag(name)} <value>, or ${flag(name)}=<value> for one that starts with "-")`)
+  }
+  return usageError(oneLine(error.message))
+}
+
 function parse(argv, options, { positionals = 0, positionalNames = [] } = {}) {
+  const all = { help: { type: 'boolean', short: 'h' }, ...options }
+  const args = joinNegativeValues(argv, all)
   let parsed
   try {
-    parsed = parseArgs({
-      args: argv,
-      options: { help: { type: 'boolean', short: 'h' }, ...options },
-      allowPositionals: true,
-      strict: true,
-    })
+    parsed = parseArgs({ args, options: all, allowPositionals: true, strict: true })
   } catch (error) {
-    throw usageError(oneLine(error.message))
+    throw argumentError(error, args, all)
   }
   const { values, positionals: rest } = parsed
   if (!values.help) {
@@ -79,10 +133,21 @@ const COMMON = {
 const FORMAT_HELP = `  --format <name>     the messages' format: auto (default: detected), anthropic, openai,
                       openai-responses, ai-sdk, gemini, bedrock or langchain`
 
-function formatOption(values) {
-  const format = choice(values, 'format', FORMATS)
+function formatOption(values, conversation) {
+  const format = choice(values, 'format', FORMATS) ?? conversation?.format
   return format === undefined ? {} : { format }
 }
+
+// What <file> may be, said once for the main help and every command that reads one.
+const INPUT_HELP = `<file> is recognised by its content (not its name); "-" reads stdin. It is one of:
+  - a JSON array of messages in any supported format (Anthropic, OpenAI Chat or Responses,
+    AI SDK, Gemini, Bedrock Converse, LangChain)
+  - a request body: Anthropic {system, tools, messages}, OpenAI {model, messages, tools},
+    OpenAI Responses {input}, Gemini {contents}
+  - a session file an agent keeps, one JSON value a line: Claude Code
+    (~/.claude/projects/<dir>/<session>.jsonl), pi (~/.pi/agent/sessions/<dir>/*.jsonl) or
+    Codex (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl): the list the agent's model holds
+    now, with the model and the usage the agent recorded`
 
 // The trigger's flags (check, compact): the window, the ratio, the agent's model, its usage.
 const THRESHOLD_FLAGS = {
@@ -102,7 +167,9 @@ function thresholdOptions(values, conversation) {
   if (ratio !== undefined) options.thresholdRatio = ratio
   const agentModel = values['agent-model'] ?? conversation.model
   if (agentModel !== undefined) options.agentModel = agentModel
-  const usage = jsonFlag(values, 'usage')
+  // A session file's last reply carries the usage the API billed for it: the trigger's best
+  // input. A usage given on the command line replaces it.
+  const usage = jsonFlag(values, 'usage') ?? conversation.lastUsage
   if (usage !== undefined) options.usage = usage
   if (conversation.system !== undefined) options.system = conversation.system
   if (conversation.tools !== undefined) options.tools = conversation.tools
@@ -139,6 +206,7 @@ module.exports = {
   COMMON,
   FORMAT_HELP,
   formatOption,
+  INPUT_HELP,
   THRESHOLD_FLAGS,
   thresholdOptions,
   storeOptions,

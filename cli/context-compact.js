@@ -15,12 +15,14 @@
 //   output.js     printing: numbers, tables, JSON, a compaction's statistics
 //   library.js    the library, loaded on first use; its errors as exit codes
 //   args.js       argument parsing and the flags commands share
-//   input.js      reading a conversation (array or request body) from a file or stdin
+//   sessions.js   the session files of Claude Code, pi and Codex, as the list their model holds
+//   input.js      reading a conversation (array, request body or an agent's session file)
 //   progress.js   progress on stderr while the summary is written
 //   commands/     one module per command
 
 const { CliError, usageError, oneLine } = require('./errors.js')
 const { NAME, stdout, stderr } = require('./output.js')
+const { INPUT_HELP } = require('./args.js')
 const { cmdCount } = require('./commands/count.js')
 const { cmdCheck } = require('./commands/check.js')
 const { cmdCompact } = require('./commands/compact.js')
@@ -55,8 +57,9 @@ Commands:
   prune                 remove archives older than N days
   report <file|->       one HTML page of a session: token curve, compactions, what fills the list
 
-<file> is a JSON message array, an Anthropic request body {system, tools, messages} or an
-OpenAI body {messages, tools}; "-" reads stdin. Run \`${NAME} <command> --help\` for its options.
+${INPUT_HELP}
+
+Run \`${NAME} <command> --help\` for its options.
 
 Exit status: 0 ok, 1 failure (invalid input or conversation, failed compaction), 2 usage error.`
 

@@ -1,13 +1,19 @@
 'use strict'
 
-// Reading conversations, from a file or stdin: a message array, or a request body that holds
-// one (Anthropic {system, tools, messages}, OpenAI {messages, tools}, Gemini {contents}, OpenAI
-// Responses {input}); and writing a result back into the same envelope.
+// Reading conversations, from a file or stdin, recognised by their content (never by the file's
+// name): a message array, a request body that holds one (Anthropic {system, tools, messages},
+// OpenAI {model, messages, tools}, Gemini {contents}, OpenAI Responses {input}), or a session
+// file an agent keeps (Claude Code, pi or Codex JSONL: sessions.js); and writing a result back
+// into the same envelope. Also where a list's archives are: the directory its summaries name.
 
 const fs = require('node:fs')
 
+const path = require('node:path')
+
 const { CliError, oneLine } = require('./errors.js')
 const { lib } = require('./library.js')
+const { DEFAULT_OUTPUT_DIR } = require('./args.js')
+const { parseJsonl, detectAgent, readSession } = require('./sessions.js')
 
 async function readText(file) {
   if (file === '-') {
@@ -24,7 +30,10 @@ async function readText(file) {
 
 /**
  * Reads a conversation: `{ messages, body, system, tools, model, name }`, where `body` is the
- * request body object (null for a bare array) and `system` / `tools` / `model` come from it.
+ * request body object (null for a bare array or a session file) and `system` / `tools` /
+ * `model` come from it. A session file adds `session` (which agent, its id, the usage it
+ * recorded: see sessions.js), `format`, `usage` (one entry per request, for the report) and
+ * `lastUsage` (the trigger's input).
  */
 async function readConversation(file) {
   const name = file === '-' ? 'stdin' : file
@@ -33,16 +42,21 @@ async function readConversation(file) {
   try {
     value = JSON.parse(text)
   } catch (error) {
+    // One JSON value a line: the session file of an agent.
+    const conversation = sessionConversation(text, name)
+    if (conversation) return conversation
     throw new CliError(`${name}: invalid JSON: ${oneLine(error.message)}`)
   }
   if (Array.isArray(value)) return { messages: value, body: null, name }
+  // A session file of one line is one JSON value.
+  if (value !== null && typeof value === 'object' && !MESSAGE_KEYS.some((k) => Array.isArray(value[k])) && detectAgent([value])) {
+    return sessionConversation(text, name)
+  }
   // The list is under "messages" (Anthropic, OpenAI Chat, Bedrock Converse), "contents"
   // (Gemini) or "input" (OpenAI Responses, when it is an array of items).
   const key = value !== null && typeof value === 'object' ? MESSAGE_KEYS.find((k) => Array.isArray(value[k])) : undefined
   if (key === undefined) {
-    throw new CliError(
-      `${name}: expected a JSON array of messages or a request body with a "messages" array (Gemini: "contents", OpenAI Responses: "input"), got ${describe(value)}`,
-    )
+    throw new CliError(`${name}: expected a JSON array of messages or a request body with a "messages" array (Gemini: "contents", OpenAI Responses: "input"), or an agent's session file (JSONL), got ${describe(value)}`)
   }
   const conversation = { messages: value[key], body: value, key, name }
   if (value.system !== undefined && value.system !== null) {
@@ -59,12 +73,107 @@ async function readConversation(file) {
   return conversation
 }
 
+/** A session file's conversation, or null when the text is not one (no line is JSON). */
+function sessionConversation(text, name) {
+  const { entries, malformed } = parseJsonl(text)
+  if (entries.length === 0) return null
+  // A line an agent was still writing (or a torn copy) is skipped, as the agents skip it.
+  if (malformed.length > 0 && malformed[0] < entries[0].line) return null
+  const session = readSession(entries.map((e) => e.value))
+  if (!session) {
+    throw new CliError(
+      `${name}: one JSON value a line, but not a session file of Claude Code, pi or Codex (line ${entries[0].line}: ${describe(entries[0].value)}); a conversation is a JSON array of messages, a request body or such a session file`,
+    )
+  }
+  const notes = [...session.notes]
+  if (malformed.length > 0) {
+    notes.push(`${malformed.length} line${malformed.length === 1 ? '' : 's'} that ${malformed.length === 1 ? 'is' : 'are'} not JSON skipped (line ${malformed.slice(0, 3).join(', ')}${malformed.length > 3 ? ', …' : ''})`)
+  }
+  const conversation = { messages: session.messages, body: null, name, session, format: session.format, usage: session.usage, notes }
+  if (session.model) conversation.model = session.model
+  if (session.system) conversation.system = session.system
+  if (session.lastUsage) conversation.lastUsage = session.lastUsage
+  return conversation
+}
+
+/** What the input is, for a line on stderr: "a Claude Code session (id …): 205 messages". */
+function describeInput(conversation) {
+  const s = conversation.session
+  if (!s) return null
+  const id = s.sessionId ? ` ${s.sessionId}` : ''
+  return `${conversation.name}: a ${s.agentName} session${id}${s.model ? `, model ${s.model}` : ''}: the ${conversation.messages.length} message${conversation.messages.length === 1 ? '' : 's'} its model holds now, ${s.usage.length} recorded usage${s.usage.length === 1 ? '' : 's'}`
+}
+
 const MESSAGE_KEYS = ['messages', 'contents', 'input']
 
 function describe(value) {
   if (value === null) return 'null'
   if (Array.isArray(value)) return 'an array'
-  return typeof value === 'object' ? 'an object without a "messages" array' : `a ${typeof value}`
+  if (typeof value !== 'object') return `a ${typeof value}`
+  return typeof value.type === 'string' ? `an object of type ${JSON.stringify(value.type.slice(0, 40))}` : 'an object without a "messages" array'
+}
+
+// -----------------------------------------------------------------------------------------
+// Where the archives are
+
+// The first line of a summary this library wrote names the archive: "[context-compact] Earlier
+// conversation (N messages) was … Originals archived in: <outputDir>/<sessionId>/<file>".
+const ARCHIVE_NAMED = /\[context-compact\] Earlier conversation \([^)]*\) was [^\n]*?Originals archived in: ([^\n]+)/
+
+/** The text of a message in any format, enough to find a summary's first line. */
+function texts(value, out = []) {
+  if (typeof value === 'string') out.push(value)
+  else if (Array.isArray(value)) for (const v of value) texts(v, out)
+  else if (value !== null && typeof value === 'object') for (const v of Object.values(value)) texts(v, out)
+  return out
+}
+
+/** The archive directories the list's summaries name: `[{ outputDir, sessionId }]`, oldest first. */
+function namedArchives(messages) {
+  const named = []
+  for (const message of messages) {
+    for (const text of texts(message)) {
+      const match = ARCHIVE_NAMED.exec(text.slice(0, 4000))
+      if (!match) continue
+      const parts = match[1].trim().split(/[\\/]/)
+      if (parts.length < 3) continue
+      const sessionId = parts[parts.length - 2]
+      const outputDir = match[1].trim().slice(0, match[1].trim().length - parts[parts.length - 1].length - sessionId.length - 2)
+      if (outputDir !== '' && !named.some((n) => n.outputDir === outputDir && n.sessionId === sessionId)) named.push({ outputDir, sessionId })
+    }
+  }
+  return named
+}
+
+/**
+ * Where a list's archives are (restore, report): `--output-dir` and `--session-id` when given;
+ * otherwise the directory the list's summaries name (the one of the session asked for), tried
+ * as written and, when relative, from the input file's directory; otherwise the defaults (the
+ * session's own id for an agent's session file).
+ */
+function archiveLocation(values, conversation) {
+  let outputDir = values['output-dir']
+  let sessionId = values['session-id']
+  let from = 'options'
+  if (outputDir === undefined) {
+    const named = namedArchives(conversation.messages).filter((n) => sessionId === undefined || n.sessionId === sessionId)
+    const chosen = named[named.length - 1]
+    if (chosen) {
+      outputDir = chosen.outputDir
+      sessionId = chosen.sessionId
+      from = 'summary'
+      const isUrl = /^[a-z][a-z0-9+.-]*:\/\//i.test(outputDir)
+      if (!isUrl && !path.isAbsolute(outputDir) && conversation.name !== 'stdin' && !fs.existsSync(path.join(outputDir, sessionId))) {
+        const beside = path.join(path.dirname(conversation.name), outputDir)
+        if (fs.existsSync(path.join(beside, sessionId))) outputDir = beside
+      }
+    }
+  }
+  return {
+    outputDir: outputDir ?? DEFAULT_OUTPUT_DIR,
+    sessionId: sessionId ?? conversation.session?.sessionId ?? 'default',
+    from,
+  }
 }
 
 /**
@@ -87,4 +196,4 @@ function envelope(conversation, messages) {
   return conversation.body ? { ...conversation.body, [conversation.key]: messages } : messages
 }
 
-module.exports = { readConversation, validateMessages, envelope }
+module.exports = { readConversation, describeInput, validateMessages, envelope, archiveLocation, namedArchives }

@@ -10,9 +10,9 @@ const { call } = require('./library.js')
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏']
 
 function progress({ quiet, label }) {
-  const start = Date.now()
+  let start = Date.now()
   const tty = Boolean(process.stderr.isTTY)
-  const state = { attempt: 1, provider: null, note: '', noteUntil: 0 }
+  const state = { attempt: 1, provider: null, note: '', noteUntil: 0, started: false }
   const elapsed = () => `${((Date.now() - start) / 1000).toFixed(1)}s`
   let timer = null
   let frame = 0
@@ -21,7 +21,7 @@ function progress({ quiet, label }) {
     const line = `${SPINNER[frame++ % SPINNER.length]} ${label}${who} ${elapsed()} · attempt ${state.attempt}${state.note && Date.now() < state.noteUntil ? ' · ' + state.note : ''}`
     process.stderr.write(`\r${line.slice(0, (process.stderr.columns || 120) - 1)}\x1b[K`)
   }
-  const clear = () => tty && process.stderr.write('\r\x1b[K')
+  const clear = () => tty && state.started && process.stderr.write('\r\x1b[K')
   const line = (text) => {
     if (quiet) return
     clear()
@@ -36,7 +36,13 @@ function progress({ quiet, label }) {
     process.exit(130)
   }
   process.once('SIGINT', onSigint)
-  if (!quiet) {
+  // Shown once the library has planned a compaction (its `started` event): a compaction with
+  // nothing to summarize shows no progress for nothing.
+  const begin = () => {
+    if (state.started) return
+    state.started = true
+    start = Date.now()
+    if (quiet) return
     if (tty) {
       render()
       timer = setInterval(render, 80)
@@ -49,35 +55,42 @@ function progress({ quiet, label }) {
   return {
     line,
     onEvent(event) {
-      if (!event || event.type !== 'retry') return
+      if (!event) return
+      if (event.type === 'started') return begin()
+      if (event.type !== 'retry') return
       state.attempt = event.attempt + 1
       const why = event.error ? `${event.error.code}${event.error.status ? ` (HTTP ${event.error.status})` : ''}` : 'failed'
       state.note = `attempt ${event.attempt} failed: ${why}, retrying in ${(event.delayMs / 1000).toFixed(1)}s`
       state.noteUntil = Date.now() + event.delayMs
       if (!tty) line(`  attempt ${event.attempt} failed: ${why}${event.error?.message ? ` — ${oneLine(event.error.message)}` : ''}; attempt ${state.attempt} in ${(event.delayMs / 1000).toFixed(1)}s`)
     },
+    // The provider and model, for the progress line. Warnings are not printed from the log:
+    // the command prints the result's warnings, which say all a user needs.
     onLog(entry) {
       const provider = entry.fields && entry.fields.provider
       if (provider && !state.provider) state.provider = entry.fields.model ? `${provider} ${entry.fields.model}` : provider
-      if (entry.level !== 'warn' && entry.level !== 'error') return
-      // Shown elsewhere: retries (onEvent), the final failure (result.error), the zero-config
-      // fallback (the provider in the statistics).
-      if (entry.fields && entry.fields.delay_ms !== undefined) return
-      if (/^(summary failed:|neither ANTHROPIC_API_KEY)/.test(entry.message)) return
-      line(`warning: ${oneLine(entry.message)}`)
     },
     stop(result) {
       process.removeListener('SIGINT', onSigint)
       if (timer) clearInterval(timer)
       timer = null
-      if (quiet) return
+      if (quiet || !state.started) return
       clear()
       if (!tty || result) {
+        const attempts = result ? result.attempts : state.attempt
         const how = result && result.compacted ? 'summary written' : 'finished'
-        stderr(`${how} in ${elapsed()} (${result ? result.attempts : state.attempt} attempt${(result ? result.attempts : state.attempt) === 1 ? '' : 's'})`)
+        stderr(`${how} in ${elapsed()} (${attempts} attempt${attempts === 1 ? '' : 's'})`)
       }
     },
   }
+}
+
+// CONTEXT_COMPACT_LOG asks for the library's log on stderr; the CLI routes each compaction's log
+// through its progress line, so it passes the level on.
+function logLevelFromEnvironment() {
+  const level = String(process.env.CONTEXT_COMPACT_LOG ?? '').trim().toLowerCase()
+  if (['off', 'error', 'warn', 'info', 'debug'].includes(level)) return level
+  return level === '' ? undefined : 'debug'
 }
 
 /**
@@ -86,21 +99,20 @@ function progress({ quiet, label }) {
  */
 async function compactWithProgress(compactor, messages, overrides, { quiet, label }) {
   const measure = await call(() => compactor.measure(messages, overrides))
-  const willRun = measure.shouldCompact || compactor.options.force || overrides.force
-  const p = willRun ? progress({ quiet, label }) : null
+  const p = progress({ quiet, label })
+  const logLevel = logLevelFromEnvironment()
   let result
   try {
     result = await call(() =>
       compactor.compact(messages, {
         ...overrides,
-        onEvent: p ? p.onEvent : undefined,
-        // Log entries are shown as one-line warnings (or not at all with --quiet), so they
-        // never break the spinner's line.
-        onLog: p ? p.onLog : () => {},
+        onEvent: p.onEvent,
+        onLog: p.onLog,
+        ...(logLevel === undefined ? {} : { logLevel }),
       }),
     )
   } finally {
-    if (p) p.stop(result)
+    p.stop(result)
   }
   return { measure, result }
 }

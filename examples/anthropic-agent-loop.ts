@@ -63,14 +63,24 @@ function runTool(name: string, input: Record<string, unknown>): string {
 
 const client = new Anthropic({ baseURL: process.env.ANTHROPIC_BASE_URL })
 
-const compactor = new Compactor({
-  // The agent's model: the trigger scales its estimate like Anthropic bills, and the window
-  // defaults to the model's (200K for Claude Sonnet 4.6).
-  agentModel: MODEL,
-  contextTokenLimit: process.env.EXAMPLE_CONTEXT_LIMIT ? Number(process.env.EXAMPLE_CONTEXT_LIMIT) : undefined,
-  // Counted into every decision (they are part of each request), never changed.
+// Every request of the loop, without its messages. Top-level `cache_control` turns on prompt
+// caching: each request reads the conversation so far from Anthropic's cache.
+const REQUEST = {
+  model: MODEL,
+  max_tokens: 1024,
   system: SYSTEM,
   tools: TOOLS,
+  cache_control: { type: 'ephemeral' },
+} satisfies Omit<Anthropic.MessageCreateParamsNonStreaming, 'messages'>
+
+const compactor = new Compactor({
+  // The loop's request: a compaction asks for its summary with this same request plus one
+  // instruction, so the summary call reads the cached conversation too. It also names the
+  // agent's model (the trigger scales its estimate like Anthropic bills, and the window defaults
+  // to the model's: 200K for Claude Sonnet 4.6), and its system prompt and tools, which count into
+  // every decision and are never changed.
+  agentRequest: REQUEST,
+  contextTokenLimit: process.env.EXAMPLE_CONTEXT_LIMIT ? Number(process.env.EXAMPLE_CONTEXT_LIMIT) : undefined,
   outputDir: process.env.EXAMPLE_OUTPUT_DIR,
   sessionId: 'anthropic-example',
 })
@@ -89,20 +99,15 @@ async function main(task: string) {
       messages = result.messages
       console.log(
         `[compaction] ${result.stats.originalTokenCount} → ${result.stats.compactedTokenCount} tokens, ` +
-          `${result.stats.compactedMessageCount} messages summarized by ${result.provider}; archive: ${result.archivePath}`,
+          `${result.stats.compactedMessageCount} messages summarized by ${result.provider} with the ${result.summaryRequest} request; ` +
+          `archive: ${result.archivePath}`,
       )
     } else if (result.error) {
       // Compaction never throws for LLM or disk trouble: the loop goes on with the full history.
       console.warn(`[compaction skipped] ${result.error.code}: ${result.error.message}`)
     }
 
-    const response = await client.messages.create({
-      model: MODEL,
-      max_tokens: 1024,
-      system: SYSTEM,
-      tools: TOOLS,
-      messages,
-    })
+    const response = await client.messages.create({ ...REQUEST, messages })
     usage = response.usage
     messages.push({ role: 'assistant', content: response.content })
 

@@ -6,7 +6,7 @@
 // caller's `archiveStore`.
 
 const native = require('./native.js')
-const { describe, invalidArgument, translateError, nativeAsync, checkedMessages, checkOptions, checkOutputDir, checkSessionId } = require('./validate.js')
+const { describe, invalidArgument, translateError, nativeAsync, checkedMessages, checkOptions, checkOutputDir, checkSessionId, checkInteger, shown } = require('./validate.js')
 const { optionsJson, formatOf } = require('./options.js')
 const { checkArchiveStore, withArchiveStore, storeJson } = require('./store.js')
 const { piecesToMessages } = require('./result.js')
@@ -31,10 +31,10 @@ const OFFLOAD_SCOPES = new Set(['tool-results', 'all'])
 async function offloadToolResults(messages, options) {
   const opts = checkOptions(options)
   const list = checkedMessages(messages)
-  const maxTokens = opts.maxTokens
-  if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens <= 0 || maxTokens > 0xffffffff) {
-    throw invalidArgument(`options.maxTokens must be a positive integer, got ${describe(maxTokens)}`)
+  if (opts.maxTokens === undefined || opts.maxTokens === null) {
+    throw invalidArgument('options.maxTokens: expected an integer from 1 to 1000000000, got nothing (it is required)')
   }
+  const maxTokens = checkInteger(opts.maxTokens, 'options.maxTokens', 1, 1_000_000_000)
   const scope = opts.scope ?? 'tool-results'
   if (!OFFLOAD_SCOPES.has(scope)) {
     throw invalidArgument(`options.scope must be 'tool-results' or 'all', got ${describe(scope)}`)
@@ -97,8 +97,9 @@ async function pruneArchives(outputDir, options) {
   checkOutputDir(outputDir)
   const opts = checkOptions(options)
   const days = opts.olderThanDays
-  if (days != null && (typeof days !== 'number' || !Number.isFinite(days) || days < 0)) {
-    throw invalidArgument(`options.olderThanDays must be a non-negative number, got ${describe(days)}`)
+  // Days may be fractional (0.5: twelve hours); at most 100 years.
+  if (days != null && (typeof days !== 'number' || !(days >= 0 && days <= 36_500))) {
+    throw invalidArgument(`options.olderThanDays: expected a number from 0 to 36500, got ${shown(days)}`)
   }
   const sessionId = opts.sessionId == null ? null : checkSessionId(opts.sessionId, 'options.sessionId')
   const store = checkArchiveStore(opts.archiveStore)

@@ -22,7 +22,7 @@
 //   waits for it.
 
 const native = require('./native.js')
-const { describe, invalidArgument, translateError, checkFunction } = require('./validate.js')
+const { describe, invalidArgument, translateError, checkFunction, checkInteger, checkRatio } = require('./validate.js')
 const { isCustomStrategy, optionsJson, formatOf } = require('./options.js')
 const { abortError, wrapSummarizer, wrapLog, wrapEvents } = require('./callbacks.js')
 
@@ -42,15 +42,10 @@ function checkBackground(value) {
     throw invalidArgument('options.background takes atRatio or atTokens, not both')
   }
   if (atTokens !== undefined) {
-    if (!Number.isSafeInteger(atTokens) || atTokens <= 0) {
-      throw invalidArgument(`options.background.atTokens must be a positive integer, got ${describe(atTokens) === 'number' ? atTokens : describe(atTokens)}`)
-    }
-    return { atRatio: null, atTokens }
+    return { atRatio: null, atTokens: checkInteger(atTokens, 'options.background.atTokens', 1, 1_000_000_000) }
   }
-  const ratio = atRatio === undefined ? DEFAULT_AT_RATIO : atRatio
-  if (typeof ratio !== 'number' || !(ratio > 0 && ratio < 1)) {
-    throw invalidArgument(`options.background.atRatio must be a number between 0 and 1 (a fraction of the threshold), got ${describe(ratio) === 'number' ? ratio : describe(ratio)}`)
-  }
+  // A fraction of the threshold: 1 starts it at the threshold itself, i.e. never before.
+  const ratio = checkRatio(atRatio, 'options.background.atRatio', DEFAULT_AT_RATIO)
   return { atRatio: ratio, atTokens: null }
 }
 

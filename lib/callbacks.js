@@ -46,6 +46,7 @@ function summaryRequest(call, messages, format) {
             call.previousSummary ?? null,
             call.maxToolResultChars ?? null,
             format,
+            call.ownSummaries ?? [],
           ),
         )
       }
@@ -72,22 +73,45 @@ function wrapSummarizer(summarizer, messages, format) {
 }
 
 const LOG_LEVELS = new Set(['error', 'warn', 'info', 'debug'])
+// `logLevel`: the least severe entries written to stderr ('off' writes none).
+const LOG_RANKS = { off: 0, error: 1, warn: 2, info: 3, debug: 4 }
+
+function checkLogLevel(opts) {
+  const level = opts.logLevel
+  if (level === undefined || level === null) return undefined
+  if (typeof level !== 'string' || !Object.hasOwn(LOG_RANKS, level)) {
+    throw invalidArgument(`options.logLevel must be one of 'off', 'error', 'warn', 'info' or 'debug', got ${describe(level)}`)
+  }
+  return level
+}
+
+/** One log entry as one stderr line: `context-compact warn: message {fields}`. */
+function stderrLine(entry) {
+  const fields = entry.fields && Object.keys(entry.fields).length > 0 ? ` ${JSON.stringify(entry.fields)}` : ''
+  return `context-compact ${entry.level}: ${entry.message}${fields}\n`
+}
 
 // `onLog(entry)` and/or `logger` (an object with error/warn/info/debug methods, e.g. console)
-// receive the log entries of one call; the addon then does not print them to stderr.
+// receive the log entries of one call, and `logLevel` writes those at or above it to stderr.
+// A call with any of the three is routed here, so the addon writes nothing of it to stderr
+// itself (not even at the level of CONTEXT_COMPACT_LOG): `logLevel: 'off'` silences it.
+// Without any, the addon writes nothing either, unless CONTEXT_COMPACT_LOG asks.
 function wrapLog(opts) {
   const onLog = checkFunction(opts, 'onLog')
   const logger = opts.logger ?? undefined
   if (logger !== undefined && (typeof logger !== 'object' || Array.isArray(logger))) {
     throw invalidArgument(`options.logger must be an object with error/warn/info/debug methods, got ${describe(logger)}`)
   }
-  if (!onLog && !logger) return undefined
+  const level = checkLogLevel(opts)
+  if (!onLog && !logger && level === undefined) return undefined
+  const stderrRank = level === undefined ? 0 : LOG_RANKS[level]
   return (entryJson) => {
     try {
       const raw = JSON.parse(entryJson)
       const entry = { level: LOG_LEVELS.has(raw.level) ? raw.level : 'debug', message: String(raw.message ?? '') }
       if (raw.fields && typeof raw.fields === 'object') entry.fields = raw.fields
       if (raw.target) entry.target = raw.target
+      if (LOG_RANKS[entry.level] <= stderrRank) process.stderr.write(stderrLine(entry))
       if (onLog) onLog(entry)
       if (logger) {
         const method = [entry.level, 'log'].map((name) => logger[name]).find((fn) => typeof fn === 'function')
@@ -101,6 +125,15 @@ function wrapLog(opts) {
       process.emitWarning(`onLog listener threw: ${error && error.message}`, { code: 'CONTEXT_COMPACT_LISTENER' })
     }
   }
+}
+
+// Warnings of a call that returns no result (unknown option names, …): to `onLog`/`logger`
+// when the caller gave one, else nowhere — nothing goes to stderr unless the caller asks.
+function reportWarnings(opts, warnings) {
+  if (warnings.length === 0) return
+  const log = wrapLog(opts)
+  if (!log) return
+  for (const message of warnings) log(JSON.stringify({ level: 'warn', message, target: 'context_compact::options' }))
 }
 
 function wrapEvents(onEvent) {
@@ -171,6 +204,7 @@ function wrapRead(rehydrate) {
 
 module.exports = {
   abortError,
+  reportWarnings,
   wrapSummarizer,
   wrapRead,
   wrapLog,

@@ -6,7 +6,7 @@
 
 const native = require('./native.js')
 const { callNative, checkedMessages, checkOptions, checkFunction, checkSignal } = require('./validate.js')
-const { isCustomStrategy, optionsJson, formatOf } = require('./options.js')
+const { isCustomStrategy, optionsJson, formatOf, unknownOptionWarnings } = require('./options.js')
 const { wrapSummarizer, wrapRead, wrapLog, wrapEvents, wrapBeforeCompact, withSignal } = require('./callbacks.js')
 const { checkArchiveStore, withArchiveStore } = require('./store.js')
 const { buildResult } = require('./result.js')
@@ -19,6 +19,14 @@ const { runCustomStrategy } = require('./custom-strategy.js')
 // `precomputed` (the JSON of a summary prepared in the background) and `onBackground`
 // (receives what the addon did with it).
 async function runCompaction(messages, opts, counts, calibration, markMap, held) {
+  // Unknown option names: warnings in the result (a TypeError with strict: true), before anything runs.
+  const unknown = unknownOptionWarnings(opts)
+  const result = await compactWith(messages, opts, counts, calibration, markMap, held)
+  if (unknown.length > 0) result.warnings = [...unknown, ...result.warnings]
+  return result
+}
+
+async function compactWith(messages, opts, counts, calibration, markMap, held) {
   if (isCustomStrategy(opts.strategy)) return runCustomStrategy(messages, opts, counts, calibration, markMap)
   checkedMessages(messages)
   const summarizer = wrapSummarizer(checkFunction(opts, 'summarizer'), messages, formatOf(opts))

@@ -6,8 +6,8 @@
 
 const native = require('./native.js')
 const { describe, invalidArgument, callNative, checkedMessages, checkOptions, checkFunction } = require('./validate.js')
-const { formatOf, encodingOf, needsToolBytes } = require('./options.js')
-const { wrapLog } = require('./callbacks.js')
+const { formatOf, encodingOf, needsToolBytes, unknownOptionWarnings, withNonFinite } = require('./options.js')
+const { wrapLog, reportWarnings } = require('./callbacks.js')
 const { checkArchiveStore } = require('./store.js')
 const { measureCounts } = require('./counting.js')
 const { partitionMessages, generateSummary } = require('./steps.js')
@@ -50,6 +50,8 @@ class Compactor {
 
   constructor(options) {
     this.#options = { ...checkOptions(options) }
+    // With strict: true an unknown option name fails here; otherwise each result says it.
+    unknownOptionWarnings(this.#options)
     // Fail early on invalid options rather than on the first turn.
     measureCounts([], [], this.#options, null)
     checkFunction(this.#options, 'summarizer')
@@ -209,7 +211,7 @@ class Compactor {
     if (m.tokensAfterLastAssistant === null) return
     const covered = m.rawTokens - m.tokensAfterLastAssistant
     const json = callNative(() =>
-      native.calibrateJson(this.#calibration ? JSON.stringify(this.#calibration) : null, covered, JSON.stringify(opts.usage)),
+      native.calibrateJson(this.#calibration ? JSON.stringify(this.#calibration) : null, covered, JSON.stringify(opts.usage, withNonFinite)),
     )
     this.#calibration = JSON.parse(json)
   }
@@ -219,7 +221,10 @@ class Compactor {
    * and where the estimate came from ('usage', 'calibration', 'model' or 'raw').
    */
   measure(messages, overrides) {
-    const opts = { ...this.#options, ...checkOptions(overrides, 'overrides') }
+    const given = checkOptions(overrides, 'overrides')
+    const opts = { ...this.#options, ...given }
+    // The constructor's options are said in each compaction's warnings; a call's own, here.
+    if (overrides) reportWarnings(opts, unknownOptionWarnings({ ...given, strict: opts.strict }, 'overrides'))
     const entries = this.#entries(messages)
     const counts = entries.map((entry) => entry.tokens)
     this.#track(messages)

@@ -6,10 +6,12 @@
 
 const native = require('./native.js')
 const { callNative, checkedMessages, checkOptions } = require('./validate.js')
-const { optionsJson, formatOf, encodingOf, needsToolBytes } = require('./options.js')
+const { optionsJson, formatOf, encodingOf, needsToolBytes, unknownOptionWarnings } = require('./options.js')
+const { reportWarnings } = require('./callbacks.js')
 
 function countTokens(messages, options) {
   const opts = checkOptions(options)
+  reportWarnings(opts, unknownOptionWarnings(opts))
   const list = checkedMessages(messages)
   return callNative(() => native.countTokensJson(list, encodingOf(opts), formatOf(opts)))
 }
@@ -95,6 +97,7 @@ function countEach(messages, opts) {
 
 function measureTokens(messages, options) {
   const opts = checkOptions(options)
+  reportWarnings(opts, unknownOptionWarnings(opts))
   const counts = countEach(messages, opts)
   const { tokensAfterLastAssistant, ...measure } = measureCounts(messages, counts, opts, null, toolOutputBytes(messages, opts))
   return measure

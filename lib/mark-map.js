@@ -3,7 +3,7 @@
 // MessageMarkMap (type seed §二): batches of compacted messages, by original index. The three
 // helpers are the seed's code, unchanged.
 
-const { describe, invalidArgument } = require('./validate.js')
+const { describe, invalidArgument, shown } = require('./validate.js')
 
 function getCurrentBatchIndices(markMap) {
   const currentBoundaryIndex = markMap.boundaryToBatch.indexOf(markMap.currentBatch)
@@ -26,8 +26,8 @@ function getBatchIndex(originalIndex, markMap) {
 
 /** A mark map for `length` messages in one batch (seed §八.1, with the indices added). */
 function createMarkMap(length = 0) {
-  if (!Number.isInteger(length) || length < 0) {
-    throw invalidArgument(`length must be a non-negative integer, got ${describe(length)}`)
+  if (typeof length !== 'number' || !Number.isInteger(length) || length < 0 || length > 100_000_000) {
+    throw invalidArgument(`length: expected an integer from 0 to 100000000, got ${shown(length)}`)
   }
   return {
     originalIndices: Array.from({ length }, (_, i) => i),

@@ -3,39 +3,29 @@
 // The caller's options as the addon reads them: which options stay in JS (functions, objects
 // the addon cannot read), the JSON text of the rest, and the few plain values JS reads itself.
 
-const { invalidArgument } = require('./validate.js')
+const { describe, invalidArgument } = require('./validate.js')
 
 // Options that are functions or objects the addon cannot read; everything else is passed on.
 // `archiveStoreId` is set by optionsJson alone (it names a store registered for the call).
-const JS_ONLY_OPTIONS = new Set(['summarizer', 'signal', 'onEvent', 'onBeforeCompact', 'onLog', 'logger', 'overflow', 'archiveStore', 'archiveStoreId'])
+const JS_ONLY_OPTIONS = new Set(['summarizer', 'signal', 'onEvent', 'onBeforeCompact', 'onLog', 'logger', 'logLevel', 'overflow', 'archiveStore', 'archiveStoreId'])
 
 // A custom strategy (an object with a `compress` method, type seed) runs in JS.
 function isCustomStrategy(strategy) {
   return strategy !== null && typeof strategy === 'object' && typeof strategy.compress === 'function'
 }
 
-// Budgets of the sections carried after a summary: a number here crosses as JSON, where NaN and
-// Infinity would become null (the default) without a word, so they are refused here; the addon
-// checks the rest (an integer, its range, the types).
-const SECTION_BUDGETS = ['planMaxTokens', 'latestFailureMaxTokens']
+// JSON has no NaN or Infinity (JSON.stringify writes null, which would read as "not given"):
+// they cross as `{ [NON_FINITE_KEY]: 'NaN' }`, so that the addon's check of the option says what
+// was given (crates/core/src/options/mod.rs).
+const NON_FINITE_KEY = '__contextCompactNonFinite'
 
-function checkSectionOptions(options) {
-  for (const name of SECTION_BUDGETS) {
-    const value = options[name]
-    if (typeof value === 'number' && !Number.isFinite(value)) {
-      throw invalidArgument(`options.${name}: expected an integer from 0 to 10000000, or a boolean, got number ${value}`)
-    }
-  }
-  const tools = options.planTools
-  if (tools !== undefined && tools !== null && (!Array.isArray(tools) || tools.some((name) => typeof name !== 'string' || name.trim() === ''))) {
-    throw invalidArgument('options.planTools: expected an array of tool names (non-empty strings)')
-  }
+function withNonFinite(key, value) {
+  return typeof value === 'number' && !Number.isFinite(value) ? { [NON_FINITE_KEY]: String(value) } : value
 }
 
 // `archiveStoreId`: the id of the caller's `archiveStore` registered for this call (see
 // withArchiveStore in store.js), which the addon uses instead of `outputDir`.
 function optionsJson(options, archiveStoreId = null) {
-  checkSectionOptions(options)
   const plain = {}
   for (const [key, value] of Object.entries(options)) {
     if (key === 'strategy' && isCustomStrategy(value)) continue
@@ -43,10 +33,85 @@ function optionsJson(options, archiveStoreId = null) {
   }
   if (archiveStoreId != null) plain.archiveStoreId = archiveStoreId
   try {
-    return JSON.stringify(plain)
+    return JSON.stringify(plain, withNonFinite)
   } catch (error) {
     throw invalidArgument(`options cannot be serialized as JSON: ${error.message}`)
   }
+}
+
+// Every option of CompactOptions and of a Compactor (index.d.ts), and `strict`. One options
+// object may be passed to several functions, so each accepts them all.
+const OPTION_NAMES = [
+  'format', 'contextTokenLimit', 'thresholdRatio', 'tailRetentionRatio', 'maxRetries', 'retryBaseDelayMs',
+  'encoding', 'provider', 'model', 'apiKey', 'baseUrl', 'timeoutMs', 'summaryMaxTokens', 'summaryContextTokens',
+  'customInstructions', 'promptStyle', 'summarizer', 'outputDir', 'storeOptions', 'archiveStore', 'sessionId',
+  'force', 'requireArchive', 'keepRecentTurns', 'strategy', 'selectiveRules', 'keepRecentMessages', 'compression',
+  'maxMessages', 'maxToolOutputBytes', 'summaryMaxChars', 'userMessagesMaxTokens', 'rehydrate', 'extractMemory',
+  'checkpoints', 'background', 'offload', 'thinking', 'compactionUnavailableModels', 'overflow', 'onBeforeCompact',
+  'planMaxTokens', 'planTools', 'latestFailureMaxTokens', 'agentModel', 'usage', 'system', 'tools', 'agentRequest', 'summaryRequest', 'signal', 'onEvent', 'onLog', 'logger', 'logLevel',
+  'strict',
+]
+const KNOWN_OPTIONS = new Set(OPTION_NAMES)
+
+// The edit distance of two names, ignoring case (a misspelled option is usually a letter or a
+// word away from the real one).
+function distance(a, b) {
+  a = a.toLowerCase()
+  b = b.toLowerCase()
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i]
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
+    }
+    previous = row
+  }
+  return previous[b.length]
+}
+
+// Whether the letters of `short` appear in `long` in order (`contextlimit` in `contexttokenlimit`).
+function isSubsequence(short, long) {
+  let at = 0
+  for (const c of long) if (c === short[at]) at++
+  return at === short.length
+}
+
+// The known option a misspelled name most likely means: the nearest by edit distance, or one
+// whose name holds its letters in order, or whose letters it holds (a word left out or added:
+// `contextLimit` → `contextTokenLimit`); null when none is close.
+function closestOption(name, names = OPTION_NAMES) {
+  let best = null
+  let bestScore = Infinity
+  const lower = name.toLowerCase()
+  for (const known of names) {
+    const k = known.toLowerCase()
+    let score = distance(lower, k)
+    if (Math.min(lower.length, k.length) >= 5 && (isSubsequence(lower, k) || isSubsequence(k, lower))) score = Math.min(score, 2)
+    if (score < bestScore) {
+      best = known
+      bestScore = score
+    }
+  }
+  return best !== null && bestScore <= Math.max(3, Math.floor(Math.max(name.length, best.length) / 3)) ? best : null
+}
+
+// The names in `opts` that are no option: one warning each, naming the closest known option.
+// With `strict: true`, a TypeError instead. `names` are the options of the function called.
+function unknownOptionWarnings(opts, name = 'options', names = OPTION_NAMES) {
+  const strict = opts.strict
+  if (strict !== undefined && strict !== null && typeof strict !== 'boolean') {
+    throw invalidArgument(`${name}.strict must be a boolean, got ${describe(strict)}`)
+  }
+  const known = names === OPTION_NAMES ? KNOWN_OPTIONS : new Set([...names, 'strict'])
+  const warnings = []
+  for (const key of Object.keys(opts)) {
+    if (known.has(key) || opts[key] === undefined) continue
+    const near = closestOption(key, names)
+    const hint = near ? ` (did you mean "${near}"?)` : ''
+    if (strict === true) throw invalidArgument(`${name}.${key} is not an option${hint}`)
+    warnings.push(`unknown option "${key}" was ignored${hint}`)
+  }
+  return warnings
 }
 
 // `format` (SPEC "Message formats"): which API's messages the list holds; detected when absent.
@@ -65,8 +130,13 @@ function needsToolBytes(opts) {
 }
 
 module.exports = {
+  NON_FINITE_KEY,
+  OPTION_NAMES,
   isCustomStrategy,
   optionsJson,
+  withNonFinite,
+  closestOption,
+  unknownOptionWarnings,
   formatOf,
   encodingOf,
   needsToolBytes,

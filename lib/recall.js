@@ -8,7 +8,8 @@
 // list, and makes sure `run` always resolves with text the model can act on.
 
 const native = require('./native.js')
-const { describe, invalidArgument, checkOptions, checkOutputDir, checkSessionId } = require('./validate.js')
+const { describe, invalidArgument, checkOptions, checkOutputDir, checkSessionId, checkInteger } = require('./validate.js')
+const { withNonFinite, unknownOptionWarnings } = require('./options.js')
 const { checkArchiveStore, withArchiveStore, storeJson } = require('./store.js')
 
 const DEFAULT_NAME = 'recall'
@@ -54,27 +55,30 @@ function schema() {
   return structuredClone(INPUT_SCHEMA)
 }
 
+// AI SDK 5 validates a tool's input through the wrapper's second marker (`vercel.ai.validator`,
+// which its `jsonSchema()` sets too); without it every call of the tool fails there with "value is
+// not a function". AI SDK 6 and 7 read the first one.
 function aiSdkSchema(jsonSchema) {
-  return { [Symbol.for('vercel.ai.schema')]: true, _type: undefined, jsonSchema, validate: undefined }
+  return { [Symbol.for('vercel.ai.schema')]: true, [Symbol.for('vercel.ai.validator')]: true, _type: undefined, jsonSchema, validate: undefined }
 }
 
-function positiveInteger(value, name, fallback) {
-  if (value === undefined || value === null) return fallback
-  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0 || value > 0xffffffff) {
-    throw invalidArgument(`${name} must be a positive integer, got ${describe(value)}`)
-  }
-  return value
-}
+// The options of createRecallTool (RecallToolOptions in index.d.ts).
+const RECALL_OPTIONS = ['outputDir', 'sessionId', 'archiveStore', 'storeOptions', 'format', 'maxTokens', 'name']
+
+// The fewest tokens an answer may have: less could not say anything (the core's floor).
+const MIN_MAX_TOKENS = 200
 
 function createRecallTool(options) {
   const opts = checkOptions(options)
+  // Unknown option names: in the tool's `warnings` (a TypeError with strict: true).
+  const warnings = unknownOptionWarnings(opts, 'options', RECALL_OPTIONS)
   const outputDir = opts.outputDir == null ? DEFAULT_OUTPUT_DIR : checkOutputDir(opts.outputDir, 'options.outputDir')
   const sessionId = opts.sessionId == null ? 'default' : checkSessionId(opts.sessionId, 'options.sessionId')
   const store = checkArchiveStore(opts.archiveStore)
   if (opts.storeOptions != null && (typeof opts.storeOptions !== 'object' || Array.isArray(opts.storeOptions))) {
     throw invalidArgument(`options.storeOptions must be an object of strings, got ${describe(opts.storeOptions)}`)
   }
-  const maxTokens = positiveInteger(opts.maxTokens, 'options.maxTokens', DEFAULT_MAX_TOKENS)
+  const maxTokens = checkInteger(opts.maxTokens, 'options.maxTokens', MIN_MAX_TOKENS, 1_000_000_000, DEFAULT_MAX_TOKENS)
   const name = opts.name == null ? DEFAULT_NAME : opts.name
   if (typeof name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(name)) {
     throw invalidArgument(`options.name must be a tool name ([A-Za-z0-9_-], 1 to 64 characters), got ${describe(name)}`)
@@ -103,7 +107,9 @@ function createRecallTool(options) {
       if (value === undefined || value === null) value = {}
       let json
       try {
-        json = JSON.stringify(value)
+        // NaN and Infinity cross as what they are, so that `from: NaN` is answered as a mistake
+        // and never read as "not given" (which JSON.stringify would make of it).
+        json = JSON.stringify(value, withNonFinite)
       } catch (error) {
         return `The recall tool's input cannot be read (${error.message}). Pass an object { archive?, from?, to?, query? }.`
       }
@@ -119,6 +125,7 @@ function createRecallTool(options) {
     inputSchema: schema(),
     definition: DEFINITIONS[format](name, run),
     run,
+    warnings,
   }
 }
 

@@ -20,8 +20,11 @@ const CHART_CIRCLES = 600
 // ---------------------------------------------------------------------------------------------
 // Text
 
-const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
+const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '=': '&#61;' }
 const esc = (value) => String(value ?? '').replace(/[&<>"']/g, (c) => ESCAPES[c])
+// An attribute's value (a path in `title`): "=" too, so that no text of the session reads as
+// an attribute of its own inside the tag, even to a reader that does not parse HTML.
+const attr = (value) => String(value ?? '').replace(/[&<>"'=]/g, (c) => ESCAPES[c])
 
 /** 12,345 */
 const fmt = (n) => (typeof n === 'number' && Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '–')
@@ -82,12 +85,24 @@ const messageLink = (i) => `<a href="#m-${i}">${fmt(i)}</a>`
 
 // ---------------------------------------------------------------------------------------------
 // The chart
+//
+// One SVG for every width: its viewBox is tall enough that at phone width (a 343-px-wide chart)
+// it is still about 250 px high, and the CSS draws its text larger in the viewBox's units there
+// (FONT_NARROW) than on a wide screen (FONT), so that both read at about 12 px. Every label is
+// placed here, before drawing, where neither its wide nor its narrow box meets another label,
+// a curve, a marker or the hatched area under the context curve; a label that fits nowhere is
+// left out (the legend says its value).
 
-const W = 680
-const H = 360
-const M = { left: 70, right: 14, top: 22, bottom: 42 }
+const W = 640
+const H = 460
+const M = { left: 64, right: 14, top: 22, bottom: 46 }
 const PLOT_W = W - M.left - M.right
 const PLOT_H = H - M.top - M.bottom
+/** Font sizes in viewBox units: wide screens, and phone width (see the CSS). */
+const FONT = 12
+const FONT_NARROW = 22
+/** A label row of the compactions' band at the top of the plot. */
+const ROW = FONT_NARROW + 4
 
 function niceStep(span, count) {
   const raw = span / Math.max(1, count)
@@ -111,6 +126,94 @@ function thin(points, max, keep) {
   return points.filter((p, i) => i === 0 || i === points.length - 1 || i % every === 0 || keep.has(i))
 }
 
+/**
+ * The box a text takes, in viewBox units, at `font`: an estimate from its length (digits and
+ * lower-case letters of a system sans-serif are about 0.6 em wide; bold a little more).
+ */
+function textBox(text, font, x, y, { anchor = 'start', baseline = 'alphabetic', bold = false } = {}) {
+  const width = [...text].length * font * (bold ? 0.66 : 0.6)
+  const x0 = anchor === 'end' ? x - width : anchor === 'middle' ? x - width / 2 : x
+  const y0 = baseline === 'hanging' ? y : baseline === 'middle' ? y - font * 0.55 : y - font * 0.8
+  return { x0, x1: x0 + width, y0, y1: y0 + font * 1.05 }
+}
+
+const union = (a, b) => ({ x0: Math.min(a.x0, b.x0), x1: Math.max(a.x1, b.x1), y0: Math.min(a.y0, b.y0), y1: Math.max(a.y1, b.y1) })
+const grow = (b, d) => ({ x0: b.x0 - d, x1: b.x1 + d, y0: b.y0 - d, y1: b.y1 + d })
+const overlaps = (a, b) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1
+const inside = (b, x, y) => x >= b.x0 && x <= b.x1 && y >= b.y0 && y <= b.y1
+
+/** Whether the segment p–q crosses the box (Liang–Barsky clipping). */
+function segmentMeets(box, [px, py], [qx, qy]) {
+  if (inside(box, px, py) || inside(box, qx, qy)) return true
+  let t0 = 0
+  let t1 = 1
+  const dx = qx - px
+  const dy = qy - py
+  for (const [p, q] of [[-dx, px - box.x0], [dx, box.x1 - px], [-dy, py - box.y0], [dy, box.y1 - py]]) {
+    if (p === 0) {
+      if (q < 0) return false
+    } else {
+      const t = q / p
+      if (p < 0) t0 = Math.max(t0, t)
+      else t1 = Math.min(t1, t)
+      if (t0 > t1) return false
+    }
+  }
+  return true
+}
+
+/**
+ * What labels must not cover: polylines (in viewBox units), boxes (markers, labels placed),
+ * and the area under the context curve (`floor`: a polyline; a box reaching below it is on
+ * the hatch).
+ */
+class Obstacles {
+  constructor() {
+    this.lines = []
+    this.boxes = []
+    this.floor = null
+  }
+  free(box, { hatch = true } = {}) {
+    if (box.x0 < M.left || box.x1 > M.left + PLOT_W || box.y0 < M.top || box.y1 > M.top + PLOT_H) return false
+    if (this.boxes.some((b) => overlaps(b, box))) return false
+    for (const line of this.lines) {
+      for (let i = 1; i < line.length; i++) {
+        const [a, b] = [line[i - 1], line[i]]
+        if (Math.max(a[0], b[0]) < box.x0 || Math.min(a[0], b[0]) > box.x1) continue
+        if (segmentMeets(box, a, b)) return false
+      }
+    }
+    if (hatch && this.floor) {
+      // The curve's highest point (smallest y) over the box's width.
+      for (let i = 1; i < this.floor.length; i++) {
+        const [a, b] = [this.floor[i - 1], this.floor[i]]
+        if (Math.max(a[0], b[0]) < box.x0 || Math.min(a[0], b[0]) > box.x1) continue
+        if (box.y1 > Math.min(a[1], b[1])) return false
+      }
+    }
+    return true
+  }
+}
+
+/** The parts of a polyline (viewBox units) below `ceiling`, cut where they cross it. */
+function below(points, ceiling) {
+  const parts = []
+  let part = []
+  points.forEach(([x, y], i) => {
+    const prev = points[i - 1]
+    if (y >= ceiling) {
+      if (prev && prev[1] < ceiling) part.push([prev[0] + ((x - prev[0]) * (ceiling - prev[1])) / (y - prev[1]), ceiling])
+      part.push([x, y])
+    } else if (prev && prev[1] >= ceiling) {
+      part.push([prev[0] + ((x - prev[0]) * (prev[1] - ceiling)) / (prev[1] - y), ceiling])
+      parts.push(part)
+      part = []
+    }
+  })
+  if (part.length > 1) parts.push(part)
+  return parts.filter((p) => p.length > 1)
+}
+
 function chart(data) {
   const n = Math.max(1, data.full.count)
   const { window, threshold } = data.lines
@@ -121,7 +224,7 @@ function chart(data) {
   // The compactions' labels sit in a band at the top of the plot, in as many rows as they need
   // not to overlap; the data stays below it.
   const labels = compactionLabels(data, n)
-  const band = labels.rows * 16 + 6
+  const band = labels.rows * ROW + (labels.rows > 0 ? 6 : 0)
   const top = (Math.max(window, threshold, contextMax, billedMax, estimateMax, 1) * 1.04) / (1 - band / PLOT_H)
   const yStep = niceStep(top, 5)
   const yMax = Math.ceil(top / yStep) * yStep
@@ -130,23 +233,32 @@ function chart(data) {
   const f = (v) => v.toFixed(1)
   const out = []
   out.push(
-    `<svg viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="chart-title chart-desc" xmlns="http://www.w3.org/2000/svg" font-size="12">`,
+    `<svg viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="chart-title chart-desc" xmlns="http://www.w3.org/2000/svg" font-size="${FONT}">`,
     `<title id="chart-title">Tokens message by message</title>`,
     `<desc id="chart-desc">${esc(chartDescription(data))}</desc>`,
     '<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" stroke="#0b63c5" stroke-opacity="0.35" stroke-width="2"/></pattern>',
     `<clipPath id="plot"><rect x="${M.left}" y="${M.top}" width="${PLOT_W}" height="${PLOT_H}"/></clipPath></defs>`,
   )
-  // Axes and grid.
+  // Axes and grid: as many ticks as their labels leave room for at phone width.
   for (const v of ticks(yMax, 5, true)) {
     out.push(
       `<line x1="${M.left}" x2="${M.left + PLOT_W}" y1="${f(y(v))}" y2="${f(y(v))}" stroke="#d0d7de" stroke-width="1"/>`,
-      `<text x="${M.left - 6}" y="${f(y(v))}" text-anchor="end" dominant-baseline="middle" fill="#57606a">${esc(short(v))}</text>`,
+      `<text class="tick" x="${M.left - 6}" y="${f(y(v))}" text-anchor="end" dominant-baseline="middle" fill="#57606a">${esc(short(v))}</text>`,
     )
   }
-  for (const v of ticks(n, 6, true)) {
+  let xCount = 6
+  let xTicks = ticks(n, xCount, true)
+  const widest = (list) => Math.max(...list.map((v) => textBox(fmt(v), FONT_NARROW, 0, 0).x1))
+  while (xCount > 2 && xTicks.length > 1 && (x(xTicks[1]) - x(xTicks[0])) < widest(xTicks) * 1.25) xTicks = ticks(n, --xCount, true)
+  // No "0" under the y axis's "0": the messages start at the origin.
+  for (const v of xTicks.filter((v) => v > 0)) {
+    // The last label ends at the chart's edge rather than past it.
+    const half = textBox(fmt(v), FONT_NARROW, 0, 0).x1 / 2
+    const anchor = x(v) + half > W - 1 ? 'end' : 'middle'
     out.push(
       `<line x1="${f(x(v))}" x2="${f(x(v))}" y1="${M.top + PLOT_H}" y2="${M.top + PLOT_H + 4}" stroke="#57606a"/>`,
-      `<text x="${f(x(v))}" y="${M.top + PLOT_H + 7}" text-anchor="middle" dominant-baseline="hanging" fill="#57606a">${esc(fmt(v))}</text>`,
+      // Low enough that "0" clears the y axis's "0" at phone width.
+      `<text class="tick" x="${f(anchor === 'end' ? W - 1 : x(v))}" y="${M.top + PLOT_H + 13}" text-anchor="${anchor}" dominant-baseline="hanging" fill="#57606a">${esc(fmt(v))}</text>`,
     )
   }
   out.push(
@@ -172,34 +284,86 @@ function chart(data) {
     }
   })
   const cumulative = [[0, extra], ...data.full.cumulative.map((v, i) => [i + 1, v])]
-  const path = (points) => points.map(([i, v], k) => `${k === 0 ? 'M' : 'L'}${f(x(i))} ${f(y(v))}`).join('')
+  const at = (points) => points.map(([i, v]) => [x(i), y(v)])
+  const path = (points) => at(points).map(([px, py], k) => `${k === 0 ? 'M' : 'L'}${f(px)} ${f(py)}`).join('')
   const shown = thin(context, CHART_POINTS, special)
+  const obstacles = new Obstacles()
+  obstacles.floor = at(shown)
+  obstacles.lines.push(at(shown))
   out.push('<g clip-path="url(#plot)">')
   out.push(`<path d="${path(shown)}L${f(x(n))} ${f(y(0))}L${f(x(0))} ${f(y(0))}Z" fill="url(#hatch)" stroke="none"/>`)
   if (data.drops.length > 0 || data.full.restored) {
-    out.push(`<path d="${path(thin(cumulative, CHART_POINTS, new Set()))}" fill="none" stroke="#6f42c1" stroke-width="2" stroke-dasharray="7 5"/>`)
+    // The conversation never compacted outgrows the scale, which is the context's: it is drawn
+    // up to the compactions' band and leaves the plot there (the text says where it ends).
+    const parts = below(at(thin(cumulative, CHART_POINTS, new Set())), M.top + band)
+    obstacles.lines.push(...parts)
+    const d = parts.map((part) => part.map(([px, py], k) => `${k === 0 ? 'M' : 'L'}${f(px)} ${f(py)}`).join('')).join('')
+    if (d) out.push(`<path class="curve" d="${d}" fill="none" stroke="#6f42c1" stroke-width="2" stroke-dasharray="7 5"/>`)
   }
   if (factor !== 1) {
     const scaled = shown.map(([i, v]) => [i, v * factor])
-    out.push(`<path d="${path(scaled)}" fill="none" stroke="#bc4c00" stroke-width="2" stroke-dasharray="2 3"/>`)
+    obstacles.lines.push(at(scaled))
+    out.push(`<path class="curve" d="${path(scaled)}" fill="none" stroke="#bc4c00" stroke-width="2" stroke-dasharray="2 3"/>`)
   }
-  out.push(`<path d="${path(shown)}" fill="none" stroke="#0b63c5" stroke-width="2.2" stroke-linejoin="round"/>`)
+  out.push(`<path class="curve" d="${path(shown)}" fill="none" stroke="#0b63c5" stroke-width="2.2" stroke-linejoin="round"/>`)
   out.push('</g>')
 
-  // Window and threshold, labelled inside the plot at its right end: the window's above its
-  // line, the threshold's below its own (they are close by nature).
+  // Billed requests (open circles) and the compactions' markers are obstacles too.
+  const circles = thin(data.billed, CHART_CIRCLES, new Set())
+  for (const b of circles) obstacles.boxes.push(grow({ x0: x(b.index + 1), x1: x(b.index + 1), y0: y(b.prompt), y1: y(b.prompt) }, 4))
+  for (const d of data.drops) {
+    const cx = x(d.x)
+    obstacles.lines.push([[cx, y(d.before)], [cx, y(d.after)]])
+    obstacles.boxes.push({ x0: cx - 7, x1: cx + 7, y0: y(d.before) - 11, y1: y(d.before) + 1 })
+    if (typeof d.estimate === 'number') obstacles.boxes.push(grow({ x0: cx, x1: cx, y0: y(d.estimate), y1: y(d.estimate) }, 6))
+  }
+  // The compactions' labels hold the band.
+  for (const label of labels.placed.values()) obstacles.boxes.push(label.box)
+
+  // Window and threshold, each labelled on its line where the label meets nothing: the right
+  // end first (the window's above its line, the threshold's below), then the other side, then
+  // further left; a label that fits nowhere is left out.
+  const lineLabel = (value, text, prefer) => {
+    const yl = y(value)
+    const places = [
+      [M.left + PLOT_W - 4, 'end'],
+      [M.left + 6, 'start'],
+      [M.left + PLOT_W * 0.75, 'end'],
+      [M.left + PLOT_W * 0.5, 'end'],
+    ]
+    const sides = prefer === 'above' ? ['above', 'below'] : ['below', 'above']
+    for (const hatch of [true, false]) {
+      for (const [xl, anchor] of places) {
+        for (const side of sides) {
+          const ty = side === 'above' ? yl - 5 : yl + 5
+          const baseline = side === 'above' ? 'alphabetic' : 'hanging'
+          const box = grow(union(textBox(text, FONT, xl, ty, { anchor, baseline }), textBox(text, FONT_NARROW, xl, ty, { anchor, baseline })), 2)
+          if (obstacles.free(box, { hatch })) {
+            obstacles.boxes.push(box)
+            return { x: xl, y: ty, baseline, anchor }
+          }
+        }
+      }
+    }
+    return null
+  }
   const yw = y(window)
   const yt = y(threshold)
-  const right = M.left + PLOT_W - 4
   out.push(
-    `<line x1="${M.left}" x2="${M.left + PLOT_W}" y1="${f(yw)}" y2="${f(yw)}" stroke="#24292f" stroke-width="2.5"/>`,
-    `<text class="halo" x="${right}" y="${f(yw - 5)}" text-anchor="end" fill="#24292f">window ${esc(short(window))}</text>`,
-    `<line x1="${M.left}" x2="${M.left + PLOT_W}" y1="${f(yt)}" y2="${f(yt)}" stroke="#b3261e" stroke-width="1.8" stroke-dasharray="10 3 2 3"/>`,
-    `<text class="halo below" x="${right}" y="${f(yt + 5)}" text-anchor="end" dominant-baseline="hanging" fill="#b3261e">threshold ${esc(short(threshold))}</text>`,
+    `<line class="window" data-tokens="${window}" x1="${M.left}" x2="${M.left + PLOT_W}" y1="${f(yw)}" y2="${f(yw)}" stroke="#24292f" stroke-width="2.5"/>`,
+    `<line class="threshold" data-tokens="${threshold}" x1="${M.left}" x2="${M.left + PLOT_W}" y1="${f(yt)}" y2="${f(yt)}" stroke="#b3261e" stroke-width="1.8" stroke-dasharray="10 3 2 3"/>`,
   )
+  const windowText = `window ${short(window)}`
+  const thresholdText = `threshold ${short(threshold)}`
+  const wl = lineLabel(window, windowText, 'above')
+  const tl = lineLabel(threshold, thresholdText, 'below')
+  const lineText = (l, text, colour) =>
+    `<text class="halo label" x="${f(l.x)}" y="${f(l.y)}" text-anchor="${l.anchor}"${l.baseline === 'hanging' ? ' dominant-baseline="hanging"' : ''} fill="${colour}">${esc(text)}</text>`
+  if (wl) out.push(lineText(wl, windowText, '#24292f'))
+  if (tl) out.push(lineText(tl, thresholdText, '#b3261e'))
 
   // Billed requests: open circles.
-  for (const b of thin(data.billed, CHART_CIRCLES, new Set())) {
+  for (const b of circles) {
     out.push(
       `<circle class="billed" cx="${f(x(b.index + 1))}" cy="${f(y(b.prompt))}" r="3.2" fill="#fff" stroke="#1a7f37" stroke-width="1.6"><title>request after message ${esc(fmt(b.index))}: ${esc(fmt(b.prompt))} tokens billed, ${esc(fmt(b.estimate))} counted</title></circle>`,
     )
@@ -212,7 +376,6 @@ function chart(data) {
     const yb = y(d.before)
     const ya = y(d.after)
     const label = labels.placed.get(d.number)
-    const ly = M.top + 12 + label.row * 16
     const estimate =
       typeof d.estimate === 'number'
         ? `<path d="M${f(cx)} ${f(y(d.estimate) - 5)}L${f(cx + 5)} ${f(y(d.estimate))}L${f(cx)} ${f(y(d.estimate) + 5)}L${f(cx - 5)} ${f(y(d.estimate))}Z" fill="#fff" stroke="#bc4c00" stroke-width="1.6"/>`
@@ -220,12 +383,12 @@ function chart(data) {
     const title = `compaction #${d.number} at message ${fmt(d.x)}: ${fmt(d.before)} → ${fmt(d.after)} tokens${typeof d.estimate === 'number' ? `; the trigger's estimate was ${fmt(d.estimate)}` : ''}`
     out.push(
       `<a href="#${anchorOfCompaction(d.number)}"><title>${esc(title)}</title>`,
-      `<line x1="${f(cx)}" x2="${f(cx)}" y1="${f(ly + 4)}" y2="${f(Math.min(yb, y(d.estimate ?? d.before)) - 10)}" stroke="#57606a" stroke-width="1" stroke-dasharray="1 3"/>`,
+      `<line x1="${f(cx)}" x2="${f(cx)}" y1="${f(label.box.y1 + 1)}" y2="${f(Math.min(yb, y(d.estimate ?? d.before)) - 10)}" stroke="#57606a" stroke-width="1" stroke-dasharray="1 3"/>`,
       `<line x1="${f(cx)}" x2="${f(cx)}" y1="${f(yb)}" y2="${f(ya)}" stroke="#24292f" stroke-width="1.4" stroke-dasharray="2 3"/>`,
       estimate,
       `<path d="M${f(cx - 6)} ${f(yb - 10)}L${f(cx + 6)} ${f(yb - 10)}L${f(cx)} ${f(yb)}Z" fill="#f0b400" stroke="#24292f" stroke-width="1.2"/>`,
       `<rect x="${f(cx - 3)}" y="${f(ya - 1.5)}" width="6" height="3" fill="#24292f"/>`,
-      `<text class="halo" x="${f(label.x)}" y="${f(ly)}" text-anchor="middle" font-weight="600" fill="#24292f">#${d.number}${labels.numbers ? `<tspan class="nums"> ${esc(short(d.before))}→${esc(short(d.after))}</tspan>` : ''}</text>`,
+      `<text class="halo label" x="${f(label.x)}" y="${f(label.y)}" text-anchor="middle" font-weight="600" fill="#24292f">#${d.number}${labels.numbers ? `<tspan class="nums"> ${esc(short(d.before))}→${esc(short(d.after))}</tspan>` : ''}</text>`,
       '</a>',
     )
   }
@@ -234,23 +397,27 @@ function chart(data) {
 }
 
 /**
- * Where each compaction's label goes: its x (kept inside the plot) and its row in the band
- * (the first where it overlaps no other label; at most 3 rows, then the emptiest one). With
- * more than 8 compactions the labels are only "#n".
+ * Where each compaction's label goes: its x (kept inside the plot) and its row in the band (the
+ * first where it meets no other label, at the wide size — "#n 120K→40K" — and at phone width,
+ * where only "#n" is drawn, larger; at most 3 rows, then the emptiest one). With more than 8
+ * compactions the labels are only "#n".
  */
 function compactionLabels(data, n) {
   const numbers = data.drops.length <= 8
   const placed = new Map()
   const ends = []
   for (const d of [...data.drops].sort((a, b) => a.x - b.x)) {
-    const text = `#${d.number}${numbers ? ` ${short(d.before)}→${short(d.after)}` : ''}`
-    const width = text.length * 7.4
+    const wide = `#${d.number}${numbers ? ` ${short(d.before)}→${short(d.after)}` : ''}`
+    const narrow = `#${d.number}`
+    const width = Math.max(textBox(wide, FONT, 0, 0, { bold: true }).x1, textBox(narrow, FONT_NARROW, 0, 0, { bold: true }).x1)
     const cx = M.left + (d.x / n) * PLOT_W
-    const mid = Math.min(Math.max(cx, M.left + width / 2), M.left + PLOT_W - width / 2)
+    const mid = Math.min(Math.max(cx, M.left + width / 2 + 2), M.left + PLOT_W - width / 2 - 2)
     let row = ends.findIndex((end) => end + 8 <= mid - width / 2)
     if (row < 0) row = ends.length < 3 ? ends.length : ends.indexOf(Math.min(...ends))
     ends[row] = mid + width / 2
-    placed.set(d.number, { x: mid, row })
+    const ly = M.top + 3 + (row + 1) * ROW - 6
+    const box = grow(union(textBox(wide, FONT, mid, ly, { anchor: 'middle', bold: true }), textBox(narrow, FONT_NARROW, mid, ly, { anchor: 'middle', bold: true })), 1)
+    placed.set(d.number, { x: mid, y: ly, row, box })
   }
   return { placed, rows: ends.length, numbers }
 }
@@ -271,32 +438,31 @@ function chartDescription(data) {
 
 const swatch = (inner) => `<svg viewBox="0 0 34 14" width="34" height="14" aria-hidden="true">${inner}</svg>`
 
+// Short entries, so that at phone width the legend (two columns) stays shorter than the chart;
+// what each line means in full is said in the paragraph above the chart and in the table below.
 function legend(data) {
   const items = [
-    `${swatch('<rect x="0" y="4" width="34" height="10" fill="url(#hatch)"/><line x1="0" y1="4" x2="34" y2="4" stroke="#0b63c5" stroke-width="2.2"/>')} context the model held (solid line, hatched below)`,
+    `${swatch('<rect x="0" y="4" width="34" height="10" fill="url(#hatch)"/><line x1="0" y1="4" x2="34" y2="4" stroke="#0b63c5" stroke-width="2.2"/>')} context held`,
   ]
   if (data.drops.length > 0 || data.full.restored) {
-    const last = data.full.cumulative.length ? data.full.cumulative[data.full.cumulative.length - 1] : 0
-    items.push(`${swatch('<line x1="0" y1="7" x2="34" y2="7" stroke="#6f42c1" stroke-width="2" stroke-dasharray="7 5"/>')} the conversation had it never been compacted (dashed; ${esc(fmt(last))} tokens at the end)`)
+    items.push(`${swatch('<line x1="0" y1="7" x2="34" y2="7" stroke="#6f42c1" stroke-width="2" stroke-dasharray="7 5"/>')} never compacted`)
   }
   const factor = estimateFactor(data)
   if (factor !== 1) {
-    items.push(
-      `${swatch('<line x1="0" y1="7" x2="34" y2="7" stroke="#bc4c00" stroke-width="2" stroke-dasharray="2 3"/>')} the count × ${esc(factor.toFixed(2))}: the trigger's estimate from ${esc(ESTIMATES[data.now.measure.source] ?? data.now.measure.source)} (dotted)`,
-    )
+    items.push(`${swatch('<line x1="0" y1="7" x2="34" y2="7" stroke="#bc4c00" stroke-width="2" stroke-dasharray="2 3"/>')} estimate (×${esc(factor.toFixed(2))})`)
   }
   items.push(
-    `${swatch('<line x1="0" y1="7" x2="34" y2="7" stroke="#24292f" stroke-width="2.5"/>')} context window (${esc(fmt(data.lines.window))})`,
-    `${swatch('<line x1="0" y1="7" x2="34" y2="7" stroke="#b3261e" stroke-width="1.8" stroke-dasharray="10 3 2 3"/>')} compaction threshold (${esc(fmt(data.lines.threshold))}, dash-dot)`,
+    `${swatch('<line x1="0" y1="7" x2="34" y2="7" stroke="#24292f" stroke-width="2.5"/>')} window <span class="legend-window">${esc(fmt(data.lines.window))}</span>`,
+    `${swatch('<line x1="0" y1="7" x2="34" y2="7" stroke="#b3261e" stroke-width="1.8" stroke-dasharray="10 3 2 3"/>')} threshold <span class="legend-threshold">${esc(fmt(data.lines.threshold))}</span>`,
   )
   if (data.drops.length > 0) {
-    items.push(`${swatch('<path d="M11 1L23 1L17 11Z" fill="#f0b400" stroke="#24292f"/>')} compaction #n: tokens before (triangle) → after (bar)`)
+    items.push(`${swatch('<path d="M11 1L23 1L17 11Z" fill="#f0b400" stroke="#24292f"/><rect x="14" y="11" width="6" height="3" fill="#24292f"/>')} compaction: before → after`)
     if (data.drops.some((d) => typeof d.estimate === 'number')) {
-      items.push(`${swatch('<path d="M17 2L22 7L17 12L12 7Z" fill="#fff" stroke="#bc4c00" stroke-width="1.6"/>')} the trigger's estimate when it fired (diamond)`)
+      items.push(`${swatch('<path d="M17 2L22 7L17 12L12 7Z" fill="#fff" stroke="#bc4c00" stroke-width="1.6"/>')} estimate when it fired`)
     }
   }
   if (data.billed.length > 0) {
-    items.push(`${swatch('<circle cx="17" cy="7" r="4" fill="#fff" stroke="#1a7f37" stroke-width="1.6"/>')} prompt tokens billed by the API (open circles)`)
+    items.push(`${swatch('<circle cx="17" cy="7" r="4" fill="#fff" stroke="#1a7f37" stroke-width="1.6"/>')} billed prompt`)
   }
   return `<ul class="legend">${items.map((i) => `<li>${i}</li>`).join('')}</ul>`
 }
@@ -366,19 +532,26 @@ function header(data) {
 function curveSection(data) {
   const lines =
     data.lines.from === 'log'
-      ? 'The threshold is the one the audit log recorded; the window is derived from it.'
+      ? 'The threshold is the one the compactions ran with (the audit log\'s); the window is derived from it.'
       : data.lines.from === 'options'
         ? 'Window and threshold as given.'
         : 'Window and threshold are the defaults (pass contextTokenLimit / agentModel, or --limit / --agent-model, for your model).'
   const extra = data.now.extraTokens > 0 ? ` System prompt and tools (${fmt(data.now.extraTokens)} tokens) are included.` : ''
+  const read = [
+    'The solid line is the context the model held (hatched below it)',
+    data.drops.length > 0 || data.full.restored ? `the dashed one, the conversation had it never been compacted (${fmt(data.full.cumulative[data.full.cumulative.length - 1] ?? 0)} tokens at the end)` : null,
+    estimateFactor(data) !== 1 ? `the dotted one, the count × ${estimateFactor(data).toFixed(2)}: the trigger's estimate from ${ESTIMATES[data.now.measure.source] ?? data.now.measure.source}` : null,
+    data.drops.length > 0 ? 'each compaction is a triangle at the tokens before over a bar at the tokens after, with a diamond where the trigger\'s estimate stood; its number links to its card' : null,
+  ].filter(Boolean)
   const billed =
     data.billed.length > 0
-      ? ` Billed prompts include what the transcript does not hold (system prompt, tool definitions), and each API tokenizes its own way.`
+      ? ` Open circles are the prompt tokens the API billed; they include what the transcript does not hold (system prompt, tool definitions), and each API tokenizes its own way.`
       : ' No billed usage is known: pass the usage of each request (usage option, --usage file) to see it beside the estimate.'
   return (
     `<section id="curve"><h2>Token curve</h2>` +
-    `<p class="note">Tokens counted with ${esc(data.encoding)}, message by message, of the full conversation${data.full.restored ? ' restored through the archives' : ''}. ${esc(lines)}${esc(extra)}${esc(billed)}</p>` +
-    `<div class="chart">${chart(data)}</div>${legend(data)}${curveTable(data)}` +
+    `<p class="note">Tokens counted with ${esc(data.encoding)}, message by message, of the full conversation${data.full.restored ? ' restored through the archives' : ''}. Window <span class="text-window">${esc(fmt(data.lines.window))}</span>, threshold <span class="text-threshold">${esc(fmt(data.lines.threshold))}</span>: ${esc(lines)}</p>` +
+    `<div class="chart">${chart(data)}</div>${legend(data)}` +
+    `<details><summary>How to read the chart</summary><p>${esc(read.join('; '))}.${esc(extra)}${esc(billed)}</p></details>${curveTable(data)}` +
     (data.billed.length > 0 ? billedTable(data) : '') +
     '</section>'
   )
@@ -390,7 +563,7 @@ function billedTable(data) {
   const shown = rows.filter((_, i) => i % every === 0 || i === rows.length - 1)
   const ratio = (b) => (b.estimate > 0 ? `${(b.prompt / b.estimate).toFixed(2)}×` : '–')
   return (
-    `<details><summary>Billed usage beside the count (${plural(rows.length, 'request')}${every > 1 ? `, every ${fmt(every)}th shown` : ''})</summary><div class="scroll"><table><thead><tr><th class="num">after message</th><th class="num">billed prompt</th><th class="num">of it cache read</th><th class="num">counted here</th><th class="num">billed / counted</th></tr></thead><tbody>` +
+    `<details><summary>Billed usage beside the count (${plural(rows.length, 'request')}${every > 1 ? `, one in ${fmt(every)} shown` : ''})</summary><div class="scroll"><table><thead><tr><th class="num">after message</th><th class="num">billed prompt</th><th class="num">of it cache read</th><th class="num">counted here</th><th class="num">billed / counted</th></tr></thead><tbody>` +
     shown
       .map(
         (b) =>
@@ -408,21 +581,83 @@ function table(head, rows, cls = '') {
 const th = (label, num = false) => `<th${num ? ' class="num"' : ''}>${esc(label)}</th>`
 const bar = (part, whole) => `<span class="bar" style="width:${whole > 0 ? Math.max(1, Math.round((part / whole) * 100)) : 0}%"></span>`
 
-function ledgerList(title, items) {
+// The ledger's file paths are long and alike ("/home/me/projects/app/lib/…"): the directory most
+// of them share is said once, each path is shown from there (a long one keeps its first and
+// last folders around an ellipsis) on one line, and the full path is on hover (title) and in
+// the "Full paths" list below. Commands and failed calls are one line each, clipped, complete
+// on hover. The lists flow in as many columns as the width allows.
+const FILE_GROUPS = new Set(['Files read', 'Files created', 'Files modified', 'Files deleted'])
+const SHOWN_PATH = 48
+
+/**
+ * The deepest directory (ending in "/") that holds at least four in five of the paths (and two
+ * of them), or '': the project's directory, not one of its folders, and not the root that a
+ * single file elsewhere (/tmp/…) would leave.
+ */
+function sharedDirectory(paths) {
+  const counts = new Map()
+  for (const p of paths) {
+    for (let at = p.indexOf('/'); at >= 0; at = p.indexOf('/', at + 1)) {
+      const dir = p.slice(0, at + 1)
+      counts.set(dir, (counts.get(dir) ?? 0) + 1)
+    }
+  }
+  let best = ''
+  for (const [dir, count] of counts) {
+    if (count >= 2 && count >= paths.length * 0.8 && dir.length > best.length && dir !== '/') best = dir
+  }
+  return best
+}
+
+/** A path as shown: from the shared directory, a long one with its middle folders elided. */
+function shownPath(path, shared) {
+  const rel = shared && path.startsWith(shared) ? path.slice(shared.length) : path
+  if (rel.length <= SHOWN_PATH) return rel
+  const parts = rel.split('/')
+  if (parts.length <= 3) return rel
+  const head = parts[0] === '' ? `/${parts[1]}` : parts[0]
+  let tail = parts[parts.length - 1]
+  for (let i = parts.length - 2; i > 1 && head.length + tail.length + parts[i].length + 4 <= SHOWN_PATH; i--) tail = `${parts[i]}/${tail}`
+  return `${head}/…/${tail}`
+}
+
+function ledgerList(title, items, shared) {
   if (!items || items.length === 0) return ''
   const shown = items.slice(0, LEDGER_ITEMS)
   const more = items.length - shown.length
-  return `<div class="ledger-group"><h4>${esc(title)} (${fmt(items.length)})</h4><ul class="ledger" data-ledger="${esc(title)}">${shown.map((i) => `<li><code>${esc(clip(i, 300).text)}</code></li>`).join('')}${more > 0 ? `<li class="note">and ${fmt(more)} more</li>` : ''}</ul></div>`
+  const files = FILE_GROUPS.has(title)
+  const entry = (item) => {
+    const full = clip(item, 300).text
+    // A path too long for its column breaks after a "/", never inside a name.
+    return files
+      ? `<li><code title="${attr(full)}" data-path="${attr(full)}">${esc(shownPath(full, shared)).replace(/\//g, '/<wbr>')}</code></li>`
+      : `<li class="clip"><code title="${attr(full)}">${esc(full)}</code></li>`
+  }
+  return `<div class="ledger-group"><h4>${esc(title)} (${fmt(items.length)})</h4><ul class="ledger${files ? ' paths' : ''}" data-ledger="${esc(title)}">${shown.map(entry).join('')}${more > 0 ? `<li class="note">and ${fmt(more)} more</li>` : ''}</ul></div>`
 }
 
-function compactionCard(c) {
+function ledgerHtml(ledger) {
+  const paths = Object.entries(ledger).flatMap(([title, items]) => (FILE_GROUPS.has(title) ? items.slice(0, LEDGER_ITEMS).map((i) => clip(i, 300).text) : []))
+  const shared = sharedDirectory(paths)
+  const groups = Object.entries(ledger).map(([title, items]) => ledgerList(title, items, shared)).join('')
+  if (!groups) return 'no file operations, commands or failures'
+  const under = shared ? `<p class="note">Paths under <code class="shared">${esc(shared)}</code></p>` : ''
+  const full =
+    paths.length > 0
+      ? `<details class="full-paths"><summary>Full paths (${fmt(paths.length)})</summary><ul>${paths.map((p) => `<li><code>${esc(p)}</code></li>`).join('')}</ul></details>`
+      : ''
+  return `<div class="ledger-groups">${under}${groups}${full}</div>`
+}
+
+function compactionCard(c, lines) {
   const s = c.stats
   const facts = []
   const fact = (label, html) => facts.push(`<dt>${esc(label)}</dt><dd>${html}</dd>`)
   const why = []
   if (c.trigger) why.push(`trigger <b>${esc(c.trigger)}</b>`)
   if (c.tokens !== null && c.threshold !== null) {
-    why.push(`${fmt(c.tokens)} tokens ${c.tokens >= c.threshold ? '≥' : '<'} threshold ${fmt(c.threshold)}${c.trigger ? '' : c.tokens >= c.threshold ? ' (the token trigger)' : ' (forced or another trigger)'}`)
+    const then = c.threshold !== lines.threshold ? ` (its threshold then; the chart draws ${fmt(lines.threshold)})` : ''
+    why.push(`${fmt(c.tokens)} tokens ${c.tokens >= c.threshold ? '≥' : '<'} threshold ${fmt(c.threshold)}${then}${c.trigger ? '' : c.tokens >= c.threshold ? ' (the token trigger)' : ' (forced or another trigger)'}`)
   }
   if (c.estimate) why.push(`estimated from ${esc(ESTIMATES[c.estimate] ?? c.estimate)}`)
   fact('When', `${when(c.time)}${c.position !== null ? ` · after message ${fmt(c.position)} of the full conversation` : ''}`)
@@ -456,10 +691,7 @@ function compactionCard(c) {
     }
     fact('Replaced', html)
   }
-  if (c.ledger) {
-    const groups = Object.entries(c.ledger).map(([title, items]) => ledgerList(title, items)).join('')
-    fact('Ledger', groups ? `<div class="ledger-groups">${groups}</div>` : 'no file operations, commands or failures')
-  }
+  if (c.ledger) fact('Ledger', ledgerHtml(c.ledger))
   if (c.offloaded !== null || c.offloadArchive) {
     const held = c.offloadHeld
     fact(
@@ -506,7 +738,7 @@ function compactionsSection(data) {
   if (data.compactions.length === 0) {
     return `<section id="compactions"><h2>Compactions</h2><p>No compaction recorded for session <code>${esc(data.sessionId)}</code> in <code>${esc(data.outputDir)}</code>: the report shows the list alone.</p></section>`
   }
-  return `<section id="compactions"><h2>Compactions (${fmt(data.compactions.length)})</h2>${data.compactions.map(compactionCard).join('')}</section>`
+  return `<section id="compactions"><h2>Compactions (${fmt(data.compactions.length)})</h2>${data.compactions.map((c) => compactionCard(c, data.lines)).join('')}</section>`
 }
 
 function nowSection(data) {
@@ -537,7 +769,7 @@ function nowSection(data) {
   const intro =
     `<p>${plural(items.length, 'message')}, <b>${fmt(total)}</b> tokens${data.now.extraTokens > 0 ? ` (+ ${fmt(data.now.extraTokens)} of system prompt and tools)` : ''}. ` +
     `The trigger's estimate: <b>${fmt(m.tokens)}</b> tokens (${esc(m.source)}${m.factor !== 1 ? `, ×${esc(m.factor.toFixed(2))}` : ''}), ${pct(m.tokens, data.lines.window)} of the window; ` +
-    `${m.shouldCompact ? '<b class="warn">at or over the threshold: the next call compacts</b>' : `${fmt(Math.max(0, data.lines.threshold - m.tokens))} tokens below the threshold`}.</p>`
+    `${m.tokens >= data.lines.threshold ? `<b class="warn">at or over the threshold (${fmt(data.lines.threshold)}): the next call compacts</b>` : `${fmt(data.lines.threshold - m.tokens)} tokens below the threshold (${fmt(data.lines.threshold)})`}.</p>`
   const roleTable = table(
     [th('role'), th('messages', true), th('tokens', true), th('share', true), th('')],
     sorted(byRole).map(([role, e]) => `<tr><td>${esc(role)}</td><td class="num">${fmt(e.messages)}</td><td class="num">${fmt(e.tokens)}</td><td class="num">${pct(e.tokens, total)}</td><td class="barcell">${bar(e.tokens, total)}</td></tr>`),
@@ -608,7 +840,7 @@ function logSection(data) {
     return `<tr><td>${when(e.time)}</td><td>${esc(e.event)}</td><td>${esc(e.trigger ?? '')}</td><td class="num">${typeof e.tokens === 'number' ? fmt(e.tokens) : ''}</td><td class="num">${typeof e.threshold === 'number' ? fmt(e.threshold) : ''}</td><td>${detail.join(' · ')}</td></tr>`
   })
   const more = data.events.length > 500 ? `<p class="note">The last 500 of ${fmt(data.events.length)} events.</p>` : ''
-  return `<section id="log"><h2>Audit log (${fmt(data.events.length)} events)</h2>${more}${table([th('time'), th('event'), th('trigger'), th('tokens', true), th('threshold', true), th('detail')], rows, 'log')}</section>`
+  return `<section id="log"><h2>Audit log (${plural(data.events.length, 'event')})</h2>${more}${table([th('time'), th('event'), th('trigger'), th('tokens', true), th('threshold', true), th('detail')], rows, 'log')}</section>`
 }
 
 function archivesSection(data) {
@@ -639,11 +871,12 @@ nav ul{display:flex;flex-wrap:wrap;gap:.2rem 1.2rem;list-style:none;padding:.5re
 .kpi b{display:block;font-size:1.4rem;font-variant-numeric:tabular-nums}
 .kpi small{display:block;color:var(--muted);overflow-wrap:anywhere}
 .notes{color:var(--warn)}
-.chart{max-width:58rem}
+.chart{max-width:52rem}
 .chart svg{display:block;width:100%;height:auto}
 .chart .halo{paint-order:stroke;stroke:#fff;stroke-width:4px;stroke-linejoin:round}
 .legend{list-style:none;padding:0;margin:.5rem 0;display:flex;flex-wrap:wrap;gap:.3rem 1.4rem;font-size:.9rem}
-.legend svg{vertical-align:middle;margin-right:.3rem}
+.legend li{display:flex;align-items:center;gap:.35rem}
+.legend svg{flex:none}
 details{margin:.6rem 0}
 summary{cursor:pointer;color:var(--accent)}
 .scroll{overflow-x:auto;max-width:100%}
@@ -665,8 +898,16 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--soft);padding:.
 dl.facts{display:grid;grid-template-columns:minmax(6rem,9rem) minmax(0,1fr);gap:.35rem 1rem;margin:.5rem 0}
 dl.facts dt{font-weight:600;color:var(--muted)}
 dl.facts dd{margin:0;min-width:0}
-ul.ledger{margin:.1rem 0 .4rem;padding-left:1.2rem}
-.ledger-groups{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,16rem),1fr));gap:0 1.5rem}
+ul.ledger{list-style:none;margin:.1rem 0 .5rem;padding:0;columns:26rem auto;column-gap:1.5rem}
+ul.ledger li{break-inside:avoid;line-height:1.45;padding-left:.6em;text-indent:-.6em}
+ul.ledger code{font-size:.8em}
+ul.ledger li.clip{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+ul.ledger code{overflow-wrap:anywhere}
+code.shared{overflow-wrap:anywhere}
+.ledger-groups h4{margin:.3rem 0 .1rem}
+.ledger-groups p.note{margin:0 0 .2rem;overflow-wrap:anywhere}
+.full-paths ul{margin:.2rem 0;padding-left:1.2rem}
+.full-paths code{overflow-wrap:anywhere}
 table.tools{max-width:40rem}
 .grid2{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,20rem),1fr));gap:0 1.5rem}
 .note{color:var(--muted);font-size:.85rem}
@@ -682,8 +923,10 @@ footer{color:var(--muted);font-size:.85rem;margin:2rem auto;border-top:1px solid
   .barcell{display:none}
   .kpis{grid-template-columns:repeat(2,minmax(0,1fr))}
   .kpi b{font-size:1.15rem}
-  .chart svg text{font-size:25px}
+  .chart svg text{font-size:${FONT_NARROW}px}
   .chart .xtitle,.chart .ytitle,.chart .nums{display:none}
+  .legend{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:.2rem .8rem;font-size:.8rem}
+  .legend svg{width:26px}
 }
 `
 

@@ -385,21 +385,29 @@ async function reportData(messages, options) {
   const memo = new Map()
   for (const c of compactions) c.position = positionOf(c, archives, memo, viewEnds, counts.length)
 
-  // Settings of the lines: the options', else those the audit log recorded.
-  const limitGiven = opts.contextTokenLimit != null || opts.agentModel != null || opts.model != null
+  // The window and threshold the page draws and states: the threshold the compactions ran with
+  // (the audit log's, the window derived from it) unless a window is given (contextTokenLimit),
+  // else the options' (an agentModel's window), else the defaults. The estimate now is measured
+  // against that same window, so that the chart and the text say the same numbers.
   const measureOptions = { ...opts, archiveStore: undefined, usage: undefined }
   for (const key of ['outputDir', 'sessionId', 'storeOptions', 'title']) delete measureOptions[key]
-  const measureNow = measureTokens(list, measureOptions)
   const ratio = typeof opts.thresholdRatio === 'number' ? opts.thresholdRatio : DEFAULT_RATIO
-  let window = measureTokens([], { ...measureOptions, thresholdRatio: 1 }).threshold
-  let threshold = measureNow.threshold
-  let linesFrom = limitGiven ? 'options' : 'default'
+  const asGiven = measureTokens([], { ...measureOptions, thresholdRatio: 1 }).threshold
+  let window = asGiven
+  let threshold = measureTokens([], measureOptions).threshold
+  let linesFrom = opts.contextTokenLimit != null || opts.agentModel != null || opts.model != null ? 'options' : 'default'
   const recorded = [...events].reverse().find((e) => typeof e.threshold === 'number' && e.threshold > 0)
-  if (!limitGiven && recorded) {
+  if (recorded && opts.contextTokenLimit == null) {
+    if (linesFrom === 'options' && recorded.threshold !== threshold) {
+      notes.push(`The compactions ran with a threshold of ${recorded.threshold.toLocaleString('en-US')} tokens (the audit log's); the chart and the text use it, not the ${threshold.toLocaleString('en-US')} the options give (pass contextTokenLimit, or --limit, to draw another window).`)
+    }
     threshold = recorded.threshold
     window = Math.round(recorded.threshold / ratio)
     linesFrom = 'log'
+  } else if (recorded && recorded.threshold !== threshold) {
+    notes.push(`The compactions ran with a threshold of ${recorded.threshold.toLocaleString('en-US')} tokens (the audit log's); the chart and the text use the ${threshold.toLocaleString('en-US')} of the window given.`)
   }
+  const measureNow = measureTokens(list, { ...measureOptions, contextTokenLimit: window })
   const extraTokens = measureTokens([], { ...measureOptions, thresholdRatio: 1 }).rawTokens
 
   // The curves: the full conversation never compacted, and the context the model held.

@@ -5,16 +5,18 @@
 // reject with a 400; logic in crates/core/src/check.rs).
 
 const native = require('./native.js')
-const { describe, invalidArgument, callNative, checkedMessages, checkOptions, checkFunction, checkSignal } = require('./validate.js')
-const { optionsJson, formatOf } = require('./options.js')
-const { wrapSummarizer, wrapLog, withSignal } = require('./callbacks.js')
+const { describe, invalidArgument, callNative, checkedMessages, checkOptions, checkFunction, checkSignal, checkInteger } = require('./validate.js')
+const { optionsJson, formatOf, unknownOptionWarnings } = require('./options.js')
+const { wrapSummarizer, wrapLog, withSignal, reportWarnings } = require('./callbacks.js')
 const { piecesToMessages } = require('./result.js')
 
 function partitionMessages(messages, tailRetentionTokens, options) {
   const opts = checkOptions(options)
-  if (typeof tailRetentionTokens !== 'number' || !(tailRetentionTokens >= 0)) {
-    throw invalidArgument(`tailRetentionTokens must be a non-negative number, got ${describe(tailRetentionTokens)}`)
+  reportWarnings(opts, unknownOptionWarnings(opts))
+  if (tailRetentionTokens === undefined || tailRetentionTokens === null) {
+    throw invalidArgument('tailRetentionTokens: expected an integer from 0 to 1000000000, got nothing (it is required)')
   }
+  checkInteger(tailRetentionTokens, 'tailRetentionTokens', 0, 1_000_000_000)
   const list = checkedMessages(messages)
   const cut = callNative(() => native.partitionJson(list, tailRetentionTokens, optionsJson(opts)))
   return {
@@ -42,12 +44,14 @@ function assembleMessages(head, summary, tail, options) {
 
 function checkMessages(messages, options) {
   const opts = checkOptions(options)
+  reportWarnings(opts, unknownOptionWarnings(opts))
   const list = checkedMessages(messages)
   return JSON.parse(callNative(() => native.checkJson(list, formatOf(opts))))
 }
 
 async function generateSummary(middle, options) {
   const opts = checkOptions(options)
+  reportWarnings(opts, unknownOptionWarnings(opts))
   const list = checkedMessages(middle, 'middle')
   const summarizer = wrapSummarizer(checkFunction(opts, 'summarizer'), middle, formatOf(opts))
   const signal = checkSignal(opts)

@@ -12,6 +12,34 @@ function describe(value) {
   return typeof value
 }
 
+// A value as an error shows it, the way the addon's checks do: `number 1.5`, `NaN`,
+// `Infinity`, `string "big"`, `object`.
+function shown(value) {
+  if (typeof value === 'number') return Number.isFinite(value) ? `number ${value}` : String(value)
+  if (typeof value === 'string') return value.length <= 40 ? `string ${JSON.stringify(value)}` : 'string'
+  return describe(value)
+}
+
+// An integer option within [min, max]: anything else (another type, NaN, Infinity, a fraction, a
+// value out of range) is one TypeError naming the option and its range. `undefined`/`null`:
+// `fallback`.
+function checkInteger(value, name, min, max, fallback) {
+  if (value === undefined || value === null) return fallback
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw invalidArgument(`${name}: expected an integer from ${min} to ${max}, got ${shown(value)}`)
+  }
+  return value
+}
+
+// A ratio option: a number greater than 0 and at most 1.
+function checkRatio(value, name, fallback) {
+  if (value === undefined || value === null) return fallback
+  if (typeof value !== 'number' || !(value > 0 && value <= 1)) {
+    throw invalidArgument(`${name}: expected a number greater than 0 and at most 1, got ${shown(value)}`)
+  }
+  return value
+}
+
 function invalidArgument(message) {
   const error = new TypeError(message)
   error.code = 'ERR_CONTEXT_COMPACT_INVALID_ARGUMENT'
@@ -99,6 +127,9 @@ async function nativeAsync(run) {
 
 module.exports = {
   describe,
+  shown,
+  checkInteger,
+  checkRatio,
   invalidArgument,
   translateError,
   callNative,

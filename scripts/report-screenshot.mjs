@@ -1,12 +1,15 @@
-// Makes docs/report.png, the README's picture of a session report: a real Claude Code session
-// (../shared/data/real/cc-spotter-gqc-pre.json) replayed through a Compactor as an agent loop
-// would run it — compact() before each of its real requests — with an 80,000-token window so
-// that it compacts more than once (offline: the extractive summarizer). Until the first
-// compaction the replay holds exactly what the real run sent, so the compactor is given the
-// real billed usage of those requests (the trigger's best input) and the report draws it; later
-// requests of the real run sent a list this replay no longer holds.
+// Makes the pictures of a session report in docs/: report.png (the top of the page, 1,000 px
+// wide, shown in docs/report.md), report-1280.png and report-375.png (the numbers, the curve,
+// its legend and the first compaction with its ledger, at a laptop's width and a phone's). The
+// session is a real Claude Code session (../shared/data/real/cc-spotter-gqc-pre.json) replayed
+// through a Compactor as an agent loop would run it — compact() before each of its real
+// requests — with an 80,000-token window so that it compacts more than once (offline: the
+// extractive summarizer). Until the first compaction the replay holds exactly what the real run
+// sent, so the compactor is given the real billed usage of those requests (the trigger's best
+// input) and the report draws it; later requests of the real run sent a list this replay no
+// longer holds.
 //
-//   node scripts/report-screenshot.mjs [out.png] [--html out.html]
+//   node scripts/report-screenshot.mjs [out-dir] [--html out.html]
 //
 // Needs the built addon, playwright-core and Chromium (scripts/setup-chromium.mjs).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -23,7 +26,7 @@ const { chromium } = require('playwright-core')
 const args = process.argv.slice(2)
 const htmlAt = args.indexOf('--html')
 const htmlOut = htmlAt >= 0 ? resolve(args.splice(htmlAt, 2)[1]) : null
-const out = resolve(args[0] ?? join(root, 'docs', 'report.png'))
+const outDir = resolve(args[0] ?? join(root, 'docs'))
 
 const real = join(root, '..', 'shared', 'data', 'real')
 const name = 'cc-spotter-gqc-pre'
@@ -65,16 +68,23 @@ try {
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CONTEXT_COMPACT_CHROMIUM || '/usr/bin/chromium',
     headless: true,
-    viewport: { width: 1000, height: 1400 },
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   })
   const tab = await context.newPage()
-  await tab.goto(pathToFileURL(page).href)
-  // The top of the page: the numbers, the curve and its legend.
-  const legend = await tab.locator('ul.legend').boundingBox()
-  await tab.screenshot({ path: out, clip: { x: 0, y: 0, width: 1000, height: Math.ceil(legend.y + legend.height + 16) } })
+  const shoot = async (name, width, until) => {
+    await tab.setViewportSize({ width, height: 900 })
+    await tab.goto(pathToFileURL(page).href)
+    const end = await tab.locator(until).boundingBox()
+    const file = join(outDir, name)
+    await tab.screenshot({ path: file, fullPage: true, clip: { x: 0, y: 0, width, height: Math.ceil(end.y + end.height + 16) } })
+    console.log(`wrote ${file}`)
+  }
+  // The README's picture: the numbers, the curve and its legend.
+  await shoot('report.png', 1000, 'ul.legend')
+  // Each width: down to the end of the first compaction's ledger.
+  await shoot('report-1280.png', 1280, '#compaction-1 .ledger-groups')
+  await shoot('report-375.png', 375, '#compaction-1 .ledger-groups')
   await context.close()
-  console.log(`wrote ${out}`)
 } finally {
   process.chdir(root)
   rmSync(work, { recursive: true, force: true })

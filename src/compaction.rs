@@ -60,7 +60,15 @@ pub struct SummarizeCall {
     pub custom_instructions: Option<String>,
     pub max_tokens: u32,
     pub attempt: u32,
+    /// The identities (SHA-256, hex) of the messages to summarize that the library wrote (its
+    /// records name them): the prompt skips those, and renders any other message as the
+    /// caller's, whatever it starts with.
+    pub own_summaries: Vec<String>,
 }
+
+/// What the JS layer's summarizer wrapper rejects with when the caller's summarizer resolved
+/// with something other than a string (lib/callbacks.js).
+const NOT_A_STRING: &str = "the summarizer must resolve with a string";
 
 pub(crate) type JsSummarizerFn =
     ThreadsafeFunction<SummarizeCall, Promise<String>, SummarizeCall, Status, false>;
@@ -144,13 +152,27 @@ impl Summarizer for JsSummarizer {
             custom_instructions: request.custom_instructions.clone(),
             max_tokens: request.max_tokens,
             attempt: request.attempt,
+            own_summaries: request
+                .messages
+                .iter()
+                .filter(|message| request.own.contains(message))
+                .filter_map(context_compact_core::model::added::summary_identity_hex)
+                .collect(),
         };
         Box::pin(async move {
             let failed = |e: Error| {
+                // A summarizer that resolves with something other than a string has a bug that
+                // another attempt would meet again: reported at once, not retried (the JS layer
+                // rejects with this sentence, lib/callbacks.js).
+                let retry = if e.reason.contains(NOT_A_STRING) {
+                    Retry::No
+                } else {
+                    Retry::Yes
+                };
                 AttemptError::new(
                     context_compact_core::base::error::ErrorCode::SummarizerError,
                     format!("the summarizer failed: {}", e.reason),
-                    Retry::Yes,
+                    retry,
                 )
             };
             let promise = self.callback.call_async_catch(call).await.map_err(failed)?;
@@ -180,10 +202,19 @@ pub fn render_summary_prompt_json(
     previous_summary: Option<String>,
     max_tool_result_chars: Option<f64>,
     format: Option<String>,
+    own_summaries: Option<Vec<String>>,
 ) -> Result<String> {
     guarded("renderSummaryPrompt", || {
         let input = parse_input(messages, parse_format(format)?)?;
         let messages = input.messages();
+        // The library's own summaries among them, as the compaction found them in its records.
+        let own_summaries = own_summaries.unwrap_or_default();
+        let own = context_compact_core::model::added::OwnSummaries::of(messages.iter().filter(
+            |message| {
+                context_compact_core::model::added::summary_identity_hex(message)
+                    .is_some_and(|id| own_summaries.contains(&id))
+            },
+        ));
         let limits = match max_tool_result_chars {
             Some(chars) if chars.is_finite() && chars >= 0.0 => prompt::RenderLimits {
                 max_tool_result_chars: chars as usize,
@@ -196,6 +227,7 @@ pub fn render_summary_prompt_json(
             previous_summary.as_deref(),
             messages,
             limits,
+            &own,
         ))
     })
 }
@@ -448,7 +480,7 @@ pub async fn persist_messages_json(
     let store = js_store::location(&output_dir, store_json.as_deref())?;
     let dir = PathBuf::from(output_dir);
     let written = tokio::task::spawn_blocking(move || {
-        archive::persist_in(&messages, &dir, store.as_deref(), &session_id)
+        archive::store::session::persist_in(&messages, &dir, store.as_deref(), &session_id)
     })
     .await
     .map_err(|_| internal("persistMessages"))?;
@@ -567,6 +599,14 @@ pub async fn generate_summary_json(
             .collect();
         let estimate = counts.iter().sum::<usize>() + options.extra_tokens();
         let meter = UsageMeter::default();
+        // An earlier summary among them is updated only when the session's records name it.
+        let own = context_compact_core::archive::provenance::own_summaries(
+            messages,
+            &options.output_dir,
+            options.archive_store.as_deref(),
+            &options.session_id,
+            &[],
+        );
         match compact::summarize_region(
             messages,
             &counts,
@@ -574,6 +614,7 @@ pub async fn generate_summary_json(
             &origins,
             estimate as u64,
             &options,
+            &own,
             summarizer.as_ref(),
             &meter,
             &cancel,

@@ -1,5 +1,5 @@
-//! Conversions at the boundary: core errors to JS errors (a panic becomes one too), and
-//! the JSON texts and names the JS layer passes read into core values.
+//! Conversions at the boundary: the JSON texts and names the JS layer passes read into core
+//! values (errors to JS errors: [`crate::errors`]).
 
 use crate::js_json::{JsMessageList, JsMessages};
 use crate::js_store;
@@ -10,27 +10,8 @@ use context_compact_core::pipeline::compact::CompactOptions;
 use context_compact_core::summary::providers::ProviderOptions;
 use napi::bindgen_prelude::*;
 use serde_json::Value;
-use std::panic::AssertUnwindSafe;
 
-// ---------------------------------------------------------------------------------------------
-// Errors
-
-/// Invalid input: the JS layer rethrows these as `TypeError`.
-pub(crate) fn invalid(error: ValidationError) -> Error {
-    Error::new(Status::InvalidArg, error.to_string())
-}
-
-pub(crate) fn internal(what: &str) -> Error {
-    Error::new(
-        Status::GenericFailure,
-        format!("context-compact internal error in {what}; please report it"),
-    )
-}
-
-/// Runs core code so that a panic becomes a JS error instead of killing the process.
-pub(crate) fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    std::panic::catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| Err(internal(what)))
-}
+pub(crate) use crate::errors::{guarded, internal, invalid};
 
 pub(crate) fn parse_json(text: &str, what: &str) -> Result<Value> {
     message::parse_json_lenient(text)

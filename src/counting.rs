@@ -9,7 +9,7 @@ use context_compact_core::archive;
 use context_compact_core::base::error::ValidationError;
 use context_compact_core::formats::{self, Format, Input};
 use context_compact_core::model::tokens;
-use context_compact_core::model::trigger::{self, Calibration, TriggerInput, Usage};
+use context_compact_core::model::trigger::{self, Calibration, TriggerInput};
 use context_compact_core::plan::partition;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -175,15 +175,14 @@ pub fn calibrate_json(
 ) -> Result<String> {
     guarded("calibrate", || {
         let mut calibration = parse_calibration(calibration_json)?.unwrap_or_default();
-        let usage = serde_json::from_str::<Value>(&usage_json)
-            .ok()
-            .and_then(|v| Usage::from_json(&v))
-            .ok_or_else(|| {
-                invalid(ValidationError::argument(
-                    "usage",
-                    "expected an API usage object",
-                ))
-            })?;
+        // Checked as the `usage` option is: never read as some other number of tokens.
+        let value = serde_json::from_str::<Value>(&usage_json).map_err(|_| {
+            invalid(ValidationError::argument(
+                "options.usage",
+                "expected an API usage object",
+            ))
+        })?;
+        let usage = context_compact_core::options::parse_usage(&value).map_err(invalid)?;
         calibration.observe(covered_raw_tokens as u64, usage.context_tokens());
         Ok(serde_json::to_string(&calibration).unwrap_or_default())
     })
@@ -308,6 +307,6 @@ pub fn validate_session_id(session_id: String) -> Result<()> {
 /// Preloads an encoding's tables (the first count otherwise pays for it).
 #[napi]
 pub fn preload_encoding(encoding: Option<String>) -> Result<()> {
-    parse_encoding(encoding)?.preload();
+    tokens::preload(parse_encoding(encoding)?);
     Ok(())
 }

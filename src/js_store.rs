@@ -219,7 +219,7 @@ pub fn location(output_dir: &str, store_json: Option<&str>) -> Result<Option<Arc
     if let Some(id) = map.get("archiveStoreId").and_then(Value::as_u64) {
         return registered(id, RetryPolicy::default()).map(Some);
     }
-    let store_options = get_store_options(&map).map_err(crate::convert::invalid)?;
+    let store_options = get_store_options(&map).map_err(crate::errors::invalid)?;
     if is_store_url(output_dir) {
         let store = ArchiveStore::open(
             output_dir,
@@ -227,11 +227,11 @@ pub fn location(output_dir: &str, store_json: Option<&str>) -> Result<Option<Arc
             RetryPolicy::default(),
             "outputDir",
         )
-        .map_err(crate::convert::invalid)?;
+        .map_err(crate::errors::invalid)?;
         return Ok(Some(Arc::new(store)));
     }
     if map.contains_key("storeOptions") && !map["storeOptions"].is_null() {
-        return Err(crate::convert::invalid(
+        return Err(crate::errors::invalid(
             context_compact_core::base::error::ValidationError::argument(
                 "options.storeOptions",
                 "only applies when outputDir is an object-store URL (s3://, gs://, az://, file://)",

@@ -8,7 +8,8 @@
 //! for everything that is retained. No core logic lives here.
 //!
 //! One module per concern of the JS API:
-//! - `convert`: core errors to JS errors (a panic too), and the JSON options and names read;
+//! - `errors`: core errors to JS errors (a panic too);
+//! - `convert`: the JSON options and names read;
 //! - `counting`: counting, the trigger, the partition, validation and checks;
 //! - `cancel`: the cancellation tokens behind `AbortSignal`s;
 //! - `compaction`: the JS summarizer and event callbacks behind the core's traits,
@@ -24,6 +25,7 @@ pub mod cancel;
 pub mod compaction;
 pub mod convert;
 pub mod counting;
+mod errors;
 pub mod history;
 mod js_json;
 pub mod js_store;

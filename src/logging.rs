@@ -1,11 +1,16 @@
 //! Routes the core's `tracing` events to JavaScript users.
 //!
-//! - By default they go to stderr, at the level of `CONTEXT_COMPACT_LOG` (`error`, `warn` — the
-//!   default —, `info`, `debug`, `trace`, `off`, or any `tracing-subscriber` filter directive).
-//! - A call made with an `onLog` / `logger` option instead sends the events it causes
-//!   (`debug` and above, from this library only) to that function, and not to stderr. The
-//!   function is registered for the duration of the call in a tokio task-local, so concurrent
-//!   calls each receive their own events.
+//! - By default nothing is written anywhere: a library has no business on its caller's stderr.
+//!   What a user needs to know is in the results (`result.warnings`, `error`) and the events.
+//! - The environment variable `CONTEXT_COMPACT_LOG` (`error`, `warn`, `info`, `debug`, `trace`,
+//!   `off`: this library's events at that level; or any `tracing-subscriber` filter directive)
+//!   writes events to stderr, for a process whose code cannot be changed.
+//! - A call made with an `onLog` / `logger` / `logLevel` option instead sends the events it
+//!   causes (`debug` and above, from this library only) to a JS function (lib/callbacks.js
+//!   `wrapLog`, which hands them to the caller's function or writes those at `logLevel` and
+//!   above to stderr), and never to stderr from here. The function is registered for the
+//!   duration of the call in a tokio task-local, so concurrent calls each receive their own
+//!   events.
 
 use std::future::Future;
 use std::io::IsTerminal;
@@ -114,9 +119,24 @@ fn ours(metadata: &Metadata<'_>) -> bool {
     metadata.target().starts_with("context_compact") && *metadata.level() <= Level::DEBUG
 }
 
+/// The filter of `CONTEXT_COMPACT_LOG`: quiet unless it asks (no variable, or one that cannot be
+/// read, is `off`). A plain level is this library's events at that level — not those of the
+/// HTTP client and the other crates it uses, which a directive such as `hyper=debug` asks for.
+fn env_filter(value: Option<&str>) -> EnvFilter {
+    let Some(value) = value.map(str::trim).filter(|v| !v.is_empty()) else {
+        return EnvFilter::new("off");
+    };
+    let level = value.to_ascii_lowercase();
+    if ["off", "error", "warn", "info", "debug", "trace"].contains(&level.as_str()) {
+        return EnvFilter::new(format!(
+            "off,context_compact={level},context_compact_core={level}"
+        ));
+    }
+    EnvFilter::try_new(value).unwrap_or_else(|_| EnvFilter::new("off"))
+}
+
 pub fn install() {
-    let env_filter =
-        EnvFilter::try_from_env("CONTEXT_COMPACT_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+    let env_filter = env_filter(std::env::var("CONTEXT_COMPACT_LOG").ok().as_deref());
     // Events of a call that has its own logger do not also go to stderr.
     let not_routed = DynFilterFn::new(|_: &Metadata<'_>, _: &Context<'_, _>| !in_logged_call());
     let stderr = fmt::layer()

@@ -8,7 +8,9 @@ import type { Content } from '@google/genai'
 import type { ModelMessage } from 'ai'
 import type { FunctionTool, ResponseInputItem } from 'openai/resources/responses/responses'
 import type { ChatCompletionTool } from 'openai/resources/chat/completions/completions'
-import type { Tool as AnthropicTool } from '@anthropic-ai/sdk/resources/messages/messages'
+import type { MessageParam, Tool as AnthropicTool, Usage as AnthropicUsage } from '@anthropic-ai/sdk/resources/messages/messages'
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions/completions'
+import type { CompletionUsage } from 'openai/resources/completions'
 import type { Tool as GeminiTool } from '@google/genai'
 import type { ToolSet } from 'ai'
 import {
@@ -40,6 +42,8 @@ declare const responses: ResponseInputItem[]
 declare const gemini: Content[]
 declare const langChain: BaseMessage[]
 declare const native: Message[]
+declare const anthropic: MessageParam[]
+declare const chat: ChatCompletionMessageParam[]
 
 const options: CompactOptions = { contextTokenLimit: 8000, outputDir: '/tmp/cc-types', sessionId: 'types' }
 
@@ -55,6 +59,11 @@ export async function sameTypeComesBack() {
   assertType<Equal<typeof langChainResult.messages, BaseMessage[]>>()
   const nativeResult = await compactMessages(native)
   assertType<Equal<typeof nativeResult.messages, Message[]>>()
+  // The provider SDKs' own message params: what a loop passes to messages.create comes back as is.
+  const anthropicResult = await compactMessages(anthropic)
+  assertType<Equal<typeof anthropicResult.messages, MessageParam[]>>()
+  const chatResult = await compactMessages(chat, { format: 'openai' })
+  assertType<Equal<typeof chatResult.messages, ChatCompletionMessageParam[]>>()
 
   // A readonly array is accepted; a mutable one of the same type comes back.
   const frozen: readonly ModelMessage[] = aiSdk
@@ -70,6 +79,18 @@ export async function sameTypeComesBack() {
   assertType<Equal<typeof rolledBack, ModelMessage[]>>()
   const rolledBackUnnamed = await compactor.rollback<ResponseInputItem>(0)
   assertType<Equal<typeof rolledBackUnnamed, ResponseInputItem[]>>()
+
+  // The loop of the README, typed with the SDKs' own types: the usage of the last response
+  // (undefined before the first) goes in as it is, under exactOptionalPropertyTypes too.
+  let anthropicUsage: AnthropicUsage | undefined
+  let chatUsage: CompletionUsage | undefined
+  const anthropicLoop = await compactor.compact(anthropic, { usage: anthropicUsage })
+  assertType<Equal<typeof anthropicLoop.messages, MessageParam[]>>()
+  const chatLoop = await compactor.compact(chat, { usage: chatUsage })
+  assertType<Equal<typeof chatLoop.messages, ChatCompletionMessageParam[]>>()
+  anthropicUsage = undefined
+  chatUsage = undefined
+  const stillOver: boolean = compactor.shouldCompact(anthropic, { usage: anthropicUsage }) || compactor.shouldCompact(chat, { usage: chatUsage })
 
   // restoreMessages, partitionMessages, offloadToolResults.
   const restored = await restoreMessages(responsesResult.messages, { outputDir: '/tmp/cc-types', sessionId: 'types' })
@@ -90,7 +111,9 @@ export async function sameTypeComesBack() {
   const nextContents: Content[] = geminiResult.messages
   const nextInput: ResponseInputItem[] = responsesResult.messages
   const nextLangChain: BaseMessage[] = [...langChainResult.messages, new HumanMessage('go on')]
-  return { fromFrozen, tokens, over, problems, archive, nextAiSdk, nextContents, nextInput, nextLangChain }
+  const nextAnthropic: MessageParam[] = anthropicLoop.messages
+  const nextChat: ChatCompletionMessageParam[] = chatLoop.messages
+  return { stillOver, nextAnthropic, nextChat, fromFrozen, tokens, over, problems, archive, nextAiSdk, nextContents, nextInput, nextLangChain }
 }
 
 // @aws-sdk/client-bedrock-runtime is not installed: this is the shape of its declarations (v3,

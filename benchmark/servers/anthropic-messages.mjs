@@ -538,8 +538,11 @@ export async function startAnthropicServer(options = {}) {
     const fail = (status, message, type) => finish(status, anthropicErrorBody(status, message, type))
 
     if (req.method !== 'POST' || req.url.split('?')[0] !== '/v1/messages') return fail(404, `${req.method} ${req.url}: not found`)
-    // Authentication first, then the version header, as the API answers them.
-    const key = req.headers['x-api-key']
+    // Authentication first, then the version header, as the API answers them. The key comes in
+    // `x-api-key` (the documented header, which the library sends) or as `Authorization: Bearer`,
+    // which the official TypeScript SDK sends for its `apiKey` since 1.x and the API accepts.
+    const bearer = /^Bearer\s+(\S+)$/i.exec(String(req.headers.authorization ?? ''))?.[1]
+    const key = req.headers['x-api-key'] ?? bearer
     if (!key) return fail(401, 'x-api-key header is required')
     if (!keys.has(key)) return fail(401, 'invalid x-api-key')
     if (!req.headers['anthropic-version']) return fail(400, 'anthropic-version: header is required')

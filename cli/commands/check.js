@@ -4,8 +4,8 @@
 // reject), exit 1 for an invalid conversation.
 
 const { NAME, stdout, stderr, fmt, pct, table } = require('../output.js')
-const { parse, choice, ENCODINGS, COMMON, formatOption, THRESHOLD_FLAGS, thresholdOptions } = require('../args.js')
-const { readConversation } = require('../input.js')
+const { parse, choice, ENCODINGS, COMMON, INPUT_HELP, formatOption, THRESHOLD_FLAGS, thresholdOptions } = require('../args.js')
+const { readConversation, describeInput } = require('../input.js')
 const { lib, call } = require('../library.js')
 
 const CHECK_HELP = `Usage: ${NAME} check <file|-> [options]
@@ -14,6 +14,8 @@ Reports whether a conversation is over the compaction threshold, and whether the
 accept it: orphan tool results, tool calls without results, duplicate tool ids, role problems,
 empty content — each with its message index, in the words of the API errors.
 Exits 1 when the conversation is invalid (0 when it is valid, over the threshold or not).
+
+${INPUT_HELP}
 
 Options:
   --limit <tokens>        the context window (default 200000, or the agent model's window)
@@ -39,8 +41,8 @@ async function cmdCheck(argv) {
   const { values, positionals } = parse(argv, { ...COMMON, ...THRESHOLD_FLAGS }, { positionals: 1, positionalNames: ['<file|->'] })
   if (values.help) return stdout(CHECK_HELP)
   const encoding = choice(values, 'encoding', ENCODINGS)
-  const format = formatOption(values)
   const conversation = await readConversation(positionals[0])
+  const format = formatOption(values, conversation)
   const options = { ...thresholdOptions(values, conversation), encoding, ...format }
   const { checkMessages, measureTokens } = lib()
   const problems = await call(() => checkMessages(conversation.messages, format))
@@ -59,12 +61,16 @@ async function cmdCheck(argv) {
           contextTokenLimit: limit,
           thresholdRatio: ratio,
           agentModel: options.agentModel ?? null,
+          ...(conversation.session ? { session: { agent: conversation.session.agentName, sessionId: conversation.session.sessionId ?? null, usage: options.usage ?? null } } : {}),
         },
         null,
         2,
       ),
     )
   } else {
+    for (const note of conversation.notes ?? []) stderr(`note: ${note}`)
+    const what = describeInput(conversation)
+    if (what) stdout(what)
     if (measure) {
       const over = measure.shouldCompact
       stdout(`${conversation.name}: ${fmt(conversation.messages.length)} messages`)

@@ -5,8 +5,8 @@
 
 const { NAME, stdout, stderr, fmt, table, writeJson, statsRows } = require('../output.js')
 const { oneLine } = require('../errors.js')
-const { DEFAULT_OUTPUT_DIR, parse, number, choice, ENCODINGS, COMMON, formatOption, THRESHOLD_FLAGS, thresholdOptions, storeOptions } = require('../args.js')
-const { readConversation, validateMessages, envelope } = require('../input.js')
+const { DEFAULT_OUTPUT_DIR, parse, number, choice, ENCODINGS, COMMON, INPUT_HELP, formatOption, THRESHOLD_FLAGS, thresholdOptions, storeOptions } = require('../args.js')
+const { readConversation, describeInput, validateMessages, envelope } = require('../input.js')
 const { lib, compactorFor } = require('../library.js')
 const { compactWithProgress } = require('../progress.js')
 
@@ -20,8 +20,10 @@ const COMPACT_HELP = `Usage: ${NAME} compact <file|-> [-o out.json] [options]
 
 Compacts a conversation when it reaches the threshold (or always, with --force): keeps the
 leading system messages and a recent tail, replaces the middle with a summary, archives the
-originals. Writes the result in the input's envelope (array or request body) to stdout or -o;
-progress and statistics go to stderr.
+originals. Writes the result in the input's envelope (array or request body; the list of an
+agent's session file as a JSON array) to stdout or -o; progress and statistics go to stderr.
+
+${INPUT_HELP}
 
 API keys are read from the environment only (ANTHROPIC_API_KEY, OPENAI_API_KEY), never from a
 flag. Without --provider: anthropic if ANTHROPIC_API_KEY is set, else openai if OPENAI_API_KEY
@@ -59,7 +61,8 @@ Options:
                                   aws_endpoint=http://127.0.0.1:9000; credentials are better
                                   left in the environment (AWS_SECRET_ACCESS_KEY, …), where
                                   other users' process lists cannot see them
-  --session-id <id>               the archive session (default "default")
+  --session-id <id>               the archive session (default: an agent's session file's own
+                                  id, else "default")
   --require-archive               skip the compaction when the archive cannot be written
   --offload <scope>               what may be shortened when the kept messages alone do not fit:
                                   tool-results (default), all (user text too) or off
@@ -128,10 +131,11 @@ function compactOptions(values, conversation) {
   }
   set('offload', choice(values, 'offload', OFFLOAD_SCOPES))
   set('thinking', choice(values, 'thinking', THINKING_POLICIES))
-  set('format', formatOption(values).format)
+  set('format', formatOption(values, conversation).format)
   set('outputDir', values['output-dir'])
   set('storeOptions', storeOptions(values))
-  set('sessionId', values['session-id'])
+  // An agent's session keeps its archives under its own id.
+  set('sessionId', values['session-id'] ?? conversation.session?.sessionId)
   if (values.force) options.force = true
   if (values['require-archive']) options.requireArchive = true
   return options
@@ -146,6 +150,9 @@ async function cmdCompact(argv) {
   const compactor = await compactorFor(options)
   validateMessages(conversation, compactor)
   const info = (text) => quiet || stderr(text)
+  const what = describeInput(conversation)
+  if (what) info(what)
+  for (const note of conversation.notes ?? []) info(`note: ${note}`)
   const problems = lib().checkMessages(conversation.messages, { format: options.format })
   if (problems.length > 0) {
     info(
@@ -171,9 +178,20 @@ async function cmdCompact(argv) {
   }
   if (result.error) {
     const what = result.compacted ? 'compacted, but the result does not fit' : 'compaction failed'
-    stderr(`${NAME}: ${what}: ${result.error.code}: ${oneLine(result.error.message)}`)
+    const hint = result.error.code === 'NOTHING_TO_COMPACT' ? `; ${nothingToCompactHint(conversation.messages.length, options)}` : ''
+    stderr(`${NAME}: ${what}: ${result.error.code}: ${oneLine(result.error.message)}${hint}`)
     process.exitCode = 1
   }
+}
+
+// What to change when the kept head and tail leave nothing between them to summarize.
+function nothingToCompactHint(count, options) {
+  const turns = options.keepRecentTurns ?? 0
+  const ratio = options.tailRetentionRatio ?? lib().TAIL_RETENTION_RATIO ?? 0.1
+  const changes = []
+  if (turns > 0) changes.push(`a smaller --keep-recent-turns (now ${turns})`)
+  changes.push(`a smaller --tail-ratio (now ${ratio})`)
+  return `the ${count} message${count === 1 ? '' : 's'} are all kept (the leading system messages and the recent tail); to compact, try ${changes.join(' or ')}, or wait until the conversation is longer`
 }
 
 module.exports = { cmdCompact }

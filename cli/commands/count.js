@@ -3,17 +3,17 @@
 // `context-compact count`: tokens of a conversation, in total, per role, per block type, and
 // its largest messages.
 
-const { NAME, stdout, fmt, pct, plural, table } = require('../output.js')
-const { parse, number, choice, ENCODINGS, COMMON, FORMAT_HELP, formatOption } = require('../args.js')
-const { readConversation, validateMessages } = require('../input.js')
+const { NAME, stdout, stderr, fmt, pct, plural, table } = require('../output.js')
+const { parse, number, choice, ENCODINGS, COMMON, FORMAT_HELP, INPUT_HELP, formatOption } = require('../args.js')
+const { readConversation, describeInput, validateMessages } = require('../input.js')
 const { lib } = require('../library.js')
 
 const COUNT_HELP = `Usage: ${NAME} count <file|-> [options]
 
 Counts the tokens of a conversation: the total, per role, per block type, and the largest
-messages. <file> is a JSON message array, an Anthropic request body {system, tools, messages},
-an OpenAI body {messages, tools}, a Gemini body {contents} or an OpenAI Responses body {input};
-"-" reads stdin.
+messages.
+
+${INPUT_HELP}
 
 Options:
   --encoding <name>   o200k_base (default) or cl100k_base
@@ -47,7 +47,9 @@ function countReport(conversation, encoding, top, format = {}) {
   const byRole = {}
   const byBlockType = {}
   messages.forEach((m, i) => {
-    const role = (byRole[m.role] ??= { tokens: 0, messages: 0 })
+    // Items of the Responses API without a role (function calls, their outputs, reasoning)
+    // are told by their type.
+    const role = (byRole[m.role ?? m.type ?? '(none)'] ??= { tokens: 0, messages: 0 })
     role.tokens += perMessage[i]
     role.messages += 1
     for (const [type, part] of blockParts(m)) {
@@ -61,12 +63,14 @@ function countReport(conversation, encoding, top, format = {}) {
   const system = conversation.system === undefined ? 0 : extra({ system: conversation.system })
   const tools = conversation.tools === undefined ? 0 : extra({ tools: conversation.tools })
   const largest = perMessage
-    .map((tokens, index) => ({ index, role: messages[index].role, tokens }))
+    .map((tokens, index) => ({ index, role: messages[index].role ?? messages[index].type ?? '(none)', tokens }))
     .sort((a, b) => b.tokens - a.tokens || a.index - b.index)
     .slice(0, top)
   const sortEntries = (o) => Object.fromEntries(Object.entries(o).sort((a, b) => b[1].tokens - a[1].tokens))
+  const session = conversation.session
   return {
     encoding: encoding ?? 'o200k_base',
+    ...(session ? { session: { agent: session.agentName, sessionId: session.sessionId ?? null, model: session.model ?? null, format: session.format, recordedUsage: session.usage.length } } : {}),
     messages: messages.length,
     tokens: total,
     systemTokens: system,
@@ -83,10 +87,13 @@ async function cmdCount(argv) {
   if (values.help) return stdout(COUNT_HELP)
   const encoding = choice(values, 'encoding', ENCODINGS)
   const top = number(values, 'top', { integer: true, min: 0 }) ?? 5
-  const format = formatOption(values)
   const conversation = await readConversation(positionals[0])
+  const format = formatOption(values, conversation)
   const report = countReport(conversation, encoding, top, format)
   if (values.json) return stdout(JSON.stringify(report, null, 2))
+  for (const note of conversation.notes ?? []) stderr(`note: ${note}`)
+  const what = describeInput(conversation)
+  if (what) stdout(what)
   stdout(`${conversation.name}: ${fmt(report.messages)} messages, ${fmt(report.tokens)} tokens (${report.encoding})`)
   if (conversation.system !== undefined || conversation.tools !== undefined) {
     stdout(

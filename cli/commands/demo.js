@@ -117,7 +117,8 @@ async function cmdDemo(argv) {
 
   stdout(`\n5. Statistics`)
   stdout(table(statsRows(result, messages.length), '   '))
-  for (const warning of result.warnings) stdout(`   warning: ${oneLine(warning)}`)
+  // Step 3 said already that no key was set.
+  for (const warning of result.warnings) if (!/^neither ANTHROPIC_API_KEY nor OPENAI_API_KEY/.test(warning)) stdout(`   warning: ${oneLine(warning)}`)
 
   stdout(`\n6. The originals are archived in ${result.archivePath ?? '(not written)'}`)
   stdout(`   ${NAME} history --output-dir ${outputDir} --session-id ${sessionId}`)

@@ -8,8 +8,8 @@ const path = require('node:path')
 
 const { CliError, oneLine } = require('../errors.js')
 const { NAME, stdout, stderr, fmt } = require('../output.js')
-const { DEFAULT_OUTPUT_DIR, parse, number, choice, ENCODINGS, FORMAT_HELP, formatOption, storeOptions, STORE_FLAGS, STORE_HELP } = require('../args.js')
-const { readConversation } = require('../input.js')
+const { parse, number, choice, ENCODINGS, FORMAT_HELP, INPUT_HELP, formatOption, storeOptions, STORE_FLAGS, STORE_HELP } = require('../args.js')
+const { readConversation, describeInput, archiveLocation } = require('../input.js')
 const { lib, call } = require('../library.js')
 
 const REPORT_HELP = `Usage: ${NAME} report <file|-> [-o report.html] [--output-dir <dir>] [--session-id <id>] [options]
@@ -23,15 +23,21 @@ Writes one self-contained HTML page (no network, no script, nothing to fetch) of
   removed, what the summary cost, and its archive;
 - the list as it is now: tokens by role and block type, the largest messages and tool results.
 
-<file> is the conversation, or the compacted list a loop holds now (a JSON message array or a
-request body, as for \`${NAME} count\`). Without archives for the session, the page shows the
-list alone.
+The input is the conversation, or the compacted list a loop holds now; its archives are looked
+for where its summaries say they are, unless --output-dir names another place. Without
+archives, the page shows the list alone. The usage an agent's session file recorded is drawn
+beside the count (unless --usage names a file).
+
+${INPUT_HELP}
 
 Options:
   -o, --output <file>  write the page here instead of stdout
 ${STORE_HELP}
-  --session-id <id>    the session (default "default")
-  --usage <file>       billed usage, a JSON array with one entry per request:
+                       (default: where the summaries say the archives are)
+  --session-id <id>    the session (default: the one the summaries name, an agent's session
+                       file's own id, else "default")
+  --usage <file>       billed usage (default: what an agent's session file recorded), a JSON
+                       array with one entry per request:
                        {message_index_after_which_the_request_was_made (or index), input_tokens,
                        cache_read_input_tokens, cache_creation_input_tokens, output_tokens} or any
                        API's usage object (prompt_tokens, inputTokens, promptTokenCount, …)
@@ -83,12 +89,18 @@ async function cmdReport(argv) {
   const encoding = choice(values, 'encoding', ENCODINGS)
   const limit = number(values, 'limit', { integer: true, min: 1 })
   const ratio = number(values, 'ratio', { min: 0, max: 1 })
-  const format = formatOption(values)
   const conversation = await readConversation(positionals[0])
-  const usage = values.usage === undefined ? undefined : readUsage(values.usage)
+  const format = formatOption(values, conversation)
+  const usage = values.usage === undefined ? conversation.usage : readUsage(values.usage)
+  const location = archiveLocation(values, conversation)
+  if (!values.quiet) {
+    const what = describeInput(conversation)
+    if (what) stderr(what)
+    for (const note of conversation.notes ?? []) stderr(`note: ${note}`)
+  }
   const options = {
-    outputDir: values['output-dir'] ?? DEFAULT_OUTPUT_DIR,
-    sessionId: values['session-id'] ?? 'default',
+    outputDir: location.outputDir,
+    sessionId: location.sessionId,
     storeOptions: storeOptions(values),
     title: values.title ?? (conversation.name === 'stdin' ? undefined : path.basename(conversation.name)),
     ...format,
@@ -100,7 +112,7 @@ async function cmdReport(argv) {
   if (agentModel !== undefined) options.agentModel = agentModel
   if (conversation.system !== undefined) options.system = conversation.system
   if (conversation.tools !== undefined) options.tools = conversation.tools
-  if (usage !== undefined) options.usage = usage
+  if (usage !== undefined && (values.usage !== undefined || usage.length > 0)) options.usage = usage
   // Invalid messages are a TypeError naming the index (exit 1); bad options exit 2.
   const html = await call(() => lib().renderReport(conversation.messages, options))
   if (values.output === undefined || values.output === '-') {

@@ -3,20 +3,24 @@
 // `context-compact restore`: the full conversation back from a compacted one and its archives.
 
 const { NAME, stdout, stderr, fmt, writeJson } = require('../output.js')
-const { DEFAULT_OUTPUT_DIR, parse, formatOption, storeOptions, STORE_FLAGS, STORE_HELP } = require('../args.js')
-const { readConversation, envelope } = require('../input.js')
+const { parse, formatOption, storeOptions, STORE_FLAGS, STORE_HELP, INPUT_HELP } = require('../args.js')
+const { readConversation, envelope, archiveLocation } = require('../input.js')
 const { lib, call } = require('../library.js')
 
 const RESTORE_HELP = `Usage: ${NAME} restore <file|-> [-o out.json] [--output-dir <dir>] [--session-id <id>]
 
 Rolls a compacted conversation back: every summary written by context-compact is replaced by the
 archived messages it names (recursively), giving the full original conversation, in the input's
-envelope, on stdout or -o.
+envelope, on stdout or -o. The archives are looked for where the summaries say they are, unless
+--output-dir names another place.
+
+${INPUT_HELP}
 
 Options:
   -o, --output <file>  write the restored conversation here instead of stdout
 ${STORE_HELP}
-  --session-id <id>    the session (default "default")
+                       (default: where the summaries say the archives are)
+  --session-id <id>    the session (default: the one the summaries name, else "default")
   --format <name>      the messages' format (default: detected; see \`${NAME} count --help\`)
   -q, --quiet          nothing on stderr (except a failure)
   -h, --help           show this help`
@@ -34,18 +38,17 @@ async function cmdRestore(argv) {
     { positionals: 1, positionalNames: ['<file|->'] },
   )
   if (values.help) return stdout(RESTORE_HELP)
-  const format = formatOption(values)
   // Invalid messages are rejected by restoreMessages itself (a TypeError naming the index: exit 1).
   const conversation = await readConversation(positionals[0])
-  const options = {
-    outputDir: values['output-dir'] ?? DEFAULT_OUTPUT_DIR,
-    sessionId: values['session-id'] ?? 'default',
-    storeOptions: storeOptions(values),
-    ...format,
-  }
+  const format = formatOption(values, conversation)
+  const location = archiveLocation(values, conversation)
+  const options = { outputDir: location.outputDir, sessionId: location.sessionId, storeOptions: storeOptions(values), ...format }
   const restored = await call(() => lib().restoreMessages(conversation.messages, options))
   writeJson(values.output, envelope(conversation, restored))
-  if (!values.quiet) stderr(`restored ${fmt(conversation.messages.length)} → ${fmt(restored.length)} messages`)
+  if (!values.quiet) {
+    const where = location.from === 'summary' ? ` (archives of session "${location.sessionId}" in ${location.outputDir}, as the summaries say)` : ''
+    stderr(`restored ${fmt(conversation.messages.length)} → ${fmt(restored.length)} messages${where}`)
+  }
 }
 
 module.exports = { cmdRestore }

@@ -19,7 +19,7 @@ fn main() {
     pretokenize::preload();
     let t_tables = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
-    encoding.preload();
+    tokens::preload(encoding);
     let t_bpe = t.elapsed().as_secs_f64() * 1e3;
     let list = message::parse_list(&texts[0]).unwrap();
     let t = Instant::now();

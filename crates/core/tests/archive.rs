@@ -348,6 +348,30 @@ fn summary_naming(path: &str) -> Value {
     json!({"role": "user", "content": added::summary_message_text(3, Some(path), "## Goal\nx")})
 }
 
+/// `message`, recorded as the library's in `session` the way a compaction records a summary:
+/// the metadata beside the archive it names (or, when it names none that is an archive's, the
+/// metadata holding its exact text, as earlier versions wrote it). Restore only ever reads an
+/// archive for a summary so recorded.
+fn recorded(session: &Path, message: Value) -> Value {
+    let text = added::summary_text(&message).unwrap();
+    let named = added::summary_archive(&message)
+        .map(|p| p.rsplit(['/', '\\']).next().unwrap().trim().to_string())
+        .filter(|n| archive::parse_archive_name(n).is_some());
+    let (meta_name, meta) = match named {
+        Some(name) => (
+            archive::meta_name_for(&name).unwrap(),
+            json!({"archive": name, "summary": text,
+                   "summaryMessageSha256": added::summary_identity_hex(&message).unwrap()}),
+        ),
+        None => (
+            "compact-20000101T000000Z-99.meta.json".to_string(),
+            json!({"archive": "compact-20000101T000000Z-99.json", "summary": text}),
+        ),
+    };
+    fs::write(session.join(meta_name), meta.to_string()).unwrap();
+    message
+}
+
 #[test]
 fn restore_refuses_references_outside_the_session_directory() {
     let tmp = tempfile::tempdir().unwrap();
@@ -369,7 +393,15 @@ fn restore_refuses_references_outside_the_session_directory() {
         "..",
         "",
     ] {
+        // Without a record it is the caller's message: nothing is read for it.
         let messages = vec![summary_naming(reference)];
+        assert_eq!(
+            restore_messages(&messages, tmp.path(), "s").unwrap(),
+            vec![Restored::Original(0)],
+            "{reference:?}"
+        );
+        // Recorded as the library's, its reference is still refused.
+        let messages = vec![recorded(&session, summary_naming(reference))];
         match restore_messages(&messages, tmp.path(), "s") {
             Err(HistoryError::InvalidReference(message)) => {
                 assert!(message.contains("refusing"), "{message}")
@@ -378,7 +410,10 @@ fn restore_refuses_references_outside_the_session_directory() {
         }
     }
     // An archive-shaped name is only ever looked up inside the session directory.
-    let messages = vec![summary_naming("/etc/compact-20260101T000000Z-1.json")];
+    let messages = vec![recorded(
+        &session,
+        summary_naming("/etc/compact-20260101T000000Z-1.json"),
+    )];
     let error = restore_messages(&messages, tmp.path(), "s").unwrap_err();
     assert_eq!(error.code(), "ARCHIVE_NOT_FOUND");
     assert!(error
@@ -396,7 +431,8 @@ fn restore_does_not_follow_a_symlink_at_an_archive_name() {
     fs::write(&outside, r#"[{"role":"user","content":"outside"}]"#).unwrap();
     let name = "compact-20260101T000000Z-1.json";
     std::os::unix::fs::symlink(&outside, session.join(name)).unwrap();
-    let error = restore_messages(&[summary_naming(name)], tmp.path(), "s").unwrap_err();
+    let summary = recorded(&session, summary_naming(name));
+    let error = restore_messages(&[summary], tmp.path(), "s").unwrap_err();
     assert_eq!(error.code(), "INVALID_ARCHIVE", "{error}");
     // Nor is it listed.
     assert!(list_archives(tmp.path(), "s").unwrap().is_empty());
@@ -408,8 +444,9 @@ fn restore_fails_clearly_on_missing_corrupt_and_cyclic_archives() {
     let session = tmp.path().join("s");
     archive::create_private_dir(&session).unwrap();
     let error = restore_messages(
-        &[summary_naming(
-            "./.context-compact/s/compact-20260101T000000Z-7.json",
+        &[recorded(
+            &session,
+            summary_naming("./.context-compact/s/compact-20260101T000000Z-7.json"),
         )],
         tmp.path(),
         "s",
@@ -422,7 +459,10 @@ fn restore_fails_clearly_on_missing_corrupt_and_cyclic_archives() {
 
     archive::write_new_file(&session, "compact-20260101T000000Z-2.json", b"{\"a\":1}").unwrap();
     let error = restore_messages(
-        &[summary_naming("compact-20260101T000000Z-2.json")],
+        &[recorded(
+            &session,
+            summary_naming("compact-20260101T000000Z-2.json"),
+        )],
         tmp.path(),
         "s",
     )
@@ -448,15 +488,20 @@ fn restore_fails_clearly_on_missing_corrupt_and_cyclic_archives() {
             .as_bytes(),
     )
     .unwrap();
-    let error = restore_messages(&[summary_naming(a)], tmp.path(), "s").unwrap_err();
+    recorded(&session, summary_naming(b));
+    let error =
+        restore_messages(&[recorded(&session, summary_naming(a))], tmp.path(), "s").unwrap_err();
     assert_eq!(error.code(), "INVALID_ARCHIVE");
     assert!(error.to_string().contains("name each other"), "{error}");
 
-    // A summary whose originals were never archived.
+    // A summary whose originals were never archived: no record names it, so it stays as it is
+    // (there is nothing to restore it from).
     let unarchived =
         json!({"role": "user", "content": added::summary_message_text(3, None, "## Goal\nx")});
-    let error = restore_messages(&[unarchived], tmp.path(), "s").unwrap_err();
-    assert_eq!(error.code(), "ARCHIVE_NOT_FOUND");
+    assert_eq!(
+        restore_messages(&[unarchived], tmp.path(), "s").unwrap(),
+        vec![Restored::Original(0)]
+    );
 
     // Messages without summaries come back as they are.
     let plain = turns(0, 2);
@@ -729,7 +774,8 @@ fn a_fifo_planted_at_an_audit_or_archive_name_never_blocks() {
 
     let name = "compact-20200101T000000Z-9.json";
     mkfifo(&session.join(name));
-    let error = restore_messages(&[summary_naming(name)], tmp.path(), "s").unwrap_err();
+    let summary = recorded(&session, summary_naming(name));
+    let error = restore_messages(&[summary], tmp.path(), "s").unwrap_err();
     assert_eq!(error.code(), "INVALID_ARCHIVE", "{error}");
     assert_eq!(list_archives(tmp.path(), "s").unwrap().len(), 1);
 }
@@ -966,10 +1012,13 @@ fn archive_objects_of_the_wrong_shape_are_refused_clearly_and_listed_without_a_c
     ] {
         let name = format!("compact-20260101T000000Z-{sequence}.json");
         archive::write_new_file(&session, &name, body.to_string().as_bytes()).unwrap();
-        let summary = json!({"role": "user", "content": format!(
-            "{}\n\n{line}",
-            added::summary_message_text(1, Some(&name), "## Goal\nx")
-        )});
+        let summary = recorded(
+            &session,
+            json!({"role": "user", "content": format!(
+                "{}\n\n{line}",
+                added::summary_message_text(1, Some(&name), "## Goal\nx")
+            )}),
+        );
         let kept = json!({"role": "assistant", "content": "kept"});
         let error = restore_messages(&[summary, kept], tmp.path(), "s").unwrap_err();
         assert_eq!(error.code(), "INVALID_ARCHIVE", "{sequence}: {error}");

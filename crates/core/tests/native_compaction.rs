@@ -715,6 +715,7 @@ async fn the_fallback_is_the_plain_anthropic_summarizer_on_the_same_server() {
         attempt: 1,
         shared: None,
         usage: None,
+        own: &Default::default(),
     };
     let text = made.fallback.summarize(&request).await.unwrap();
     assert_eq!(text, "## Goal\nthe summary");

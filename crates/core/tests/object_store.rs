@@ -341,7 +341,7 @@ fn lifecycle(store: Arc<ArchiveStore>) {
     let events = session::read_events(&store, "s").unwrap();
     assert_eq!(events.last().unwrap()["event"], "pruned");
     // Numbering continues past the pruned archive.
-    let next = context_compact_core::archive::persist_in(
+    let next = context_compact_core::archive::store::session::persist_in(
         &[json!({"role": "user", "content": "after the prune"})],
         std::path::Path::new(""),
         Some(&store),
@@ -1078,8 +1078,10 @@ fn checkpoint_shared(open: impl Fn() -> Arc<ArchiveStore>) {
         ) -> BoxFuture<'a, Result<String, AttemptError>> {
             panic!("the second process must not summarize")
         }
+        // The same configuration as the first process's (a checkpoint is reused under the
+        // summarizer configuration that wrote it only).
         fn provider(&self) -> &str {
-            "custom"
+            "extractive"
         }
     }
     let first_store = open();

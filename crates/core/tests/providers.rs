@@ -65,6 +65,7 @@ fn request(prompt: &str) -> SummaryRequest<'static> {
         attempt: 1,
         shared: None,
         usage: None,
+        own: Box::leak(Box::default()),
     }
 }
 
@@ -178,6 +179,7 @@ async fn anthropic_success_sends_the_documented_request() {
         0,
         &origins,
         &options,
+        &Default::default(),
         s.as_ref(),
         None,
         &CancellationToken::new(),

@@ -529,7 +529,8 @@ async fn auto_chooses_the_cheaper_request() {
         "anthropic",
         &server,
         anthropic_agent_request(),
-        json!({"summaryRequest": "auto", "tailRetentionRatio": 0.0}),
+        // No tail (a ratio is more than 0: the tail budget is given in tokens).
+        json!({"summaryRequest": "auto", "compression": {"targetTokens": 0}}),
     );
     let outcome = run(&messages, &options, &raw).await;
     assert!(outcome.compacted, "{:?}", outcome.error);
@@ -545,4 +546,99 @@ async fn auto_chooses_the_cheaper_request() {
         "auto says nothing: {:?}",
         outcome.warnings
     );
+}
+
+#[tokio::test]
+async fn auto_uses_the_transcript_when_the_loop_caches_nothing() {
+    // The loop's request as a README user first writes it: no `cache_control` anywhere. The
+    // loop wrote nothing to the cache, so sharing would write the whole conversation: the
+    // transcript is used, and one warning says how to turn caching on.
+    let messages = anthropic_session(40);
+    let mut uncached = anthropic_agent_request();
+    uncached["system"] = json!("You are a coding agent.");
+    let (server, _) = anthropic_server(false).await;
+    let (options, raw, _dir) = configure(
+        "anthropic",
+        &server,
+        uncached.clone(),
+        json!({"summaryRequest": "auto"}),
+    );
+    let outcome = run(&messages, &options, &raw).await;
+    assert!(outcome.compacted, "{:?}", outcome.error);
+    assert_eq!(
+        outcome.summary_request,
+        Some(SummaryRequestKind::Transcript)
+    );
+    let about_caching: Vec<_> = outcome
+        .warnings
+        .iter()
+        .filter(|w| w.contains("cache_control"))
+        .collect();
+    assert_eq!(about_caching.len(), 1, "{:?}", outcome.warnings);
+    assert!(
+        about_caching[0].contains("top level"),
+        "{}",
+        about_caching[0]
+    );
+
+    // The same loop with Anthropic's top-level `cache_control` (automatic caching): shared.
+    let mut automatic = uncached.clone();
+    automatic["cache_control"] = json!({"type": "ephemeral"});
+    let (server, _) = anthropic_server(false).await;
+    let (options, raw, _dir) = configure(
+        "anthropic",
+        &server,
+        automatic,
+        json!({"summaryRequest": "auto"}),
+    );
+    let outcome = run(&messages, &options, &raw).await;
+    assert_eq!(outcome.summary_request, Some(SummaryRequestKind::Shared));
+    assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
+
+    // A breakpoint the loop put on one of its messages is caching too.
+    let mut marked = messages.clone();
+    marked[3]["content"][0]["cache_control"] = json!({"type": "ephemeral"});
+    let (server, _) = anthropic_server(false).await;
+    let (options, raw, _dir) = configure(
+        "anthropic",
+        &server,
+        uncached,
+        json!({"summaryRequest": "auto"}),
+    );
+    let outcome = run(&marked, &options, &raw).await;
+    assert_eq!(outcome.summary_request, Some(SummaryRequestKind::Shared));
+
+    // 'shared' is what the caller asked for: sent as asked, caching or not.
+    let (server, _) = anthropic_server(false).await;
+    let mut plain = anthropic_agent_request();
+    plain["system"] = json!("You are a coding agent.");
+    let (options, raw, _dir) = configure("anthropic", &server, plain, json!({}));
+    let outcome = run(&messages, &options, &raw).await;
+    assert_eq!(outcome.summary_request, Some(SummaryRequestKind::Shared));
+}
+
+#[tokio::test]
+async fn auto_shares_on_openai_which_caches_on_its_own() {
+    // OpenAI caches prompts of 1,024 tokens or more without being asked.
+    let messages = openai_session(30);
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4.1",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "<summary>The parser was fixed.</summary>"}}],
+            "usage": {"prompt_tokens": 9000, "completion_tokens": 20, "prompt_tokens_details": {"cached_tokens": 8000}}
+        })))
+        .mount(&server)
+        .await;
+    let (options, raw, _dir) = configure(
+        "openai",
+        &server,
+        openai_agent_request(),
+        json!({"summaryRequest": "auto"}),
+    );
+    let outcome = run(&messages, &options, &raw).await;
+    assert!(outcome.compacted, "{:?}", outcome.error);
+    assert_eq!(outcome.summary_request, Some(SummaryRequestKind::Shared));
+    assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
 }

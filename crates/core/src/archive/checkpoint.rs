@@ -20,6 +20,14 @@
 //! store), as the sequence-number claims are: two writers covering the same prefix cannot
 //! overwrite each other — the first one stays, the second finds the name taken and leaves it —
 //! and a reader never sees a partial file. Nothing ever modifies a checkpoint.
+//!
+//! Create-only also means a file planted under a checkpoint's name stays (SPEC §11). So a
+//! checkpoint found in the location is a claim, checked before it is reused: here, that it is a
+//! regular file (a symlink is never followed) of bounded size, of this version, naming the
+//! prefix it is named for and an archive still there ([`find_in`] reports every one set aside
+//! and why); in the pipeline, that its message has the library's shape, belongs to the session
+//! (its record and the archive's metadata name it) and was written with the same summarizer
+//! configuration ([`SummarizerConfig`]).
 
 use std::collections::HashSet;
 use std::io::{self, Read, Write};
@@ -37,11 +45,13 @@ use crate::archive::{
 /// What the name of a checkpoint file starts with (`checkpoint-<prefix>.json`).
 pub const CHECKPOINT_FILE_PREFIX: &str = "checkpoint-";
 
-/// The format of a checkpoint file.
-pub const CHECKPOINT_VERSION: u32 = 1;
+/// The format of a checkpoint file. 2: the session and the summarizer configuration are
+/// recorded (checkpoints of version 1 are set aside: nothing says who wrote them).
+pub const CHECKPOINT_VERSION: u32 = 2;
 
-/// Checkpoint files larger than this are not read (a summary message is a few KB).
-const MAX_CHECKPOINT_BYTES: u64 = 16 * 1024 * 1024;
+/// Checkpoint files larger than this are not read (a summary message is a few KB; its user
+/// messages and files sections are bounded by token budgets).
+pub const MAX_CHECKPOINT_BYTES: u64 = 8 * 1024 * 1024;
 
 /// What the chain starts from: a checkpoint of one format never matches a list of another.
 const CHAIN_SEED: &str = "context-compact checkpoint prefix v1\n";
@@ -162,6 +172,25 @@ pub struct Checkpoint {
     pub summary: Option<String>,
     /// When the checkpoint was made (RFC 3339, UTC).
     pub created_at: String,
+    /// The session it was recorded for.
+    pub session_id: String,
+    /// Who wrote its summary, and how.
+    pub summarizer: SummarizerConfig,
+}
+
+/// The summarizer configuration that wrote a checkpoint's summary: reused only under the same
+/// one, since a summary written with other instructions, by another model or from another
+/// request is not the summary this call would write.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SummarizerConfig {
+    /// `anthropic`, `openai`, `extractive`, `anthropic-compaction`, `custom`.
+    pub provider: String,
+    pub model: Option<String>,
+    /// The SHA-256 (hex) of what else shapes the summary: the instructions as the library sends
+    /// them (prompt style, custom instructions, the library's own prompt) and the request's
+    /// configuration (`summaryRequest`, whether the loop's request is given and which).
+    pub fingerprint: String,
 }
 
 impl Checkpoint {
@@ -231,16 +260,27 @@ pub fn record_in(
     }
 }
 
-/// The checkpoint in the session's location covering the longest prefix of the list whose
-/// prefixes are `hashes`, among those whose archive is still there (a pruned archive could not
-/// be restored from a reused summary). `None` when there is none.
+/// What the session's location holds for a list: the checkpoints whose names are prefixes of
+/// it, longest first, that passed the checks of this layer, and those set aside, each with why.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub checkpoints: Vec<Checkpoint>,
+    /// `checkpoint-….json: why`, for the result's warnings and the audit log.
+    pub ignored: Vec<String>,
+}
+
+/// The checkpoints in the session's location covering prefixes of the list whose prefixes are
+/// `hashes`, longest first, among those whose archive is still there (a pruned archive could not
+/// be restored from a reused summary). A file under a checkpoint's name that is a symlink, too
+/// large, unreadable, of another version, or not about the prefix it is named for is set aside
+/// and reported ([`Found::ignored`]); one whose archive was pruned is left out quietly.
 pub fn find_in(
     output_dir: &Path,
     store: Option<&ArchiveStore>,
     session_id: &str,
     hashes: &PrefixHashes,
     format: &str,
-) -> io::Result<Option<Checkpoint>> {
+) -> io::Result<Found> {
     validate_session_id(session_id)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     let source: Box<dyn Source + '_> = match store {
@@ -249,10 +289,11 @@ pub fn find_in(
             dir: session_dir(output_dir, session_id),
         }),
     };
+    let mut found = Found::default();
     let names = source.names()?;
     let checkpoints: HashSet<&str> = names.iter().filter_map(|n| prefix_of_name(n)).collect();
     if checkpoints.is_empty() {
-        return Ok(None);
+        return Ok(found);
     }
     let archives: HashSet<&str> = names
         .iter()
@@ -266,30 +307,52 @@ pub fn find_in(
         if !checkpoints.contains(prefix.as_str()) {
             continue;
         }
-        let Some(checkpoint) = source.read(&file_name_of(&prefix))? else {
-            continue;
+        let name = file_name_of(&prefix);
+        let checkpoint = match source.read(&name) {
+            Ok(Some(bytes)) => match parse(&bytes) {
+                Ok(checkpoint) => checkpoint,
+                Err(why) => {
+                    found.ignored.push(format!("{name}: {why}"));
+                    continue;
+                }
+            },
+            Ok(None) => continue,
+            Err(why) => {
+                found.ignored.push(format!("{name}: {why}"));
+                continue;
+            }
         };
-        if checkpoint.prefix != prefix || !checkpoint.covers_start_of(hashes, format) {
-            tracing::debug!("checkpoint {prefix}.json does not describe its prefix; ignored");
+        if checkpoint.prefix != prefix
+            || checkpoint.covered_messages != n
+            || !checkpoint.covers_start_of(hashes, format)
+        {
+            found.ignored.push(format!(
+                "{name}: it does not describe the messages it is named for"
+            ));
             continue;
         }
         let Some(archive) = checkpoint.archive_name() else {
+            found
+                .ignored
+                .push(format!("{name}: it names no archive of this session"));
             continue;
         };
-        if archives.contains(archive) {
-            return Ok(Some(checkpoint));
+        if !archives.contains(archive) {
+            tracing::debug!("{name} names {archive}, which is gone; ignored");
+            continue;
         }
-        tracing::debug!("checkpoint {prefix}.json names {archive}, which is gone; ignored");
+        found.checkpoints.push(checkpoint);
     }
-    Ok(None)
+    Ok(found)
 }
 
 /// Where a session's checkpoints and archives are read from.
 trait Source {
     /// The names in the session's directory (archives and checkpoints among them).
     fn names(&self) -> io::Result<Vec<String>>;
-    /// The checkpoint file `name`, `None` when it is gone or unreadable.
-    fn read(&self, name: &str) -> io::Result<Option<Checkpoint>>;
+    /// The bytes of the checkpoint file `name`: `Ok(None)` when it is gone, `Err` with why it
+    /// is not read (a symlink, not a regular file, too large, unreadable).
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, String>;
 }
 
 struct DiskSource {
@@ -317,17 +380,39 @@ impl Source for DiskSource {
         names_in(&self.dir)
     }
 
-    fn read(&self, name: &str) -> io::Result<Option<Checkpoint>> {
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, String> {
         let path = self.dir.join(name);
-        let mut text = String::new();
-        match open_no_follow(&path) {
-            Ok(file) => {
-                file.take(MAX_CHECKPOINT_BYTES).read_to_string(&mut text)?;
+        // Never through a symlink (the library writes regular files only).
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err("it is a symbolic link, which is never followed".into())
             }
+            Ok(meta) if !meta.is_file() => return Err("it is not a regular file".into()),
+            Ok(meta) if meta.len() > MAX_CHECKPOINT_BYTES => {
+                return Err(format!(
+                    "it is {} bytes, more than a checkpoint can be ({MAX_CHECKPOINT_BYTES})",
+                    meta.len()
+                ))
+            }
+            Ok(_) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e),
+            Err(e) => return Err(format!("it cannot be read: {e}")),
         }
-        Ok(parse(text.as_bytes(), name))
+        let mut bytes = Vec::new();
+        match open_no_follow(&path) {
+            Ok(file) => file
+                .take(MAX_CHECKPOINT_BYTES + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|e| format!("it cannot be read: {e}"))?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("it cannot be read: {e}")),
+        };
+        if bytes.len() as u64 > MAX_CHECKPOINT_BYTES {
+            return Err(format!(
+                "it is larger than a checkpoint can be ({MAX_CHECKPOINT_BYTES} bytes)"
+            ));
+        }
+        Ok(Some(bytes))
     }
 }
 
@@ -351,27 +436,34 @@ impl Source for StoreSource<'_> {
             .collect())
     }
 
-    fn read(&self, name: &str) -> io::Result<Option<Checkpoint>> {
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, String> {
         let key = self.store.key(&[self.session_id, name]);
         match self.store.get(&key) {
-            Ok(Some(bytes)) if bytes.len() as u64 <= MAX_CHECKPOINT_BYTES => {
-                Ok(parse(&bytes, name))
-            }
-            Ok(_) => Ok(None),
-            Err(StoreError::AlreadyExists) => Ok(None),
-            Err(e) => Err(e.into()),
+            Ok(Some(bytes)) if bytes.len() as u64 > MAX_CHECKPOINT_BYTES => Err(format!(
+                "it is {} bytes, more than a checkpoint can be ({MAX_CHECKPOINT_BYTES})",
+                bytes.len()
+            )),
+            Ok(Some(bytes)) => Ok(Some(bytes)),
+            Ok(None) | Err(StoreError::AlreadyExists) => Ok(None),
+            Err(e) => Err(format!("it cannot be read: {e}")),
         }
     }
 }
 
-fn parse(bytes: &[u8], name: &str) -> Option<Checkpoint> {
-    match serde_json::from_slice(bytes) {
-        Ok(checkpoint) => Some(checkpoint),
-        Err(e) => {
-            tracing::debug!("checkpoint {name} is not readable ({e}); ignored");
-            None
+/// A checkpoint file read: `Err` says why it is not one of this version.
+fn parse(bytes: &[u8]) -> Result<Checkpoint, String> {
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| format!("it is not valid JSON ({e})"))?;
+    match value.get("version").and_then(Value::as_u64) {
+        Some(v) if v == u64::from(CHECKPOINT_VERSION) => {}
+        Some(v) => {
+            return Err(format!(
+                "it is of version {v}, not {CHECKPOINT_VERSION} (an earlier version did not record who wrote it)"
+            ))
         }
+        None => return Err("it has no version".into()),
     }
+    serde_json::from_value(value).map_err(|e| format!("it is not a checkpoint ({e})"))
 }
 
 #[cfg(test)]
@@ -445,7 +537,19 @@ mod tests {
             message: json!({"role": "user", "content": "[context-compact] summary"}),
             summary: None,
             created_at: "2026-01-01T00:00:00Z".into(),
+            session_id: "s".into(),
+            summarizer: SummarizerConfig {
+                provider: "custom".into(),
+                model: None,
+                fingerprint: "f".into(),
+            },
         }
+    }
+
+    /// The longest checkpoint `find_in` offers.
+    fn longest(found: Found) -> Option<Checkpoint> {
+        assert!(found.ignored.is_empty(), "{:?}", found.ignored);
+        found.checkpoints.into_iter().next()
     }
 
     #[test]
@@ -454,7 +558,7 @@ mod tests {
         let messages = list(10);
         let hashes = PrefixHashes::of(&messages, "anthropic");
         assert_eq!(
-            find_in(dir.path(), None, "s", &hashes, "anthropic").unwrap(),
+            longest(find_in(dir.path(), None, "s", &hashes, "anthropic").unwrap()),
             None
         );
         let archive = |n: u64| {
@@ -471,29 +575,31 @@ mod tests {
         let mut again = long.clone();
         again.message = json!({"role": "user", "content": "[context-compact] other"});
         assert!(!record_in(dir.path(), None, "s", &again).unwrap());
-        let found = find_in(dir.path(), None, "s", &hashes, "anthropic").unwrap();
+        let found = longest(find_in(dir.path(), None, "s", &hashes, "anthropic").unwrap());
         assert_eq!(found.as_ref(), Some(&long));
         // A list that differs at message 5: only the shorter prefix is its.
         let mut other = messages.clone();
         other[5]["content"] = json!("changed");
-        let found = find_in(
-            dir.path(),
-            None,
-            "s",
-            &PrefixHashes::of(&other, "anthropic"),
-            "anthropic",
-        )
-        .unwrap();
+        let found = longest(
+            find_in(
+                dir.path(),
+                None,
+                "s",
+                &PrefixHashes::of(&other, "anthropic"),
+                "anthropic",
+            )
+            .unwrap(),
+        );
         assert_eq!(found.as_ref(), Some(&short));
         // The archive of the long one pruned: the short one.
         std::fs::remove_file(dir.path().join("s/compact-20260101T000000Z-2.json")).unwrap();
-        let found = find_in(dir.path(), None, "s", &hashes, "anthropic").unwrap();
+        let found = longest(find_in(dir.path(), None, "s", &hashes, "anthropic").unwrap());
         assert_eq!(found.as_ref(), Some(&short));
         // Another format never matches.
-        assert_eq!(
-            find_in(dir.path(), None, "s", &hashes, "gemini").unwrap(),
-            None
-        );
+        assert!(find_in(dir.path(), None, "s", &hashes, "gemini")
+            .unwrap()
+            .checkpoints
+            .is_empty());
     }
 
     #[test]
@@ -517,14 +623,16 @@ mod tests {
             .map(|h| usize::from(h.join().unwrap()))
             .sum();
         assert_eq!(won, 1);
-        let found = find_in(
-            dir.path(),
-            None,
-            "s",
-            &PrefixHashes::of(&messages, "anthropic"),
-            "anthropic",
+        let found = longest(
+            find_in(
+                dir.path(),
+                None,
+                "s",
+                &PrefixHashes::of(&messages, "anthropic"),
+                "anthropic",
+            )
+            .unwrap(),
         )
-        .unwrap()
         .unwrap();
         assert!(found.summary.unwrap().starts_with("writer "));
         let entries: Vec<_> = names_in(&dir.path().join("s"))
@@ -534,5 +642,54 @@ mod tests {
             .collect();
         assert_eq!(entries.len(), 1, "{entries:?}");
         assert!(prefix_of_name(&entries[0]).is_some());
+    }
+
+    #[test]
+    fn planted_files_under_a_checkpoint_name_are_set_aside_and_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("s");
+        std::fs::create_dir_all(&session).unwrap();
+        let messages = list(8);
+        let hashes = PrefixHashes::of(&messages, "anthropic");
+        let archive = session.join("compact-20260101T000000Z-1.json");
+        std::fs::write(&archive, "[]").unwrap();
+        let name = |n: usize| file_name_of(&hashes.hex(n).unwrap());
+        // Not JSON, another version, the wrong prefix inside, too large.
+        std::fs::write(session.join(name(7)), "not json").unwrap();
+        let mut old =
+            serde_json::to_value(checkpoint_of(&messages, 6, &archive.display().to_string()))
+                .unwrap();
+        old["version"] = serde_json::json!(1);
+        std::fs::write(session.join(name(6)), old.to_string()).unwrap();
+        let mut wrong = checkpoint_of(&messages, 4, &archive.display().to_string());
+        wrong.prefix = hashes.hex(5).unwrap();
+        std::fs::write(session.join(name(5)), serde_json::to_vec(&wrong).unwrap()).unwrap();
+        std::fs::write(
+            session.join(name(4)),
+            vec![b' '; MAX_CHECKPOINT_BYTES as usize + 1],
+        )
+        .unwrap();
+        #[cfg(unix)]
+        {
+            let real = checkpoint_of(&messages, 3, &archive.display().to_string());
+            let elsewhere = dir.path().join("elsewhere.json");
+            std::fs::write(&elsewhere, serde_json::to_vec(&real).unwrap()).unwrap();
+            std::os::unix::fs::symlink(&elsewhere, session.join(name(3))).unwrap();
+        }
+        let valid = checkpoint_of(&messages, 2, &archive.display().to_string());
+        assert!(record_in(dir.path(), None, "s", &valid).unwrap());
+        let found = find_in(dir.path(), None, "s", &hashes, "anthropic").unwrap();
+        assert_eq!(found.checkpoints, vec![valid]);
+        let said = found.ignored.join("\n");
+        for why in [
+            "not valid JSON",
+            "of version 1",
+            "does not describe the messages",
+            "more than a checkpoint can be",
+        ] {
+            assert!(said.contains(why), "{why}: {said}");
+        }
+        #[cfg(unix)]
+        assert!(said.contains("symbolic link"), "{said}");
     }
 }

@@ -318,9 +318,11 @@ fn read_json_file(path: &Path, max_bytes: u64) -> io::Result<Value> {
 // ---------------------------------------------------------------------------------------------
 // Restoring
 
-/// Rebuilds the full conversation from a compacted list: every summary message (recognised by
-/// [`added::is_summary_message`]) is replaced by the messages of the archive it names, and
-/// summaries inside those archives (earlier compactions) are expanded in turn, so the result
+/// Rebuilds the full conversation from a compacted list: every summary message of the library
+/// (one the session's records name, see [`super::provenance`]: a message that merely starts
+/// like a summary is the caller's, and stays as it is) is replaced by the messages of the
+/// archive it names, and summaries inside those archives (earlier compactions) are expanded in
+/// turn, so the result
 /// equals the conversation before the first compaction plus everything added since. Notices of
 /// the strategies without a summary ([`added::notice_header`]) are summaries here too; a
 /// selective compaction's notice also stands for the kept and cleared messages after it
@@ -351,6 +353,9 @@ pub(crate) trait ArchiveSource {
     fn read_archive(&self, name: &str) -> Result<ArchiveBody, HistoryError>;
     /// The archive whose metadata holds exactly this summary text.
     fn find_by_summary(&self, content: &str) -> Option<String>;
+    /// The metadata of the archive `name` (an archive file name, already checked), if it is
+    /// there and readable.
+    fn read_meta(&self, name: &str) -> Option<Value>;
     /// Where the archives are, for messages.
     fn describe(&self) -> String;
 }
@@ -363,6 +368,10 @@ impl ArchiveSource for DirSource<'_> {
     }
     fn find_by_summary(&self, content: &str) -> Option<String> {
         find_by_summary(self.0, content)
+    }
+    fn read_meta(&self, name: &str) -> Option<Value> {
+        let meta = super::meta_name_for(name)?;
+        read_json_file(&self.0.join(meta), MAX_META_BYTES).ok()
     }
     fn describe(&self) -> String {
         self.0.display().to_string()
@@ -396,7 +405,7 @@ pub(crate) fn restore_from(
             continue;
         }
         let place = format!("messages[{index}]");
-        if !added::is_summary_message(message) {
+        if !super::provenance::recorded_in(source, message) {
             place_kept(&mut top_kept, &mut out, || {
                 Ok(match unshortened(message, &mut lists, &place)? {
                     Some(original) => Restored::Archived(original),
@@ -424,7 +433,7 @@ pub(crate) fn restore_from(
                 continue;
             }
             let place = format!("a message of {}", frame.name);
-            if !added::is_summary_message(&item) {
+            if !super::provenance::recorded_in(source, &item) {
                 place_kept(&mut frame.kept, &mut out, || {
                     Ok(Restored::Archived(
                         unshortened(&item, &mut lists, &place)?.unwrap_or(item),
@@ -716,6 +725,10 @@ fn archive_of(
     }
 }
 
+/// Metadata files larger than this are not read (one holds a summary: a few KB, rarely more
+/// than a few hundred).
+pub(crate) const MAX_META_BYTES: u64 = 16 * 1024 * 1024;
+
 /// The archive whose metadata holds exactly this summary text.
 fn find_by_summary(dir: &Path, content: &str) -> Option<String> {
     let mut candidates: Vec<(u64, String)> = fs::read_dir(dir)
@@ -729,7 +742,7 @@ fn find_by_summary(dir: &Path, content: &str) -> Option<String> {
     // Newest first: a later compaction is the likelier match.
     candidates.sort_unstable_by(|a, b| b.cmp(a));
     candidates.into_iter().find_map(|(_, meta_name)| {
-        let meta = read_json_file(&dir.join(meta_name), 16 * 1024 * 1024).ok()?;
+        let meta = read_json_file(&dir.join(meta_name), MAX_META_BYTES).ok()?;
         if meta.get("summary")?.as_str()? != content {
             return None;
         }

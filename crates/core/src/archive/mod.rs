@@ -58,8 +58,9 @@ use crate::base::error::ValidationError;
 
 mod audit;
 pub mod checkpoint;
-mod history;
+pub(crate) mod history;
 pub mod memory;
+pub mod provenance;
 pub mod recall;
 pub mod records;
 pub mod store;
@@ -106,18 +107,17 @@ pub fn session_dir(output_dir: &Path, session_id: &str) -> PathBuf {
 }
 
 /// Parses `compact-<timestamp>-<sequence>.json` into (timestamp, sequence). Anything else
-/// (metadata files, temporary files, `.lock`, the audit log) is `None`.
+/// (metadata files, temporary files, `.lock`, the audit log) is `None`. The grammar lives with
+/// the messages that name archives ([`crate::model::added::parse_archive_file_name`]).
 pub fn parse_archive_name(name: &str) -> Option<(&str, u64)> {
-    let stem = name.strip_prefix("compact-")?.strip_suffix(".json")?;
-    if stem.ends_with(".meta") {
-        return None;
-    }
-    parse_stem(stem)
+    crate::model::added::parse_archive_file_name(name)
 }
 
 /// Parses `compact-<timestamp>-<sequence>.meta.json` (the metadata beside an archive).
 pub fn parse_meta_name(name: &str) -> Option<(&str, u64)> {
-    parse_stem(name.strip_prefix("compact-")?.strip_suffix(".meta.json")?)
+    crate::model::added::parse_archive_stem(
+        name.strip_prefix("compact-")?.strip_suffix(".meta.json")?,
+    )
 }
 
 /// `compact-…-N.json` → `compact-…-N.meta.json`.
@@ -125,20 +125,6 @@ pub fn meta_name_for(archive_name: &str) -> Option<String> {
     parse_archive_name(archive_name)?;
     let stem = archive_name.strip_suffix(".json")?;
     Some(format!("{stem}.meta.json"))
-}
-
-fn parse_stem(stem: &str) -> Option<(&str, u64)> {
-    let (timestamp, sequence) = stem.rsplit_once('-')?;
-    let ts = timestamp.as_bytes();
-    let digits = |range: std::ops::Range<usize>| ts[range].iter().all(u8::is_ascii_digit);
-    if ts.len() != 16 || ts[8] != b'T' || ts[15] != b'Z' || !digits(0..8) || !digits(9..15) {
-        return None;
-    }
-    if sequence.is_empty() || !sequence.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let sequence: u64 = sequence.parse().ok()?;
-    Some((timestamp, sequence))
 }
 
 /// The instant a `YYYYMMDDTHHMMSSZ` timestamp names, when it is a valid UTC date and time.
@@ -423,30 +409,6 @@ pub fn persist_archive(
     })();
     let _ = lock.unlock();
     result
-}
-
-/// [`persist_messages`] into `store` when there is one (an object-store `outputDir` or the
-/// caller's `archiveStore`), else into `output_dir`.
-pub fn persist_in(
-    middle: &[Value],
-    output_dir: &Path,
-    store: Option<&crate::archive::store::ArchiveStore>,
-    session_id: &str,
-) -> io::Result<ArchiveFile> {
-    persist_archive_in(&Archive::of(middle), output_dir, store, session_id)
-}
-
-/// [`persist_archive`] into `store` when there is one, else into `output_dir`.
-pub fn persist_archive_in(
-    archive: &Archive<'_>,
-    output_dir: &Path,
-    store: Option<&crate::archive::store::ArchiveStore>,
-    session_id: &str,
-) -> io::Result<ArchiveFile> {
-    match store {
-        Some(store) => crate::archive::store::session::persist_archive(store, archive, session_id),
-        None => persist_archive(archive, output_dir, session_id),
-    }
 }
 
 /// The name of the per-session lock file.

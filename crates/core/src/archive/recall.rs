@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::history::{ArchiveInfo, HistoryError};
 use super::store::ArchiveStore;
 use super::{ArchiveSource, DirSource};
-use crate::model::added;
+use crate::model::added::{self, OwnSummaries};
 use crate::model::message::{role_of, Role};
 use crate::model::tokens::{self, Encoding};
 use crate::summary::prompt::{clip_middle, render_each, RenderLimits};
@@ -65,6 +65,9 @@ impl RecallRequest {
                     "`{key}` must be a message index (an integer, 0 or more), got {shown}. {USAGE}"
                 ))
             };
+            if let Some(name) = fields.get(key).and_then(crate::base::non_finite) {
+                return bad(name.to_string());
+            }
             match fields.get(key) {
                 None | Some(Value::Null) => Ok(None),
                 Some(Value::Number(n)) => match n.as_u64() {
@@ -243,27 +246,39 @@ impl Reader<'_> {
             );
         }
         // Rendered from the start of the archive, so a result names the tool that made it.
-        let rendered = render_each(&messages[..to], RenderLimits::unlimited());
-        let mut out = format!(
-            "Archive {name}, messages {from} to {} of {len} (from={from} to={to}):",
-            to - 1
-        );
+        let own = self.own(&messages[..to]);
+        let rendered = render_each(&messages[..to], RenderLimits::unlimited(), &own);
         let budget = self.max_tokens.saturating_sub(TRAILER_TOKENS);
-        let mut used = self.tokens(&out);
+        // The header says exactly what is shown: it is written once the messages that fit are
+        // known, and its share of the budget is kept for it.
+        let header = |shown_to: usize, shortened: bool| {
+            let what = if shown_to == from + 1 {
+                format!("message {from}")
+            } else {
+                format!("messages {from} to {}", shown_to - 1)
+            };
+            format!(
+                "Archive {name}, {what} of {len}{} (from={from} to={shown_to}):",
+                if shortened { ", shortened" } else { "" }
+            )
+        };
+        let mut used = self.tokens(&header(to, true));
+        let mut body = String::new();
         for index in from..to {
             let block = format!(
                 "\n\n--- message {index} · {} ---\n{}",
-                label(&messages[index]),
+                label(&messages[index], &own),
                 rendered[index].trim_end()
             );
             let cost = self.tokens(&block);
             if used + cost <= budget {
                 used += cost;
-                out.push_str(&block);
+                body.push_str(&block);
                 continue;
             }
             if index == from {
                 // One message larger than the whole budget: its beginning and end.
+                let mut out = header(from + 1, true);
                 out.push_str(&self.clipped(&block, budget.saturating_sub(used)));
                 if index + 1 < to {
                     out.push_str(&format!(
@@ -281,6 +296,8 @@ impl Reader<'_> {
                 }
                 return out;
             }
+            let mut out = header(index, false);
+            out.push_str(&body);
             out.push_str(&format!(
                 "\n\n[Messages {index} to {} are not shown: over this tool's {} tokens. Ask again with archive={name} from={index} to={to}.]",
                 to - 1,
@@ -288,7 +305,39 @@ impl Reader<'_> {
             ));
             return out;
         }
+        let mut out = header(to, false);
+        out.push_str(&body);
         out
+    }
+
+    /// The summaries and notices among `messages` (of one archive) that the session's records
+    /// name: labelled as earlier summaries and left out of searches. A message that only starts
+    /// like one is shown as the message it is.
+    fn own(&self, messages: &[Value]) -> OwnSummaries {
+        let mut own = OwnSummaries::none();
+        let dir;
+        let on_disk;
+        let on_store;
+        let source: &dyn ArchiveSource = match self.location {
+            Location::Dir(root) => {
+                dir = root.join(self.session_id);
+                on_disk = DirSource(&dir);
+                &on_disk
+            }
+            Location::Store(store) => {
+                on_store = super::store::session::StoreSource {
+                    store,
+                    session_id: self.session_id,
+                };
+                &on_store
+            }
+        };
+        for message in messages.iter().filter(|m| added::is_summary_message(m)) {
+            if super::provenance::recorded_in(source, message) {
+                own.insert(message);
+            }
+        }
+        own
     }
 
     /// `text` within `max_tokens`: its beginning and end.
@@ -316,13 +365,19 @@ impl Reader<'_> {
         for info in ordered {
             match self.read(&info.file_name) {
                 Ok(messages) => {
-                    let rendered = render_each(&messages, RenderLimits::unlimited());
+                    let own = self.own(&messages);
+                    let rendered = render_each(&messages, RenderLimits::unlimited(), &own);
                     for (index, (message, text)) in messages.iter().zip(rendered).enumerate() {
                         // A summary repeats what the earlier archives hold in full.
-                        if added::is_summary_message(message) {
+                        if own.contains(message) {
                             continue;
                         }
-                        documents.push((info.file_name.as_str(), index, label(message), text));
+                        documents.push((
+                            info.file_name.as_str(),
+                            index,
+                            label(message, &own),
+                            text,
+                        ));
                     }
                 }
                 Err(e) => unreadable.push(format!("{} ({e})", info.file_name)),
@@ -396,10 +451,10 @@ impl Reader<'_> {
     }
 }
 
-/// How a message is labelled: its role, and whether the library wrote it.
-fn label(message: &Value) -> String {
+/// How a message is labelled: its role, and whether the library wrote it (its records say so).
+fn label(message: &Value, own: &OwnSummaries) -> String {
     let role = role_of(message).map_or("unknown", Role::as_str);
-    if added::is_summary_message(message) {
+    if own.contains(message) {
         format!("{role}, an earlier summary")
     } else {
         role.to_string()

@@ -11,6 +11,21 @@
 //!   (every item between two other kinds of item) as one view message keeps them together.
 //! - Server-side calls (`web_search_call`, `file_search_call`, `code_interpreter_call`,
 //!   `image_generation_call`, `mcp_call`, `mcp_list_tools`) carry their own results.
+//!
+//! The same reader takes the OpenAI Agents SDK's items (`AgentInputItem` of `@openai/agents`,
+//! what its sessions store): the same protocol with the SDK's own names, which its model
+//! classes convert to the ones above before each request. Reading them here, and not through a
+//! conversion, keeps the archive holding the SDK's items, so a restore gives them back exactly.
+//! - calls and outputs name the call `callId`; a function's output is `function_call_result`,
+//!   a computer's `computer_call_result`, a program's `program` / `program_output`;
+//! - a tool output may be structured (`{type: 'text' | 'image' | 'file', …}`), message parts
+//!   carry `image` / `file` where the API has `image_url` / `file_data` / `file_id`, and an
+//!   assistant message may hold `audio` / `image` parts;
+//! - reasoning keeps its summary in `content` and its encrypted content in `providerData`;
+//! - built-in tools are `hosted_tool_call` items with the API's item in `providerData` (a
+//!   remote MCP server's approval request is answered by the `hosted_tool_call` named
+//!   `mcp_approval_response`);
+//! - `unknown` items carry a provider's item the SDK has no type for.
 
 use serde_json::{json, Map, Value};
 
@@ -38,10 +53,43 @@ pub(super) fn is_responses(object: &Map<String, Value>) -> bool {
         | "compaction"
         | "mcp_approval_request"
         | "mcp_approval_response"
-        | "mcp_list_tools" => true,
+        | "mcp_list_tools"
+        // The Agents SDK's own item types.
+        | "function_call_result"
+        | "computer_call_result"
+        | "tool_search_output" => true,
+        "program" | "program_output" => {
+            object.contains_key("call_id") || object.contains_key("callId")
+        }
         other => other.ends_with("_call") || other.ends_with("_call_output"),
     }
 }
+
+/// A call's id: `call_id`, or the Agents SDK's `callId`.
+fn call_id<'a>(f: &Fields<'a>) -> Result<Option<&'a str>, ValidationError> {
+    match f.optional_string("call_id")? {
+        Some(id) => Ok(Some(id)),
+        None => f.optional_string("callId"),
+    }
+}
+
+/// The id an output answers; missing, the error names `call_id` (or `callId` for the SDK's
+/// own types, which only have that name).
+fn required_call_id<'a>(f: &Fields<'a>, kind: &str) -> Result<&'a str, ValidationError> {
+    match call_id(f)? {
+        Some(id) => Ok(id),
+        None if SDK_ONLY.contains(&kind) => f.string("callId"),
+        None => f.string("call_id"),
+    }
+}
+
+/// Item types only the Agents SDK has (their call is named by `callId`).
+const SDK_ONLY: &[&str] = &[
+    "function_call_result",
+    "computer_call_result",
+    "program",
+    "program_output",
+];
 
 pub(super) fn read(
     index: usize,
@@ -56,6 +104,10 @@ pub(super) fn read(
     let assistant = |blocks: Vec<(Value, PartRef)>| ItemView {
         side: Side::Assistant,
         blocks,
+    };
+    let results = |id: &str, content: Value| ItemView {
+        side: Side::Results,
+        blocks: vec![(tool_result_block(id, content, false), PartRef::Item)],
     };
     Ok(match kind {
         "message" => read_message(&f)?,
@@ -77,7 +129,16 @@ pub(super) fn read(
                     PartRef::Item,
                 ));
             }
-            if let Some(encrypted) = f.optional_string("encrypted_content")? {
+            // The SDK keeps the encrypted content in `providerData`, and sends it as
+            // `encrypted_content`.
+            let provider = object.get("providerData").and_then(Value::as_object);
+            let encrypted = match f.optional_string("encrypted_content")? {
+                Some(encrypted) => Some(encrypted),
+                None => provider
+                    .and_then(|p| p.get("encryptedContent").or(p.get("encrypted_content")))
+                    .and_then(Value::as_str),
+            };
+            if let Some(encrypted) = encrypted {
                 blocks.push((
                     json!({"type": "redacted_thinking", "data": encrypted}),
                     PartRef::Item,
@@ -107,29 +168,54 @@ pub(super) fn read(
         "mcp_approval_response" => {
             let id = f.string("approval_request_id")?;
             reader.answer(Some(id), None);
-            let approved = object.get("approve").and_then(Value::as_bool) == Some(true);
-            let text = if approved { "approved" } else { "denied" };
-            ItemView {
-                side: Side::Results,
-                blocks: vec![(
-                    tool_result_block(id, Value::String(text.into()), false),
-                    PartRef::Item,
-                )],
-            }
+            results(id, approval_text(object.get("approve")))
         }
-        output if output.ends_with("_call_output") => {
+        "hosted_tool_call" => read_hosted(&f, reader)?,
+        "program" => {
+            let id = required_call_id(&f, kind)?;
+            reader.call_made(id, "program");
+            let code = f.optional_string("code")?.unwrap_or("");
+            assistant(vec![(
+                json!({"type": "tool_use", "id": id, "name": "program", "input": {"code": code}}),
+                PartRef::Item,
+            )])
+        }
+        "program_output" => {
+            let id = required_call_id(&f, kind)?;
+            reader.answer(Some(id), None);
+            // The SDK's `output`, the API's `result`.
+            let text = match f.optional_string("output")? {
+                Some(text) => Some(text),
+                None => f.optional_string("result")?,
+            };
+            results(id, Value::String(text.unwrap_or("").to_string()))
+        }
+        // A client-side tool search is answered by its output (with the call's id); a
+        // server-side one holds its result.
+        "tool_search_output" => match call_id(&f)? {
+            Some(id) => {
+                reader.answer(Some(id), None);
+                let tools = object.get("tools").cloned().unwrap_or(Value::Null);
+                results(id, Value::String(tools.to_string()))
+            }
+            None => assistant(vec![(
+                json_text_block(&Value::Object(object.clone())),
+                PartRef::Item,
+            )]),
+        },
+        output
+            if output.ends_with("_call_output")
+                || output == "function_call_result"
+                || output == "computer_call_result" =>
+        {
             let id = match output {
                 "local_shell_call_output" => f.string("id")?,
-                _ => f.string("call_id")?,
+                _ => required_call_id(&f, kind)?,
             };
             reader.answer(Some(id), None);
-            let content = output_content(&f)?;
-            ItemView {
-                side: Side::Results,
-                blocks: vec![(tool_result_block(id, content, false), PartRef::Item)],
-            }
+            results(id, output_content(&f)?)
         }
-        call if call.ends_with("_call") => match f.optional_string("call_id")? {
+        call if call.ends_with("_call") => match call_id(&f)? {
             Some(id) => {
                 let tool = call.trim_end_matches("_call");
                 let name = f.optional_string("name")?.unwrap_or(tool);
@@ -153,7 +239,8 @@ pub(super) fn read(
                 PartRef::Item,
             )]),
         },
-        "mcp_list_tools" => assistant(vec![(
+        // What the model returned that the SDK has no type for (in `providerData`).
+        "mcp_list_tools" | "unknown" => assistant(vec![(
             json_text_block(&Value::Object(object.clone())),
             PartRef::Item,
         )]),
@@ -166,12 +253,76 @@ pub(super) fn read(
     })
 }
 
+/// An approval's answer as the tool result the view pairs with the request.
+fn approval_text(approve: Option<&Value>) -> Value {
+    let approved = approve.and_then(Value::as_bool) == Some(true);
+    Value::String(if approved { "approved" } else { "denied" }.into())
+}
+
+/// The Agents SDK's `hosted_tool_call`: a built-in tool the API ran, with the API's own item in
+/// `providerData`. A remote MCP server's approval request and the SDK's answer to it are a call
+/// and its result, which a compaction keeps together; the other built-in calls hold their
+/// result.
+fn read_hosted(f: &Fields<'_>, reader: &mut Reader) -> Result<ItemView, ValidationError> {
+    let object = f.object;
+    let provider = object.get("providerData").and_then(Value::as_object);
+    let provider_str = |key: &str| provider.and_then(|p| p.get(key)).and_then(Value::as_str);
+    let name = f.optional_string("name")?;
+    let what = provider_str("type").or(name).unwrap_or("");
+    if what == "mcp_approval_request" {
+        if let Some(id) = provider_str("id").or(f.optional_string("id")?) {
+            let tool = provider_str("name").or(name).unwrap_or("mcp");
+            reader.call_made(id, tool);
+            let arguments = provider_str("arguments")
+                .or(f.optional_string("arguments")?)
+                .unwrap_or("{}");
+            return Ok(ItemView {
+                side: Side::Assistant,
+                blocks: vec![(
+                    json!({"type": "tool_use", "id": id, "name": tool, "input": parse_arguments(arguments)}),
+                    PartRef::Item,
+                )],
+            });
+        }
+    }
+    if what == "mcp_approval_response" {
+        if let Some(id) = provider_str("approval_request_id").or(provider_str("approvalRequestId"))
+        {
+            reader.answer(Some(id), None);
+            return Ok(ItemView {
+                side: Side::Results,
+                blocks: vec![(
+                    tool_result_block(
+                        id,
+                        approval_text(provider.and_then(|p| p.get("approve"))),
+                        false,
+                    ),
+                    PartRef::Item,
+                )],
+            });
+        }
+    }
+    let block = match (what, provider.and_then(|p| p.get("result"))) {
+        ("image_generation_call" | "image_generation", Some(image)) => {
+            media_block(Some("image/png"), image)
+        }
+        _ => json_text_block(&Value::Object(object.clone())),
+    };
+    Ok(ItemView {
+        side: Side::Assistant,
+        blocks: vec![(block, PartRef::Item)],
+    })
+}
+
 /// A call's input in the view: its JSON `arguments`, a custom tool's free-form `input`, or
 /// the built-in tools' `action` / `operation`, in the shape the ledger reads for shells and
 /// patches.
 fn call_input(tool: &str, object: &Map<String, Value>) -> Value {
-    if let Some(arguments) = object.get("arguments").and_then(Value::as_str) {
-        return parse_arguments(arguments);
+    match object.get("arguments") {
+        Some(Value::String(arguments)) => return parse_arguments(arguments),
+        // A tool search's arguments are an object.
+        Some(arguments) if !arguments.is_null() => return arguments.clone(),
+        _ => {}
     }
     if let Some(input) = object.get("input").and_then(Value::as_str) {
         return json!({ "input": input });
@@ -255,13 +406,19 @@ fn content_block(part: &Fields<'_>) -> Result<Value, ValidationError> {
         "refusal" => text_block(part.string("refusal")?),
         // Billed like Chat Completions' `image_url` part (the tile rule, by `detail`), so it is
         // read as one; an Anthropic image block would be counted by Anthropic's pixel rule.
-        "input_image" => match (object.get("image_url"), object.get("file_id")) {
-            (Some(url @ Value::String(_)), _) => {
+        // The SDK names the image `image`: a URL or data URL, or `{id}` of an uploaded file.
+        "input_image" => match (
+            object.get("image_url"),
+            object.get("file_id"),
+            object.get("image"),
+        ) {
+            (Some(url @ Value::String(_)), _, _) | (_, _, Some(url @ Value::String(_))) => {
                 let detail = object.get("detail").cloned().unwrap_or(json!("auto"));
                 json!({"type": "image_url", "image_url": {"url": url, "detail": detail}})
             }
-            (_, Some(Value::String(id))) => {
-                json!({"type": "image", "source": {"type": "file", "file_id": id}})
+            (_, Some(Value::String(id)), _) => file_image(id),
+            (_, _, Some(Value::Object(image))) if image.get("id").is_some_and(Value::is_string) => {
+                file_image(image["id"].as_str().unwrap_or(""))
             }
             _ => return Err(part.error("image_url", "is missing (or file_id)")),
         },
@@ -271,38 +428,166 @@ fn content_block(part: &Fields<'_>) -> Result<Value, ValidationError> {
             } else if let Some(url) = object.get("file_url").filter(|d| d.is_string()) {
                 json!({"type": "document", "source": {"type": "url", "url": url}})
             } else if let Some(id) = object.get("file_id").and_then(Value::as_str) {
-                json!({"type": "document", "source": {"type": "file", "file_id": id}})
+                file_document(id)
+            } else if let Some(file) = object.get("file").filter(|f| !f.is_null()) {
+                // The SDK's `file`: inline data or a URL, `{id}` or `{url}`.
+                sdk_file(file)
             } else {
                 return Err(part.error("file_data", "is missing (or file_id, file_url)"));
             }
         }
         // Counted as OpenAI Chat's audio part, which has the same shape.
         "input_audio" => Value::Object(object.clone()),
+        // The SDK's audio part (`{audio, format, transcript}`), counted as the same audio.
+        "audio" => match object.get("audio") {
+            Some(Value::String(data)) => json!({"type": "input_audio", "input_audio": {
+                "data": data, "format": object.get("format").cloned().unwrap_or(Value::Null)}}),
+            _ => json_text_block(&Value::Object(object.clone())),
+        },
+        // The SDK's image in an assistant message (`{image}`: a URL or data URL).
+        "image" => match object.get("image") {
+            Some(url @ Value::String(_)) => {
+                json!({"type": "image_url", "image_url": {"url": url, "detail": "auto"}})
+            }
+            _ => json_text_block(&Value::Object(object.clone())),
+        },
         _ => json_text_block(&Value::Object(object.clone())),
     })
 }
 
+fn file_image(id: &str) -> Value {
+    json!({"type": "image", "source": {"type": "file", "file_id": id}})
+}
+
+fn file_document(id: &str) -> Value {
+    json!({"type": "document", "source": {"type": "file", "file_id": id}})
+}
+
+/// The SDK's `file` of an `input_file` part or a file tool output: a data URL or base64 (a
+/// PDF, as the API reads `file_data`), a URL, `{id}`, `{url}`, or `{data, mediaType}`.
+fn sdk_file(file: &Value) -> Value {
+    match file {
+        Value::String(s) if s.starts_with("http://") || s.starts_with("https://") => {
+            json!({"type": "document", "source": {"type": "url", "url": s}})
+        }
+        Value::String(_) => media_block(Some("application/pdf"), file),
+        Value::Object(o) => {
+            if let Some(id) = o.get("id").and_then(Value::as_str) {
+                file_document(id)
+            } else if let Some(url) = o.get("url").and_then(Value::as_str) {
+                json!({"type": "document", "source": {"type": "url", "url": url}})
+            } else {
+                let media = o
+                    .get("mediaType")
+                    .and_then(Value::as_str)
+                    .unwrap_or("application/pdf");
+                media_block(Some(media), o.get("data").unwrap_or(&Value::Null))
+            }
+        }
+        _ => json_text_block(file),
+    }
+}
+
+/// The SDK's image of a tool output: a URL or data URL, `{url}`, `{fileId}`, or
+/// `{data, mediaType}` (base64 or bytes).
+fn sdk_image(image: Option<&Value>, detail: Option<&Value>) -> Value {
+    let detail = detail.cloned().unwrap_or(json!("auto"));
+    let url =
+        |url: &Value| json!({"type": "image_url", "image_url": {"url": url, "detail": detail}});
+    match image {
+        Some(s @ Value::String(_)) => url(s),
+        Some(Value::Object(o)) => {
+            if let Some(u) = o.get("url").filter(|u| u.is_string()) {
+                url(u)
+            } else if let Some(id) = o.get("fileId").and_then(Value::as_str) {
+                file_image(id)
+            } else {
+                let media = o
+                    .get("mediaType")
+                    .and_then(Value::as_str)
+                    .unwrap_or("image/png");
+                match o.get("data") {
+                    Some(Value::String(data)) if !data.starts_with("data:") => {
+                        url(&Value::String(format!("data:{media};base64,{data}")))
+                    }
+                    Some(data) => media_block(Some(media), data),
+                    None => media_block(Some(media), &Value::Null),
+                }
+            }
+        }
+        _ => json_text_block(&json!({"type": "image"})),
+    }
+}
+
 /// A call output's content: text, or parts (`input_text`, `input_image`, `input_file`), or
-/// a computer call's screenshot.
+/// a computer call's screenshot, or a shell's outputs; the SDK's structured output
+/// (`{type: 'text' | 'image' | 'file'}`) as the same.
 fn output_content(f: &Fields<'_>) -> Result<Value, ValidationError> {
     Ok(match f.object.get("output") {
         Some(Value::String(text)) => Value::String(text.clone()),
+        // A shell call's outputs (`[{stdout, stderr, outcome}]`, the API's and the SDK's):
+        // what the model reads of them is their text.
+        Some(Value::Array(entries)) if entries.iter().any(is_shell_output) => {
+            Value::String(shell_text(entries))
+        }
         Some(Value::Array(_)) => Value::Array(
             f.objects("output")?
                 .into_iter()
                 .map(|(_, part)| content_block(&part))
                 .collect::<Result<_, _>>()?,
         ),
-        Some(Value::Object(output)) => match output.get("image_url") {
-            // A computer call's screenshot, billed as an OpenAI image (see `input_image`).
-            Some(url @ Value::String(_)) => Value::Array(vec![
-                json!({"type": "image_url", "image_url": {"url": url, "detail": "auto"}}),
-            ]),
-            _ => Value::String(Value::Object(output.clone()).to_string()),
-        },
+        Some(Value::Object(output)) => {
+            let kind = output.get("type").and_then(Value::as_str);
+            match (kind, output.get("image_url"), output.get("data")) {
+                // A computer call's screenshot (the API's `image_url`, the SDK's `data`),
+                // billed as an OpenAI image (see `input_image`).
+                (_, Some(url @ Value::String(_)), _)
+                | (Some("computer_screenshot"), _, Some(url @ Value::String(_))) => {
+                    Value::Array(vec![
+                        json!({"type": "image_url", "image_url": {"url": url, "detail": "auto"}}),
+                    ])
+                }
+                (Some("text"), _, _) => Value::String(
+                    output
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                ),
+                (Some("image"), _, _) => {
+                    Value::Array(vec![sdk_image(output.get("image"), output.get("detail"))])
+                }
+                (Some("file"), _, _) => {
+                    Value::Array(vec![sdk_file(output.get("file").unwrap_or(&Value::Null))])
+                }
+                _ => Value::String(Value::Object(output.clone()).to_string()),
+            }
+        }
         None | Some(Value::Null) => Value::String(String::new()),
         Some(other) => Value::String(other.to_string()),
     })
+}
+
+fn is_shell_output(entry: &Value) -> bool {
+    entry.as_object().is_some_and(|o| {
+        !o.contains_key("type") && (o.contains_key("stdout") || o.contains_key("stderr"))
+    })
+}
+
+fn shell_text(entries: &[Value]) -> String {
+    let mut text = Vec::new();
+    for entry in entries {
+        for key in ["stdout", "stderr"] {
+            if let Some(s) = entry
+                .get(key)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            {
+                text.push(s);
+            }
+        }
+    }
+    text.join("\n")
 }
 
 pub(super) fn edit(item: &mut Value, part: PartRef, edit: &Edit) -> bool {
@@ -315,10 +600,7 @@ pub(super) fn edit(item: &mut Value, part: PartRef, edit: &Edit) -> bool {
         (PartRef::Text, Edit::Remove) => false,
         (PartRef::Item, Edit::Replace(block)) => {
             if block.get("type").and_then(Value::as_str) == Some("tool_result") {
-                object.insert(
-                    "output".into(),
-                    Value::String(result_text(block.get("content"))),
-                );
+                set_output(object, result_text(block.get("content")));
             }
             true
         }
@@ -345,6 +627,42 @@ pub(super) fn edit(item: &mut Value, part: PartRef, edit: &Edit) -> bool {
             true
         }
         (PartRef::ToolCall(_), _) => true,
+    }
+}
+
+/// Gives a tool output its shortened text, in the field and shape its type has: a shell's
+/// outputs stay a list of one output, a program's output is the API's `result` or the SDK's
+/// `output`. A screenshot, a tool search's tools and an approval are left as they are: they
+/// have no text to shorten.
+fn set_output(object: &mut Map<String, Value>, text: String) {
+    let kind = object.get("type").and_then(Value::as_str).unwrap_or("");
+    match kind {
+        "computer_call_output"
+        | "computer_call_result"
+        | "tool_search_output"
+        | "mcp_approval_response"
+        | "hosted_tool_call" => {}
+        "program_output" if object.contains_key("result") => {
+            object.insert("result".into(), Value::String(text));
+        }
+        _ => match object.get("output") {
+            Some(Value::Array(entries)) if entries.iter().any(is_shell_output) => {
+                let outcome = entries
+                    .iter()
+                    .find_map(|e| e.get("outcome").cloned())
+                    .unwrap_or(Value::Null);
+                let mut entry = Map::new();
+                entry.insert("stdout".into(), Value::String(text));
+                entry.insert("stderr".into(), Value::String(String::new()));
+                if !outcome.is_null() {
+                    entry.insert("outcome".into(), outcome);
+                }
+                object.insert("output".into(), Value::Array(vec![Value::Object(entry)]));
+            }
+            _ => {
+                object.insert("output".into(), Value::String(text));
+            }
+        },
     }
 }
 

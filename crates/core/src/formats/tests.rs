@@ -369,3 +369,172 @@ fn counting_item_by_item_refuses_what_reading_the_whole_list_refuses() {
     assert_eq!(error, whole);
     assert_eq!(error.index, Some(0));
 }
+
+/// A view's messages without the items they stand for: what counting, pairing and the
+/// summarizer read.
+fn view_blocks(view: &View) -> Vec<Value> {
+    view.messages
+        .iter()
+        .map(|m| {
+            let mut m = m.clone();
+            m.as_object_mut().unwrap().remove(SOURCE_KEY);
+            m
+        })
+        .collect()
+}
+
+/// The OpenAI Agents SDK's items (`AgentInputItem`, as its sessions store them) and the
+/// Responses items its model class sends for them (`getInputItems` of `@openai/agents-openai`).
+fn agents_sdk_and_wire() -> (Vec<Value>, Vec<Value>) {
+    let png = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+    let sdk = items(json!([
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": [
+            {"type": "input_text", "text": "What is in this picture and in notes.pdf?"},
+            {"type": "input_image", "image": png, "detail": "low"},
+            {"type": "input_file", "file": {"id": "file_123"}, "filename": "notes.pdf"}
+        ]},
+        {"type": "reasoning", "id": "rs_1", "content": [{"type": "input_text", "text": "Read the file first."}],
+         "rawContent": [{"type": "reasoning_text", "text": "raw chain of thought, never sent"}],
+         "providerData": {"encryptedContent": "gAAAAB-encrypted"}},
+        {"type": "function_call", "id": "fc_1", "callId": "call_a", "name": "read_file",
+         "arguments": "{\"path\":\"src/main.rs\"}", "status": "completed", "providerData": {"x": 1}},
+        {"type": "shell_call", "callId": "call_b", "status": "completed",
+         "action": {"commands": ["ls -la", "cat Cargo.toml"], "timeoutMs": 1000}},
+        {"type": "function_call_result", "callId": "call_a", "name": "read_file", "status": "completed",
+         "output": {"type": "text", "text": "fn main() { println!(\"hi\"); }"}},
+        {"type": "shell_call_output", "callId": "call_b",
+         "output": [{"stdout": "total 8\nCargo.toml", "stderr": "", "outcome": {"type": "exit", "exitCode": 0}},
+                    {"stdout": "[package]", "stderr": "warning", "outcome": {"type": "exit", "exitCode": 0}}]},
+        {"type": "apply_patch_call", "callId": "call_c", "status": "completed",
+         "operation": {"type": "update_file", "path": "src/main.rs", "diff": "-hi\n+hello"}},
+        {"type": "apply_patch_call_output", "callId": "call_c", "status": "completed", "output": "Done"},
+        {"type": "function_call", "callId": "call_d", "name": "screenshot", "arguments": "{}"},
+        {"type": "function_call_result", "callId": "call_d", "name": "screenshot", "status": "completed",
+         "output": [{"type": "input_text", "text": "here"}, {"type": "input_image", "image": png}]},
+        {"type": "message", "role": "assistant", "status": "completed", "id": "msg_1",
+         "content": [{"type": "output_text", "text": "A one-pixel image and a short file."}]}
+    ]));
+    let wire = items(json!([
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": [
+            {"type": "input_text", "text": "What is in this picture and in notes.pdf?"},
+            {"type": "input_image", "image_url": png, "detail": "low"},
+            {"type": "input_file", "file_id": "file_123", "filename": "notes.pdf"}
+        ]},
+        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Read the file first."}],
+         "encrypted_content": "gAAAAB-encrypted"},
+        {"type": "function_call", "id": "fc_1", "call_id": "call_a", "name": "read_file",
+         "arguments": "{\"path\":\"src/main.rs\"}", "status": "completed"},
+        {"type": "shell_call", "call_id": "call_b", "status": "completed",
+         "action": {"commands": ["ls -la", "cat Cargo.toml"], "timeout_ms": 1000, "max_output_length": null}},
+        {"type": "function_call_output", "call_id": "call_a", "output": "fn main() { println!(\"hi\"); }"},
+        {"type": "shell_call_output", "call_id": "call_b",
+         "output": [{"stdout": "total 8\nCargo.toml", "stderr": "", "outcome": {"type": "exit", "exit_code": 0}},
+                    {"stdout": "[package]", "stderr": "warning", "outcome": {"type": "exit", "exit_code": 0}}]},
+        {"type": "apply_patch_call", "call_id": "call_c", "status": "completed",
+         "operation": {"type": "update_file", "path": "src/main.rs", "diff": "-hi\n+hello"}},
+        {"type": "apply_patch_call_output", "call_id": "call_c", "status": "completed", "output": "Done"},
+        {"type": "function_call", "call_id": "call_d", "name": "screenshot", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "call_d",
+         "output": [{"type": "input_text", "text": "here"}, {"type": "input_image", "image_url": png}]},
+        {"type": "message", "role": "assistant", "status": "completed", "id": "msg_1",
+         "content": [{"type": "output_text", "text": "A one-pixel image and a short file."}]}
+    ]));
+    (sdk, wire)
+}
+
+#[test]
+fn the_agents_sdk_items_read_as_the_responses_items_they_are_sent_as() {
+    let (sdk, wire) = agents_sdk_and_wire();
+    assert_eq!(detect(&sdk, None).unwrap(), Format::Responses);
+    let sdk_view = view(Format::Responses, &sdk).unwrap();
+    let wire_view = view(Format::Responses, &wire).unwrap();
+    assert_eq!(sdk_view.groups, wire_view.groups);
+    assert_eq!(view_blocks(&sdk_view), view_blocks(&wire_view));
+    // Every call is answered: the calls of one turn and their outputs are one view message each.
+    assert!(crate::model::check::check_conversation(&sdk_view.messages).is_empty());
+    assert_eq!(sdk_view.groups[2], 2..5);
+    assert_eq!(sdk_view.groups[3], 5..7);
+    // The same tokens as what the API is sent, item by item.
+    let encoding = crate::model::tokens::Encoding::default();
+    for (index, (a, b)) in sdk.iter().zip(&wire).enumerate() {
+        assert_eq!(
+            count_item(encoding, Format::Responses, index, a).unwrap(),
+            count_item(encoding, Format::Responses, index, b).unwrap(),
+            "item {index}: {a}"
+        );
+    }
+    // An unchanged view message writes back the SDK's very items.
+    for (message, range) in sdk_view.messages.iter().zip(&sdk_view.groups) {
+        assert_eq!(
+            to_format(Format::Responses, message),
+            sdk[range.clone()].to_vec()
+        );
+    }
+}
+
+#[test]
+fn an_agents_sdk_result_without_its_call_is_reported_and_one_without_call_id_refused() {
+    let orphan = items(json!([
+        {"role": "user", "content": "go"},
+        {"type": "function_call_result", "callId": "nope", "name": "f", "status": "completed", "output": "x"}
+    ]));
+    let view = view(Format::Responses, &orphan).unwrap();
+    assert!(!crate::model::check::check_conversation(&view.messages).is_empty());
+    let nameless = items(
+        json!([{"type": "function_call_result", "name": "f", "status": "completed", "output": "x"}]),
+    );
+    let error = super::view(Format::Responses, &nameless).unwrap_err();
+    assert_eq!(error.to_string(), "messages[0].callId is missing");
+}
+
+#[test]
+fn a_shortened_agents_sdk_output_keeps_the_shape_of_its_type() {
+    let (sdk, _) = agents_sdk_and_wire();
+    let view = view(Format::Responses, &sdk).unwrap();
+    // The results of the first turn: a function's structured output and a shell's outputs.
+    let mut shortened = view.messages[3].clone();
+    shortened["content"][0]["content"] = json!("fn main… [shortened]");
+    shortened["content"][1]["content"] = json!("total 8… [shortened]");
+    let written = to_format(Format::Responses, &shortened);
+    assert_eq!(written.len(), 2);
+    assert_eq!(written[0]["type"], "function_call_result");
+    assert_eq!(written[0]["callId"], "call_a");
+    assert_eq!(written[0]["output"], "fn main… [shortened]");
+    assert_eq!(written[1]["type"], "shell_call_output");
+    assert_eq!(
+        written[1]["output"],
+        json!([{"stdout": "total 8… [shortened]", "stderr": "", "outcome": {"type": "exit", "exitCode": 0}}])
+    );
+    // Reasoning removed by the thinking policy: the item goes, the calls stay.
+    let mut stripped = view.messages[2].clone();
+    stripped["content"].as_array_mut().unwrap().drain(0..2);
+    let written = to_format(Format::Responses, &stripped);
+    assert_eq!(written, sdk[3..5].to_vec());
+}
+
+#[test]
+fn a_hosted_mcp_approval_and_its_answer_stay_a_pair() {
+    let list = items(json!([
+        {"role": "user", "content": "deploy"},
+        {"type": "hosted_tool_call", "name": "mcp_approval_request", "id": "mcpr_1",
+         "providerData": {"type": "mcp_approval_request", "id": "mcpr_1", "name": "deploy",
+                          "arguments": "{\"env\":\"prod\"}", "server_label": "ops"}},
+        {"type": "hosted_tool_call", "name": "mcp_approval_response",
+         "providerData": {"approve": true, "approval_request_id": "mcpr_1"}},
+        {"type": "hosted_tool_call", "name": "web_search_call", "status": "completed",
+         "providerData": {"type": "web_search_call", "action": {"type": "search", "query": "weather"}}}
+    ]));
+    assert_eq!(detect(&list, None).unwrap(), Format::Responses);
+    let view = view(Format::Responses, &list).unwrap();
+    assert_eq!(view.groups, vec![0..1, 1..2, 2..3, 3..4]);
+    assert_eq!(view.messages[1]["content"][0]["type"], "tool_use");
+    assert_eq!(view.messages[2]["content"][0]["tool_use_id"], "mcpr_1");
+    assert_eq!(view.messages[2]["content"][0]["content"], "approved");
+    assert!(crate::model::check::check_conversation(&view.messages).is_empty());
+    // Without its request, the answer is reported.
+    let orphan = vec![list[0].clone(), list[2].clone()];
+    let view = super::view(Format::Responses, &orphan).unwrap();
+    assert!(!crate::model::check::check_conversation(&view.messages).is_empty());
+}

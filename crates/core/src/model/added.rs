@@ -14,9 +14,133 @@ use crate::model::message::{block_type, role_of, Role};
 /// summary in its middle (UC-002) and `restoreMessages` can find the archive it names.
 pub const SUMMARY_PREFIX: &str = "[context-compact] ";
 
-/// Is this message a summary written by this library?
+/// Parses an archive's file name, `compact-<timestamp>-<sequence>.json`, into (timestamp,
+/// sequence). Anything else (metadata files, temporary files, `.lock`, the audit log) is `None`.
+/// The messages the library adds name archives by it, and nothing else is ever read from them.
+pub fn parse_archive_file_name(name: &str) -> Option<(&str, u64)> {
+    let stem = name.strip_prefix("compact-")?.strip_suffix(".json")?;
+    if stem.ends_with(".meta") {
+        return None;
+    }
+    parse_archive_stem(stem)
+}
+
+/// Is `name` an archive's file name ([`parse_archive_file_name`])?
+pub fn is_archive_file_name(name: &str) -> bool {
+    parse_archive_file_name(name).is_some()
+}
+
+/// `<YYYYMMDDTHHMMSSZ>-<sequence>` into (timestamp, sequence).
+pub fn parse_archive_stem(stem: &str) -> Option<(&str, u64)> {
+    let (timestamp, sequence) = stem.rsplit_once('-')?;
+    let ts = timestamp.as_bytes();
+    let digits = |range: std::ops::Range<usize>| ts[range].iter().all(u8::is_ascii_digit);
+    if ts.len() != 16 || ts[8] != b'T' || ts[15] != b'Z' || !digits(0..8) || !digits(9..15) {
+        return None;
+    }
+    if sequence.is_empty() || !sequence.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let sequence: u64 = sequence.parse().ok()?;
+    Some((timestamp, sequence))
+}
+
+/// Does this message have the shape of a summary or notice of this library (it starts with
+/// [`SUMMARY_PREFIX`])? The shape alone says nothing of who wrote it: a user, a tool output
+/// pasted by one, or a model can start a message so. Whether the library did is
+/// [`OwnSummaries::contains`], from its records.
 pub fn is_summary_message(message: &Value) -> bool {
     summary_text(message).is_some()
+}
+
+/// The summaries and notices this library wrote, among the messages of a list (SPEC §11): those
+/// its records name — the metadata beside the archive a summary names, a checkpoint — found by
+/// the archive layer (`archive::provenance`). A message that merely starts with
+/// [`SUMMARY_PREFIX`] is the caller's: it is summarized, carried and restored as the caller's
+/// text, never parsed for sections or used to read an archive.
+///
+/// A summary is identified by the SHA-256 of its text without a trailing thinking line
+/// ([`summary_identity`]): the thinking line belongs to the messages after it, and a checkpoint
+/// reused later ends with another one.
+#[derive(Debug, Clone, Default)]
+pub struct OwnSummaries {
+    digests: std::sync::Arc<std::collections::HashSet<[u8; 32]>>,
+}
+
+impl OwnSummaries {
+    /// No message is the library's.
+    pub fn none() -> OwnSummaries {
+        OwnSummaries::default()
+    }
+
+    /// These messages, and only these, are the library's (each must have the shape of one).
+    pub fn of<'a>(messages: impl IntoIterator<Item = &'a Value>) -> OwnSummaries {
+        let mut own = OwnSummaries::default();
+        for message in messages {
+            own.insert(message);
+        }
+        own
+    }
+
+    /// `message` is the library's too.
+    pub fn insert(&mut self, message: &Value) {
+        if let Some(digest) = summary_identity(message) {
+            std::sync::Arc::make_mut(&mut self.digests).insert(digest);
+        }
+    }
+
+    /// Was `message` written by the library (a summary or notice its records name)?
+    pub fn contains(&self, message: &Value) -> bool {
+        !self.digests.is_empty()
+            && summary_identity(message).is_some_and(|digest| self.digests.contains(&digest))
+    }
+
+    /// How many summaries are known.
+    pub fn len(&self) -> usize {
+        self.digests.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.digests.is_empty()
+    }
+}
+
+/// The identity of a summary or notice message: the SHA-256 of its text
+/// ([`summary_text`]) without a trailing thinking line. `None` for any other message.
+pub fn summary_identity(message: &Value) -> Option<[u8; 32]> {
+    let text = summary_text(message)?;
+    let digest = ring::digest::digest(
+        &ring::digest::SHA256,
+        text_without_thinking_line(text).as_bytes(),
+    );
+    let mut out = [0u8; 32];
+    out.copy_from_slice(digest.as_ref());
+    Some(out)
+}
+
+/// [`summary_identity`] as lowercase hex (how the archive metadata records it).
+pub fn summary_identity_hex(message: &Value) -> Option<String> {
+    summary_identity(message).map(|bytes| {
+        bytes.iter().fold(String::with_capacity(64), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
+    })
+}
+
+/// The text of a summary without its thinking line, as [`without_thinking_line`] leaves it.
+///
+/// The line is written after a blank line; only that separator goes with it, so the text before
+/// keeps its own trailing white space (the last entry of a section is exactly as long as its
+/// header says, spaces and newlines included).
+pub fn text_without_thinking_line(text: &str) -> &str {
+    let trimmed = text.trim_end();
+    match trimmed.rsplit_once('\n') {
+        Some((before, last)) if parse_thinking_line(last).is_some() => {
+            before.strip_suffix('\n').unwrap_or(before)
+        }
+        _ => text,
+    }
 }
 
 /// The text of a summary or notice message: the content of a user message we wrote, or the
@@ -84,10 +208,7 @@ pub fn summary_body(message: &Value) -> Option<&str> {
         Some((_, body)) => body.trim_start_matches('\n'),
         None => "",
     };
-    Some(match body.rfind(THINKING_LINE_START) {
-        Some(at) if !body[at..].trim_end().contains('\n') => body[..at].trim_end(),
-        _ => body,
-    })
+    Some(text_without_thinking_line(body))
 }
 
 /// The last line of a summary or notice after which kept messages had their thinking removed
@@ -95,7 +216,9 @@ pub fn summary_body(message: &Value) -> Option<&str> {
 /// because it held only thinking) and where their originals are, for `restoreMessages`.
 const THINKING_LINE_START: &str =
     "[context-compact: thinking was removed from kept messages after this one (at ";
-const THINKING_LINE_LEFT_OUT: &str = "; * held only thinking and was left out)";
+/// Said after the positions only when one of them is starred (lines written before this rule
+/// say it always; both are read).
+const THINKING_LINE_LEFT_OUT: &str = "; * held only thinking and was left out";
 const THINKING_LINE_ARCHIVE: &str = ". Originals: ";
 /// Where in the compaction's archive the originals are (the archive's
 /// `keptOriginals.thinkingRemoved`, see the archive layer), before the archive's path. A line
@@ -129,9 +252,11 @@ pub fn thinking_line_text(kept: &[(usize, bool)], archive: Option<&str>) -> Stri
             }
         })
         .collect();
+    let starred = kept.iter().any(|(_, left_out)| *left_out);
     let mut line = format!(
-        "{THINKING_LINE_START}{}{THINKING_LINE_LEFT_OUT}",
-        positions.join(", ")
+        "{THINKING_LINE_START}{}{})",
+        positions.join(", "),
+        if starred { THINKING_LINE_LEFT_OUT } else { "" }
     );
     match archive {
         Some(path) => {
@@ -151,9 +276,19 @@ pub fn thinking_line_text(kept: &[(usize, bool)], archive: Option<&str>) -> Stri
 /// The thinking line of a summary or notice message, if it has one.
 pub fn thinking_line(message: &Value) -> Option<ThinkingLine<'_>> {
     let text = summary_text(message)?;
-    let last = text.trim_end().rsplit('\n').next()?;
+    // Only a line after the first one: the first line is the summary's header.
+    let (_, last) = text.trim_end().rsplit_once('\n')?;
+    parse_thinking_line(last)
+}
+
+/// Reads one thinking line.
+fn parse_thinking_line(last: &str) -> Option<ThinkingLine<'_>> {
     let rest = last.strip_prefix(THINKING_LINE_START)?;
-    let (positions, rest) = rest.split_once(THINKING_LINE_LEFT_OUT)?;
+    // The positions are digits, "*" and ", ": the first ")" closes them.
+    let (positions, rest) = rest.split_once(')')?;
+    let positions = positions
+        .strip_suffix(THINKING_LINE_LEFT_OUT)
+        .unwrap_or(positions);
     let kept = positions
         .split(", ")
         .map(|p| match p.strip_suffix('*') {
@@ -183,12 +318,7 @@ pub fn without_thinking_line(message: &Value) -> Value {
     if thinking_line(message).is_none() {
         return message.clone();
     }
-    let trimmed = text.trim_end();
-    let kept = match trimmed.rfind('\n') {
-        Some(at) => trimmed[..at].trim_end(),
-        None => trimmed,
-    };
-    with_summary_text(message, kept.to_string())
+    with_summary_text(message, text_without_thinking_line(text).to_string())
 }
 
 /// `message` (a summary or notice) with its text replaced by `text`, every other field as it
@@ -312,10 +442,12 @@ pub fn summary_message_text(
     archive_path: Option<&str>,
     body: &str,
 ) -> String {
+    // Only the start is trimmed: the body may end with an entry of the user's messages whose
+    // text ends with spaces or newlines, and its header counts them.
     format!(
         "{}\n\n{}",
         summary_header(summarized_messages, archive_path),
-        body.trim()
+        body.trim_start()
     )
 }
 
@@ -340,6 +472,22 @@ mod tests {
         );
         let unarchived = json!({"role": "user", "content": summary_message_text(1, None, "b")});
         assert_eq!(summary_archive(&unarchived), None);
+    }
+
+    #[test]
+    fn a_body_keeps_its_trailing_white_space_with_and_without_a_thinking_line() {
+        // The last entry of a section may end with spaces or newlines: its header counts them.
+        let body =
+            "## Goal\nx\n\n## User messages (verbatim)\n[user message · 6 characters]\nhi  \n\n";
+        let text = summary_message_text(2, Some("/a/compact-20260101T000000Z-1.json"), body);
+        assert!(text.ends_with("hi  \n\n"));
+        let message = json!({"role": "user", "content": text.clone()});
+        assert_eq!(summary_body(&message), Some(body));
+        let line = thinking_line_text(&[(0, false)], Some("/a/compact-20260101T000000Z-1.json"));
+        let with_line = json!({"role": "user", "content": format!("{text}\n\n{line}")});
+        assert_eq!(summary_body(&with_line), Some(body));
+        assert_eq!(without_thinking_line(&with_line), message);
+        assert_eq!(summary_identity(&with_line), summary_identity(&message));
     }
 
     #[test]
@@ -376,6 +524,16 @@ mod tests {
         let message = json!({"role": "user", "content": format!("{body}\n\n{unarchived}")});
         let line = thinking_line(&message).unwrap();
         assert_eq!((line.archive, line.kept_originals), (None, false));
+        // The star is explained only where one is drawn.
+        assert!(thinking_line_text(&[(0, false), (2, true)], Some(path))
+            .contains("(at 0, 2*; * held only thinking and was left out). Originals: "));
+        let plain = thinking_line_text(&[(1, false), (4, false)], Some(path));
+        assert!(!plain.contains("held only thinking"), "{plain}");
+        assert!(plain.contains("(at 1, 4). Originals: keptOriginals.thinkingRemoved of "));
+        let message = json!({"role": "user", "content": format!("{body}\n\n{plain}")});
+        let line = thinking_line(&message).unwrap();
+        assert_eq!(line.kept, vec![(1, false), (4, false)]);
+        assert_eq!(line.archive, Some(path));
     }
 
     #[test]

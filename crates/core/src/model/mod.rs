@@ -5,6 +5,7 @@
 
 pub mod added;
 pub mod check;
+pub mod encoding;
 pub mod media;
 pub mod message;
 pub mod models;

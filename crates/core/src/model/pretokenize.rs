@@ -56,7 +56,7 @@ use std::sync::LazyLock;
 
 use regex_syntax::hir::{Class, HirKind};
 
-use crate::model::tokens::Encoding;
+use crate::model::encoding::Encoding;
 
 /// The pieces of `text` for `encoding`, in order; they concatenate to `text`.
 pub fn pieces(encoding: Encoding, text: &str) -> Pieces<'_> {

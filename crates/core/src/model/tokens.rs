@@ -49,43 +49,19 @@ use crate::model::message::{
     PARALLEL_PARSE_MIN,
 };
 
-/// A BPE encoding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Encoding {
-    /// GPT-4o / o-series encoding. The default.
-    #[default]
-    O200kBase,
-    /// GPT-4 / GPT-3.5 encoding.
-    Cl100kBase,
+pub use crate::model::encoding::Encoding;
+
+/// The encoding's tokenizer (bpe-openai's tables, loaded on first use).
+fn tokenizer(encoding: Encoding) -> &'static bpe_openai::Tokenizer {
+    match encoding {
+        Encoding::O200kBase => bpe_openai::o200k_base(),
+        Encoding::Cl100kBase => bpe_openai::cl100k_base(),
+    }
 }
 
-impl Encoding {
-    pub fn parse(name: &str) -> Option<Encoding> {
-        match name {
-            "o200k_base" => Some(Encoding::O200kBase),
-            "cl100k_base" => Some(Encoding::Cl100kBase),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Encoding::O200kBase => "o200k_base",
-            Encoding::Cl100kBase => "cl100k_base",
-        }
-    }
-
-    fn tokenizer(self) -> &'static bpe_openai::Tokenizer {
-        match self {
-            Encoding::O200kBase => bpe_openai::o200k_base(),
-            Encoding::Cl100kBase => bpe_openai::cl100k_base(),
-        }
-    }
-
-    /// Loads the encoding's tables now rather than on first use.
-    pub fn preload(self) {
-        let _ = count_text(self, "a");
-    }
+/// Loads the encoding's tables now rather than on first use.
+pub fn preload(encoding: Encoding) {
+    let _ = count_text(encoding, "a");
 }
 
 /// The exact token count of a string.
@@ -99,7 +75,7 @@ pub fn count_text(encoding: Encoding, text: &str) -> usize {
     if text.is_empty() {
         return 0;
     }
-    let bpe = &encoding.tokenizer().bpe;
+    let bpe = &tokenizer(encoding).bpe;
     PIECE_COUNTS.with(|counts| {
         let mut counts = counts.borrow_mut();
         let counts = &mut counts[encoding as usize];
@@ -1429,7 +1405,7 @@ mod tests {
             // bpe-openai splits with its regex; the hand-written split and the piece cache
             // must change nothing, the second time (counts remembered) either.
             for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
-                let expected = encoding.tokenizer().count(text.as_str());
+                let expected = tokenizer(encoding).count(text.as_str());
                 proptest::prop_assert_eq!(count_text(encoding, &text), expected);
                 proptest::prop_assert_eq!(count_text(encoding, &text), expected);
             }

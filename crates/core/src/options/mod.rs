@@ -1,8 +1,14 @@
 //! Layer 7, **the options, read from JSON at the edge**: the options object a JavaScript caller
 //! passes becomes a [`CompactOptions`] (and the provider and selective-rule options their own
-//! structs). Absent or `null` fields keep their defaults (from `CompactOptions::default()`);
-//! present fields of the wrong type are errors that name the option. Unknown fields are
-//! ignored so callers can pass one options object to several functions.
+//! structs). Absent or `null` fields keep their defaults (from `CompactOptions::default()`).
+//! Every present field is checked one way (SPEC §11): a wrong type, `NaN`, `Infinity`, a
+//! fraction where an integer is due, or a value out of the option's documented range is an error
+//! naming the option and its range — nothing is silently replaced or capped. Integers use
+//! [`get_int`] with the ranges below, ratios [`get_ratio`]. Unknown fields are ignored here (so
+//! callers can pass one options object to several functions); the JS layer warns about them.
+//!
+//! JSON has no `NaN` or `Infinity`; the JS layer passes them as `{"__contextCompactNonFinite":
+//! "NaN"}` ([`NON_FINITE_KEY`]) so that the error can say what was given.
 //!
 //! Nothing below this layer reads JSON options: each lower layer takes the values it needs.
 
@@ -40,7 +46,12 @@ fn wrong(name: &str, expected: &str, got: &Value) -> ValidationError {
     )
 }
 
+pub use crate::base::{non_finite, NON_FINITE_KEY};
+
 fn describe(value: &Value) -> String {
+    if let Some(name) = non_finite(value) {
+        return name.to_string();
+    }
     match value {
         Value::Number(n) => format!("number {n}"),
         Value::String(s) if s.len() <= 40 => format!("string {s:?}"),
@@ -48,22 +59,75 @@ fn describe(value: &Value) -> String {
     }
 }
 
-/// The largest budget of a section carried after a summary: more than any context window.
-const MAX_SECTION_TOKENS: u64 = 10_000_000;
+/// The largest integer a JavaScript number holds exactly (2^53 − 1).
+pub const MAX_SAFE_INTEGER: u64 = 9_007_199_254_740_991;
 
-/// A non-negative integer option.
-pub fn get_count(map: &Map<String, Value>, name: &str) -> Result<Option<u64>, ValidationError> {
+/// The documented ranges of the integer options (index.d.ts says each).
+pub mod ranges {
+    use std::ops::RangeInclusive;
+    /// A token count: a window, a threshold, a budget.
+    pub const TOKENS: RangeInclusive<u64> = 1..=1_000_000_000;
+    /// A token budget that may be 0 (nothing of it).
+    pub const TOKENS_OR_ZERO: RangeInclusive<u64> = 0..=1_000_000_000;
+    /// A count of messages or turns.
+    pub const MESSAGES: RangeInclusive<u64> = 1..=100_000_000;
+    pub const MESSAGES_OR_ZERO: RangeInclusive<u64> = 0..=100_000_000;
+    /// `maxRetries`: more than 100 retries is a mistake, never a plan.
+    pub const RETRIES: RangeInclusive<u64> = 0..=100;
+    /// `retryBaseDelayMs`: at most a minute (the waits double from it).
+    pub const RETRY_BASE_DELAY_MS: RangeInclusive<u64> = 0..=60_000;
+    /// `timeoutMs`: at most an hour.
+    pub const TIMEOUT_MS: RangeInclusive<u64> = 1..=3_600_000;
+    /// `summaryMaxTokens`: an output budget.
+    pub const OUTPUT_TOKENS: RangeInclusive<u64> = 1..=1_000_000;
+    /// `summaryMaxChars`.
+    pub const CHARACTERS: RangeInclusive<u64> = 1..=100_000_000;
+    /// `maxToolOutputBytes` (0: any tool output fires).
+    pub const BYTES: RangeInclusive<u64> = 0..=super::MAX_SAFE_INTEGER;
+    /// `rehydrate.maxFiles`.
+    pub const FILES: RangeInclusive<u64> = 0..=1_000;
+}
+
+fn range_text(range: &std::ops::RangeInclusive<u64>) -> String {
+    format!("an integer from {} to {}", range.start(), range.end())
+}
+
+/// An integer option within `range` (see [`ranges`]): anything else — another type, `NaN`,
+/// `Infinity`, a fraction, a value out of range — is an error naming the option and its range.
+pub fn get_int(
+    map: &Map<String, Value>,
+    name: &str,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<Option<u64>, ValidationError> {
     match field(map, name) {
         None => Ok(None),
-        Some(value) => {
-            let n = value
-                .as_f64()
-                .ok_or_else(|| wrong(name, "a non-negative integer", value))?;
-            if n < 0.0 || n.fract() != 0.0 || !n.is_finite() || n > 9.007_199_254_740_991e15 {
-                return Err(wrong(name, "a non-negative integer", value));
-            }
-            Ok(Some(n as u64))
-        }
+        Some(value) => int_in(value, name, range).map(Some),
+    }
+}
+
+/// `value` as an integer within `range`, or the error naming `name` (without `options.`).
+pub fn int_in(
+    value: &Value,
+    name: &str,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<u64, ValidationError> {
+    let n = value
+        .as_f64()
+        .filter(|n| n.is_finite() && n.fract() == 0.0 && *n >= 0.0 && *n <= MAX_SAFE_INTEGER as f64)
+        .map(|n| n as u64)
+        .filter(|n| range.contains(n));
+    n.ok_or_else(|| wrong(name, &range_text(&range), value))
+}
+
+/// A ratio option: a number greater than 0 and at most 1.
+pub fn get_ratio(map: &Map<String, Value>, name: &str) -> Result<Option<f64>, ValidationError> {
+    match field(map, name) {
+        None => Ok(None),
+        Some(value) => value
+            .as_f64()
+            .filter(|n| n.is_finite() && *n > 0.0 && *n <= 1.0)
+            .map(Some)
+            .ok_or_else(|| wrong(name, "a number greater than 0 and at most 1", value)),
     }
 }
 
@@ -156,34 +220,95 @@ pub fn get_encoding(map: &Map<String, Value>) -> Result<Option<Encoding>, Valida
     }
 }
 
+/// The fields of the usage objects the trigger reads (Anthropic, OpenAI Chat, Bedrock, the AI
+/// SDK, Gemini, pi).
+const USAGE_FIELDS: &[&str] = &[
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+    "prompt_tokens",
+    "completion_tokens",
+    "inputTokens",
+    "outputTokens",
+    "cacheReadInputTokens",
+    "cacheWriteInputTokens",
+    "promptTokenCount",
+    "toolUsePromptTokenCount",
+    "candidatesTokenCount",
+    "input",
+    "output",
+    "cacheRead",
+    "cacheWrite",
+];
+
+/// `usage`, checked like an option: every token field it holds is an integer from 0 to
+/// 1 000 000 000, and it says how many tokens the last request read. Otherwise an error says
+/// what is wrong: a usage is never read as some other number of tokens.
+pub fn parse_usage(value: &Value) -> Result<Usage, ValidationError> {
+    let Some(object) = value.as_object().filter(|_| non_finite(value).is_none()) else {
+        return Err(wrong("usage", "an API usage object", value));
+    };
+    for key in USAGE_FIELDS {
+        if let Some(field) = object.get(*key).filter(|v| !v.is_null()) {
+            int_in(field, &format!("usage.{key}"), ranges::TOKENS_OR_ZERO)?;
+        }
+    }
+    Usage::from_json(value).ok_or_else(|| {
+        wrong(
+            "usage",
+            "an API usage object that says how many input tokens the last request read (input_tokens, prompt_tokens, inputTokens, promptTokenCount or input)",
+            value,
+        )
+    })
+}
+
+/// The first `NaN`/`Infinity` stand-in inside `value` ([`NON_FINITE_KEY`]), with its path.
+fn find_non_finite(value: &Value, path: &str) -> Option<(String, String)> {
+    if let Some(name) = non_finite(value) {
+        return Some((path.to_string(), name.to_string()));
+    }
+    match value {
+        Value::Object(map) => map
+            .iter()
+            .find_map(|(key, v)| find_non_finite(v, &format!("{path}.{key}"))),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| find_non_finite(v, &format!("{path}[{i}]"))),
+        _ => None,
+    }
+}
+
 impl CompactOptions {
     /// Reads options from a JSON object (see the module docs).
     pub fn from_json(value: &Value) -> Result<CompactOptions, ValidationError> {
         let map = as_options_map(value)?;
         let mut o = CompactOptions::default();
-        if let Some(v) = get_count(&map, "contextTokenLimit")? {
+        if let Some(v) = get_int(&map, "contextTokenLimit", ranges::TOKENS)? {
             o.context_token_limit = v as usize;
         }
-        if let Some(v) = get_number(&map, "thresholdRatio")? {
+        if let Some(v) = get_ratio(&map, "thresholdRatio")? {
             o.threshold_ratio = v;
         }
-        if let Some(v) = get_number(&map, "tailRetentionRatio")? {
+        if let Some(v) = get_ratio(&map, "tailRetentionRatio")? {
             o.tail_retention_ratio = v;
         }
-        if let Some(v) = get_count(&map, "maxRetries")? {
-            o.max_retries = v.min(100) as u32;
+        if let Some(v) = get_int(&map, "maxRetries", ranges::RETRIES)? {
+            o.max_retries = v as u32;
         }
-        if let Some(v) = get_count(&map, "retryBaseDelayMs")? {
+        if let Some(v) = get_int(&map, "retryBaseDelayMs", ranges::RETRY_BASE_DELAY_MS)? {
             o.retry_base_delay = Duration::from_millis(v);
         }
         if let Some(v) = get_encoding(&map)? {
             o.encoding = v;
         }
         o.model = get_string(&map, "model")?;
-        if let Some(v) = get_count(&map, "summaryMaxTokens")? {
-            o.summary_max_tokens = v.min(u32::MAX as u64) as u32;
+        if let Some(v) = get_int(&map, "summaryMaxTokens", ranges::OUTPUT_TOKENS)? {
+            o.summary_max_tokens = v as u32;
         }
-        o.summary_context_tokens = get_count(&map, "summaryContextTokens")?.map(|v| v as usize);
+        o.summary_context_tokens =
+            get_int(&map, "summaryContextTokens", ranges::TOKENS)?.map(|v| v as usize);
         o.custom_instructions = get_string(&map, "customInstructions")?;
         if let Some(style) = get_string(&map, "promptStyle")? {
             o.prompt_style = match style.as_str() {
@@ -269,6 +394,13 @@ impl CompactOptions {
                 if let Some(model) = body.get("model").filter(|m| !m.is_string()) {
                     return Err(wrong("agentRequest.model", "a string", model));
                 }
+                // It is sent as JSON: a NaN or Infinity in it cannot be.
+                if let Some((path, value)) = find_non_finite(&Value::Object(body.clone()), "") {
+                    return Err(ValidationError::argument(
+                        &format!("options.agentRequest{path}"),
+                        format!("{value} cannot be sent as JSON"),
+                    ));
+                }
                 // What the loop sends also counts toward the trigger, when not given apart.
                 if o.system.is_none() {
                     match body.get("system") {
@@ -316,7 +448,7 @@ impl CompactOptions {
                 )
             })?;
         }
-        if let Some(v) = get_count(&map, "keepRecentTurns")? {
+        if let Some(v) = get_int(&map, "keepRecentTurns", ranges::MESSAGES_OR_ZERO)? {
             o.keep_recent_turns = v as usize;
         }
         o.agent_model = get_string(&map, "agentModel")?.or_else(|| {
@@ -325,7 +457,7 @@ impl CompactOptions {
                 .as_ref()
                 .and_then(|body| body.get("model")?.as_str().map(str::to_string))
         });
-        if get_count(&map, "contextTokenLimit")?.is_none() {
+        if field(&map, "contextTokenLimit").is_none() {
             if let Some(window) = o
                 .agent_model
                 .as_deref()
@@ -336,15 +468,7 @@ impl CompactOptions {
         }
         match field(&map, "usage") {
             None => {}
-            Some(value) => {
-                o.usage = Some(Usage::from_json(value).ok_or_else(|| {
-                    wrong(
-                        "usage",
-                        "an API usage object (input_tokens/output_tokens, prompt_tokens/completion_tokens or inputTokens/outputTokens)",
-                        value,
-                    )
-                })?)
-            }
+            Some(value) => o.usage = Some(parse_usage(value)?),
         }
         if let Some(name) = get_string(&map, "strategy")? {
             o.strategy = Strategy::parse(&name).ok_or_else(|| {
@@ -360,12 +484,16 @@ impl CompactOptions {
         if let Some(rules) = field(&map, "selectiveRules") {
             o.selective_rules = SelectiveRules::from_json(rules)?;
         }
-        if let Some(v) = get_count(&map, "keepRecentMessages")? {
+        if let Some(v) = get_int(&map, "keepRecentMessages", ranges::MESSAGES)? {
             o.keep_recent_messages = v as usize;
         }
-        o.max_messages = get_count(&map, "maxMessages")?.map(|v| v as usize);
-        o.max_tool_output_bytes = get_count(&map, "maxToolOutputBytes")?.map(|v| v as usize);
-        o.summary_max_chars = get_count(&map, "summaryMaxChars")?.map(|v| v as usize);
+        // 0: any message fires.
+        o.max_messages =
+            get_int(&map, "maxMessages", ranges::MESSAGES_OR_ZERO)?.map(|v| v as usize);
+        o.max_tool_output_bytes =
+            get_int(&map, "maxToolOutputBytes", ranges::BYTES)?.map(|v| v as usize);
+        o.summary_max_chars =
+            get_int(&map, "summaryMaxChars", ranges::CHARACTERS)?.map(|v| v as usize);
         if let Some(v) = get_bool(&map, "extractMemory")? {
             o.extract_memory = v;
         }
@@ -394,16 +522,17 @@ impl CompactOptions {
             // `false` turns the verbatim user messages off, `true` is the default budget.
             Some(Value::Bool(false)) => o.user_messages_max_tokens = Some(0),
             Some(Value::Bool(true)) => o.user_messages_max_tokens = None,
-            Some(_) => {
-                o.user_messages_max_tokens = get_count(&map, "userMessagesMaxTokens")
-                    .map_err(|_| {
+            Some(value) => {
+                let range = ranges::TOKENS_OR_ZERO;
+                o.user_messages_max_tokens = Some(
+                    int_in(value, "userMessagesMaxTokens", range.clone()).map_err(|_| {
                         wrong(
                             "userMessagesMaxTokens",
-                            "a non-negative integer or a boolean",
-                            &map["userMessagesMaxTokens"],
+                            &format!("{} or a boolean", range_text(&range)),
+                            value,
                         )
-                    })?
-                    .map(|v| v as usize)
+                    })? as usize,
+                )
             }
         }
         if let Some(tools) = field(&map, "planTools") {
@@ -443,17 +572,10 @@ impl CompactOptions {
                 // `false` turns the section off, `true` is the default budget.
                 Some(Value::Bool(on)) => *slot = if *on { default } else { 0 },
                 Some(value) => {
-                    *slot = get_count(&map, name)
-                        .ok()
-                        .flatten()
-                        .filter(|n| *n <= MAX_SECTION_TOKENS)
-                        .ok_or_else(|| {
-                            wrong(
-                                name,
-                                &format!("an integer from 0 to {MAX_SECTION_TOKENS}, or a boolean"),
-                                value,
-                            )
-                        })? as usize
+                    let range = ranges::TOKENS_OR_ZERO;
+                    *slot = int_in(value, name, range.clone()).map_err(|_| {
+                        wrong(name, &format!("{} or a boolean", range_text(&range)), value)
+                    })? as usize
                 }
             }
         }
@@ -465,20 +587,21 @@ impl CompactOptions {
             // `read` is a function: the binding attaches it (it never crosses as JSON).
             Some(Value::Object(given)) => {
                 let mut rehydrate = crate::pipeline::rehydrate::Rehydrate::default();
-                for (key, slot) in [
-                    ("maxFiles", &mut rehydrate.max_files),
-                    ("maxTokensPerFile", &mut rehydrate.max_tokens_per_file),
-                    ("maxTokens", &mut rehydrate.max_tokens),
+                for (key, slot, range) in [
+                    ("maxFiles", &mut rehydrate.max_files, ranges::FILES),
+                    (
+                        "maxTokensPerFile",
+                        &mut rehydrate.max_tokens_per_file,
+                        ranges::TOKENS_OR_ZERO,
+                    ),
+                    (
+                        "maxTokens",
+                        &mut rehydrate.max_tokens,
+                        ranges::TOKENS_OR_ZERO,
+                    ),
                 ] {
-                    let value = get_count(given, key).map_err(|_| {
-                        wrong(
-                            &format!("rehydrate.{key}"),
-                            "a non-negative integer",
-                            &given[key],
-                        )
-                    })?;
-                    if let Some(value) = value {
-                        *slot = value as usize;
+                    if let Some(value) = field(given, key) {
+                        *slot = int_in(value, &format!("rehydrate.{key}"), range)? as usize;
                     }
                 }
                 o.rehydrate = Some(rehydrate);
@@ -537,23 +660,13 @@ impl CompactOptions {
                 {
                     o.enabled = v;
                 }
-                o.threshold_override = get_count(compression, "threshold")
-                    .map_err(|_| {
-                        wrong(
-                            &name("threshold"),
-                            "a non-negative integer",
-                            &compression["threshold"],
-                        )
-                    })?
+                o.threshold_override = field(compression, "threshold")
+                    .map(|v| int_in(v, &name("threshold"), ranges::TOKENS))
+                    .transpose()?
                     .map(|v| v as usize);
-                o.target_tokens = get_count(compression, "targetTokens")
-                    .map_err(|_| {
-                        wrong(
-                            &name("targetTokens"),
-                            "a non-negative integer",
-                            &compression["targetTokens"],
-                        )
-                    })?
+                o.target_tokens = field(compression, "targetTokens")
+                    .map(|v| int_in(v, &name("targetTokens"), ranges::TOKENS_OR_ZERO))
+                    .transpose()?
                     .map(|v| v as usize);
             }
             Some(other) => {
@@ -626,11 +739,66 @@ mod tests {
     }
 
     #[test]
+    fn every_kind_of_mistake_is_one_error_naming_the_range() {
+        let nan = json!({ NON_FINITE_KEY: "NaN" });
+        for (value, shown) in [
+            (nan.clone(), "NaN"),
+            (json!({ NON_FINITE_KEY: "Infinity" }), "Infinity"),
+            (json!(1.5), "number 1.5"),
+            (json!(-1), "number -1"),
+            (json!(0), "number 0"),
+            (json!(1e300), "number 1e+300"),
+            (json!(true), "boolean"),
+        ] {
+            let e = CompactOptions::from_json(&json!({"contextTokenLimit": value})).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "options.contextTokenLimit: expected an integer from 1 to 1000000000, got {shown}"
+                )
+            );
+        }
+        for value in [json!(5), json!(0), nan, json!(-0.1)] {
+            let e = CompactOptions::from_json(&json!({"thresholdRatio": value})).unwrap_err();
+            assert!(e.to_string().starts_with(
+                "options.thresholdRatio: expected a number greater than 0 and at most 1, got "
+            ));
+        }
+        // Not capped: refused.
+        let e = CompactOptions::from_json(&json!({"maxRetries": 1_000_000_000})).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "options.maxRetries: expected an integer from 0 to 100, got number 1000000000"
+        );
+        assert_eq!(
+            CompactOptions::from_json(&json!({"maxRetries": 100}))
+                .unwrap()
+                .max_retries,
+            100
+        );
+        // Usage: checked like an option, never read as some other number.
+        let e = CompactOptions::from_json(&json!({"usage": {"input_tokens": 1e20}})).unwrap_err();
+        assert!(e
+            .to_string()
+            .starts_with("options.usage.input_tokens: expected an integer from 0 to 1000000000"));
+        assert!(CompactOptions::from_json(&json!({"usage": {"output_tokens": 3}})).is_err());
+        // A NaN inside the loop's request cannot be sent.
+        let e = CompactOptions::from_json(
+            &json!({"agentRequest": {"model": "m", "temperature": { NON_FINITE_KEY: "NaN" }}}),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "options.agentRequest.temperature: NaN cannot be sent as JSON"
+        );
+    }
+
+    #[test]
     fn wrong_types_name_the_option() {
         let e = CompactOptions::from_json(&json!({"contextTokenLimit": "big"})).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "options.contextTokenLimit: expected a non-negative integer, got string \"big\""
+            "options.contextTokenLimit: expected an integer from 1 to 1000000000, got string \"big\""
         );
         let e = CompactOptions::from_json(&json!({"maxRetries": -1})).unwrap_err();
         assert!(e.to_string().starts_with("options.maxRetries"));

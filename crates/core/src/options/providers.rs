@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::{as_options_map, get_count, get_string};
+use super::{as_options_map, get_int, get_string, ranges};
 use crate::base::error::ValidationError;
 use crate::summary::providers::{
     build, parse_base_url, process_env, resolve, ApiKey, ProviderKind, ProviderOptions,
@@ -59,19 +59,9 @@ impl ProviderOptions {
         if let Some(url) = &base_url {
             parse_base_url(url, "options.baseUrl")?;
         }
-        let timeout = match get_count(map, "timeoutMs")? {
-            None => None,
-            Some(0) => {
-                return Err(ValidationError::argument(
-                    "options.timeoutMs",
-                    "must be a positive integer",
-                ))
-            }
-            Some(ms) => Some(Duration::from_millis(ms)),
-        };
-        let summary_max_tokens = get_count(map, "summaryMaxTokens")?
-            .filter(|&n| n > 0)
-            .map(|n| n.min(u32::MAX as u64) as u32);
+        let timeout = get_int(map, "timeoutMs", ranges::TIMEOUT_MS)?.map(Duration::from_millis);
+        let summary_max_tokens =
+            get_int(map, "summaryMaxTokens", ranges::OUTPUT_TOKENS)?.map(|n| n as u32);
         Ok(ProviderOptions {
             provider,
             // The summary model defaults to the loop's own (`agentRequest.model`): a shared

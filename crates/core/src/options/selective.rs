@@ -52,8 +52,17 @@ fn parse_rule(key: &str, value: &Value, default_keep: usize) -> Result<Rule, Val
             ),
         ));
     };
-    let keep = crate::options::get_count(map, "keepRecent")
-        .map_err(|_| ValidationError::argument(&name, "keepRecent must be a non-negative integer"))?
+    let keep = map
+        .get("keepRecent")
+        .filter(|v| !v.is_null())
+        .map(|v| {
+            crate::options::int_in(
+                v,
+                &format!("selectiveRules.{key}.keepRecent"),
+                crate::options::ranges::MESSAGES_OR_ZERO,
+            )
+        })
+        .transpose()?
         .map(|n| n as usize);
     match get_str(map, "strategy") {
         Some("none") => Ok(Rule::None),

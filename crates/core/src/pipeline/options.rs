@@ -261,47 +261,52 @@ pub fn token_budget(limit: usize, ratio: f64) -> usize {
 impl CompactOptions {
     /// Checks ranges; called before any work.
     pub fn validate(&self) -> Result<(), ValidationError> {
-        if self.context_token_limit == 0 {
-            return Err(ValidationError::argument(
-                "contextTokenLimit",
-                "must be a positive integer",
-            ));
+        // The same ranges as the options read from JSON (`options::ranges`), for callers that
+        // build the struct themselves.
+        let int = |name: &str, value: usize, min: usize, max: usize| {
+            if value < min || value > max {
+                return Err(ValidationError::argument(
+                    &format!("options.{name}"),
+                    format!("expected an integer from {min} to {max}, got number {value}"),
+                ));
+            }
+            Ok(())
+        };
+        let ratio = |name: &str, value: f64| {
+            if !(value.is_finite() && value > 0.0 && value <= 1.0) {
+                return Err(ValidationError::argument(
+                    &format!("options.{name}"),
+                    format!("expected a number greater than 0 and at most 1, got number {value}"),
+                ));
+            }
+            Ok(())
+        };
+        int(
+            "contextTokenLimit",
+            self.context_token_limit,
+            1,
+            1_000_000_000,
+        )?;
+        ratio("thresholdRatio", self.threshold_ratio)?;
+        ratio("tailRetentionRatio", self.tail_retention_ratio)?;
+        int("maxRetries", self.max_retries as usize, 0, 100)?;
+        int(
+            "summaryMaxTokens",
+            self.summary_max_tokens as usize,
+            1,
+            1_000_000,
+        )?;
+        int(
+            "keepRecentMessages",
+            self.keep_recent_messages,
+            1,
+            100_000_000,
+        )?;
+        if let Some(chars) = self.summary_max_chars {
+            int("summaryMaxChars", chars, 1, 100_000_000)?;
         }
-        if !(self.threshold_ratio > 0.0 && self.threshold_ratio.is_finite()) {
-            return Err(ValidationError::argument(
-                "thresholdRatio",
-                "must be a number greater than 0",
-            ));
-        }
-        if !(0.0..=1.0).contains(&self.tail_retention_ratio) {
-            return Err(ValidationError::argument(
-                "tailRetentionRatio",
-                "must be between 0 and 1",
-            ));
-        }
-        if self.summary_max_tokens == 0 {
-            return Err(ValidationError::argument(
-                "summaryMaxTokens",
-                "must be a positive integer",
-            ));
-        }
-        if self.keep_recent_messages == 0 {
-            return Err(ValidationError::argument(
-                "keepRecentMessages",
-                "must be a positive integer",
-            ));
-        }
-        if self.summary_max_chars == Some(0) {
-            return Err(ValidationError::argument(
-                "summaryMaxChars",
-                "must be a positive integer",
-            ));
-        }
-        if self.threshold_override == Some(0) {
-            return Err(ValidationError::argument(
-                "compression.threshold",
-                "must be a positive integer",
-            ));
+        if let Some(threshold) = self.threshold_override {
+            int("compression.threshold", threshold, 1, 1_000_000_000)?;
         }
         archive::validate_session_id(&self.session_id)?;
         Ok(())

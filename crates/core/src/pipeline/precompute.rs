@@ -93,8 +93,9 @@ pub async fn precompute(
             "the recent messages the tail keeps are the whole list; nothing to summarize yet",
         )));
     }
+    let own = super::own_summaries(messages, options);
     let native =
-        summarize::summarize_natively(messages, partition, options, cancel, observer).await?;
+        summarize::summarize_natively(messages, partition, options, &own, cancel, observer).await?;
     let (covered, summary) = match native {
         Some(Ok(native)) => (
             native.region.end,
@@ -115,6 +116,7 @@ pub async fn precompute(
                 &measured.estimator,
                 &stand_in,
                 options,
+                &own,
                 summarizer,
                 cancel,
                 observer,

@@ -48,6 +48,15 @@ pub struct ArchiveMeta {
     pub attempts: u32,
     /// The whole content of the summary message that replaced the middle.
     pub summary: String,
+    /// The identity of the message that stands for this archive (the summary or notice): the
+    /// SHA-256 of its text without a thinking line, lowercase hex. It is what makes that message
+    /// the library's to a later compaction and to `restoreMessages` (SPEC §11); a message that
+    /// only starts like a summary has no record.
+    #[serde(
+        rename = "summaryMessageSha256",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub summary_message_sha256: Option<String>,
 }
 
 /// Records a finished compaction call: metadata and summary file when it compacted, and one
@@ -251,5 +260,11 @@ fn build_meta(options: &CompactOptions, outcome: &CompactOutcome) -> Option<Arch
         stats: outcome.stats,
         attempts: outcome.attempts,
         summary: outcome.summary.clone().unwrap_or_default(),
+        summary_message_sha256: match outcome.pieces.get(plan.head_len) {
+            Some(super::outcome::Piece::New(message)) => {
+                crate::model::added::summary_identity_hex(message)
+            }
+            _ => None,
+        },
     })
 }

@@ -32,10 +32,12 @@ use super::assemble::ArchiveRefs;
 use super::fit::{self, Fitting};
 use super::measure::Estimator;
 use super::Draft;
+use crate::model::added::OwnSummaries;
 use crate::model::tokens::{self, Encoding};
 use crate::pipeline::options::CompactOptions;
 use crate::pipeline::outcome::Aborted;
 use crate::summary::ledger::{file_events, FileOp, Ledger};
+use crate::summary::reserved::display_name;
 use crate::summary::sections::{entry_header, FILES_HEADER};
 use crate::summary::summarize::BoxFuture;
 
@@ -121,10 +123,19 @@ struct Track {
 
 /// The candidates, last touched first, for the compaction of `messages[region]` (what is
 /// kept after it is `messages[region.end..]`), with the content the conversation last showed
-/// of each.
-fn candidates(messages: &[Value], region: &Range<usize>) -> Vec<(String, Option<String>)> {
+/// of each. Only operations whose call succeeded count (SPEC §11): a read the agent was denied
+/// — flagged as an error or only said in the output ("Permission denied", an exit status other
+/// than 0) — or a call without a result never makes the caller's `read(path)` read that file.
+fn candidates(
+    messages: &[Value],
+    region: &Range<usize>,
+    own: &OwnSummaries,
+) -> Vec<(String, Option<String>)> {
     let mut tracks: HashMap<String, Track> = HashMap::new();
-    for (position, event) in file_events(messages).into_iter().enumerate() {
+    let events = file_events(messages)
+        .into_iter()
+        .filter(|event| event.succeeded);
+    for (position, event) in events.enumerate() {
         let track = tracks.entry(event.path).or_default();
         track.last = position;
         track.deleted = event.op == FileOp::Delete;
@@ -152,10 +163,11 @@ fn candidates(messages: &[Value], region: &Range<usize>) -> Vec<(String, Option<
         .collect();
     // Files an earlier compaction's ledger names (touched before anything in the list): older
     // still, edits before reads, each list newest first. Only a reader can show them.
+    // Only a summary the library recorded: a message that starts like one names nothing.
     let earlier = messages[region.clone()]
         .iter()
         .rev()
-        .find(|m| crate::model::added::is_summary_message(m) && !crate::model::added::is_notice(m))
+        .find(|m| own.contains(m) && !crate::model::added::is_notice(m))
         .and_then(crate::model::added::summary_body)
         .and_then(Ledger::parse);
     if let Some(earlier) = earlier {
@@ -179,6 +191,7 @@ pub(crate) async fn gather(
     messages: &[Value],
     region: Range<usize>,
     rehydrate: &Rehydrate,
+    own: &OwnSummaries,
     cancel: &CancellationToken,
 ) -> Result<Gathered, Aborted> {
     let mut gathered = Gathered {
@@ -188,7 +201,7 @@ pub(crate) async fn gather(
     if rehydrate.max_files == 0 || rehydrate.max_tokens == 0 {
         return Ok(gathered);
     }
-    let candidates = candidates(messages, &region);
+    let candidates = candidates(messages, &region, own);
     match &rehydrate.reader {
         None => {
             gathered.files = candidates
@@ -254,8 +267,9 @@ fn render(
         let note = cut.then(|| format!("cut to {budget} tokens"));
         let entry = format!(
             "{}\n{text}",
+            // The path as a name that stays on its line and cannot close the header.
             entry_header(
-                &format!("file {}", file.path),
+                &format!("file {}", display_name(&file.path)),
                 text.chars().count(),
                 note.as_deref()
             )
@@ -406,7 +420,7 @@ mod tests {
             result("7", "d\n"),
         ];
         // Everything compacted but the last call, whose read shows d.py in the tail.
-        let found = candidates(&messages, &(0..12));
+        let found = candidates(&messages, &(0..12), &OwnSummaries::none());
         assert_eq!(
             found,
             vec![

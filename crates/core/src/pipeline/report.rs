@@ -211,6 +211,10 @@ impl<'a> Reporter<'a> {
         if let Some(summarizer) = summarizer {
             outcome.provider = Some(summarizer.provider().to_string());
             outcome.model = summarizer.model().map(str::to_string);
+            // The zero-configuration fallback: said in the result, not only in a log line.
+            if let Some(notice) = summarizer.notice() {
+                warnings.push(notice.to_string());
+            }
         }
         if let Replacement::Native(native) = &draft.replacement {
             let beside = pieces

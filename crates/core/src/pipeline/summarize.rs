@@ -13,7 +13,7 @@ use super::measure::Estimator;
 use crate::base::error::CompactError;
 use crate::base::error::ErrorCode;
 use crate::formats::Format;
-use crate::model::added;
+use crate::model::added::{self, OwnSummaries};
 use crate::model::tokens;
 use crate::pipeline::options::SummaryRequestMode;
 use crate::pipeline::options::{CompactOptions, PromptStyle};
@@ -60,6 +60,7 @@ pub(crate) async fn summarize_natively(
     messages: &[Value],
     plan: Partition,
     options: &CompactOptions,
+    own: &OwnSummaries,
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
 ) -> Result<Option<Result<NativeSummarized, NativeFallback>>, Aborted> {
@@ -123,7 +124,7 @@ pub(crate) async fn summarize_natively(
     use crate::summary::providers::anthropic_compaction::NativeFailure;
     match result {
         Ok(native) => {
-            let ledger = appended_sections(earlier_body(middle), middle, options);
+            let ledger = appended_sections(earlier_body(middle, own), middle, options, own);
             Ok(Some(Ok(NativeSummarized {
                 region: plan.middle(),
                 block: native.block,
@@ -221,6 +222,7 @@ pub(crate) async fn summarize(
     estimator: &Estimator,
     stand_in: &str,
     options: &CompactOptions,
+    own: &OwnSummaries,
     summarizer: &dyn Summarizer,
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
@@ -245,6 +247,7 @@ pub(crate) async fn summarize(
             &origins,
             estimate,
             options,
+            own,
             summarizer,
             &meter,
             cancel,
@@ -313,6 +316,7 @@ pub(crate) async fn summarize(
                 region.start..fold.end,
                 &origins,
                 options,
+                own,
                 summarizer,
                 &meter,
                 cancel,
@@ -327,6 +331,7 @@ pub(crate) async fn summarize(
                 fold.start,
                 &origins[fold.clone()],
                 options,
+                own,
                 summarizer,
                 Some(&meter),
                 cancel,
@@ -367,6 +372,27 @@ pub struct RegionSummary {
 /// Tokens the shared request's instructions take, with room to spare.
 const SHARED_INSTRUCTION_TOKENS: u64 = 1_000;
 
+/// Why the transcript request is used instead of the loop's own.
+enum NotShared {
+    /// The shared request cannot work or is not asked for (no `agentRequest`, another model, …).
+    Cannot(String),
+    /// Under `'auto'`: the loop's requests are not in the provider's cache, so the shared request
+    /// would pay for the whole conversation. The caller can change that, so it is a warning.
+    NotCached(String),
+}
+
+impl From<String> for NotShared {
+    fn from(why: String) -> Self {
+        NotShared::Cannot(why)
+    }
+}
+
+impl From<&str> for NotShared {
+    fn from(why: &str) -> Self {
+        NotShared::Cannot(why.into())
+    }
+}
+
 /// Whether the loop's own request can ask for this summary (SPEC §4.10): `Err` says why not.
 /// `estimate` is the list's size in the tokens the agent's API bills.
 fn can_share(
@@ -376,7 +402,7 @@ fn can_share(
     estimate: u64,
     options: &CompactOptions,
     summarizer: &dyn Summarizer,
-) -> Result<(), String> {
+) -> Result<(), NotShared> {
     if options.summary_request == SummaryRequestMode::Transcript {
         return Err("summaryRequest is 'transcript'".into());
     }
@@ -389,13 +415,15 @@ fn can_share(
             "the list is in the {} format, which the {} provider does not send as is",
             format.name(),
             summarizer.provider()
-        ));
+        )
+        .into());
     }
-    summarizer.can_share(&SharedRequest {
+    let shared = SharedRequest {
         agent_request,
         conversation: messages,
         instruction: "",
-    })?;
+    };
+    summarizer.can_share(&shared)?;
     let window = options
         .summary_context_tokens
         .or_else(|| summarizer.context_window());
@@ -408,12 +436,15 @@ fn can_share(
         let needed =
             estimate + SHARED_INSTRUCTION_TOKENS + u64::from(options.summary_max_tokens) + thinking;
         if needed > window as u64 {
-            return Err(format!(
+            return Err(NotShared::Cannot(format!(
                 "the conversation ({estimate} tokens) and the summary do not fit the summary model's window ({window} tokens)"
-            ));
+            )));
         }
     }
     if options.summary_request == SummaryRequestMode::Auto {
+        summarizer
+            .loop_is_cached(&shared, estimate)
+            .map_err(NotShared::NotCached)?;
         shared_is_cheaper(
             messages,
             counts,
@@ -479,6 +510,7 @@ pub async fn summarize_region(
     origins: &[Option<usize>],
     estimate: u64,
     options: &CompactOptions,
+    own: &OwnSummaries,
     summarizer: &dyn Summarizer,
     meter: &UsageMeter,
     cancel: &CancellationToken,
@@ -492,6 +524,7 @@ pub async fn summarize_region(
                 region.clone(),
                 origins,
                 options,
+                own,
                 summarizer,
                 meter,
                 cancel,
@@ -518,7 +551,12 @@ pub async fn summarize_region(
                 Err(failure) => return Err(failure),
             }
         }
-        Err(why) => {
+        Err(NotShared::NotCached(why)) => {
+            let warning = format!("the summary was written with the transcript request: {why}");
+            tracing::warn!("{warning}");
+            warnings.push(warning);
+        }
+        Err(NotShared::Cannot(why)) => {
             if options.summary_request == SummaryRequestMode::Shared {
                 let warning = format!(
                     "summaryRequest is 'shared' but the transcript request was used: {why}"
@@ -535,6 +573,7 @@ pub async fn summarize_region(
         region.start,
         &origins[region],
         options,
+        own,
         summarizer,
         Some(meter),
         cancel,
@@ -571,6 +610,7 @@ async fn summarize_shared(
     region: Range<usize>,
     origins: &[Option<usize>],
     options: &CompactOptions,
+    own: &OwnSummaries,
     summarizer: &dyn Summarizer,
     meter: &UsageMeter,
     cancel: &CancellationToken,
@@ -581,7 +621,7 @@ async fn summarize_shared(
         .as_deref()
         .expect("checked by can_share");
     let middle = &messages[region.clone()];
-    let sections = appended_sections(earlier_body(middle), middle, options);
+    let sections = appended_sections(earlier_body(middle, own), middle, options, own);
     // Anthropic takes the leading system messages as the request's `system`: they are not
     // among the messages the instructions count.
     let lead = if summarizer.provider() == "anthropic" {
@@ -596,6 +636,13 @@ async fn summarize_shared(
             .then(|| Landmark::of(&messages[region.start], number(region.start))),
         until: (region.end < messages.len())
             .then(|| Landmark::of(&messages[region.end], number(region.end))),
+        // The summary being updated: the last one of the library's in the region.
+        earlier: region
+            .clone()
+            .rev()
+            .find(|&i| own.contains(&messages[i]) && !added::is_notice(&messages[i]))
+            .filter(|&i| i >= lead)
+            .map(number),
     };
     let style = match options.prompt_style {
         PromptStyle::Structured => SharedStyle::Structured,
@@ -621,6 +668,7 @@ async fn summarize_shared(
             instruction: &instruction,
         }),
         usage: Some(meter),
+        own,
     };
     let policy = RetryPolicy {
         max_retries: options.max_retries,
@@ -637,12 +685,13 @@ async fn summarize_shared(
 }
 
 /// The body of the last summary among `middle` (an earlier compaction's, UC-002), whose
-/// sections are carried forward. Notices (strategies without a summary) hold none.
-pub(crate) fn earlier_body(middle: &[Value]) -> Option<&str> {
+/// sections are carried forward: one the library recorded (`own`), never a message that only
+/// starts like one. Notices (strategies without a summary) hold none.
+pub(crate) fn earlier_body<'a>(middle: &'a [Value], own: &OwnSummaries) -> Option<&'a str> {
     middle
         .iter()
         .rev()
-        .find(|m| added::is_summary_message(m) && !added::is_notice(m))
+        .find(|m| own.contains(m) && !added::is_notice(m))
         .and_then(added::summary_body)
 }
 
@@ -655,6 +704,7 @@ pub(crate) fn appended_sections(
     earlier: Option<&str>,
     middle: &[Value],
     options: &CompactOptions,
+    own: &OwnSummaries,
 ) -> String {
     let mut parts = Vec::new();
     let ledger = match earlier.and_then(Ledger::parse) {
@@ -677,10 +727,10 @@ pub(crate) fn appended_sections(
     let budget = options.user_messages_budget();
     if budget > 0 {
         let users = match (earlier, earlier.and_then(UserMessages::parse)) {
-            (_, Some(carried)) => UserMessages::extract(middle).merged_after(&carried),
+            (_, Some(carried)) => UserMessages::extract(middle, own).merged_after(&carried),
             // An earlier summary without the section carried none: no task either.
-            (Some(_), None) => UserMessages::extract(middle),
-            (None, None) => UserMessages::extract_session(middle),
+            (Some(_), None) => UserMessages::extract(middle, own),
+            (None, None) => UserMessages::extract_session(middle, own),
         };
         let users = users.fit(budget, options.encoding);
         if !users.is_empty() {
@@ -721,16 +771,18 @@ pub async fn summarize_middle(
     middle_start: usize,
     origins: &[Option<usize>],
     options: &CompactOptions,
+    own: &OwnSummaries,
     summarizer: &dyn Summarizer,
     usage: Option<&UsageMeter>,
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
 ) -> Result<Summary, SummaryFailure> {
-    // Notices (strategies without a summary) start like summaries but hold none.
+    // Only a summary the library recorded is updated; notices (strategies without a summary)
+    // start like summaries but hold none.
     let previous = middle
         .iter()
         .rev()
-        .find(|m| added::is_summary_message(m) && !added::is_notice(m));
+        .find(|m| own.contains(m) && !added::is_notice(m));
     // Anthropic's compaction block holds the summary itself; the text beside it, the ledger.
     let previous_summary = previous.and_then(|m| {
         let body = added::summary_body(m)?;
@@ -746,6 +798,7 @@ pub async fn summarize_middle(
         middle_start,
         origins,
         options,
+        own,
         summarizer,
         usage,
         cancel,
@@ -764,12 +817,13 @@ async fn summarize_after(
     middle_start: usize,
     origins: &[Option<usize>],
     options: &CompactOptions,
+    own: &OwnSummaries,
     summarizer: &dyn Summarizer,
     usage: Option<&UsageMeter>,
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
 ) -> Result<Summary, SummaryFailure> {
-    let sections = appended_sections(earlier, middle, options);
+    let sections = appended_sections(earlier, middle, options, own);
     let policy = RetryPolicy {
         max_retries: options.max_retries,
         base_delay: options.retry_base_delay,
@@ -783,7 +837,7 @@ async fn summarize_after(
         window.map(|w| w.saturating_sub(max_tokens as usize + 2_000).max(1_000) * CHARS_PER_TOKEN);
 
     let chunks = if summarizer.wants_prompt() {
-        plan_chunks(middle, budget_chars)
+        plan_chunks(middle, budget_chars, own)
     } else {
         vec![Chunk {
             range: 0..middle.len(),
@@ -818,6 +872,7 @@ async fn summarize_after(
             attempt: 0,
             shared: None,
             usage,
+            own,
         };
         if summarizer.wants_prompt() && !summarizer.renders_prompt_on_demand() {
             request.prompt = request.render_prompt();
@@ -844,7 +899,7 @@ struct Chunk {
 /// Tool results longer than this are shortened first when the transcript is too long.
 const SHORTENED_TOOL_RESULT_CHARS: usize = 2_000;
 
-fn plan_chunks(middle: &[Value], budget_chars: Option<usize>) -> Vec<Chunk> {
+fn plan_chunks(middle: &[Value], budget_chars: Option<usize>, own: &OwnSummaries) -> Vec<Chunk> {
     let Some(budget) = budget_chars else {
         return vec![Chunk {
             range: 0..middle.len(),
@@ -854,7 +909,7 @@ fn plan_chunks(middle: &[Value], budget_chars: Option<usize>) -> Vec<Chunk> {
     let full = RenderLimits::default();
     let sizes: Vec<usize> = middle
         .iter()
-        .map(|m| approx_rendered_chars(m, full))
+        .map(|m| approx_rendered_chars(m, full, own))
         .collect();
     if sizes.iter().sum::<usize>() <= budget {
         return vec![Chunk {
@@ -868,7 +923,7 @@ fn plan_chunks(middle: &[Value], budget_chars: Option<usize>) -> Vec<Chunk> {
     };
     let sizes: Vec<usize> = middle
         .iter()
-        .map(|m| approx_rendered_chars(m, short))
+        .map(|m| approx_rendered_chars(m, short, own))
         .collect();
     if sizes.iter().sum::<usize>() <= budget {
         return vec![Chunk {
@@ -899,8 +954,10 @@ fn plan_chunks(middle: &[Value], budget_chars: Option<usize>) -> Vec<Chunk> {
     chunks
 }
 
-fn approx_rendered_chars(message: &Value, limits: RenderLimits) -> usize {
-    prompt::render_transcript(std::slice::from_ref(message), limits).len()
+fn approx_rendered_chars(message: &Value, limits: RenderLimits, own: &OwnSummaries) -> usize {
+    // Any key of the length of the real one measures the same.
+    let key = prompt::TranscriptKey::fixed("0000000000000000");
+    prompt::render_transcript(std::slice::from_ref(message), limits, own, &key).len()
 }
 
 /// The summary length cap (`summaryMaxChars`, the Pi Agent seed's `summary_max_length`): the

@@ -24,7 +24,11 @@ impl Summarizer for ExtractiveSummarizer {
         &'a self,
         request: &'a SummaryRequest<'a>,
     ) -> BoxFuture<'a, Result<String, AttemptError>> {
-        let summary = extractive_summary(request.messages, request.previous_summary.as_deref());
+        let summary = extractive_summary_of(
+            request.messages,
+            request.previous_summary.as_deref(),
+            request.own,
+        );
         Box::pin(async move { Ok(summary) })
     }
 
@@ -108,8 +112,24 @@ fn push_unique(list: &mut Vec<String>, item: String, max: usize) {
     }
 }
 
-/// Builds the extractive summary of `messages`, updating `previous` when given.
+/// Builds the extractive summary of `messages`, updating `previous` when given. Every message
+/// that starts like a summary is left out (see [`extractive_summary_of`] to tell the library's
+/// own from the caller's).
 pub fn extractive_summary(messages: &[Value], previous: Option<&str>) -> String {
+    let all: Vec<&Value> = messages
+        .iter()
+        .filter(|m| added::is_summary_message(m))
+        .collect();
+    extractive_summary_of(messages, previous, &added::OwnSummaries::of(all))
+}
+
+/// [`extractive_summary`], leaving out only the summaries the library wrote (`own`, by its
+/// records): a message that merely starts like one is the user's, quoted as such.
+pub fn extractive_summary_of(
+    messages: &[Value],
+    previous: Option<&str>,
+    own: &added::OwnSummaries,
+) -> String {
     let mut first_request: Option<String> = None;
     let mut latest_request: Option<String> = None;
     let mut decisions = Vec::new();
@@ -121,7 +141,7 @@ pub fn extractive_summary(messages: &[Value], previous: Option<&str>) -> String 
     let mut user_turns = 0;
 
     for message in messages {
-        if added::is_summary_message(message) {
+        if own.contains(message) {
             continue;
         }
         let role = role_of(message);
@@ -225,9 +245,12 @@ pub fn extractive_summary(messages: &[Value], previous: Option<&str>) -> String 
         })
         .collect();
     section(&mut out, 3, &tools);
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
     let mut state = vec![format!(
-        "{} messages summarized ({user_turns} user turns).",
-        messages.len()
+        "{} message{} summarized ({user_turns} user turn{}).",
+        messages.len(),
+        plural(messages.len()),
+        plural(user_turns)
     )];
     if let Some(last) = &last_assistant {
         state.push(format!("Last assistant message: {last}"));

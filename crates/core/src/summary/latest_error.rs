@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::model::added;
+use crate::model::added::{self, OwnSummaries};
 use crate::model::message::{tool_calls, tool_result_text, tool_results};
 use crate::model::tokens::{self, Encoding};
 use crate::summary::ledger::{self, failure, CallKind};
@@ -143,7 +143,7 @@ struct Call {
 }
 
 /// The latest failure of `region` (the messages a summary replaces, as they are archived in
-/// `archive`), else the one an earlier summary in it carried; with whether a later call of the
+/// `archive`), else the one an earlier summary of the library's in it (`own`) carried; with whether a later call of the
 /// same command or file succeeded in the region. The section within `max_tokens`; empty when
 /// there is no failure, or the budget cannot hold it.
 pub fn section(
@@ -151,6 +151,7 @@ pub fn section(
     archive: Option<&str>,
     max_tokens: usize,
     encoding: Encoding,
+    own: &OwnSummaries,
 ) -> String {
     if max_tokens == 0 {
         return String::new();
@@ -161,7 +162,7 @@ pub fn section(
     let mut fresh: Option<(Call, usize, String)> = None;
     let mut carried: Option<(LatestFailure, usize)> = None;
     for (index, message) in region.iter().enumerate() {
-        if added::is_summary_message(message) {
+        if own.contains(message) {
             if let Some(failure) = added::summary_body(message).and_then(LatestFailure::parse) {
                 carried = Some((failure, index));
                 fresh = None;
@@ -358,6 +359,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The library's summaries among `region` (those these tests write).
+    fn own(region: &[Value]) -> OwnSummaries {
+        OwnSummaries::of(region.iter().filter(|m| added::is_summary_message(m)))
+    }
+
     const ENC: Encoding = Encoding::O200kBase;
     const ARCHIVE: &str = "/d/s/compact-20260101T000000Z-2.json";
 
@@ -391,7 +397,7 @@ mod tests {
             ),
             result("2", false, "     1→defmodule Spotter.Transcripts do"),
         ];
-        let text = section(&region, Some(ARCHIVE), 300, ENC);
+        let text = section(&region, Some(ARCHIVE), 300, ENC, &own(&region));
         assert!(tokens::count_text(ENC, &text) <= 300, "{text}");
         assert!(text.starts_with(LATEST_FAILURE_HEADER));
         assert!(text.contains("\nRecall: archive=compact-20260101T000000Z-2.json from=1 to=3\n"));
@@ -410,8 +416,8 @@ mod tests {
         assert_eq!(failure.output_lines, 44);
         assert_eq!(failure.render(300, ENC), text);
         // Nothing failed: no section; no budget: none either.
-        assert_eq!(section(&region[3..], Some(ARCHIVE), 300, ENC), "");
-        assert_eq!(section(&region, Some(ARCHIVE), 0, ENC), "");
+        assert_eq!(section(&region[3..], Some(ARCHIVE), 300, ENC, &own(&region[3..])), "");
+        assert_eq!(section(&region, Some(ARCHIVE), 0, ENC, &own(&region)), "");
     }
 
     #[test]
@@ -440,7 +446,7 @@ mod tests {
             ),
             result("3", false, "The file /p/a.ex has been updated."),
         ];
-        let text = section(&region, Some(ARCHIVE), 300, ENC);
+        let text = section(&region, Some(ARCHIVE), 300, ENC, &own(&region));
         assert!(
             text.contains("[file written · 7 characters · Edit]\n/p/a.ex"),
             "{text}"
@@ -452,7 +458,7 @@ mod tests {
             json!({"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"python -m pytest -x\"}"}}]}),
             json!({"role": "tool", "tool_call_id": "a", "content": "<returncode>1</returncode>\n<output>\nE   ModuleNotFoundError: No module named 'requests'\n</output>"}),
         ];
-        let text = section(&chat, None, 300, ENC);
+        let text = section(&chat, None, 300, ENC, &own(&chat));
         assert!(text.contains("E   ModuleNotFoundError: No module named 'requests'"));
         assert!(text.contains("(The originals were not archived.)"));
     }
@@ -467,12 +473,12 @@ mod tests {
                 "Exit code 101\nerror[E0425]: cannot find value `x` in this scope",
             ),
         ];
-        let body = format!("## Goal\nx\n\n{}", section(&first, Some(ARCHIVE), 300, ENC));
+        let body = format!("## Goal\nx\n\n{}", section(&first, Some(ARCHIVE), 300, ENC, &own(&first)));
         let summary = json!({"role": "user", "content": crate::model::added::summary_message_text(2, Some(ARCHIVE), &body)});
         let later_archive = "/d/s/compact-20260101T000000Z-3.json";
         // Nothing new failed: the earlier failure, its recall line unchanged.
         let quiet = vec![summary.clone(), json!({"role": "user", "content": "go on"})];
-        let carried = section(&quiet, Some(later_archive), 300, ENC);
+        let carried = section(&quiet, Some(later_archive), 300, ENC, &own(&quiet));
         assert_eq!(LatestFailure::parse(&carried), LatestFailure::parse(&body));
         assert!(carried.contains("Recall: archive=compact-20260101T000000Z-2.json from=0 to=2"));
         // The same command succeeded since: said, in the new archive's numbering.
@@ -481,7 +487,7 @@ mod tests {
             call("2", "Bash", json!({"command": "cargo test"})),
             result("2", false, "test result: ok. 3 passed"),
         ];
-        let text = section(&fixed, Some(later_archive), 300, ENC);
+        let text = section(&fixed, Some(later_archive), 300, ENC, &own(&fixed));
         assert!(text.contains("A later call of the same command succeeded (message 2 of compact-20260101T000000Z-3.json)."), "{text}");
         assert!(text.contains("error[E0425]"));
         // A newer failure replaces it.
@@ -490,7 +496,7 @@ mod tests {
             call("3", "Bash", json!({"command": "npm run lint"})),
             result("3", false, "src/a.ts\n  3:1  error  'x' is defined but never used\n\nCommand exited with code 1"),
         ];
-        let text = section(&newer, Some(later_archive), 300, ENC);
+        let text = section(&newer, Some(later_archive), 300, ENC, &own(&newer));
         assert!(text.contains("npm run lint") && !text.contains("cargo test"));
         assert!(text.contains("Recall: archive=compact-20260101T000000Z-3.json from=1 to=3"));
     }
@@ -519,7 +525,7 @@ mod tests {
                 call("1", "Bash", json!({"command": "make test"})),
                 result("1", true, &lines.join("\n")),
             ];
-            let text = section(&region, Some(ARCHIVE), budget, ENC);
+            let text = section(&region, Some(ARCHIVE), budget, ENC, &own(&region));
             if text.is_empty() {
                 return Ok(());
             }
@@ -549,10 +555,10 @@ mod tests {
                 "Exit code 1\nbig.sh: line 3: syntax error near unexpected token `('",
             ),
         ];
-        let text = section(&region, Some(ARCHIVE), 300, ENC);
+        let text = section(&region, Some(ARCHIVE), 300, ENC, &own(&region));
         assert!(tokens::count_text(ENC, &text) <= 300);
         let failure = LatestFailure::parse(&text).unwrap();
         assert_eq!(failure.subject.chars().count(), MAX_SUBJECT_CHARS + 1);
-        assert_eq!(section(&region, Some(ARCHIVE), 30, ENC), "");
+        assert_eq!(section(&region, Some(ARCHIVE), 30, ENC, &own(&region)), "");
     }
 }

@@ -171,6 +171,9 @@ pub(crate) struct FileEvent {
     /// The whole content of the file after the operation, when the conversation shows it: the
     /// content a whole write wrote, or the result of a whole read.
     pub content: Option<String>,
+    /// Its call's result came and did not say it failed, flagged or in its text
+    /// ([`failure::reported_failure`]): what rehydration may read again.
+    pub succeeded: bool,
 }
 
 /// The file operations of `messages`' tool calls, in order (see [`FileEvent`]): what
@@ -318,6 +321,11 @@ impl Ledger {
                 {
                     call.settled = true;
                     if !failed || call.keep_on_error {
+                        // Rehydration reads again only what surely succeeded: beside the forms
+                        // `failure::failed` reads, an error phrase at either end of the output
+                        // ("Permission denied") counts. Only file events need it.
+                        let succeeded = !failed
+                            && (call.files.is_empty() || !failure::reported_failure(&output));
                         let read = (call.whole_read && !failed).then(|| read_output_text(&output));
                         for (op, path) in std::mem::take(&mut call.files) {
                             let content = match op {
@@ -325,12 +333,12 @@ impl Ledger {
                                 FileOp::Create | FileOp::Modify => call.content_of(&path),
                                 FileOp::Delete => None,
                             };
-                            settle(ledger, on_file, op, path, content);
+                            settle(ledger, on_file, op, path, content, succeeded);
                         }
                     }
                     if call.prints_worktree_diff {
                         for (op, path) in shell::diff_files(&output, None) {
-                            settle(ledger, on_file, op, path, None);
+                            settle(ledger, on_file, op, path, None, true);
                         }
                     }
                 }
@@ -363,7 +371,8 @@ impl Ledger {
                     FileOp::Create | FileOp::Modify => call.content_of(&path),
                     FileOp::Read | FileOp::Delete => None,
                 };
-                settle(ledger, on_file, op, path, content);
+                // No result: not known to have succeeded.
+                settle(ledger, on_file, op, path, content, false);
             }
         }
     }
@@ -462,7 +471,8 @@ impl Ledger {
                 out.push_str(&format!("{title}:\n"));
                 for item in items {
                     out.push_str("- ");
-                    out.push_str(&item.replace('\n', " "));
+                    // An item comes from a tool call: on its line whatever it holds.
+                    out.push_str(&super::reserved::one_line(item));
                     out.push('\n');
                 }
             }
@@ -477,7 +487,9 @@ impl Ledger {
         let section = super::sections::split(summary).ledger?;
         let mut ledger = Ledger::default();
         let mut current: Option<usize> = None;
-        for line in section[LEDGER_HEADER.len()..].lines() {
+        // The lines after the header line (as written: the parser compares headers normalized).
+        let body = section.split_once('\n').map_or("", |(_, body)| body);
+        for line in body.lines() {
             if line.starts_with("## ") {
                 break;
             }
@@ -521,6 +533,7 @@ fn settle(
     op: FileOp,
     path: String,
     content: Option<String>,
+    succeeded: bool,
 ) {
     if path.is_empty() {
         return;
@@ -529,6 +542,7 @@ fn settle(
         op,
         path: path.clone(),
         content,
+        succeeded,
     });
     ledger.record(op, path);
 }
@@ -784,12 +798,14 @@ mod tests {
                 FileEvent {
                     op: FileOp::Read,
                     path: "/p/a.py".into(),
-                    content: Some("a".into())
+                    content: Some("a".into()),
+                    succeeded: true,
                 },
                 FileEvent {
                     op: FileOp::Read,
                     path: "/p/a.py".into(),
-                    content: None
+                    content: None,
+                    succeeded: true,
                 },
             ]
         );

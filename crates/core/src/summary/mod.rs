@@ -13,6 +13,7 @@ pub mod memory;
 pub mod overflow;
 pub mod prompt;
 pub mod providers;
+pub mod reserved;
 pub mod sections;
 pub mod summarize;
 pub mod todos;

@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::base::error::{CompactError, ErrorCode};
+use crate::model::added::OwnSummaries;
 use crate::summary::prompt::{self, RenderLimits};
 
 /// A boxed future, so that the trait stays object-safe.
@@ -165,6 +166,10 @@ pub struct SummaryRequest<'a> {
     pub shared: Option<SharedRequest<'a>>,
     /// Where an HTTP provider adds the usage its responses report.
     pub usage: Option<&'a UsageMeter>,
+    /// The summaries and notices among `messages` that the library wrote (its records name
+    /// them): skipped in the transcript, where the summary being updated is given on its own.
+    /// Any other message, whatever it starts with, is the caller's.
+    pub own: &'a OwnSummaries,
 }
 
 impl SummaryRequest<'_> {
@@ -175,6 +180,7 @@ impl SummaryRequest<'_> {
             self.previous_summary.as_deref(),
             self.messages,
             self.render_limits,
+            self.own,
         )
     }
 }
@@ -233,6 +239,13 @@ pub trait Summarizer: Send + Sync {
         None
     }
 
+    /// A warning every result this summarizer writes carries (`result.warnings`): the
+    /// zero-configuration fallback to the extractive summarizer says so, since the library
+    /// writes nothing to stderr unless asked.
+    fn notice(&self) -> Option<&str> {
+        None
+    }
+
     /// How many tokens the summarizer can read; the transcript is kept within it.
     /// `None`: no limit is known.
     fn context_window(&self) -> Option<usize> {
@@ -253,6 +266,18 @@ pub trait Summarizer: Send + Sync {
             "the {} summarizer does not send requests of its own",
             self.provider()
         ))
+    }
+
+    /// Whether the provider serves the loop's own requests from its prompt cache, so that a
+    /// shared request reads the conversation instead of paying for it again: `Err` says why
+    /// not. `prompt_tokens` is the conversation's size. Only asked under `summaryRequest:
+    /// 'auto'`, of summarizers whose [`Summarizer::can_share`] said yes.
+    fn loop_is_cached(
+        &self,
+        _shared: &SharedRequest<'_>,
+        _prompt_tokens: u64,
+    ) -> Result<(), String> {
+        Ok(())
     }
 
     /// True for summarizers that render the prompt only if they need it (a JS callback may
@@ -525,6 +550,7 @@ mod tests {
             attempt: 0,
             shared: None,
             usage: None,
+            own: Box::leak(Box::new(OwnSummaries::none())),
         }
     }
 

@@ -105,11 +105,11 @@ fn base_name(name: &str) -> String {
         .to_ascii_lowercase()
 }
 
-/// Is `name` a plan tool: one of the built-in ones, or one the caller named (`own`)?
-pub fn is_plan_tool(name: &str, own: &[String]) -> bool {
+/// Is `name` a plan tool: one of the built-in ones, or one the caller named (`plan_tools`)?
+pub fn is_plan_tool(name: &str, plan_tools: &[String]) -> bool {
     let base = base_name(name);
     BUILT_IN_TOOLS.contains(&base.as_str())
-        || own
+        || plan_tools
             .iter()
             .any(|tool| tool.eq_ignore_ascii_case(name) || base_name(tool) == base)
 }
@@ -185,12 +185,12 @@ fn read_input(tool: &str, input: &Value) -> Option<Plan> {
 /// The state the last plan tool call of `messages` set, when one did: a call whose result is
 /// an error set nothing; a call without a result (the last one, answered in the kept messages)
 /// is taken as done.
-pub fn latest(messages: &[Value], own: &[String]) -> Option<Plan> {
+pub fn latest(messages: &[Value], plan_tools: &[String]) -> Option<Plan> {
     let mut waiting: Vec<(String, Plan)> = Vec::new();
     let mut latest: Option<Plan> = None;
     for message in messages {
         for call in tool_calls(message) {
-            if !is_plan_tool(call.name, own) {
+            if !is_plan_tool(call.name, plan_tools) {
                 continue;
             }
             if let Some(plan) = read_input(call.name, &call.input) {
@@ -378,14 +378,14 @@ impl Plan {
 pub fn section(
     earlier: Option<&str>,
     middle: &[Value],
-    own: &[String],
+    plan_tools: &[String],
     max_tokens: usize,
     encoding: Encoding,
 ) -> String {
     if max_tokens == 0 {
         return String::new();
     }
-    latest(middle, own)
+    latest(middle, plan_tools)
         .or_else(|| earlier.and_then(Plan::parse))
         .map(|plan| plan.render(max_tokens, encoding))
         .unwrap_or_default()

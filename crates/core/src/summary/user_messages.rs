@@ -14,7 +14,7 @@
 
 use serde_json::Value;
 
-use crate::model::added;
+use crate::model::added::OwnSummaries;
 use crate::model::message::{block_type, role_of, Role};
 use crate::model::tokens::{self, Encoding};
 use crate::summary::sections::{self, entry_header, USER_MESSAGES_HEADER};
@@ -56,9 +56,10 @@ pub struct UserMessages {
 
 /// The text the user wrote in `message`: a user message's string content, or its text blocks
 /// joined by blank lines; `None` for tool results only, for messages of other roles, for an
-/// empty text, and for the messages the library wrote.
-pub fn user_text(message: &Value) -> Option<String> {
-    if role_of(message) != Some(Role::User) || added::is_summary_message(message) {
+/// empty text, and for the messages the library wrote (`own`: those its records name; a user
+/// message that merely starts like one is the user's, carried as one entry).
+pub fn user_text(message: &Value, own: &OwnSummaries) -> Option<String> {
+    if role_of(message) != Some(Role::User) || own.contains(message) {
         return None;
     }
     let text = match message.get("content")? {
@@ -75,12 +76,12 @@ pub fn user_text(message: &Value) -> Option<String> {
 }
 
 impl UserMessages {
-    /// Every user-authored text of `messages`, in order.
-    pub fn extract(messages: &[Value]) -> UserMessages {
+    /// Every user-authored text of `messages`, in order (`own`: see [`user_text`]).
+    pub fn extract(messages: &[Value], own: &OwnSummaries) -> UserMessages {
         UserMessages {
             messages: messages
                 .iter()
-                .filter_map(user_text)
+                .filter_map(|message| user_text(message, own))
                 .map(|text| Carried {
                     text,
                     shortened_from: None,
@@ -92,12 +93,13 @@ impl UserMessages {
     }
 
     /// [`UserMessages::extract`] of the start of a session: the first user message is the task,
-    /// unless a summary or notice comes before it (what came before that is not in `messages`).
-    pub fn extract_session(messages: &[Value]) -> UserMessages {
-        let mut users = UserMessages::extract(messages);
-        let first_user = messages.iter().position(|m| user_text(m).is_some());
+    /// unless one of the library's summaries or notices (`own`) comes before it (what came
+    /// before that is not in `messages`).
+    pub fn extract_session(messages: &[Value], own: &OwnSummaries) -> UserMessages {
+        let mut users = UserMessages::extract(messages, own);
+        let first_user = messages.iter().position(|m| user_text(m, own).is_some());
         let summarized_before =
-            first_user.is_some_and(|at| messages[..at].iter().any(added::is_summary_message));
+            first_user.is_some_and(|at| messages[..at].iter().any(|m| own.contains(m)));
         if let (Some(first), false) = (users.messages.first_mut(), summarized_before) {
             first.task = true;
         }
@@ -413,6 +415,7 @@ const MIN_SHORTENED_CHARS: usize = 40;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::added;
     use serde_json::json;
 
     #[test]
@@ -430,9 +433,18 @@ mod tests {
             json!({"role": "user", "content": added::summary_message_text(3, None, "old")}),
             json!({"role": "user", "content": "   "}),
         ];
-        let found = UserMessages::extract(&messages);
+        // The summary is the library's when its records say so (here: told); a message that
+        // only starts like one is the user's, one entry as it is.
+        let own = OwnSummaries::of([&messages[6]]);
+        let found = UserMessages::extract(&messages, &own);
         let texts: Vec<&str> = found.messages.iter().map(|m| m.text.as_str()).collect();
         assert_eq!(texts, vec!["first ask", "and also this"]);
+        let found = UserMessages::extract(&messages, &OwnSummaries::none());
+        assert_eq!(found.messages.len(), 3);
+        assert_eq!(
+            found.messages[2].text,
+            messages[6]["content"].as_str().unwrap()
+        );
     }
 
     #[test]
@@ -565,6 +577,7 @@ mod tests {
             &(0..8)
                 .map(|n| json!({"role": "user", "content": format!("request {n} {}", "x ".repeat(30))}))
                 .collect::<Vec<_>>(),
+            &OwnSummaries::none(),
         );
         let body = format!(
             "## Goal\ng\n\n{}\n\n{}\n\n## Archived originals (recall)\nRecall: archive=a",
@@ -587,8 +600,14 @@ mod tests {
 
     #[test]
     fn carried_forward_after_earlier_ones() {
-        let earlier = UserMessages::extract(&[json!({"role": "user", "content": "one"})]);
-        let now = UserMessages::extract(&[json!({"role": "user", "content": "two"})]);
+        let earlier = UserMessages::extract(
+            &[json!({"role": "user", "content": "one"})],
+            &OwnSummaries::none(),
+        );
+        let now = UserMessages::extract(
+            &[json!({"role": "user", "content": "two"})],
+            &OwnSummaries::none(),
+        );
         let merged = now.merged_after(&earlier);
         let texts: Vec<&str> = merged.messages.iter().map(|m| m.text.as_str()).collect();
         assert_eq!(texts, vec!["one", "two"]);

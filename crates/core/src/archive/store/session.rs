@@ -17,7 +17,7 @@
 
 use std::collections::HashSet;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Map, Value};
@@ -436,6 +436,18 @@ impl ArchiveSource for StoreSource<'_> {
     fn describe(&self) -> String {
         format!("{}/{}", self.store.location(), self.session_id)
     }
+
+    fn read_meta(&self, name: &str) -> Option<Value> {
+        let meta = archive::meta_name_for(name)?;
+        let bytes = self
+            .store
+            .get(&self.store.key(&[self.session_id, &meta]))
+            .ok()??;
+        if bytes.len() as u64 > archive::history::MAX_META_BYTES {
+            return None;
+        }
+        serde_json::from_slice(&bytes).ok()
+    }
 }
 
 /// Rebuilds the full conversation from a compacted one, reading the archives from the store
@@ -559,4 +571,28 @@ pub fn prune_archives(
         report.kept += kept;
     }
     Ok(report)
+}
+
+/// [`crate::archive::persist_messages`] into `store` when there is one (an object-store `outputDir` or the
+/// caller's `archiveStore`), else into `output_dir`.
+pub fn persist_in(
+    middle: &[Value],
+    output_dir: &Path,
+    store: Option<&ArchiveStore>,
+    session_id: &str,
+) -> io::Result<ArchiveFile> {
+    persist_archive_in(&Archive::of(middle), output_dir, store, session_id)
+}
+
+/// [`crate::archive::persist_archive`] into `store` when there is one, else into `output_dir`.
+pub fn persist_archive_in(
+    archive: &Archive<'_>,
+    output_dir: &Path,
+    store: Option<&ArchiveStore>,
+    session_id: &str,
+) -> io::Result<ArchiveFile> {
+    match store {
+        Some(store) => persist_archive(store, archive, session_id),
+        None => crate::archive::persist_archive(archive, output_dir, session_id),
+    }
 }

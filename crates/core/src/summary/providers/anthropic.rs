@@ -195,4 +195,12 @@ impl Summarizer for AnthropicSummarizer {
         shared::check_anthropic_messages(request.conversation)?;
         shared::check_thinking(request, &self.http.model)
     }
+
+    fn loop_is_cached(
+        &self,
+        request: &SharedRequest<'_>,
+        _prompt_tokens: u64,
+    ) -> Result<(), String> {
+        shared::check_anthropic_caching(request)
+    }
 }

@@ -337,19 +337,45 @@ pub fn process_env(name: &str) -> Option<String> {
 
 static WARNED_FALLBACK: AtomicBool = AtomicBool::new(false);
 
+/// What the zero-configuration fallback says, in the log and in each result it writes.
+pub const FALLBACK_WARNING: &str = "neither ANTHROPIC_API_KEY nor OPENAI_API_KEY is set and no provider was given: summaries are written by the built-in extractive summarizer (set a key or options.provider for LLM summaries)";
+
+/// The extractive summarizer chosen because nothing else was configured: the same summaries,
+/// and a [`Summarizer::notice`] saying why, so that the result says it too.
+struct FallbackExtractive(ExtractiveSummarizer);
+
+impl Summarizer for FallbackExtractive {
+    fn summarize<'a>(
+        &'a self,
+        request: &'a SummaryRequest<'a>,
+    ) -> BoxFuture<'a, Result<String, AttemptError>> {
+        self.0.summarize(request)
+    }
+
+    fn provider(&self) -> &str {
+        self.0.provider()
+    }
+
+    fn wants_prompt(&self) -> bool {
+        self.0.wants_prompt()
+    }
+
+    fn notice(&self) -> Option<&str> {
+        Some(FALLBACK_WARNING)
+    }
+}
+
 /// The summarizer for a resolved configuration.
 pub fn build(config: ProviderConfig) -> Box<dyn Summarizer> {
     match config.kind {
         ProviderKind::Extractive => {
             if config.fell_back {
                 if !WARNED_FALLBACK.swap(true, Ordering::Relaxed) {
-                    tracing::warn!(
-                        provider = "extractive",
-                        "neither ANTHROPIC_API_KEY nor OPENAI_API_KEY is set and no provider was given: summaries are written by the built-in extractive summarizer (set a key or options.provider for LLM summaries)"
-                    );
+                    tracing::warn!(provider = "extractive", "{FALLBACK_WARNING}");
                 } else {
                     tracing::debug!(provider = "extractive", "using the extractive summarizer");
                 }
+                return Box::new(FallbackExtractive(ExtractiveSummarizer));
             }
             Box::new(ExtractiveSummarizer)
         }

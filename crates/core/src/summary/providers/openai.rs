@@ -230,6 +230,14 @@ impl Summarizer for OpenAiSummarizer {
         shared::check_tool_choice(request)?;
         shared::check_openai_messages(request.conversation)
     }
+
+    fn loop_is_cached(
+        &self,
+        _request: &SharedRequest<'_>,
+        prompt_tokens: u64,
+    ) -> Result<(), String> {
+        shared::check_openai_caching(prompt_tokens)
+    }
 }
 
 #[cfg(test)]

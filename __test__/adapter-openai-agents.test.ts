@@ -1,0 +1,632 @@
+// context-compact/openai-agents: CompactingSession in the OpenAI Agents SDK's own run loop
+// (@openai/agents: Agent, run(), tool(), MemorySession), the model being the SDK's own test
+// double (ScriptedModel of @openai/agents-core/testing, a `Model`: getResponse /
+// getStreamedResponse), which records every request the runner sends.
+//
+// The conversations start from a real Claude Code session (../shared/data/real) turned into the
+// SDK's items; the model reads a file each turn and reports as usage what each request holds.
+// Checked on every request after a compaction: the library's checkMessages, an independent
+// pairing check (agents-items.ts), the SDK's own item schema, the window; and that
+// restoreItems() gives back every item ever appended, exactly.
+
+import { spawn } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+import { Agent, MemorySession, protocol, run, setTracingDisabled, tool, Usage, type AgentInputItem, type Session } from '@openai/agents'
+import { ScriptedModel, assistantMessage, functionCall, modelResponder, type RecordedModelCall } from '@openai/agents-core/testing'
+import { beforeAll, describe, expect, it } from 'vitest'
+
+import { checkMessages, countTokens, restoreMessages } from '../index'
+import { CompactingSession, recallTool, type SessionCompactEvent } from '../adapters/openai-agents'
+import { startOpenAIServer } from '../benchmark/servers/openai-chat.mjs'
+import { FileSession, pairingProblems, realAgentItems } from './agents-items'
+import { tempDir } from './helpers'
+
+const ROOT = join(__dirname, '..')
+const REAL = join(ROOT, '..', 'shared', 'data', 'real')
+const FORMAT = { format: 'openai-responses' as const }
+const tokensOf = (items: readonly unknown[]) => countTokens(items as any[], FORMAT)
+
+beforeAll(() => setTracingDisabled(true))
+
+type Item = AgentInputItem & Record<string, any>
+
+/** Source code of about `tokens` tokens, with a marker naming the file. */
+function source(path: string, tokens: number): string {
+  const lines = [`// ${path}: MARKER-${path.replace(/\W/g, '_')}`]
+  for (let i = 0; lines.join('\n').length < tokens * 4; i++) {
+    lines.push(`export function step${i}(input: number[]): number { return input.reduce((a, b) => a + b * ${i}, 0) }`)
+  }
+  return lines.join('\n')
+}
+
+const readFile = (tokens: number) =>
+  tool({
+    name: 'read_file',
+    description: 'Reads a file of the repository.',
+    strict: false,
+    parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false },
+    execute: async (input: any) => source(String(input.path), tokens),
+  })
+
+interface Script {
+  /** Function calls per run before the answer (one a turn). */
+  reads?: number
+  /** Decides a turn's output instead (for the recall tool). */
+  turn?: (input: Item[], call: number) => AgentInputItem[] | null
+}
+
+/**
+ * A coding agent on the SDK's ScriptedModel: each run it calls read_file `reads` times, one
+ * call a turn, then answers. Each response reports as usage what the request holds (items and
+ * instructions, counted), as a real model's would.
+ */
+function scriptedAgent(script: Script, tools: any[], label = (n: number) => `n${n}`) {
+  const reads = script.reads ?? 3
+  let calls = 0
+  const respond = (call: RecordedModelCall) => {
+    calls += 1
+    const input = call.request.input as Item[]
+    const billed = tokensOf(input) + tokensOf([{ role: 'system', content: String(call.request.systemInstructions ?? '') }])
+    const usage = new Usage({ requests: 1, inputTokens: billed, outputTokens: 25, totalTokens: billed + 25 })
+    const custom = script.turn?.(input, calls)
+    if (custom) return { usage, output: custom, responseId: `resp_${calls}` }
+    let lastUser = input.length - 1
+    while (lastUser >= 0 && input[lastUser].role !== 'user') lastUser--
+    const turns = input.slice(lastUser + 1).filter((i) => i.type === 'function_call').length
+    const output =
+      turns < reads
+        ? [functionCall('read_file', { path: `src/${label(calls)}.ts` }, { callId: `call_${label(calls)}` })]
+        : [assistantMessage(`Read ${turns} files; the change is in place.`)]
+    return { usage, output, responseId: `resp_${calls}` }
+  }
+  const model = new ScriptedModel(Array.from({ length: 1000 }, () => modelResponder(respond)))
+  const agent = new Agent({ name: 'coder', instructions: 'You are a careful coding agent.', model, tools })
+  return { agent, model }
+}
+
+/** The session the runner talks to, recording every item it appends (the ground truth). */
+function recording<S extends object>(session: S): { session: S; appended: Item[] } {
+  const appended: Item[] = []
+  const proxy = new Proxy(session, {
+    get(target, key) {
+      if (key === 'addItems') {
+        return async (items: Item[], ...rest: unknown[]) => {
+          appended.push(...structuredClone(items))
+          return (target as any).addItems(items, ...rest)
+        }
+      }
+      const value = Reflect.get(target, key, target)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+  return { session: proxy, appended }
+}
+
+/** What a request of the runner must be, whatever was compacted before it. */
+function expectValidRequest(input: Item[], where: string) {
+  expect(checkMessages(input, FORMAT), where).toEqual([])
+  expect(pairingProblems(input), where).toEqual([])
+  for (const [i, item] of input.entries()) {
+    const parsed = protocol.ModelItem.safeParse(item)
+    expect(parsed.success, `${where}, item ${i}: ${JSON.stringify(item).slice(0, 200)}`).toBe(true)
+  }
+}
+
+const isSummary = (item: Item) =>
+  item.type === 'message' && item.role === 'user' && Array.isArray(item.content) && String(item.content[0]?.text ?? '').startsWith('[context-compact] ')
+
+/** The first items of a real session adding up to about `tokens` tokens. */
+function realPrefix(file: string, tokens: number): Item[] {
+  const items = realAgentItems(join(REAL, file)) as Item[]
+  let end = 0
+  while (end < items.length && tokensOf(items.slice(0, end + 1)) < tokens) end++
+  // End on a whole turn: after the last result of the calls before it.
+  while (end < items.length && items[end].type === 'function_call_result') end++
+  const prefix = items.slice(0, end)
+  expect(pairingProblems(prefix)).toEqual([])
+  return prefix
+}
+
+describe('CompactingSession in the Agents SDK run loop', () => {
+  it('40+ model calls from a real session: each compaction at a crossing, every later request valid and within the window, restore exact', async () => {
+    const initial = realPrefix('cc-spotter-fum-post.json', 20_000)
+    const contextTokenLimit = 40_000
+    const thresholdRatio = 0.7
+    const threshold = contextTokenLimit * thresholdRatio
+    const events: SessionCompactEvent[] = []
+    const summaries: number[] = []
+    const outputDir = tempDir('cc-agents-')
+    const compacting = new CompactingSession(new MemorySession({ sessionId: 'real-fum', initialItems: initial }), {
+      contextTokenLimit,
+      thresholdRatio,
+      outputDir,
+      summarizer: async (request) => {
+        summaries.push(request.messages.length)
+        return `The user and the agent worked through ${request.messages.length} items: compiled, tested, read files.`
+      },
+      onEvent: (event) => events.push(event),
+    })
+    const { session, appended } = recording(compacting)
+    const { agent, model } = scriptedAgent({ reads: 3 }, [readFile(1500)])
+    // Requests the model received after each compaction (how many compactions preceded them).
+    const seen: { compactions: number; input: Item[] }[] = []
+    const completed = () => events.filter((e) => e.type === 'completed').length
+    const results: { compacted: boolean; tokens: number; threshold: number; source: string | undefined }[] = []
+    let calls = 0
+    for (let runIndex = 0; runIndex < 12; runIndex++) {
+      const before = completed()
+      const result = await run(agent, `Task ${runIndex}: carry on with the refactoring of the parser.`, { session })
+      expect(result.finalOutput).toMatch(/Read 3 files/)
+      for (const call of model.calls.slice(calls)) seen.push({ compactions: before, input: call.request.input as Item[] })
+      calls = model.calls.length
+      if (completed() > before) {
+        const last = compacting.lastResult!
+        results.push({ compacted: last.compacted, tokens: last.tokens, threshold: last.threshold, source: last.measure?.source })
+      }
+    }
+    expect(model.calls.length).toBeGreaterThanOrEqual(40)
+
+    // Crossed at least twice; each compaction at a crossing, measured from the run's usage, with
+    // one summary call each.
+    expect(results.length).toBeGreaterThanOrEqual(2)
+    for (const r of results) {
+      expect(r.compacted).toBe(true)
+      expect(r.tokens).toBeGreaterThanOrEqual(r.threshold)
+      expect(r.threshold).toBe(threshold)
+      expect(r.source).toBe('usage')
+    }
+    expect(summaries).toHaveLength(results.length)
+    const types = events.map((e) => e.type)
+    expect(types.filter((t) => t === 'started')).toHaveLength(results.length)
+    expect(types.filter((t) => t === 'failed')).toEqual([])
+    types.forEach((t, i) => {
+      if (t === 'started') expect(types[i - 1]).toBe('token_limit_exceeded')
+    })
+
+    // Every request after a compaction: valid, the SDK's items, within the window; the first
+    // one after each compaction is below the threshold.
+    const after = seen.filter((s) => s.compactions > 0)
+    expect(after.length).toBeGreaterThanOrEqual(30)
+    for (const [i, s] of seen.entries()) {
+      const tokens = tokensOf(s.input)
+      expect(tokens, `request ${i}`).toBeLessThan(contextTokenLimit)
+      if (s.compactions === 0) continue
+      expectValidRequest(s.input, `request ${i}`)
+      expect(s.input.some(isSummary), `request ${i} holds the summary`).toBe(true)
+      if (seen[i - 1].compactions < s.compactions) expect(tokens, `first request after compaction ${s.compactions}`).toBeLessThan(threshold)
+    }
+
+    // The session holds the SDK's items: the summary is a user message item.
+    const items = (await compacting.getItems()) as Item[]
+    const summary = items.find(isSummary)!
+    expect(protocol.ModelItem.safeParse(summary).success).toBe(true)
+    expect(summary.content[0].text).toContain('Recall: archive=')
+    expect(checkMessages(items, FORMAT)).toEqual([])
+
+    // Everything ever appended comes back, exactly.
+    const all = [...initial, ...appended]
+    expect(await compacting.restoreItems()).toEqual(all)
+    expect(await restoreMessages(items, { outputDir, sessionId: 'real-fum', ...FORMAT })).toEqual(all)
+  }, 120_000)
+
+  it('any Session: a file-backed one, streamed runs, and a second process that picks it up', async () => {
+    const dir = tempDir('cc-agents-file-')
+    const path = join(dir, 'session.jsonl')
+    const initial = realPrefix('cc-spotter-4te-pre.json', 6_000)
+    writeFileSync(path, initial.map((item) => `${JSON.stringify(item)}\n`).join(''))
+    const options = { contextTokenLimit: 16_000, thresholdRatio: 0.75, outputDir: join(dir, 'archives'), summarizer: async () => 'Earlier: files read, tests run.' }
+    const file = new FileSession(path, 'user:42/chat 7')
+    const compacting = new CompactingSession(file, options)
+    const { session, appended } = recording(compacting)
+    const { agent, model } = scriptedAgent({ reads: 3 }, [readFile(900)], (n) => `a${n}`)
+    let compactions = 0
+    let validated = 0
+    for (let i = 0; i < 6; i++) {
+      const stream = await run(agent, `Streamed task ${i}`, { session, stream: true })
+      for await (const _event of stream) {
+        // drained
+      }
+      await stream.completed
+      expect(stream.finalOutput).toMatch(/Read 3 files/)
+      if (compacting.lastResult?.compacted) compactions++
+    }
+    expect(compactions).toBeGreaterThanOrEqual(2)
+    // The runner's context reached the file session (one per run), its own writes included.
+    expect(file.contexts.size).toBe(6)
+    for (const call of model.calls) {
+      const input = call.request.input as Item[]
+      if (!input.some(isSummary)) continue
+      expectValidRequest(input, `call ${call.index}`)
+      validated++
+    }
+    expect(validated).toBeGreaterThan(0)
+    // The file holds the compacted list, and the archives are the session's own (a digest of
+    // its id, which has characters an archive name cannot).
+    const inFile = readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line))
+    expect(inFile).toEqual(await compacting.getItems())
+    expect(inFile.some(isSummary)).toBe(true)
+    const archived = compacting.lastResult!.archivePath!
+    expect(archived).toMatch(/archives\/session-[0-9a-f]{32}\/compact-/)
+    expect(await compacting.restoreItems()).toEqual([...initial, ...appended])
+
+    // Another process: a new session object on the same file restores the same items, and the
+    // conversation goes on from the compacted list.
+    const again = new CompactingSession(new FileSession(path, 'user:42/chat 7'), options)
+    expect(await again.restoreItems()).toEqual([...initial, ...appended])
+    const next = await run(agent, 'One more task', { session: again })
+    expect(next.finalOutput).toMatch(/Read 3 files/)
+    expectValidRequest(model.calls.at(-1)!.request.input as Item[], 'after reopening')
+  }, 120_000)
+
+  it('the recall tool is an SDK function tool: the agent reads back what a summary replaced', async () => {
+    const outputDir = tempDir('cc-agents-recall-')
+    const compacting = new CompactingSession(new MemorySession({ sessionId: 'recall' }), {
+      contextTokenLimit: 12_000,
+      thresholdRatio: 0.6,
+      outputDir,
+      summarizer: async () => 'Files were read.',
+    })
+    let recallOutput: string | null = null
+    const recallLine = /Recall: archive=(\S+) from=(\d+) to=(\d+)/
+    const turn = (input: Item[], call: number) => {
+      const result = input.at(-1)
+      if (result?.type === 'function_call_result' && result.name === 'recall') {
+        recallOutput = typeof result.output === 'string' ? result.output : JSON.stringify(result.output)
+        return [assistantMessage('Found it.')]
+      }
+      const summary = input.find(isSummary)
+      const last = input.at(-1)
+      if (summary && last?.role === 'user' && String(last.content).startsWith('Recall')) {
+        const [, archive, from, to] = recallLine.exec((summary as any).content[0].text)!
+        return [functionCall('recall', { archive, from: Number(from), to: Number(to) }, { callId: `recall_${call}` })]
+      }
+      return null
+    }
+    const { agent } = scriptedAgent({ reads: 2, turn }, [readFile(1200), compacting.recallTool()], (n) => `r${n}`)
+    for (let i = 0; i < 4 && !compacting.lastResult?.compacted; i++) await run(agent, `Task ${i}`, { session: compacting })
+    expect(compacting.lastResult?.compacted).toBe(true)
+    const answer = await run(agent, 'Recall what src/r1.ts said', { session: compacting })
+    expect(answer.finalOutput).toBe('Found it.')
+    expect(recallOutput).toContain('MARKER-src_r1_ts')
+    // The standalone form reads the same archives.
+    const standalone = recallTool({ outputDir, sessionId: 'recall' })
+    expect(standalone.type).toBe('function')
+    expect(standalone.name).toBe('recall')
+  })
+
+  it("the summary calls' usage is added to the run's usage (an OpenAI-compatible provider)", async () => {
+    const server = await startOpenAIServer()
+    try {
+      const compacting = new CompactingSession(new MemorySession({ sessionId: 'usage' }), {
+        contextTokenLimit: 10_000,
+        thresholdRatio: 0.6,
+        outputDir: tempDir('cc-agents-usage-'),
+        provider: 'openai',
+        apiKey: 'test-key',
+        baseUrl: server.url,
+        model: 'gpt-4.1-mini',
+      })
+      const { agent } = scriptedAgent({ reads: 3 }, [readFile(1500)])
+      let result
+      for (let i = 0; i < 4; i++) {
+        result = await run(agent, `Task ${i}`, { session: compacting })
+        if (compacting.lastResult?.compacted) break
+      }
+      const last = compacting.lastResult!
+      expect(last.compacted).toBe(true)
+      const summaryUsage = last.summaryUsage!
+      expect(summaryUsage.requests).toBeGreaterThanOrEqual(1)
+      const entries = result!.state.usage.requestUsageEntries ?? []
+      const entry = entries.find((e) => e.endpoint === 'context-compact')!
+      expect(entry).toBeDefined()
+      expect(entry.inputTokens).toBe(summaryUsage.inputTokens + summaryUsage.cacheReadTokens + summaryUsage.cacheWriteTokens)
+      expect(entry.outputTokens).toBe(summaryUsage.outputTokens)
+      expect(server.requests.at(-1)!.body.model).toBe('gpt-4.1-mini')
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+describe('CompactingSession with the rest of the SDK', () => {
+  it('the summary can be written by an agent of the SDK itself', async () => {
+    const prompts: string[] = []
+    const summaryModel = new ScriptedModel([
+      modelResponder((call) => {
+        prompts.push(String((call.request.input as Item[])[0]?.content ?? ''))
+        return [assistantMessage('## Goal\nRefactor the parser (written by the summary agent).')]
+      }),
+    ])
+    const summarizer = new Agent({ name: 'summarizer', instructions: 'Follow the instructions exactly.', model: summaryModel })
+    const initial = realPrefix('cc-spotter-gqc-pre.json', 9_000)
+    const session = new CompactingSession(new MemorySession({ initialItems: initial }), {
+      contextTokenLimit: 8_000,
+      outputDir: tempDir('cc-agents-sdk-summary-'),
+      summarizer: async ({ prompt }) => String((await run(summarizer, prompt)).finalOutput),
+    })
+    const result = await session.compact()
+    expect(result.error).toBeNull()
+    expect(result.compacted).toBe(true)
+    expect(prompts).toHaveLength(1)
+    const summary = (await session.getItems()).find((item) => isSummary(item as Item)) as Item
+    expect(summary.content[0].text).toContain('written by the summary agent')
+    summaryModel.assertComplete()
+  })
+
+  it('background: the summary is prepared before the crossing, and the run that crosses does not wait for it', async () => {
+    const events: string[] = []
+    let summaries = 0
+    const session = new CompactingSession(new MemorySession({ sessionId: 'background' }), {
+      contextTokenLimit: 12_000,
+      thresholdRatio: 0.7,
+      background: { atRatio: 0.5 },
+      outputDir: tempDir('cc-agents-background-'),
+      summarizer: async () => {
+        summaries++
+        return 'Prepared while the agent worked: files read.'
+      },
+      onEvent: (event) => events.push(event.type),
+    })
+    const { agent } = scriptedAgent({ reads: 2 }, [readFile(1000)], (n) => `b${n}`)
+    for (let i = 0; i < 8 && !session.lastResult?.compacted; i++) await run(agent, `Task ${i}`, { session })
+    const last = session.lastResult!
+    expect(last.compacted).toBe(true)
+    expect(events.indexOf('background_started')).toBeGreaterThanOrEqual(0)
+    expect(events.indexOf('background_started')).toBeLessThan(events.indexOf('started'))
+    expect(events).toContain('background_applied')
+    expect(last.background?.state).toBe('applied')
+    expect(summaries).toBe(1)
+    await session.close()
+  })
+
+  it('a wrapped session that compacts by itself still does, first, and both usages reach the run', async () => {
+    const calls: unknown[][] = []
+    class SelfCompacting extends MemorySession {
+      async runCompaction(...args: unknown[]) {
+        calls.push(args)
+        return { usage: { inputTokens: 100, outputTokens: 10, totalTokens: 110, inputTokensDetails: {}, outputTokensDetails: {}, endpoint: 'responses.compact' } }
+      }
+    }
+    const server = await startOpenAIServer()
+    try {
+      const session = new CompactingSession(new SelfCompacting({ initialItems: realPrefix('cc-spotter-gqc-pre.json', 9_000) }), {
+        contextTokenLimit: 8_000,
+        outputDir: tempDir('cc-agents-inner-'),
+        provider: 'openai',
+        apiKey: 'test-key',
+        baseUrl: server.url,
+      })
+      const { agent } = scriptedAgent({ reads: 0 }, [])
+      const result = await run(agent, 'Go on', { session })
+      expect(calls).toHaveLength(1)
+      expect(session.lastResult!.compacted).toBe(true)
+      const summary = session.lastResult!.summaryUsage!
+      const entry = result.state.usage.requestUsageEntries!.at(-1)!
+      expect(entry.inputTokens).toBe(100 + summary.inputTokens + summary.cacheReadTokens + summary.cacheWriteTokens)
+      expect(entry.outputTokens).toBe(10 + summary.outputTokens)
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+/** A session over a real history already past the threshold: the first run's end compacts it. */
+function overThreshold(tokens = 9_000) {
+  return realPrefix('cc-spotter-gqc-pre.json', tokens)
+}
+
+describe('CompactingSession never throws into the agent', () => {
+  const small = { contextTokenLimit: 8_000, thresholdRatio: 0.8 }
+
+  it('summarizer down: the run completes, the items are unchanged, lastResult and the event say why', async () => {
+    const initial = overThreshold()
+    const events: SessionCompactEvent[] = []
+    const compacting = new CompactingSession(new MemorySession({ initialItems: initial }), {
+      ...small,
+      outputDir: tempDir('cc-agents-down-'),
+      maxRetries: 1,
+      retryBaseDelayMs: 1,
+      summarizer: async () => {
+        throw new Error('503 upstream unavailable')
+      },
+      onEvent: (event) => events.push(event),
+    })
+    const { session, appended } = recording(compacting)
+    const { agent } = scriptedAgent({ reads: 1 }, [readFile(300)])
+    const result = await run(agent, 'Go on', { session })
+    expect(result.finalOutput).toMatch(/Read 1 files/)
+    expect(compacting.lastResult!.compacted).toBe(false)
+    expect(compacting.lastResult!.error!.code).toBe('SUMMARIZER_ERROR')
+    expect(compacting.lastResult!.error!.attempts).toBe(2)
+    expect(events.some((e) => e.type === 'failed')).toBe(true)
+    expect(await compacting.getItems()).toEqual([...initial, ...appended])
+  })
+
+  it('archive directory unwritable: with requireArchive nothing changes; without it the compaction goes on and says so', async () => {
+    const dir = tempDir('cc-agents-unwritable-')
+    writeFileSync(join(dir, 'a-file'), 'not a directory')
+    const outputDir = join(dir, 'a-file', 'archives')
+    const initial = overThreshold()
+    const strict = new CompactingSession(new MemorySession({ initialItems: initial }), {
+      ...small,
+      outputDir,
+      requireArchive: true,
+      summarizer: async () => 'summary',
+    })
+    const { agent } = scriptedAgent({ reads: 1 }, [readFile(300)])
+    const first = await run(agent, 'Go on', { session: strict })
+    expect(first.finalOutput).toMatch(/Read 1 files/)
+    expect(strict.lastResult!.compacted).toBe(false)
+    expect(strict.lastResult!.error!.code).toBe('ARCHIVE_FAILED')
+    expect((await strict.getItems()).slice(0, initial.length)).toEqual(initial)
+
+    const lenient = new CompactingSession(new MemorySession({ initialItems: initial }), { ...small, outputDir, summarizer: async () => 'summary' })
+    const second = await run(agent, 'Go on', { session: lenient })
+    expect(second.finalOutput).toMatch(/Read 1 files/)
+    expect(lenient.lastResult!.compacted).toBe(true)
+    expect(lenient.lastResult!.archivePath).toBeNull()
+    expect(lenient.lastResult!.warnings.join('\n')).toMatch(/archive/i)
+    expectValidRequest((await lenient.getItems()) as Item[], 'compacted without archive')
+  })
+
+  it('an aborted run aborts the compaction in progress: the run settles at once and the items are unchanged', async () => {
+    const initial = overThreshold()
+    const controller = new AbortController()
+    let summarizing = false
+    const compacting = new CompactingSession(new MemorySession({ initialItems: initial }), {
+      ...small,
+      outputDir: tempDir('cc-agents-abort-'),
+      summarizer: () => {
+        summarizing = true
+        // The user presses stop while the summary is being written; it would never end.
+        setTimeout(() => controller.abort(), 10)
+        return new Promise<string>(() => {})
+      },
+    })
+    compacting.signal = controller.signal
+    const { session, appended } = recording(compacting)
+    const { agent } = scriptedAgent({ reads: 1 }, [readFile(300)])
+    const started = Date.now()
+    const outcome = await run(agent, 'Go on', { session, signal: controller.signal }).then(
+      () => 'completed',
+      (error) => (error instanceof Error ? error.name : String(error)),
+    )
+    expect(Date.now() - started).toBeLessThan(5_000)
+    expect(summarizing).toBe(true)
+    expect(['completed', 'AbortError']).toContain(outcome)
+    expect(compacting.lastResult!.compacted).toBe(false)
+    expect(compacting.lastResult!.error!.code).toBe('ABORTED')
+    expect(await compacting.getItems()).toEqual([...initial, ...appended])
+    // While the signal is aborted, no compaction starts.
+    expect(await compacting.runCompaction()).toBeNull()
+  })
+
+  it('the wrapped session fails to write the compaction: its items are put back', async () => {
+    const initial = overThreshold()
+    class Flaky extends MemorySession {
+      failNextAdd = false
+      override async addItems(items: AgentInputItem[]) {
+        if (this.failNextAdd) {
+          this.failNextAdd = false
+          throw new Error('disk full')
+        }
+        return super.addItems(items)
+      }
+    }
+    const inner = new Flaky({ initialItems: initial })
+    const logs: { level: string; message: string }[] = []
+    let writes = 0
+    const compacting = new CompactingSession(inner, {
+      ...small,
+      outputDir: tempDir('cc-agents-flaky-'),
+      summarizer: async () => {
+        // The first compaction's write fails.
+        if (writes++ === 0) inner.failNextAdd = true
+        return 'summary'
+      },
+      onLog: (entry) => logs.push(entry),
+    })
+    const { session, appended } = recording(compacting)
+    const { agent } = scriptedAgent({ reads: 1 }, [readFile(300)])
+    const result = await run(agent, 'Go on', { session })
+    expect(result.finalOutput).toMatch(/Read 1 files/)
+    expect(compacting.lastResult!.error!.code).toBe('SESSION_WRITE_FAILED')
+    expect(compacting.lastResult!.error!.message).toMatch(/disk full.*put back/)
+    expect(await inner.getItems()).toEqual([...initial, ...appended])
+    expect(logs.some((entry) => entry.level === 'warn' && /disk full/.test(entry.message))).toBe(true)
+    // The next compaction goes through.
+    const done = await compacting.compact()
+    expect(done.error, JSON.stringify(done.error)).toBeNull()
+    expect(done.compacted).toBe(true)
+    expect(await compacting.restoreItems()).toEqual([...initial, ...appended])
+  })
+
+  it('the history changes while the summary is written: removed items stop the write, added ones follow it', async () => {
+    const initial = overThreshold()
+    const inner = new MemorySession({ initialItems: initial })
+    let during: (() => Promise<unknown>) | null = null
+    const compacting = new CompactingSession(inner, {
+      ...small,
+      outputDir: tempDir('cc-agents-changed-'),
+      summarizer: async () => {
+        await during?.()
+        return 'summary'
+      },
+    })
+    // Removed behind its back: nothing is written.
+    during = () => inner.popItem()
+    const changed = await compacting.compact()
+    expect(changed.compacted).toBe(false)
+    expect(changed.error!.code).toBe('SESSION_CHANGED')
+    expect(await inner.getItems()).toEqual(initial.slice(0, -1))
+    // Added through the session: kept after the compacted list.
+    const late: AgentInputItem = { role: 'user', content: 'Sent while the summary was written' }
+    during = () => compacting.addItems([late])
+    const done = await compacting.compact()
+    expect(done.compacted).toBe(true)
+    const items = await inner.getItems()
+    expect(items.at(-1)).toEqual(late)
+    expect(items.slice(0, -1)).toEqual(done.messages)
+    expect(await compacting.restoreItems()).toEqual([...initial.slice(0, -1), late])
+  })
+
+  it('a read that overlaps an append sees the session as the append leaves it, once', async () => {
+    // A store that acknowledges a write some time after the write is visible to readers.
+    class SlowAck extends MemorySession {
+      override async addItems(items: AgentInputItem[]) {
+        await super.addItems(items)
+        await new Promise((resolve) => setTimeout(resolve, 30))
+      }
+    }
+    const initial = overThreshold()
+    const inner = new SlowAck({ initialItems: initial })
+    const compacting = new CompactingSession(inner, { ...small, outputDir: tempDir('cc-agents-race-'), summarizer: async () => 'summary' })
+    await compacting.getItems()
+    const late: AgentInputItem = { role: 'user', content: 'appended while the runner read' }
+    const [, read] = await Promise.all([compacting.addItems([late]), new Promise((resolve) => setTimeout(resolve, 5)).then(() => compacting.getItems())])
+    expect(read).toEqual([...initial, late])
+    const done = await compacting.compact({ force: true })
+    expect(done.error).toBeNull()
+    expect(done.compacted).toBe(true)
+    expect(await compacting.restoreItems()).toEqual([...initial, late])
+  })
+
+  it('misuse is a TypeError when the session is made, naming what is wrong', () => {
+    const inner = new MemorySession()
+    expect(() => new CompactingSession({} as Session)).toThrow(/getSessionId, getItems, addItems, popItem, clearSession/)
+    expect(() => new CompactingSession(new CompactingSession(inner) as Session)).toThrow(/already a CompactingSession/)
+    expect(() => new CompactingSession(inner, { format: 'gemini' } as any)).toThrow(/options\.format/)
+    expect(() => new CompactingSession(inner, { usage: { input_tokens: 5 } } as any)).toThrow(/options\.usage/)
+    expect(() => new CompactingSession(inner, { contextTokenLimit: -1 })).toThrow(TypeError)
+    expect(() => new CompactingSession(inner, { runUsage: 'yes' } as any)).toThrow(/runUsage/)
+    const session = new CompactingSession(inner)
+    expect(session.lastResult).toBeNull()
+    expect(() => {
+      session.signal = 'stop' as any
+    }).toThrow(/AbortSignal/)
+  })
+})
+
+describe('CompactingSession types', () => {
+  it('tsc --strict --exactOptionalPropertyTypes: a Session and a compaction-aware session without a cast', async () => {
+    // Without skipLibCheck, so that adapters/openai-agents.d.ts and index.d.ts are checked too:
+    // the only errors allowed are in the SDK's own declarations, some of which do not compile
+    // under exactOptionalPropertyTypes. (Asynchronous: a compilation of minutes must not block
+    // the test worker.)
+    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
+    const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, [tsc, '--noEmit', '--skipLibCheck', 'false', '-p', join('__test__', 'types', 'openai-agents')], { cwd: ROOT })
+      let text = ''
+      child.stdout.setEncoding('utf8').on('data', (chunk) => (text += chunk))
+      child.stderr.setEncoding('utf8').on('data', (chunk) => (text += chunk))
+      child.on('error', reject)
+      child.on('close', (exit) => resolve({ code: exit, output: text }))
+    })
+    const ours = output.split('\n').filter((line) => /error TS/.test(line) && !line.startsWith('node_modules/'))
+    expect(ours).toEqual([])
+    // It compiled: cleanly, or with errors in the SDK's declarations only.
+    expect(code === 0 || /^node_modules\/.*error TS/m.test(output), output).toBe(true)
+  }, 600_000)
+})

@@ -1,0 +1,256 @@
+// The CLI on the session files agents keep on disk, recognised by their content: Claude Code's
+// project JSONL, pi's session JSONL and Codex's rollout JSONL, made at test time from the real
+// conversations of ../shared/data/real in the shapes those agents write (./agent-sessions.ts),
+// and the two real pi sessions of ../shared/data as they are. Each command on each: what the
+// agent's model holds now is counted, checked against the threshold with the usage the agent
+// recorded, compacted, restored from the archives its summary names, and reported with the
+// billed usage beside the count. And the CLI's own sentences for its argument errors.
+import { spawn } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+import { beforeAll, describe, expect, it } from 'vitest'
+
+import { checkMessages, countTokens } from '../index'
+import { claudeCodeSession, codexRollout, piSession, type Made } from './agent-sessions'
+import { tempDir } from './helpers'
+
+const ROOT = join(__dirname, '..')
+const CLI = join(ROOT, 'cli', 'context-compact.js')
+const DATA = join(ROOT, '..', 'shared', 'data')
+const REAL = join(DATA, 'real')
+const present = existsSync(join(REAL, 'manifest.json')) && existsSync(join(DATA, 'pi-session-large.jsonl'))
+const fmt = (n: number) => n.toLocaleString('en-US')
+const load = (name: string) => JSON.parse(readFileSync(join(REAL, name), 'utf8'))
+
+interface Run {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+function cli(args: string[], cwd: string, input?: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const env: NodeJS.ProcessEnv = { ...process.env }
+    for (const key of ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'ANTHROPIC_BASE_URL', 'OPENAI_BASE_URL', 'CONTEXT_COMPACT_DEBUG', 'CONTEXT_COMPACT_LOG']) delete env[key]
+    const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d))
+    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d))
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+    child.stdin.end(input ?? '')
+  })
+}
+
+/** A failure: the exit code and exactly one line on stderr, in the CLI's words. */
+function expectOneLine(run: Run, code: number, pattern: RegExp) {
+  expect(run.code, run.stderr).toBe(code)
+  const lines = run.stderr.trimEnd().split('\n')
+  expect(lines, run.stderr).toHaveLength(1)
+  expect(lines[0]).toMatch(/^context-compact: /)
+  expect(lines[0]).toMatch(pattern)
+  expect(run.stderr).not.toMatch(/\n\s+at |ERR_PARSE_ARGS|TypeError/)
+}
+
+interface Case {
+  name: string
+  agent: string
+  file: string
+  made: Made
+  format: 'anthropic' | 'openai-responses'
+}
+
+let dir: string
+const cases: Case[] = []
+
+beforeAll(() => {
+  if (!present) return
+  dir = tempDir('cc-cli-sessions-')
+  const write = (name: string, made: Made, agent: string, format: Case['format']) => {
+    const file = join(dir, name)
+    writeFileSync(file, made.text)
+    cases.push({ name, agent, file, made, format })
+  }
+  write('claude-code.jsonl', claudeCodeSession(load('cc-spotter-gqc-pre.json'), { usage: load('cc-spotter-gqc-pre.usage.json') }), 'Claude Code', 'anthropic')
+  write(
+    'claude-code-compacted.jsonl',
+    claudeCodeSession(load('cc-spotter-fum-post.json'), { usage: load('cc-spotter-fum-post.usage.json'), before: load('cc-spotter-gqc-pre.json').slice(0, 40) }),
+    'Claude Code',
+    'anthropic',
+  )
+  write('pi.jsonl', piSession(load('cc-spotter-4te-pre.json'), { usage: load('cc-spotter-4te-pre.usage.json'), compactAt: 150, kept: 6 }), 'pi', 'anthropic')
+  // A file name that says nothing: the content tells.
+  write('rollout.txt', codexRollout(load('mini-gemini3-pytest-6197.json'), { usage: load('mini-gemini3-pytest-6197.usage.json'), compactAt: 99 }), 'Codex', 'openai-responses')
+})
+
+describe.skipIf(!present)('the session files agents write', () => {
+  it('each file is read as the list its model holds, with its usage; count, check, compact, restore and report work on it', async () => {
+    expect(cases).toHaveLength(4)
+    for (const { name, agent, file, made, format } of cases) {
+      const work = join(dir, `work-${name}`)
+      const elsewhere = join(dir, `elsewhere-${name}`)
+      mkdirSync(work)
+      mkdirSync(elsewhere)
+      const lastPrompt = made.usage[made.usage.length - 1].prompt
+
+      // count: the messages the model holds, counted in their format.
+      const count = await cli(['count', file, '--json'], work)
+      expect(count.code, `${name}: ${count.stderr}`).toBe(0)
+      const counted = JSON.parse(count.stdout)
+      expect(counted.messages, name).toBe(made.messages.length)
+      expect(counted.tokens, name).toBe(countTokens(made.messages as any, { format } as any))
+      expect(counted.session).toMatchObject({ agent, sessionId: made.sessionId, model: made.model, format, recordedUsage: made.usage.length })
+      const text = await cli(['count', file], work)
+      expect(text.stdout).toContain(`a ${agent} session ${made.sessionId}, model ${made.model}: the ${fmt(made.messages.length)} messages its model holds now`)
+
+      // check: valid, and the trigger reads the usage of the last reply.
+      const check = await cli(['check', file, '--json'], work)
+      expect(check.code, `${name}: ${check.stderr}`).toBe(0)
+      const checked = JSON.parse(check.stdout)
+      expect(checked.valid, JSON.stringify(checked.problems)).toBe(true)
+      expect(checked.agentModel).toBe(made.model)
+      expect(checked.measure.source, name).toBe('usage')
+      expect(checked.measure.tokens).toBeGreaterThanOrEqual(lastPrompt)
+
+      // compact: the list, compacted, as a JSON array; archives under the session's own id.
+      const out = join(work, 'out.json')
+      const compact = await cli(['compact', file, '-o', out, '--limit', '60000'], work)
+      expect(compact.code, `${name}: ${compact.stderr}`).toBe(0)
+      expect(compact.stderr).toContain(`a ${agent} session ${made.sessionId}`)
+      expect(compact.stderr).toMatch(/original tokens\s+[\d,]+/)
+      const compacted = JSON.parse(readFileSync(out, 'utf8'))
+      expect(Array.isArray(compacted)).toBe(true)
+      expect(compacted.length).toBeLessThan(made.messages.length)
+      expect(checkMessages(compacted, { format } as any)).toEqual([])
+      expect(existsSync(join(work, '.context-compact', made.sessionId))).toBe(true)
+
+      // restore, from another directory and without --output-dir: the archives the summary names.
+      const restored = await cli(['restore', out], elsewhere)
+      expect(restored.code, `${name}: ${restored.stderr}`).toBe(0)
+      expect(JSON.parse(restored.stdout)).toEqual(made.messages)
+      expect(restored.stderr).toMatch(new RegExp(`restored ${compacted.length} → ${fmt(made.messages.length)} messages \\(archives of session "${made.sessionId}" in .*, as the summaries say\\)`))
+
+      // report: the session file with its usage beside the count; the compacted list with its compaction.
+      const page = join(elsewhere, 'report.html')
+      const report = await cli(['report', file, '-o', page], elsewhere)
+      expect(report.code, `${name}: ${report.stderr}`).toBe(0)
+      const html = readFileSync(page, 'utf8')
+      expect((html.match(/<circle class="billed"/g) ?? []).length, name).toBe(made.usage.length)
+      expect(html).toContain(`<span>last billed prompt</span><b>${fmt(lastPrompt)}</b>`)
+      const after = await cli(['report', out, '-o', join(elsewhere, 'after.html')], elsewhere)
+      expect(after.code, after.stderr).toBe(0)
+      expect(after.stderr).toMatch(/1 compaction,/)
+    }
+  })
+
+  it('the two real pi sessions, as they are', async () => {
+    const work = tempDir('cc-cli-pi-')
+    for (const [file, model, messages] of [
+      [join(DATA, 'pi-session-before-compaction.jsonl'), 'claude-opus-4-5', 440],
+      [join(DATA, 'pi-session-large.jsonl'), 'claude-sonnet-4-5', 885],
+    ] as const) {
+      const count = JSON.parse((await cli(['count', file, '--json'], work)).stdout)
+      // pi-session-before-compaction compacted twice: its second summary, then what it kept.
+      expect(count.messages).toBe(messages)
+      expect(count.session).toMatchObject({ agent: 'pi', model })
+      const check = await cli(['check', file, '--json'], work)
+      expect(check.code, check.stderr).toBe(0)
+      const checked = JSON.parse(check.stdout)
+      expect(checked.valid, JSON.stringify(checked.problems.slice(0, 2))).toBe(true)
+      expect(checked.measure.source).toBe('usage')
+      const out = join(work, `${count.session.sessionId}.json`)
+      const compact = await cli(['compact', file, '-o', out, '-q', '--limit', '150000'], work)
+      expect(compact.code, compact.stderr).toBe(0)
+      const compacted = JSON.parse(readFileSync(out, 'utf8'))
+      expect(compacted.length).toBeLessThan(messages)
+      const restored = await cli(['restore', out, '-q'], tempDir())
+      expect(restored.code, restored.stderr).toBe(0)
+      expect(JSON.parse(restored.stdout)).toHaveLength(messages)
+      const report = await cli(['report', file, '-o', join(work, 'r.html'), '-q'], work)
+      expect(report.code, report.stderr).toBe(0)
+      expect(readFileSync(join(work, 'r.html'), 'utf8')).toMatch(/<span>last billed prompt<\/span><b>[\d,]+<\/b>/)
+    }
+    const notes = await cli(['count', join(DATA, 'pi-session-before-compaction.jsonl')], work)
+    expect(notes.stderr).toContain('note: pi compacted this session: the list starts with its summary')
+  })
+
+  it('a line the agent was still writing is skipped and said; a JSONL file no agent wrote is named as such', async () => {
+    const { file, made } = cases[0]
+    const torn = join(dir, 'torn.jsonl')
+    writeFileSync(torn, readFileSync(file, 'utf8') + '{"parentUuid":"abc","type":"assist')
+    const count = await cli(['count', torn], dir)
+    expect(count.code, count.stderr).toBe(0)
+    expect(count.stdout).toContain(`${fmt(made.messages.length)} messages`)
+    expect(count.stderr).toMatch(/note: 1 line that is not JSON skipped \(line \d+\)/)
+    const other = join(dir, 'other.jsonl')
+    writeFileSync(other, '{"event":"click","x":1}\n{"event":"scroll","y":2}\n')
+    expectOneLine(await cli(['check', other], dir), 1, /other\.jsonl: one JSON value a line, but not a session file of Claude Code, pi or Codex/)
+    // From stdin too.
+    const piped = await cli(['count', '-', '--json'], dir, readFileSync(cases[3].file, 'utf8'))
+    expect(JSON.parse(piped.stdout).session.agent).toBe('Codex')
+  })
+
+  it('restore finds the archives the summary names, also given --session-id (and says so when they are not there)', async () => {
+    const { file, made } = cases[0]
+    const work = tempDir('cc-cli-where-')
+    const archives = join(work, 'somewhere', 'archives')
+    const out = join(work, 'out.json')
+    expect((await cli(['compact', file, '-o', out, '-q', '--force', '--output-dir', archives, '--session-id', 'gqc'], work)).code).toBe(0)
+    // The archives are not in ./.context-compact/gqc: the summary names their directory.
+    const restored = await cli(['restore', out, '--session-id', 'gqc'], tempDir())
+    expect(restored.code, restored.stderr).toBe(0)
+    expect(JSON.parse(restored.stdout)).toEqual(made.messages)
+    // A session the summaries do not name, where there are no archives, still fails clearly.
+    expectOneLine(await cli(['restore', out, '--session-id', 'other'], tempDir()), 1, /ARCHIVE_NOT_FOUND/)
+  })
+})
+
+describe('the CLI in its own words', () => {
+  it('--help lists one set of inputs: the main help and every command that reads a file say the same', async () => {
+    const cwd = tempDir()
+    const main = (await cli(['--help'], cwd)).stdout
+    const start = main.indexOf('<file> is recognised by its content')
+    expect(start).toBeGreaterThan(0)
+    const inputs = main.slice(start, main.indexOf('\n\n', start))
+    for (const shape of ['JSON array of messages', 'request body', 'Claude Code', 'pi', 'Codex', 'OpenAI Responses {input}', 'Gemini {contents}']) expect(inputs).toContain(shape)
+    for (const command of ['count', 'check', 'compact', 'restore', 'report']) {
+      const help = (await cli([command, '--help'], cwd)).stdout
+      expect(help, command).toContain(inputs)
+      // No other list of shapes beside it.
+      expect(help.split('<file> is').length, command).toBe(2)
+      expect(help, command).not.toMatch(/JSON message array|as for `context-compact count`|OpenAI body \{messages, tools\}/)
+    }
+  })
+
+  it('argument errors are the CLI\'s sentences, not the argument parser\'s', async () => {
+    const cwd = tempDir()
+    const file = join(cwd, 'c.json')
+    writeFileSync(file, JSON.stringify([{ role: 'user', content: 'hi' }]))
+    expectOneLine(await cli(['prune', '--older-than-days', '-1'], cwd), 2, /--older-than-days must be a number ≥ 0, got "-1" \(see context-compact --help\)$/)
+    expectOneLine(await cli(['prune', '--older-than-days'], cwd), 2, /--older-than-days needs a value/)
+    expectOneLine(await cli(['count', file, '--json=yes'], cwd), 2, /--json takes no value/)
+    expectOneLine(await cli(['compact', file, '--outptu-dir', 'x'], cwd), 2, /unknown option --outptu-dir \(did you mean --output-dir\?\)/)
+    expectOneLine(await cli(['check', file, '--limit', '-5'], cwd), 2, /--limit must be an integer ≥ 1, got "-5"/)
+  })
+
+  it('compact --force on a session too short to compact: no progress for nothing, and what to change', async () => {
+    const cwd = tempDir()
+    const file = join(cwd, 'short.jsonl')
+    const made = claudeCodeSession(
+      [
+        { role: 'user', content: 'What does src/main.rs do?' },
+        { role: 'assistant', content: [{ type: 'text', text: 'It parses the arguments and starts the server.' }] },
+        { role: 'user', content: 'Thanks.' },
+      ],
+      { usage: [{ message_index_after_which_the_request_was_made: 0, input_tokens: 3, cache_read_input_tokens: 20_000, cache_creation_input_tokens: 500, output_tokens: 12 }] },
+    )
+    writeFileSync(file, made.text)
+    const run = await cli(['compact', file, '--force'], cwd)
+    expect(run.code).toBe(1)
+    expect(run.stderr).not.toMatch(/writing the summary|finished in/)
+    expect(run.stderr).toMatch(/compaction failed: NOTHING_TO_COMPACT: .*; the 3 messages are all kept .*; to compact, try a smaller --tail-ratio \(now 0\.1\)/)
+    expect(JSON.parse(run.stdout)).toEqual(made.messages)
+  })
+})

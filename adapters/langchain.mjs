@@ -1,0 +1,9 @@
+// ES module entry of context-compact/langchain: the same API as langchain.js (which holds the
+// implementation).
+import { createRequire } from 'node:module'
+
+const require = createRequire(import.meta.url)
+const api = require('./langchain.js')
+
+export const { contextCompactMiddleware, recallTool } = api
+export default api

@@ -1,0 +1,687 @@
+'use strict'
+
+// context-compact/openai-agents: CompactingSession, an OpenAI Agents SDK (@openai/agents)
+// Session that wraps any other Session and compacts its items with a Compactor.
+//
+// Where it sits in the SDK's runner (@openai/agents-core, runner/sessionPersistence):
+// - run(agent, input, { session }) reads the session once, when the run starts (getItems), and
+//   sends the model that history plus the run's own items, which it keeps in memory: it never
+//   reads the session again during the run.
+// - It appends what the run produced (addItems): the input before the first model call, the
+//   rest when the run ends (streamed or not), and then calls the session's
+//   runCompaction(args, runContext) when the session has one
+//   (OpenAIResponsesCompactionAwareSession), awaiting it before the run resolves.
+// So the compaction runs in runCompaction, after the run's items are saved, and the next run
+// reads the compacted list. It cannot shrink the request of a run already going (the runner
+// holds its own copy): thresholdRatio has to leave room for what one run adds.
+//
+// The items stay the SDK's own (AgentInputItem): the library's Responses reader reads the
+// SDK's dialect of those items (`callId`, `function_call_result`, structured outputs,
+// `hosted_tool_call`, …), so kept items are the very objects, the archives hold the SDK's
+// items, and a restore gives them back exactly. The summary is a user message item
+// `{ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }`.
+//
+// Cost below the threshold: the runner calls runCompaction after every run; reading the wrapped
+// session each time would copy the whole history (MemorySession clones every item it returns). The session keeps its own copy of the items instead, updated by
+// the writes that go through it (addItems, popItem, clearSession) and checked against every full
+// read (getItems); the Compactor counts each item once (its cache is keyed by the item object).
+// Before it writes a compaction back, the session reads the wrapped session and compacts only
+// if the history it summarized is still there, item for item.
+
+const { createHash } = require('node:crypto')
+
+const { Compactor, restoreMessages, createRecallTool } = require('../index.js')
+
+// The format the library reads the SDK's items in.
+const FORMAT = 'openai-responses'
+// The `endpoint` of the usage entry a compaction adds to the run's usage: the trigger never
+// takes it for the model's.
+const USAGE_ENDPOINT = 'context-compact'
+const SESSION_METHODS = ['getSessionId', 'getItems', 'addItems', 'popItem', 'clearSession']
+// Options that say something about one call, not about the session.
+const PER_CALL_OPTIONS = {
+  usage: 'the session reads the usage of each run itself (see runUsage)',
+  overflow: 'pass the overflow error to compact({ overflow }) instead',
+  force: 'call compact({ force: true }) to compact now',
+}
+const ZERO_STATS = Object.freeze({
+  originalTokenCount: 0,
+  compactedTokenCount: 0,
+  compactionRatio: 0,
+  compactedMessageCount: 0,
+  retainedMessageCount: 0,
+  removedMessageCount: 0,
+})
+
+function describe(value) {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  return typeof value
+}
+
+function invalid(message) {
+  return new TypeError(message)
+}
+
+function isSignal(value) {
+  return value !== null && typeof value === 'object' && typeof value.aborted === 'boolean' && typeof value.addEventListener === 'function'
+}
+
+function clone(item) {
+  try {
+    return structuredClone(item)
+  } catch {
+    // An item structuredClone refuses (a function inside) is kept as it is: the Compactor
+    // still notices a change made to it in place.
+    return item
+  }
+}
+
+// An archive session id from the SDK session's id: the id itself when the archive accepts it,
+// else a stable digest of it (the same SDK session always finds its own archives).
+function archiveSessionId(id) {
+  const text = String(id)
+  if (/^[A-Za-z0-9._-]{1,128}$/.test(text) && text !== '.' && text !== '..') return text
+  return `session-${createHash('sha256').update(text).digest('hex').slice(0, 32)}`
+}
+
+// Whether two items hold the same data: the same keys with the same values, in any order (a
+// store may give keys back in another order), a key holding `undefined` being no key (as in
+// JSON).
+function sameData(a, b) {
+  if (a === b) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
+    return Number.isNaN(a) && Number.isNaN(b)
+  }
+  if (Array.isArray(a) !== Array.isArray(b)) return false
+  if (Array.isArray(a)) {
+    if (a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) if (!sameData(a[i], b[i])) return false
+    return true
+  }
+  if (ArrayBuffer.isView(a) || ArrayBuffer.isView(b)) {
+    if (!ArrayBuffer.isView(a) || !ArrayBuffer.isView(b) || a.byteLength !== b.byteLength) return false
+    const x = new Uint8Array(a.buffer, a.byteOffset, a.byteLength)
+    const y = new Uint8Array(b.buffer, b.byteOffset, b.byteLength)
+    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false
+    return true
+  }
+  const keysA = Object.keys(a).filter((k) => a[k] !== undefined)
+  const keysB = Object.keys(b).filter((k) => b[k] !== undefined)
+  if (keysA.length !== keysB.length) return false
+  for (const key of keysA) {
+    if (!Object.hasOwn(b, key) || !sameData(a[key], b[key])) return false
+  }
+  return true
+}
+
+// The result of a compaction that did not reach the session: the CompactResult's fields, the
+// items unchanged, and why.
+function notCompacted(items, error, from) {
+  const base = from ?? {}
+  return {
+    provider: base.provider ?? null,
+    model: base.model ?? null,
+    attempts: base.attempts ?? error.attempts ?? 0,
+    warnings: base.warnings ?? [],
+    tokens: base.tokens ?? 0,
+    threshold: base.threshold ?? 0,
+    measure: base.measure ?? null,
+    strategy: base.strategy ?? 'summary',
+    trigger: base.trigger ?? null,
+    rounds: base.rounds ?? 0,
+    removed: base.removed ?? null,
+    fallback: base.fallback ?? false,
+    extracted: base.extracted ?? null,
+    offloaded: [],
+    offloadArchivePath: null,
+    transformations: [],
+    thinkingArchivePath: null,
+    compactionUnavailable: base.compactionUnavailable ?? null,
+    summaryUsage: base.summaryUsage ?? null,
+    summaryRequest: base.summaryRequest ?? null,
+    checkpoint: base.checkpoint ?? null,
+    background: base.background ?? null,
+    rehydrated: [],
+    messages: items,
+    compacted: false,
+    summary: null,
+    archivePath: null,
+    stats: { ...ZERO_STATS },
+    error,
+  }
+}
+
+// What the summary calls cost, as the runner adds it to the run's usage (a RequestUsage's
+// fields); null when nothing was billed that the library knows of (a custom summarizer, the
+// extractive provider, a reused checkpoint).
+function requestUsageOf(summaryUsage) {
+  if (!summaryUsage) return null
+  const cached = summaryUsage.cacheReadTokens ?? 0
+  const input = (summaryUsage.inputTokens ?? 0) + cached + (summaryUsage.cacheWriteTokens ?? 0)
+  const output = summaryUsage.outputTokens ?? 0
+  if (input + output === 0) return null
+  return {
+    inputTokens: input,
+    outputTokens: output,
+    totalTokens: input + output,
+    inputTokensDetails: { cached_tokens: cached },
+    outputTokensDetails: {},
+    endpoint: USAGE_ENDPOINT,
+  }
+}
+
+function checkSession(session) {
+  if (session === null || typeof session !== 'object') {
+    throw invalid(`session must be an OpenAI Agents SDK Session (an object with ${SESSION_METHODS.join(', ')}), got ${describe(session)}`)
+  }
+  if (session instanceof CompactingSession) {
+    throw invalid('session is already a CompactingSession: wrap the session it wraps instead')
+  }
+  const missing = SESSION_METHODS.filter((name) => typeof session[name] !== 'function')
+  if (missing.length > 0) {
+    throw invalid(`session must be an OpenAI Agents SDK Session: it has no ${missing.join(', ')} method${missing.length > 1 ? 's' : ''}`)
+  }
+  return session
+}
+
+function checkSessionOptions(options) {
+  if (options === undefined || options === null) return {}
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw invalid(`options must be an object, got ${describe(options)}`)
+  }
+  const opts = { ...options }
+  if (opts.format !== undefined && opts.format !== null && opts.format !== FORMAT && opts.format !== 'auto') {
+    throw invalid(`options.format must be left out: a CompactingSession's items are the Agents SDK's (read as '${FORMAT}'), got ${JSON.stringify(opts.format)}`)
+  }
+  for (const [name, why] of Object.entries(PER_CALL_OPTIONS)) {
+    if (opts[name] !== undefined && opts[name] !== null) throw invalid(`options.${name} is not a session option: ${why}`)
+  }
+  if (opts.runUsage !== undefined && typeof opts.runUsage !== 'boolean') {
+    throw invalid(`options.runUsage must be a boolean, got ${describe(opts.runUsage)}`)
+  }
+  if (opts.signal !== undefined && opts.signal !== null && !isSignal(opts.signal)) {
+    throw invalid(`options.signal must be an AbortSignal, got ${describe(opts.signal)}`)
+  }
+  return opts
+}
+
+class CompactingSession {
+  #session
+  // The Compactor's options (without `signal`, passed per call) and the adapter's own.
+  #options
+  #runUsage
+  #signal
+  #compactor = null
+  #compactorReady = null
+  // The items as the wrapped session holds them (our own copies), or null until read.
+  #items = null
+  // Writes through this session, one at a time (a compaction's write-back among them).
+  #queue = Promise.resolve()
+  // The compaction in progress: a second runCompaction waits for it instead of starting another.
+  #running = null
+  // Runs whose history was rewritten while they went on: their later usage is of the old list.
+  #rewrittenRuns = new WeakSet()
+  #lastResult = null
+  #closed = false
+
+  /**
+   * @param session any Session of the Agents SDK (MemorySession, a database-backed one, …)
+   * @param options the Compactor's options, plus `runUsage`
+   */
+  constructor(session, options) {
+    this.#session = checkSession(session)
+    const opts = checkSessionOptions(options)
+    const { runUsage, signal, ...compactorOptions } = opts
+    compactorOptions.format = FORMAT
+    this.#options = compactorOptions
+    this.#runUsage = runUsage !== false
+    this.#signal = signal ?? undefined
+    // Invalid options are a TypeError now, not on the first run. Without a sessionId the
+    // wrapped session's own id names the archives (known once it is asked, asynchronously).
+    const probe = new Compactor({ ...compactorOptions, sessionId: compactorOptions.sessionId ?? 'default' })
+    if (compactorOptions.sessionId != null) this.#compactor = probe
+    // A session-level token_limit_exceeded listener would be told on every check: it is told
+    // by the Compactor as usual.
+  }
+
+  /** The runner passes its run context to every call (RunContextAwareSession). */
+  get acceptsRunContext() {
+    return true
+  }
+
+  /** The last compaction's result (also a failed one), or null before the first. */
+  get lastResult() {
+    return this.#lastResult
+  }
+
+  /** The signal that aborts a compaction in progress (set it to the run's own signal). */
+  get signal() {
+    return this.#signal
+  }
+
+  set signal(value) {
+    if (value !== undefined && value !== null && !isSignal(value)) {
+      throw invalid(`signal must be an AbortSignal or undefined, got ${describe(value)}`)
+    }
+    this.#signal = value ?? undefined
+  }
+
+  // A call to the wrapped session, with the run context after the method's own arguments when
+  // it takes one (`getItems(undefined, runContext)`), else with those arguments alone, as the
+  // runner calls a session (`getItems()`).
+  #call(method, args, runContext) {
+    const session = this.#session
+    if (runContext !== undefined && session.acceptsRunContext === true) return session[method](...args, runContext)
+    let end = args.length
+    while (end > 0 && args[end - 1] === undefined) end--
+    return session[method](...args.slice(0, end))
+  }
+
+  // Runs a write (or a full read) after the ones before it; a failed one does not block the next.
+  #serialized(write) {
+    const done = this.#queue.then(write)
+    this.#queue = done.then(
+      () => undefined,
+      () => undefined,
+    )
+    return done
+  }
+
+  getSessionId() {
+    return this.#session.getSessionId()
+  }
+
+  async getItems(limit, runContext) {
+    if (limit !== undefined) return this.#call('getItems', [limit], runContext)
+    // In turn with the writes: a read that overlapped an append could see its items before the
+    // append adds them to this session's copy.
+    return this.#serialized(async () => {
+      const items = await this.#call('getItems', [undefined], runContext)
+      if (Array.isArray(items)) this.#sync(items)
+      return items
+    })
+  }
+
+  // A full read: when it is not the list this session holds (written to the wrapped session
+  // directly, or by another process), the read becomes the list.
+  #sync(items) {
+    const mine = this.#items
+    if (mine !== null && mine.length === items.length) {
+      if (items.length === 0) return
+      const [last] = this.#comparable([items[items.length - 1]])
+      const [own] = this.#comparable([mine[mine.length - 1]])
+      if (sameData(last, own)) return
+    }
+    this.#items = items.map(clone)
+  }
+
+  async addItems(items, runContext) {
+    await this.#serialized(async () => {
+      await this.#call('addItems', [items], runContext)
+      if (this.#items !== null && Array.isArray(items)) {
+        for (const item of items) this.#items.push(clone(item))
+      }
+    })
+  }
+
+  async popItem(runContext) {
+    return this.#serialized(async () => {
+      const popped = await this.#call('popItem', [], runContext)
+      if (popped !== undefined && this.#items !== null) this.#items.pop()
+      return popped
+    })
+  }
+
+  async clearSession(runContext) {
+    await this.#serialized(async () => {
+      // Read again in full next time, whatever the call did before failing.
+      this.#items = null
+      await this.#call('clearSession', [], runContext)
+      this.#items = []
+    })
+  }
+
+  /** The wrapped session's own model-input rewrite, if it has one. */
+  prepareHistoryItemForModelInput(item) {
+    const session = this.#session
+    return typeof session.prepareHistoryItemForModelInput === 'function' ? session.prepareHistoryItemForModelInput(item) : item
+  }
+
+  /** The wrapped session's own normalization before comparisons, if it has one. */
+  prepareHistoryItemsForPersistenceComparison(items) {
+    return this.#comparable(items)
+  }
+
+  /** The wrapped session's own answer (false when it has none). */
+  preserveReasoningItemIdsForPersistence() {
+    const session = this.#session
+    return typeof session.preserveReasoningItemIdsForPersistence === 'function' && session.preserveReasoningItemIdsForPersistence() === true
+  }
+
+  #comparable(items) {
+    const session = this.#session
+    if (typeof session.prepareHistoryItemsForPersistenceComparison !== 'function') return items
+    return session.prepareHistoryItemsForPersistenceComparison(items)
+  }
+
+  /**
+   * Called by the runner after it saved a run's items: compacts when the items reach the
+   * threshold. Resolves with the usage of the summary calls
+   * (the runner adds it to the run's usage) or null; never rejects for a failure of the
+   * summarizer, the archive or the wrapped session (see lastResult).
+   */
+  async runCompaction(args, runContext) {
+    let inner = null
+    const session = this.#session
+    if (typeof session.runCompaction === 'function') {
+      // A wrapped session with its own compaction keeps it, as if it were not wrapped.
+      inner = await this.#call('runCompaction', [args], runContext)
+      if (inner) {
+        this.#items = null
+        if (runContext) this.#rewrittenRuns.add(runContext)
+      }
+    }
+    const force = args !== null && typeof args === 'object' && args.force === true
+    const own = await this.#maybeCompact({ force, runContext })
+    const usage = own === null ? null : requestUsageOf(own.summaryUsage)
+    if (!inner) return usage ? { usage } : null
+    if (!usage) return inner
+    const sum = (key) => (inner.usage?.[key] ?? 0) + usage[key]
+    return { usage: { ...inner.usage, inputTokens: sum('inputTokens'), outputTokens: sum('outputTokens'), totalTokens: sum('totalTokens') } }
+  }
+
+  /**
+   * Compacts now when the items reach the threshold (or whatever they are, with `force`), as
+   * runCompaction does, and resolves with the result (also when nothing was done: `compacted:
+   * false`, `error` saying why). Never rejects for a failure of the summarizer, the archive or
+   * the wrapped session.
+   */
+  async compact(options) {
+    if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
+      throw invalid(`options must be an object { force?, overflow? }, got ${describe(options)}`)
+    }
+    const { force, overflow } = options ?? {}
+    if (force !== undefined && typeof force !== 'boolean') throw invalid(`options.force must be a boolean, got ${describe(force)}`)
+    if (this.#closed) throw new Error('compact(): this CompactingSession was closed')
+    const done = await this.#maybeCompact({ force: force === true, overflow, runContext: undefined, always: true })
+    return done ?? this.#lastResult
+  }
+
+  // The compaction itself: null when nothing was written (below the threshold, or failed, with
+  // lastResult saying why), else the result.
+  async #maybeCompact({ force, overflow, runContext, always = false }) {
+    if (this.#closed) return null
+    if (this.#running) {
+      // One at a time: the history a second one would summarize is being replaced.
+      await this.#running.catch(() => undefined)
+      if (!always) return null
+    }
+    const signal = this.#signal
+    if (signal && signal.aborted && !always) return null
+    const work = this.#compactOnce({ force, overflow, runContext, always })
+    this.#running = work
+    try {
+      return await work
+    } finally {
+      if (this.#running === work) this.#running = null
+    }
+  }
+
+  async #compactOnce({ force, overflow, runContext, always }) {
+    let compactor
+    let items
+    try {
+      compactor = await this.#ready()
+      // The list as it is now (items added later go after what the compaction writes), the same
+      // array for the trigger and the compaction (which then does not report the crossing twice).
+      items = (await this.#current(runContext)).slice()
+    } catch (error) {
+      return this.#failed(this.#items ?? [], 'SESSION_READ_FAILED', `the wrapped session could not be read: ${messageOf(error)}`)
+    }
+    const signal = this.#signal
+    const usage = this.#usageOf(runContext)
+    const overrides = { signal }
+    if (usage) overrides.usage = usage
+    if (overflow !== undefined && overflow !== null) overrides.overflow = overflow
+    if (force) overrides.force = true
+    try {
+      // Below the threshold this is the whole cost of a step: counts come from the cache. (A
+      // call of compact() goes on: the Compactor answers below the threshold itself.)
+      if (!always && !force && !compactor.shouldCompact(items, overrides)) return null
+    } catch (error) {
+      return this.#failed(items, 'INVALID_ITEMS', `the session holds items the library cannot read: ${messageOf(error)}`)
+    }
+    // The write-back checks that the wrapped session still starts with it.
+    const snapshot = items
+    let result
+    try {
+      result = await compactor.compact(snapshot, overrides)
+    } catch (error) {
+      if (error && error.name === 'AbortError') return this.#failed(snapshot, 'ABORTED', 'the compaction was aborted: the items are unchanged')
+      if (error instanceof TypeError) return this.#failed(snapshot, 'INVALID_ITEMS', `the session holds items the library cannot read: ${messageOf(error)}`)
+      return this.#failed(snapshot, 'COMPACTION_FAILED', messageOf(error))
+    }
+    this.#lastResult = result
+    if (!result.compacted) return null
+    if (signal && signal.aborted) {
+      return this.#failed(snapshot, 'ABORTED', 'the run was aborted before the compaction was written: the items are unchanged', result)
+    }
+    const written = await this.#writeBack(snapshot, result, runContext)
+    if (written !== null) return this.#failed(snapshot, written.code, written.message, result)
+    if (runContext) this.#rewrittenRuns.add(runContext)
+    return result
+  }
+
+  // The Compactor, once the archive's session id is known.
+  async #ready() {
+    if (this.#compactor) return this.#compactor
+    if (!this.#compactorReady) {
+      this.#compactorReady = (async () => {
+        const id = archiveSessionId(await this.#session.getSessionId())
+        this.#compactor = new Compactor({ ...this.#options, sessionId: id })
+        return this.#compactor
+      })()
+      // A failed read is tried again next time.
+      this.#compactorReady.catch(() => {
+        this.#compactorReady = null
+      })
+    }
+    return this.#compactorReady
+  }
+
+  // The items: this session's copy, read in full (in turn with the writes) the first time.
+  async #current(runContext) {
+    if (this.#items !== null) return this.#items
+    return this.#serialized(async () => {
+      if (this.#items === null) {
+        const items = await this.#call('getItems', [undefined], runContext)
+        if (!Array.isArray(items)) throw new Error(`getItems() resolved with ${describe(items)}, not an array`)
+        this.#items = items.map(clone)
+      }
+      return this.#items
+    })
+  }
+
+  // The usage the model reported for the run's last request, when it is the usage of the list
+  // this session holds: not after the history was rewritten during the run (the runner still
+  // sends the old one), nor the entry of a compaction.
+  #usageOf(runContext) {
+    if (!this.#runUsage || !runContext || this.#rewrittenRuns.has(runContext)) return null
+    const entries = runContext.usage && runContext.usage.requestUsageEntries
+    if (!Array.isArray(entries) || entries.length === 0) return null
+    const last = entries[entries.length - 1]
+    if (!last || last.endpoint === USAGE_ENDPOINT || last.endpoint === 'responses.compact') return null
+    const input = last.inputTokens
+    const output = last.outputTokens ?? 0
+    if (!Number.isSafeInteger(input) || input <= 0 || !Number.isSafeInteger(output) || output < 0) return null
+    return { input_tokens: input, output_tokens: output }
+  }
+
+  // Replaces the wrapped session's items with the compacted list, if they still start with
+  // what was compacted (items added since go after it). Null when written, else why not; the
+  // wrapped session's items are then as they were.
+  #writeBack(snapshot, result, runContext) {
+    return this.#serialized(async () => {
+      let current
+      try {
+        current = await this.#call('getItems', [undefined], runContext)
+        if (!Array.isArray(current)) throw new Error(`getItems() resolved with ${describe(current)}, not an array`)
+      } catch (error) {
+        return { code: 'SESSION_READ_FAILED', message: `the wrapped session could not be read before writing the compaction: ${messageOf(error)}` }
+      }
+      const before = this.#comparable(current.slice(0, snapshot.length))
+      const compacted = this.#comparable(snapshot)
+      if (current.length < snapshot.length || !before.every((item, i) => sameData(item, compacted[i]))) {
+        this.#items = current.map(clone)
+        return { code: 'SESSION_CHANGED', message: 'the wrapped session changed while the summary was written (items removed or replaced): the compaction was not written' }
+      }
+      const added = current.slice(snapshot.length)
+      const next = [...result.messages, ...added]
+      try {
+        await this.#call('clearSession', [], runContext)
+        await this.#call('addItems', [next], runContext)
+      } catch (error) {
+        const failure = await this.#restore(current, runContext)
+        this.#items = null
+        const after = failure === null ? 'its items were put back' : `putting its items back failed too: ${failure}`
+        return { code: 'SESSION_WRITE_FAILED', message: `the compaction could not be written to the wrapped session (${messageOf(error)}); ${after}` }
+      }
+      this.#items = [...result.messages, ...added.map(clone)]
+      return null
+    })
+  }
+
+  // Puts the items back after a failed write: null when it worked, else why not.
+  async #restore(items, runContext) {
+    try {
+      await this.#call('clearSession', [], runContext)
+      if (items.length > 0) await this.#call('addItems', [items], runContext)
+      return null
+    } catch (error) {
+      return messageOf(error)
+    }
+  }
+
+  // A compaction that did not reach the session: lastResult says why, onEvent and the log too.
+  #failed(items, code, message, from) {
+    const error = { code, message, attempts: from ? from.attempts : 0 }
+    this.#lastResult = notCompacted(items, error, from)
+    this.#log('warn', message)
+    const onEvent = this.#options.onEvent
+    if (typeof onEvent === 'function') {
+      try {
+        onEvent({ type: 'failed', error })
+      } catch {
+        // A listener's bug must not break the agent.
+      }
+    }
+    return null
+  }
+
+  #log(level, message) {
+    const entry = { level, message, target: 'context_compact::openai_agents' }
+    try {
+      if (typeof this.#options.onLog === 'function') this.#options.onLog(entry)
+      const logger = this.#options.logger
+      if (logger && typeof logger === 'object') {
+        const method = [level, 'log'].map((name) => logger[name]).find((fn) => typeof fn === 'function')
+        if (method) method.call(logger, `context-compact: ${message}`)
+      }
+    } catch {
+      // A logger's bug must not break the agent.
+    }
+  }
+
+  /**
+   * Every item the session ever held, in order: each summary replaced by the items it stands
+   * for, read back from the archives.
+   */
+  async restoreItems() {
+    const compactor = await this.#ready()
+    const { outputDir, sessionId, archiveStore, storeOptions } = compactor.options
+    return restoreMessages(await this.getItems(), { outputDir, sessionId, archiveStore, storeOptions, format: FORMAT })
+  }
+
+  /**
+   * The recall tool over this session's archives, as an Agents SDK function tool (made with
+   * the SDK's `tool()`).
+   */
+  recallTool(options) {
+    const opts = options ?? {}
+    if (typeof opts !== 'object' || Array.isArray(opts)) throw invalid(`options must be an object, got ${describe(options)}`)
+    const base = {
+      outputDir: this.#options.outputDir,
+      archiveStore: this.#options.archiveStore,
+      storeOptions: this.#options.storeOptions,
+      ...opts,
+    }
+    if (base.sessionId == null && this.#options.sessionId != null) base.sessionId = this.#options.sessionId
+    if (base.sessionId != null) return recallTool(base)
+    // The archive's session id is the wrapped session's, known once it is asked.
+    const probe = createRecallTool({ ...base, sessionId: 'default' })
+    let tool = null
+    return sdkTool(probe, async (input) => {
+      if (tool === null) {
+        try {
+          const compactor = await this.#ready()
+          tool = createRecallTool({ ...base, sessionId: compactor.options.sessionId })
+        } catch (error) {
+          return `The recall tool could not read the archives: ${messageOf(error)}`
+        }
+      }
+      return tool.run(input)
+    })
+  }
+
+  /**
+   * Stops the Compactor's background work (a summary being prepared is cancelled) and waits for
+   * a compaction in progress. The session can still be read and written.
+   */
+  async close() {
+    this.#closed = true
+    if (this.#running) await this.#running.catch(() => undefined)
+    if (this.#compactor) await this.#compactor.close()
+  }
+}
+
+function messageOf(error) {
+  return error && error.message ? String(error.message) : String(error)
+}
+
+// The Agents SDK's `tool()`, loaded when a recall tool is made: nothing of the SDK is loaded
+// for the rest of this module.
+function sdkTool(recall, run) {
+  let agents
+  try {
+    agents = require('@openai/agents')
+  } catch (error) {
+    const missing = new Error('context-compact/openai-agents needs the OpenAI Agents SDK for recallTool(): npm install @openai/agents')
+    missing.code = 'ERR_CONTEXT_COMPACT_MISSING_PEER'
+    missing.cause = error
+    throw missing
+  }
+  return agents.tool({
+    name: recall.name,
+    description: recall.description,
+    parameters: recall.inputSchema,
+    // Every property is optional, which strict mode does not allow.
+    strict: false,
+    execute: (input) => run(input),
+  })
+}
+
+/**
+ * The recall tool (see createRecallTool) as an Agents SDK function tool: the agent reads back
+ * the archived originals of what was compacted. Give it the session's outputDir and sessionId
+ * (or use `session.recallTool()`).
+ */
+function recallTool(options) {
+  const recall = createRecallTool(options)
+  return sdkTool(recall, (input) => recall.run(input))
+}
+
+module.exports = {
+  CompactingSession,
+  recallTool,
+}
