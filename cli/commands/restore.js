@@ -4,7 +4,8 @@
 
 const { NAME, stdout, stderr, fmt, writeJson } = require('../output.js')
 const { parse, formatOption, storeOptions, STORE_FLAGS, STORE_HELP, INPUT_HELP } = require('../args.js')
-const { readConversation, envelope, archiveLocation } = require('../input.js')
+const { readConversation, envelope, archiveLocation, namedArchives } = require('../input.js')
+const { CliError } = require('../errors.js')
 const { lib, call } = require('../library.js')
 
 const RESTORE_HELP = `Usage: ${NAME} restore <file|-> [-o out.json] [--output-dir <dir>] [--session-id <id>]
@@ -44,6 +45,17 @@ async function cmdRestore(argv) {
   const location = archiveLocation(values, conversation)
   const options = { outputDir: location.outputDir, sessionId: location.sessionId, storeOptions: storeOptions(values), ...format }
   const restored = await call(() => lib().restoreMessages(conversation.messages, options))
+  // Only the summaries the archives record are expanded; one they do not record stays as it is
+  // (text that merely looks like a summary is not trusted). With no archive at all where it
+  // looked, nothing could be restored: that is a failure, not a quiet copy of the input.
+  const left = restored.filter((message) => namedArchives([message]).length > 0).length
+  if (left > 0) {
+    const archives = await call(() => lib().listArchives(location.outputDir, location.sessionId, { storeOptions: options.storeOptions }))
+    if (archives.length === 0) {
+      throw new CliError(`ARCHIVE_NOT_FOUND: no archive of session "${location.sessionId}" in ${location.outputDir}: the summaries cannot be restored (give --output-dir and --session-id of the compaction that wrote them)`)
+    }
+    if (!values.quiet) stderr(`${fmt(left)} message(s) that look like summaries are not recorded in the archives of session "${location.sessionId}": kept as they are`)
+  }
   writeJson(values.output, envelope(conversation, restored))
   if (!values.quiet) {
     const where = location.from === 'summary' ? ` (archives of session "${location.sessionId}" in ${location.outputDir}, as the summaries say)` : ''
