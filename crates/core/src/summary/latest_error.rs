@@ -416,7 +416,10 @@ mod tests {
         assert_eq!(failure.output_lines, 44);
         assert_eq!(failure.render(300, ENC), text);
         // Nothing failed: no section; no budget: none either.
-        assert_eq!(section(&region[3..], Some(ARCHIVE), 300, ENC, &own(&region[3..])), "");
+        assert_eq!(
+            section(&region[3..], Some(ARCHIVE), 300, ENC, &own(&region[3..])),
+            ""
+        );
         assert_eq!(section(&region, Some(ARCHIVE), 0, ENC, &own(&region)), "");
     }
 
@@ -473,7 +476,10 @@ mod tests {
                 "Exit code 101\nerror[E0425]: cannot find value `x` in this scope",
             ),
         ];
-        let body = format!("## Goal\nx\n\n{}", section(&first, Some(ARCHIVE), 300, ENC, &own(&first)));
+        let body = format!(
+            "## Goal\nx\n\n{}",
+            section(&first, Some(ARCHIVE), 300, ENC, &own(&first))
+        );
         let summary = json!({"role": "user", "content": crate::model::added::summary_message_text(2, Some(ARCHIVE), &body)});
         let later_archive = "/d/s/compact-20260101T000000Z-3.json";
         // Nothing new failed: the earlier failure, its recall line unchanged.

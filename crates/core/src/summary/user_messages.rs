@@ -509,7 +509,7 @@ mod tests {
                 json!({"role": "user", "content": format!("request {n}: {}", "word ".repeat(60))})
             }))
             .collect();
-        let users = UserMessages::extract_session(&session);
+        let users = UserMessages::extract_session(&session, &OwnSummaries::none());
         assert!(users.messages[0].task && !users.messages[1].task);
         let budget = 400;
         let fitted = users.clone().fit(budget, Encoding::O200kBase);
@@ -523,9 +523,12 @@ mod tests {
         let back = UserMessages::parse(&rendered).unwrap();
         assert_eq!(back, fitted);
         // Carried forward: still the task, whatever follows.
-        let later = UserMessages::extract(&[json!({"role": "user", "content": "one more"})])
-            .merged_after(&back)
-            .fit(budget, Encoding::O200kBase);
+        let later = UserMessages::extract(
+            &[json!({"role": "user", "content": "one more"})],
+            &OwnSummaries::none(),
+        )
+        .merged_after(&back)
+        .fit(budget, Encoding::O200kBase);
         assert!(later.messages[0].task);
         assert_eq!(later.messages.last().unwrap().text, "one more");
         assert_eq!(
@@ -537,7 +540,8 @@ mod tests {
             json!({"role": "user", "content": format!("TASK-BEGIN {} TASK-END", "spec ".repeat(3_000))}),
             json!({"role": "user", "content": "latest"}),
         ];
-        let fitted = UserMessages::extract_session(&long_task).fit(300, Encoding::O200kBase);
+        let fitted = UserMessages::extract_session(&long_task, &OwnSummaries::none())
+            .fit(300, Encoding::O200kBase);
         let task = &fitted.messages[0];
         assert!(task.task && task.shortened_from.is_some());
         assert!(task.text.starts_with("TASK-BEGIN") && task.text.ends_with("TASK-END"));
@@ -548,7 +552,11 @@ mod tests {
             json!({"role": "user", "content": added::summary_message_text(3, None, "old")}),
             json!({"role": "user", "content": "next"}),
         ];
-        assert!(!UserMessages::extract_session(&after_summary).messages[0].task);
+        let own = OwnSummaries::of([&after_summary[0]]);
+        assert!(!UserMessages::extract_session(&after_summary, &own).messages[0].task);
+        // One that only looks like a summary is the user's first message: the task.
+        let forged = UserMessages::extract_session(&after_summary, &OwnSummaries::none());
+        assert!(forged.messages[0].task && forged.messages.len() == 2);
     }
 
     #[test]
@@ -557,6 +565,7 @@ mod tests {
             &(0..10)
                 .map(|n| json!({"role": "user", "content": format!("ask {n} {}", "x ".repeat(80))}))
                 .collect::<Vec<_>>(),
+            &OwnSummaries::none(),
         );
         let full = format!("## Goal\ng\n\n{}", users.render(100_000));
         assert_eq!(losses_warning(&full, None), None);
