@@ -272,7 +272,8 @@ fn find(
 
 /// The summarizer configuration of this call, as a checkpoint records it: the provider and
 /// model, and a fingerprint of the instructions the library sends (prompt style, custom
-/// instructions, the library's prompt itself) and of the request's configuration.
+/// instructions, the library's prompt itself), of the request's configuration and of the
+/// sections appended after the summary.
 pub(crate) fn summarizer_config(
     options: &CompactOptions,
     summarizer: &dyn Summarizer,
@@ -297,6 +298,11 @@ pub(crate) fn summarizer_config(
         "agentRequest": options.agent_request.as_ref().map(|body| body.get("model").cloned()),
         "native": options.native_compaction.as_ref().map(|client| client.model().to_string()),
         "summaryMaxChars": options.summary_max_chars,
+        // The sections the library appends after the model's text are part of the message a
+        // checkpoint holds: one written for other plan tools or budgets is not this call's.
+        "planTools": options.plan_tools,
+        "planMaxTokens": options.plan_max_tokens,
+        "latestFailureMaxTokens": options.latest_failure_max_tokens,
     });
     let digest = ring::digest::digest(&ring::digest::SHA256, request.to_string().as_bytes());
     SummarizerConfig {
