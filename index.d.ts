@@ -1188,7 +1188,7 @@ export interface CompactOptions {
   provider?: 'anthropic' | 'openai' | 'extractive' | 'anthropic-compaction' | undefined
   /**
    * The model that writes the summary (also passed to `summarizer` as `request.model`).
-   * @default `agentRequest.model` when given, else 'claude-sonnet-4-5' (anthropic), 'gpt-4o-mini' (openai)
+   * @default `agentRequest.model` when given, else 'claude-sonnet-4-6' (anthropic), 'gpt-4o-mini' (openai)
    */
   model?: string | undefined
   /**

@@ -40,7 +40,7 @@ Options:
   --force                         compact even below the threshold
   --provider <name>               anthropic, openai, extractive or anthropic-compaction
                                   (default: from the environment)
-  --model <model>                 the summary model (default claude-sonnet-4-5 / gpt-4o-mini)
+  --model <model>                 the summary model (default claude-sonnet-4-6 / gpt-4o-mini)
   --agent-model <model>           the agent's model (default: the request body's "model")
   --usage <json>                  usage reported for the last assistant message
   --base-url <url>                the API base URL (default ANTHROPIC_BASE_URL / OPENAI_BASE_URL)

@@ -204,7 +204,7 @@ async fn anthropic_success_sends_the_documented_request() {
         .starts_with("application/json"));
     assert!(r.headers.get("authorization").is_none());
     let body: Value = r.body_json().unwrap();
-    assert_eq!(body["model"], "claude-sonnet-4-5");
+    assert_eq!(body["model"], "claude-sonnet-4-6");
     assert_eq!(body["max_tokens"], 1234);
     assert_eq!(body["messages"][0]["role"], "user");
     let prompt = body["messages"][0]["content"].as_str().unwrap();
@@ -1137,7 +1137,7 @@ fn zero_config_picks_anthropic_then_openai_then_extractive() {
 
     let c = resolved(json!({}), &[("ANTHROPIC_API_KEY", "sk-ant-x")]);
     assert_eq!(c.kind, ProviderKind::Anthropic);
-    assert_eq!(c.model.as_deref(), Some("claude-sonnet-4-5"));
+    assert_eq!(c.model.as_deref(), Some("claude-sonnet-4-6"));
     assert_eq!(c.api_key, Some(ApiKey::new("sk-ant-x")));
     assert_eq!(c.key_source, KeySource::Environment);
     assert_eq!(c.base_url.unwrap().as_str(), "https://api.anthropic.com/");

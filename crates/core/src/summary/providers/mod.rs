@@ -5,9 +5,7 @@
 //! ```text
 //! provider   'anthropic' | 'openai' | 'extractive'   (default: see below)
 //!            | 'anthropic-compaction'
-//! model      the summary model                      (claude-sonnet-4-5 / gpt-4o-mini;
-//!                                                    claude-sonnet-4-6 for
-//!                                                    anthropic-compaction)
+//! model      the summary model                      (claude-sonnet-4-6 / gpt-4o-mini)
 //! apiKey     the API key                            (ANTHROPIC_API_KEY / OPENAI_API_KEY)
 //! baseUrl    the API's base URL                     (ANTHROPIC_BASE_URL / OPENAI_BASE_URL,
 //!                                                    then https://api.anthropic.com /
@@ -55,7 +53,7 @@ use crate::summary::extractive::ExtractiveSummarizer;
 use crate::summary::summarize::{AttemptError, BoxFuture, Retry, Summarizer, SummaryRequest};
 
 /// The default Anthropic summary model.
-pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-6";
 /// The default model of `anthropic-compaction` (on the documented list of models that support
 /// on-demand compaction; see [`anthropic_compaction::supports_compaction`]).
 pub const DEFAULT_COMPACTION_MODEL: &str = "claude-sonnet-4-6";
