@@ -39,6 +39,7 @@ const { createHash, randomUUID } = require('node:crypto')
 
 const { Compactor, createRecallTool } = require('../index.js')
 const { describe, invalidArgument } = require('../lib/validate.js')
+const { notCompactedResult } = require('../lib/result.js')
 
 // ---------------------------------------------------------------------------------------------
 // LangChain's modules, loaded on first use (this file is loaded only by users of LangChain, and
@@ -655,50 +656,11 @@ function factsOf(model) {
 // ---------------------------------------------------------------------------------------------
 // Results
 
-const ZERO_STATS = Object.freeze({
-  originalTokenCount: 0,
-  compactedTokenCount: 0,
-  compactionRatio: 0,
-  compactedMessageCount: 0,
-  retainedMessageCount: 0,
-  removedMessageCount: 0,
-})
-
 // A result for a compaction that did not get to an answer (aborted, or something the Compactor
 // threw): the messages unchanged, and why.
 function failedResult(messages, sessionId, code, error) {
-  return {
-    messages,
-    compacted: false,
-    summary: null,
-    archivePath: null,
-    stats: { ...ZERO_STATS },
-    error: { code, message: error && error.message ? String(error.message) : String(error), attempts: 0 },
-    warnings: [],
-    provider: null,
-    model: null,
-    attempts: 0,
-    tokens: 0,
-    threshold: 0,
-    measure: null,
-    strategy: 'summary',
-    trigger: null,
-    rounds: 0,
-    removed: null,
-    fallback: false,
-    extracted: null,
-    offloaded: [],
-    offloadArchivePath: null,
-    transformations: [],
-    thinkingArchivePath: null,
-    compactionUnavailable: null,
-    summaryUsage: null,
-    summaryRequest: null,
-    checkpoint: null,
-    background: null,
-    rehydrated: [],
-    sessionId,
-  }
+  const message = error && error.message ? String(error.message) : String(error)
+  return { ...notCompactedResult(messages, { error: { code, message, attempts: 0 } }), sessionId }
 }
 
 function isAbort(error, signal) {

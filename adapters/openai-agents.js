@@ -31,6 +31,7 @@
 const { createHash } = require('node:crypto')
 
 const { Compactor, restoreMessages, createRecallTool } = require('../index.js')
+const { notCompactedResult } = require('../lib/result.js')
 
 // The format the library reads the SDK's items in.
 const FORMAT = 'openai-responses'
@@ -38,20 +39,17 @@ const FORMAT = 'openai-responses'
 // takes it for the model's.
 const USAGE_ENDPOINT = 'context-compact'
 const SESSION_METHODS = ['getSessionId', 'getItems', 'addItems', 'popItem', 'clearSession']
+// The fields of a Compactor's result that a failed write-back keeps.
+const MEASURED_FIELDS = [
+  'provider', 'model', 'warnings', 'tokens', 'threshold', 'measure', 'strategy', 'trigger', 'rounds', 'removed',
+  'fallback', 'extracted', 'compactionUnavailable', 'summaryUsage', 'summaryRequest', 'checkpoint', 'background',
+]
 // Options that say something about one call, not about the session.
 const PER_CALL_OPTIONS = {
   usage: 'the session reads the usage of each run itself (see runUsage)',
   overflow: 'pass the overflow error to compact({ overflow }) instead',
   force: 'call compact({ force: true }) to compact now',
 }
-const ZERO_STATS = Object.freeze({
-  originalTokenCount: 0,
-  compactedTokenCount: 0,
-  compactionRatio: 0,
-  compactedMessageCount: 0,
-  retainedMessageCount: 0,
-  removedMessageCount: 0,
-})
 
 function describe(value) {
   if (value === null) return 'null'
@@ -119,37 +117,11 @@ function sameData(a, b) {
 // items unchanged, and why.
 function notCompacted(items, error, from) {
   const base = from ?? {}
-  return {
-    provider: base.provider ?? null,
-    model: base.model ?? null,
-    attempts: base.attempts ?? error.attempts ?? 0,
-    warnings: base.warnings ?? [],
-    tokens: base.tokens ?? 0,
-    threshold: base.threshold ?? 0,
-    measure: base.measure ?? null,
-    strategy: base.strategy ?? 'summary',
-    trigger: base.trigger ?? null,
-    rounds: base.rounds ?? 0,
-    removed: base.removed ?? null,
-    fallback: base.fallback ?? false,
-    extracted: base.extracted ?? null,
-    offloaded: [],
-    offloadArchivePath: null,
-    transformations: [],
-    thinkingArchivePath: null,
-    compactionUnavailable: base.compactionUnavailable ?? null,
-    summaryUsage: base.summaryUsage ?? null,
-    summaryRequest: base.summaryRequest ?? null,
-    checkpoint: base.checkpoint ?? null,
-    background: base.background ?? null,
-    rehydrated: [],
-    messages: items,
-    compacted: false,
-    summary: null,
-    archivePath: null,
-    stats: { ...ZERO_STATS },
-    error,
-  }
+  // What the Compactor measured and tried is kept; what it changed is not (the items are the
+  // session's as they were).
+  const measured = {}
+  for (const key of MEASURED_FIELDS) if (base[key] !== undefined && base[key] !== null) measured[key] = base[key]
+  return notCompactedResult(items, { ...measured, attempts: base.attempts ?? error.attempts ?? 0, error })
 }
 
 // What the summary calls cost, as the runner adds it to the run's usage (a RequestUsage's

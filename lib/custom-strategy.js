@@ -10,7 +10,7 @@ const { describe, callNative, checkedMessages, checkFunction, checkSignal } = re
 const { optionsJson, formatOf } = require('./options.js')
 const { abortError } = require('./callbacks.js')
 const { checkArchiveStore, withArchiveStore, storeJson } = require('./store.js')
-const { ZERO_STATS } = require('./result.js')
+const { notCompactedResult } = require('./result.js')
 const { countTokens, measureCounts, countEach, toolOutputBytes } = require('./counting.js')
 const { checkMessages } = require('./steps.js')
 const { createMarkMap } = require('./mark-map.js')
@@ -79,17 +79,11 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
     compactionUnavailable: null,
     summaryUsage: null,
     summaryRequest: null,
+    checkpoint: null,
+    background: null,
     rehydrated: [],
   }
-  const unchanged = (error) => ({
-    messages,
-    compacted: false,
-    summary: null,
-    archivePath: null,
-    stats: { ...ZERO_STATS },
-    error,
-    ...base,
-  })
+  const unchanged = (error) => notCompactedResult(messages, { ...base, error })
   if (trigger === null) return unchanged(null)
   if (m.tokens >= m.threshold) emit({ type: 'token_limit_exceeded', tokensUsed: m.tokens, tokenLimit: m.threshold })
   if (onBeforeCompact) {

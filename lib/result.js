@@ -74,6 +74,44 @@ function langChainForms(messages) {
   }
 }
 
+// A result that did not compact: the caller's messages as given, every other field at its
+// "nothing happened" value unless `fields` says otherwise. Results built outside the addon (a
+// custom strategy, the adapters' failed runs) come from here, so each has every field.
+function notCompactedResult(messages, fields = {}) {
+  return {
+    provider: null,
+    model: null,
+    attempts: 0,
+    warnings: [],
+    tokens: 0,
+    threshold: 0,
+    measure: null,
+    strategy: 'summary',
+    trigger: null,
+    rounds: 0,
+    removed: null,
+    fallback: false,
+    extracted: null,
+    offloaded: [],
+    offloadArchivePath: null,
+    transformations: [],
+    thinkingArchivePath: null,
+    compactionUnavailable: null,
+    summaryUsage: null,
+    summaryRequest: null,
+    checkpoint: null,
+    background: null,
+    rehydrated: [],
+    error: null,
+    ...fields,
+    messages,
+    compacted: false,
+    summary: null,
+    archivePath: null,
+    stats: { ...ZERO_STATS },
+  }
+}
+
 function buildResult(messages, outcome) {
   const base = {
     provider: outcome.provider ?? null,
@@ -101,17 +139,7 @@ function buildResult(messages, outcome) {
     background: null,
     rehydrated: outcome.rehydrated ?? [],
   }
-  if (!outcome.compacted) {
-    return {
-      messages,
-      compacted: false,
-      summary: null,
-      archivePath: null,
-      stats: { ...ZERO_STATS },
-      error: outcome.error ?? null,
-      ...base,
-    }
-  }
+  if (!outcome.compacted) return notCompactedResult(messages, { ...base, error: outcome.error ?? null })
   return {
     messages: piecesToMessages(outcome.pieces, messages),
     compacted: true,
@@ -125,7 +153,7 @@ function buildResult(messages, outcome) {
 }
 
 module.exports = {
-  ZERO_STATS,
+  notCompactedResult,
   piecesToMessages,
   buildResult,
 }
