@@ -13,9 +13,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use crate::model::message::{tool_calls, tool_result_text, tool_results};
-
-/// The header that starts the ledger section of a summary.
-pub const LEDGER_HEADER: &str = "## Ledger (extracted from tool calls)";
+use crate::summary::sections::LEDGER_HEADER;
 
 /// Caps that keep the ledger bounded however long the session runs (newest kept).
 const MAX_FILES: usize = 200;
