@@ -8,6 +8,8 @@ pub(crate) mod failure;
 mod protocols;
 mod shell;
 
+pub(crate) use shell::FileOp;
+
 use std::collections::HashMap;
 
 use serde_json::Value;
@@ -29,15 +31,6 @@ pub struct Ledger {
     pub files_deleted: Vec<String>,
     pub commands: Vec<String>,
     pub failed_calls: Vec<String>,
-}
-
-/// What a tool call does to a file. Only the ledger's lists expose it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FileOp {
-    Read,
-    Create,
-    Modify,
-    Delete,
 }
 
 /// A call whose file operations wait for its result: a file tool whose result is an error did
