@@ -696,10 +696,7 @@ impl Tree {
 /// `root`, sorted), none when the tree reads one way in every folder.
 fn folder_circles(root: &Path) -> Vec<Vec<String>> {
     let tree = read_tree(root);
-    tree.folder_graphs()
-        .values()
-        .flat_map(circles)
-        .collect()
+    tree.folder_graphs().values().flat_map(circles).collect()
 }
 
 fn binding_src() -> PathBuf {
