@@ -501,7 +501,11 @@ fn read_module(text: &str) -> Read {
     // `use` as a word (not `reuse`, not `self.use_x`), up to its `;`.
     while let Some(at) = find_word(rest, "use") {
         let before = rest[..at].trim_end();
-        let public = before.ends_with("pub") || before.ends_with(')') && before.contains("pub(");
+        // `pub use`, `pub(crate) use`, `pub(super) use`, `pub(in path) use`.
+        let public = before.ends_with("pub")
+            || before.rsplit_once("pub(").is_some_and(|(_, tail)| {
+                tail.ends_with(')') && !tail.contains(['(', ';', '{', '}', '\n'])
+            });
         let Some(end) = rest[at..].find(';') else {
             break;
         };
@@ -854,7 +858,7 @@ fn the_folder_check_passes_a_tree_without_a_circle() {
         ("summary/c/more.rs", "use crate::summary::a;\n"),
         (
             "formats/mod.rs",
-            "mod parts;\nmod x;\npub use parts::Format;\npub fn read() { x::read() }\n",
+            "mod parts;\nmod x;\npub(crate) use parts::Format;\npub fn read() { x::read() }\n",
         ),
         ("formats/parts.rs", "pub enum Format { A }\n"),
         ("formats/x.rs", "use super::Format;\npub fn read() {}\n"),
