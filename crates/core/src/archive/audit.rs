@@ -6,7 +6,8 @@
 //!   (`compacted`, `skipped`, `declined`, `failed`) and per prune (`pruned`);
 //! - `summaries.md`: every summary of the session, appended under a heading naming its archive.
 //!
-//! None of these may stop a compaction: a failure to write them is a warning. Below the
+//! They are written to a session directory here, or to a session on a store
+//! ([`super::records::Records`] chooses). None of these may stop a compaction: a failure to write them is a warning. Below the
 //! threshold nothing is written at all (SPEC §2: "below it … writes nothing").
 
 use std::fs;
@@ -16,10 +17,9 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::store::ArchiveStore;
 use super::{
-    create_private_dir, meta_name_for, parse_archive_name, rfc3339, session_dir,
-    timestamp_to_rfc3339, with_session_lock, write_new_file,
+    create_private_dir, meta_name_for, parse_archive_name, rfc3339, timestamp_to_rfc3339,
+    with_session_lock, write_new_file,
 };
 use crate::model::added;
 
@@ -28,65 +28,13 @@ pub const EVENTS_FILE: &str = "events.jsonl";
 /// The per-session cumulative summary file.
 pub const SUMMARIES_FILE: &str = "summaries.md";
 
-/// Where a session's records go: its directory, or its session on a store
-/// ([`crate::archive::store::session`]: one object per event and per summary).
-pub(crate) enum Records<'a> {
-    Dir(std::path::PathBuf),
-    Store(&'a ArchiveStore, &'a str),
-}
-
-impl<'a> Records<'a> {
-    pub(crate) fn new(
-        output_dir: &Path,
-        store: Option<&'a ArchiveStore>,
-        session_id: &'a str,
-    ) -> Records<'a> {
-        match store {
-            Some(store) => Records::Store(store, session_id),
-            None => Records::Dir(session_dir(output_dir, session_id)),
-        }
-    }
-
-    /// Writes `compact-…-N.meta.json` beside the archive `archive_name`.
-    pub(crate) fn meta(&self, archive_name: &str, meta: &impl Serialize) -> io::Result<()> {
-        let text = meta_text(meta)?;
-        match self {
-            Records::Dir(dir) => write_meta(dir, archive_name, &text),
-            Records::Store(store, session) => {
-                super::store::session::write_meta(store, session, archive_name, text)
-            }
-        }
-    }
-
-    pub(crate) fn summary(&self, archive_name: Option<&str>, summary: &str) -> io::Result<()> {
-        match self {
-            Records::Dir(dir) => append_summary(dir, archive_name, summary),
-            Records::Store(store, session) => super::store::session::append_summary(
-                store,
-                session,
-                archive_name,
-                summary_text(archive_name, summary),
-            ),
-        }
-    }
-
-    pub(crate) fn event(&self, event: &str, fields: Map<String, Value>) -> io::Result<()> {
-        match self {
-            Records::Dir(dir) => append_event(dir, event, fields),
-            Records::Store(store, session) => {
-                super::store::session::append_event(store, session, event, fields)
-            }
-        }
-    }
-}
-
-fn write_meta(dir: &Path, archive_name: &str, text: &str) -> io::Result<()> {
+pub(crate) fn write_meta(dir: &Path, archive_name: &str, text: &str) -> io::Result<()> {
     let name = meta_name_for(archive_name)
         .ok_or_else(|| io::Error::other(format!("{archive_name} is not an archive name")))?;
     write_new_file(dir, &name, text.as_bytes()).map(|_| ())
 }
 
-fn meta_text(meta: &impl Serialize) -> io::Result<String> {
+pub(crate) fn meta_text(meta: &impl Serialize) -> io::Result<String> {
     let mut text = serde_json::to_string_pretty(meta).map_err(io::Error::other)?;
     text.push('\n');
     Ok(text)
@@ -110,14 +58,18 @@ pub(crate) fn append_event(dir: &Path, event: &str, fields: Map<String, Value>) 
 }
 
 /// Appends a summary under `## <createdAt> — <archive>` to the session's `summaries.md`.
-fn append_summary(dir: &Path, archive_name: Option<&str>, summary: &str) -> io::Result<()> {
+pub(crate) fn append_summary(
+    dir: &Path,
+    archive_name: Option<&str>,
+    summary: &str,
+) -> io::Result<()> {
     let text = summary_text(archive_name, summary);
     create_private_dir(dir)?;
     with_session_lock(dir, |_| append(dir, SUMMARIES_FILE, &text))
 }
 
 /// A summary under `## <createdAt> — <archive>` (the summary message's body only).
-fn summary_text(archive_name: Option<&str>, summary: &str) -> String {
+pub(crate) fn summary_text(archive_name: Option<&str>, summary: &str) -> String {
     let (created_at, label) = match archive_name.and_then(|n| Some((n, parse_archive_name(n)?))) {
         Some((name, (timestamp, _))) => (
             timestamp_to_rfc3339(timestamp).unwrap_or_else(now),

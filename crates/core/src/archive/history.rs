@@ -362,6 +362,62 @@ pub(crate) trait ArchiveSource {
 
 pub(crate) struct DirSource<'a>(pub(crate) &'a Path);
 
+// Whether the session's records name a message, by what `ArchiveSource` reads (the rule is
+// [`super::provenance`]'s; it lives here, beside the trait, because restore reads it too).
+
+/// The field of the archive metadata that records the identity of the message standing for the
+/// archive.
+pub const IDENTITY_FIELD: &str = "summaryMessageSha256";
+
+/// The archive file name a summary or notice names on its first line, if it is one.
+fn named_archive(message: &Value) -> Option<&str> {
+    let path = added::summary_archive(message)?;
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path).trim();
+    parse_archive_name(name).map(|_| name)
+}
+
+/// Whether the metadata `meta` records `message` as the one that stood for its archive.
+pub(crate) fn meta_names(meta: &Value, message: &Value) -> bool {
+    if let Some(recorded) = meta.get(IDENTITY_FIELD) {
+        return recorded.as_str().is_some_and(|hex| {
+            added::summary_identity_hex(message).is_some_and(|own| own.eq_ignore_ascii_case(hex))
+        });
+    }
+    // Metadata of an earlier version: the whole text of the summary as the result held it.
+    let Some(recorded) = meta.get("summary").and_then(Value::as_str) else {
+        return false;
+    };
+    let Some(text) = added::summary_text(message) else {
+        return false;
+    };
+    if recorded.is_empty() {
+        return added::is_notice(message);
+    }
+    let base = added::text_without_thinking_line(text);
+    recorded == text
+        || added::text_without_thinking_line(recorded) == base
+        || (added::native_summary(message).is_some()
+            && added::text_without_thinking_line(recorded).ends_with(base))
+}
+
+/// Whether the records of the session `source` reads name `message` as the library's.
+pub(crate) fn recorded_in(source: &dyn ArchiveSource, message: &Value) -> bool {
+    if !added::is_summary_message(message) {
+        return false;
+    }
+    match named_archive(message) {
+        Some(name) => source
+            .read_meta(name)
+            .is_some_and(|meta| meta_names(&meta, message)),
+        // A summary naming no archive (its originals were not archived, or its first line was
+        // changed): the metadata holding exactly its text, as `restoreMessages` has always
+        // found it.
+        None => added::summary_text(message)
+            .and_then(|text| source.find_by_summary(text))
+            .is_some(),
+    }
+}
+
 impl ArchiveSource for DirSource<'_> {
     fn read_archive(&self, name: &str) -> Result<ArchiveBody, HistoryError> {
         read_archive(self.0, name)
@@ -405,7 +461,7 @@ pub(crate) fn restore_from(
             continue;
         }
         let place = format!("messages[{index}]");
-        if !super::provenance::recorded_in(source, message) {
+        if !recorded_in(source, message) {
             place_kept(&mut top_kept, &mut out, || {
                 Ok(match unshortened(message, &mut lists, &place)? {
                     Some(original) => Restored::Archived(original),
@@ -433,7 +489,7 @@ pub(crate) fn restore_from(
                 continue;
             }
             let place = format!("a message of {}", frame.name);
-            if !super::provenance::recorded_in(source, &item) {
+            if !recorded_in(source, &item) {
                 place_kept(&mut frame.kept, &mut out, || {
                     Ok(Restored::Archived(
                         unshortened(&item, &mut lists, &place)?.unwrap_or(item),

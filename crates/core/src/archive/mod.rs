@@ -65,7 +65,7 @@ pub mod recall;
 pub mod records;
 pub mod store;
 
-pub(crate) use audit::{append, Records};
+pub(crate) use audit::append;
 pub use audit::{EVENTS_FILE, SUMMARIES_FILE};
 pub(crate) use history::{
     count_archived, open_no_follow, restore_from, ArchiveBody, ArchiveSource, DirSource,
@@ -74,6 +74,7 @@ pub use history::{
     list_archives, prune_archives, restore_messages, restore_messages_with_defaults, ArchiveInfo,
     HistoryError, PruneOptions, PruneReport, Restored, DEFAULT_RETENTION_DAYS,
 };
+pub(crate) use records::Records;
 
 /// The default archive directory, relative to the working directory.
 pub const DEFAULT_OUTPUT_DIR: &str = "./.context-compact";

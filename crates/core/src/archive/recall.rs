@@ -333,7 +333,7 @@ impl Reader<'_> {
             }
         };
         for message in messages.iter().filter(|m| added::is_summary_message(m)) {
-            if super::provenance::recorded_in(source, message) {
+            if super::history::recorded_in(source, message) {
                 own.insert(message);
             }
         }

@@ -1,19 +1,74 @@
-//! Reading back what a session recorded, for a report of it (`renderReport`): its audit events
-//! (`events.jsonl` on disk, one object per event on a store) and the archives and metadata
-//! files it names. Only archive and metadata names are read (`compact-…-N.json`,
+//! Where a session's records go ([`Records`]: its directory, through [`super::audit`], or its
+//! session on a store), and reading back what a session recorded, for a report of it
+//! (`renderReport`): its audit events (`events.jsonl` on disk, one object per event on a store)
+//! and the archives and metadata files it names. Only archive and metadata names are read (`compact-…-N.json`,
 //! `compact-…-N.meta.json`), inside the session only, and never through a symlink: a name
 //! taken from a file cannot make this read anything else.
 
 use std::io::{self, BufRead, Read};
 use std::path::Path;
 
-use serde_json::Value;
+use serde::Serialize;
+use serde_json::{Map, Value};
 
+use super::audit::{append_event, append_summary, meta_text, summary_text, write_meta};
 use super::store::ArchiveStore;
 use super::{
     open_no_follow, parse_archive_name, parse_meta_name, session_dir, validate_session_id,
     HistoryError, EVENTS_FILE,
 };
+
+/// Where a session's records go: its directory, or its session on a store
+/// ([`crate::archive::store::session`]: one object per event and per summary).
+pub(crate) enum Records<'a> {
+    Dir(std::path::PathBuf),
+    Store(&'a ArchiveStore, &'a str),
+}
+
+impl<'a> Records<'a> {
+    pub(crate) fn new(
+        output_dir: &Path,
+        store: Option<&'a ArchiveStore>,
+        session_id: &'a str,
+    ) -> Records<'a> {
+        match store {
+            Some(store) => Records::Store(store, session_id),
+            None => Records::Dir(session_dir(output_dir, session_id)),
+        }
+    }
+
+    /// Writes `compact-…-N.meta.json` beside the archive `archive_name`.
+    pub(crate) fn meta(&self, archive_name: &str, meta: &impl Serialize) -> io::Result<()> {
+        let text = meta_text(meta)?;
+        match self {
+            Records::Dir(dir) => write_meta(dir, archive_name, &text),
+            Records::Store(store, session) => {
+                super::store::session::write_meta(store, session, archive_name, text)
+            }
+        }
+    }
+
+    pub(crate) fn summary(&self, archive_name: Option<&str>, summary: &str) -> io::Result<()> {
+        match self {
+            Records::Dir(dir) => append_summary(dir, archive_name, summary),
+            Records::Store(store, session) => super::store::session::append_summary(
+                store,
+                session,
+                archive_name,
+                summary_text(archive_name, summary),
+            ),
+        }
+    }
+
+    pub(crate) fn event(&self, event: &str, fields: Map<String, Value>) -> io::Result<()> {
+        match self {
+            Records::Dir(dir) => append_event(dir, event, fields),
+            Records::Store(store, session) => {
+                super::store::session::append_event(store, session, event, fields)
+            }
+        }
+    }
+}
 
 /// A session's audit events, oldest first. Lines that are not JSON objects (a torn write) are
 /// skipped; a session without a log has no events.

@@ -12,7 +12,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{
+use super::shared::{
     edit_element, json_text_block, media_block, text_block, tool_result_block, Edit, Fields,
     ItemView, PartRef, Reader, Side,
 };

@@ -14,7 +14,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{
+use super::shared::{
     json_text_block, media_block, remove_element, result_text, text_block, tool_result_block, Edit,
     Fields, ItemView, PartRef, Reader, Side,
 };

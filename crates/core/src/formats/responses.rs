@@ -29,9 +29,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{
-    json_text_block, media_block, parse_arguments, remove_element, result_text, text_block,
-    tool_result_block, Edit, Fields, ItemView, PartRef, Reader, Side,
+use super::shared::{
+    self, json_text_block, media_block, parse_arguments, remove_element, result_text, text_block,
+    tool_result_block, Edit, Fields, Format, ItemView, PartRef, Reader, Side,
 };
 use crate::base::error::ValidationError;
 
@@ -45,7 +45,7 @@ pub(super) fn is_responses(object: &Map<String, Value>) -> bool {
         "message" => match object.get("content") {
             Some(Value::Array(parts)) => parts
                 .iter()
-                .all(|part| super::part_signature(part) != Some(super::Format::Native)),
+                .all(|part| shared::part_signature(part) != Some(Format::Native)),
             _ => true,
         },
         "reasoning"

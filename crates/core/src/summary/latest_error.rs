@@ -18,10 +18,7 @@ use crate::model::added::{self, OwnSummaries};
 use crate::model::message::{tool_calls, tool_result_text, tool_results};
 use crate::model::tokens::{self, Encoding};
 use crate::summary::ledger::{self, failure, CallKind};
-use crate::summary::sections::{self, entry_header, RECALL_LINE};
-
-/// The header of the latest failure section.
-pub const LATEST_FAILURE_HEADER: &str = "## Latest failure";
+use crate::summary::sections::{self, entry_header, LATEST_FAILURE_HEADER, RECALL_LINE};
 
 /// The most characters of the call's command or path shown (a heredoc can be pages long).
 const MAX_SUBJECT_CHARS: usize = 300;

@@ -8,14 +8,14 @@ pub(crate) mod failure;
 mod protocols;
 mod shell;
 
+pub(crate) use shell::FileOp;
+
 use std::collections::HashMap;
 
 use serde_json::Value;
 
 use crate::model::message::{tool_calls, tool_result_text, tool_results};
-
-/// The header that starts the ledger section of a summary.
-pub const LEDGER_HEADER: &str = "## Ledger (extracted from tool calls)";
+use crate::summary::sections::LEDGER_HEADER;
 
 /// Caps that keep the ledger bounded however long the session runs (newest kept).
 const MAX_FILES: usize = 200;
@@ -31,15 +31,6 @@ pub struct Ledger {
     pub files_deleted: Vec<String>,
     pub commands: Vec<String>,
     pub failed_calls: Vec<String>,
-}
-
-/// What a tool call does to a file. Only the ledger's lists expose it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FileOp {
-    Read,
-    Create,
-    Modify,
-    Delete,
 }
 
 /// A call whose file operations wait for its result: a file tool whose result is an error did

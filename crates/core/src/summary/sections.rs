@@ -16,11 +16,18 @@
 use serde_json::Value;
 
 use crate::model::added::{self, OwnSummaries};
-use crate::summary::latest_error::LATEST_FAILURE_HEADER;
-use crate::summary::ledger::LEDGER_HEADER;
 use crate::summary::reserved;
-use crate::summary::todos::PLAN_HEADER;
 
+// Every header lives here, with the code that finds the sections by them: the modules that
+// write a section (`ledger`, `todos`, `latest_error`, `user_messages`) import their header
+// from here, and this module imports none of them.
+
+/// The header that starts the ledger section of a summary.
+pub const LEDGER_HEADER: &str = "## Ledger (extracted from tool calls)";
+/// The header of the task list section.
+pub const PLAN_HEADER: &str = "## Task list (as the agent last set it)";
+/// The header of the latest failure section.
+pub const LATEST_FAILURE_HEADER: &str = "## Latest failure";
 /// The header of the user's messages, carried verbatim.
 pub const USER_MESSAGES_HEADER: &str = "## User messages (verbatim)";
 /// The header of the recall lines: which archive holds which compacted messages.

@@ -33,10 +33,7 @@ use serde_json::Value;
 use crate::model::message::{tool_calls, tool_result_text, tool_results};
 use crate::model::tokens::{self, Encoding};
 use crate::summary::ledger::failure;
-use crate::summary::sections::{self, entry_header};
-
-/// The header of the task list section.
-pub const PLAN_HEADER: &str = "## Task list (as the agent last set it)";
+use crate::summary::sections::{self, entry_header, PLAN_HEADER};
 
 /// The plan tools every agent of the module docs calls, by their lower-case names.
 const BUILT_IN_TOOLS: &[&str] = &["todowrite", "update_plan", "write_todos"];
@@ -401,7 +398,7 @@ pub fn without_section(body: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::summary::ledger::LEDGER_HEADER;
+    use crate::summary::sections::LEDGER_HEADER;
     use serde_json::json;
 
     const ENC: Encoding = Encoding::O200kBase;

@@ -28,12 +28,10 @@
 //! the pipeline's steps); the store's network calls run on a small runtime of their own
 //! (`io_runtime`) and the caller waits for them, as it waits for the disk.
 
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
-use crate::base::error::ValidationError;
 use crate::summary::summarize::RetryPolicy;
 
 pub mod backend;
@@ -90,20 +88,6 @@ impl ArchiveStore {
             secrets: Vec::new(),
             backend_retries: false,
         }
-    }
-
-    /// Opens an object-store URL (`s3://`, `gs://`, `az://`, `file://`). Configuration and
-    /// credentials come from the cloud's standard environment variables (`AWS_*`, `GOOGLE_*`,
-    /// `AZURE_*`), which `store_options` (object_store configuration keys, e.g.
-    /// `aws_endpoint`, `region`, `allow_http`) override. Errors name `option` (the option
-    /// that held the URL) and never echo a credential. Nothing is contacted yet.
-    pub fn open(
-        location: &str,
-        store_options: &BTreeMap<String, String>,
-        retry: RetryPolicy,
-        option: &str,
-    ) -> Result<ArchiveStore, ValidationError> {
-        url::open(location, store_options, retry, option)
     }
 
     /// Sets how long one operation may take (default [`DEFAULT_OPERATION_TIMEOUT`]).

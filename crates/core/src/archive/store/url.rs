@@ -34,7 +34,25 @@ pub fn is_store_url(location: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
 }
 
-pub(super) fn open(
+// `ArchiveStore::open` is written here, beside the schemes it reads, so that the store's module
+// (which defines the type and imports nothing of this one) is not imported back.
+impl ArchiveStore {
+    /// Opens an object-store URL (`s3://`, `gs://`, `az://`, `file://`). Configuration and
+    /// credentials come from the cloud's standard environment variables (`AWS_*`, `GOOGLE_*`,
+    /// `AZURE_*`), which `store_options` (object_store configuration keys, e.g.
+    /// `aws_endpoint`, `region`, `allow_http`) override. Errors name `option` (the option
+    /// that held the URL) and never echo a credential. Nothing is contacted yet.
+    pub fn open(
+        location: &str,
+        store_options: &BTreeMap<String, String>,
+        retry: RetryPolicy,
+        option: &str,
+    ) -> Result<ArchiveStore, ValidationError> {
+        open(location, store_options, retry, option)
+    }
+}
+
+fn open(
     location: &str,
     store_options: &BTreeMap<String, String>,
     retry: RetryPolicy,

@@ -26,7 +26,16 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::FileOp;
+// What a tool call does to a file lives here, at the bottom of the ledger's modules: the file
+// tools' table (`protocols`) and the ledger import it, and this module imports neither.
+/// What a tool call does to a file. Only the ledger's lists expose it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileOp {
+    Read,
+    Create,
+    Modify,
+    Delete,
+}
 
 /// How deep scripts that run scripts (`bash -c`, `./x.sh`, `source`) are followed.
 const MAX_DEPTH: usize = 4;

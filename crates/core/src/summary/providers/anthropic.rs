@@ -3,8 +3,8 @@
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use serde_json::{json, Value};
 
-use super::http::{self, Protocol};
-use super::{shared, HttpProvider};
+use super::http::{self, HttpProvider, Protocol};
+use super::shared;
 use crate::base::error::ErrorCode;
 use crate::summary::summarize::{
     AttemptError, BoxFuture, Retry, SharedRequest, Summarizer, SummaryRequest, SummaryUsage,

@@ -52,8 +52,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::anthropic::ANTHROPIC_VERSION;
-use super::http::{self, ApiErrorBody, Protocol};
-use super::HttpProvider;
+use super::http::{self, ApiErrorBody, HttpProvider, Protocol};
 use crate::base::error::{CompactError, ErrorCode};
 use crate::summary::summarize::{
     AttemptError, AttemptObserver, Retries, Retry, RetryPolicy, SummaryFailure,

@@ -1,10 +1,12 @@
-//! What the HTTP providers share: the client, sending one request, and turning every way an
-//! HTTP exchange can fail into an [`AttemptError`] with the retry decision of SPEC §5 (the
-//! official SDKs' policy).
+//! What the HTTP providers share: the key and the client ([`HttpProvider`]), sending one
+//! request, and turning every way an HTTP exchange can fail into an [`AttemptError`] with the
+//! retry decision of SPEC §5 (the official SDKs' policy). It sits below the providers, which
+//! import it; it imports none of them.
 //!
 //! The decision functions ([`classify_status`], [`retry_after`], [`should_retry_header`]) are
 //! pure so that they can be tested without a server or a clock.
 
+use std::fmt;
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, HeaderValue};
@@ -22,6 +24,83 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The longest excerpt of a non-JSON error body quoted in a message.
 const MAX_BODY_EXCERPT: usize = 200;
+
+/// An API key. Its `Debug` never shows it and it has no `Display`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub fn new(key: impl Into<String>) -> ApiKey {
+        ApiKey(key.into())
+    }
+
+    /// The key itself, for the auth header (and for redaction).
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey([redacted])")
+    }
+}
+
+/// What both HTTP providers hold.
+pub struct HttpProvider {
+    pub client: reqwest::Client,
+    pub base_url: Url,
+    pub model: String,
+    pub key: ApiKey,
+    pub timeout: Duration,
+    pub max_output_tokens: Option<u32>,
+}
+
+impl HttpProvider {
+    /// `max_tokens` for a request: the caller's budget within the model's output limit.
+    pub fn max_tokens(&self, requested: u32) -> u32 {
+        let limit = self.max_output_tokens.unwrap_or(u32::MAX);
+        requested.clamp(1, limit.max(1))
+    }
+
+    /// Posts one summary request (logged without its content) and returns the raw response;
+    /// transport failures and non-2xx statuses come back as classified attempt errors.
+    pub async fn send(
+        &self,
+        url: &str,
+        headers: reqwest::header::HeaderMap,
+        body: &serde_json::Value,
+        protocol: Protocol,
+        request: &crate::summary::summarize::SummaryRequest<'_>,
+    ) -> Result<Response, AttemptError> {
+        tracing::debug!(
+            provider = protocol.name(),
+            model = self.model.as_str(),
+            attempt = request.attempt,
+            prompt_chars = request.prompt.len(),
+            "sending a summary request to {url}"
+        );
+        post_json(&self.client, url, headers, body, self.timeout, protocol).await
+    }
+
+    /// An attempt error with the key removed from its message.
+    pub fn scrub(&self, mut error: AttemptError) -> AttemptError {
+        error.message = redact(&error.message, self.key.expose());
+        error
+    }
+}
+
+impl fmt::Debug for HttpProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpProvider")
+            .field("base_url", &self.base_url.as_str())
+            .field("model", &self.model)
+            .field("key", &self.key)
+            .field("timeout", &self.timeout)
+            .field("max_output_tokens", &self.max_output_tokens)
+            .finish()
+    }
+}
 
 /// Which wire protocol a provider speaks (for error bodies).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

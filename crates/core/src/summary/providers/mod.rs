@@ -64,7 +64,7 @@ pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 /// The default OpenAI base URL.
 pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com";
 
-pub use http::{CONNECT_TIMEOUT, DEFAULT_TIMEOUT};
+pub use http::{ApiKey, HttpProvider, CONNECT_TIMEOUT, DEFAULT_TIMEOUT};
 
 /// Which summarizer writes the summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,27 +134,6 @@ impl ProviderKind {
 impl fmt::Display for ProviderKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
-    }
-}
-
-/// An API key. Its `Debug` never shows it and it has no `Display`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ApiKey(String);
-
-impl ApiKey {
-    pub fn new(key: impl Into<String>) -> ApiKey {
-        ApiKey(key.into())
-    }
-
-    /// The key itself, for the auth header (and for redaction).
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ApiKey([redacted])")
     }
 }
 
@@ -284,7 +263,7 @@ pub fn resolve(
     let (api_key, key_source) = match &options.api_key {
         Some(key) => (Some(key.clone()), KeySource::Option),
         None => match env_value(kind.key_env()) {
-            Some(key) => (Some(ApiKey(key.trim().to_string())), KeySource::Environment),
+            Some(key) => (Some(ApiKey::new(key.trim())), KeySource::Environment),
             None => (None, KeySource::Missing),
         },
     };
@@ -526,62 +505,6 @@ pub fn build_compaction(config: ProviderConfig) -> Option<CompactionProviders> {
         native,
         fallback: build(config),
     })
-}
-
-/// What both HTTP providers hold.
-pub struct HttpProvider {
-    pub client: reqwest::Client,
-    pub base_url: Url,
-    pub model: String,
-    pub key: ApiKey,
-    pub timeout: Duration,
-    pub max_output_tokens: Option<u32>,
-}
-
-impl HttpProvider {
-    /// `max_tokens` for a request: the caller's budget within the model's output limit.
-    pub fn max_tokens(&self, requested: u32) -> u32 {
-        let limit = self.max_output_tokens.unwrap_or(u32::MAX);
-        requested.clamp(1, limit.max(1))
-    }
-
-    /// Posts one summary request (logged without its content) and returns the raw response;
-    /// transport failures and non-2xx statuses come back as classified attempt errors.
-    pub async fn send(
-        &self,
-        url: &str,
-        headers: reqwest::header::HeaderMap,
-        body: &serde_json::Value,
-        protocol: http::Protocol,
-        request: &crate::summary::summarize::SummaryRequest<'_>,
-    ) -> Result<http::Response, AttemptError> {
-        tracing::debug!(
-            provider = protocol.name(),
-            model = self.model.as_str(),
-            attempt = request.attempt,
-            prompt_chars = request.prompt.len(),
-            "sending a summary request to {url}"
-        );
-        http::post_json(&self.client, url, headers, body, self.timeout, protocol).await
-    }
-
-    /// An attempt error with the key removed from its message.
-    pub fn scrub(&self, mut error: AttemptError) -> AttemptError {
-        error.message = http::redact(&error.message, self.key.expose());
-        error
-    }
-}
-
-impl fmt::Debug for HttpProvider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HttpProvider")
-            .field("base_url", &self.base_url.as_str())
-            .field("model", &self.model)
-            .field("key", &self.key)
-            .field("timeout", &self.timeout)
-            .field("max_output_tokens", &self.max_output_tokens)
-            .finish()
-    }
 }
 
 /// A provider that cannot work (no key, no HTTP client): every attempt fails the same way,

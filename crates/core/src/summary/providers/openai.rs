@@ -4,8 +4,8 @@
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use serde_json::{json, Value};
 
-use super::http::{self, Protocol};
-use super::{shared, HttpProvider};
+use super::http::{self, HttpProvider, Protocol};
+use super::shared;
 use crate::base::error::ErrorCode;
 use crate::summary::summarize::{
     AttemptError, BoxFuture, Retry, SharedRequest, Summarizer, SummaryRequest, SummaryUsage,
