@@ -31,18 +31,18 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::background::{self, Precomputed};
+use super::draft::{Draft, Replacement};
+use super::hooks::{BeforeCompactInfo, CompactHooks, Confirmation};
 use super::measure::Measured;
 use super::outcome::{Aborted, BackgroundReport, CheckpointReport, CompactOutcome, Piece};
-use super::precompute::{self, Precomputed};
-use super::report::{completed_event, Planned, Reporter};
-use super::{
-    finish, run, BeforeCompactInfo, CompactHooks, Confirmation, Draft, Replacement, Steps,
-};
+use super::reporter::{completed_event, Planned, Reporter};
+use super::session::{format_name, stand_in_archive_path};
+use super::{finish, run, Steps};
 use crate::archive::checkpoint::{
     self as store, Checkpoint, PrefixHashes, SummarizerConfig, CHECKPOINT_VERSION,
 };
 use crate::base::error::{CompactError, ErrorCode};
-use crate::formats::Format;
 use crate::model::added;
 use crate::model::tokens;
 use crate::pipeline::options::CompactOptions;
@@ -53,11 +53,6 @@ use crate::summary::summarize::{AttemptObserver, BoxFuture, Summarizer};
 /// Whether checkpoints are read and recorded for these options.
 fn applies(options: &CompactOptions) -> bool {
     options.checkpoints && options.strategy == Strategy::Summary
-}
-
-/// The message format `options` read the list in (part of a checkpoint's identity).
-pub(crate) fn format_name(options: &CompactOptions) -> &'static str {
-    options.format.unwrap_or(Format::Native).name()
 }
 
 /// A compaction through the checkpoint step (see the module docs).
@@ -175,7 +170,7 @@ fn usable(
     measured: &Measured,
     options: &CompactOptions,
 ) -> Result<PrefixHashes, &'static str> {
-    let hashes = precompute::check(pre, messages, options)?;
+    let hashes = background::check(pre, messages, format_name(options))?;
     if let Some(native) = pre.native() {
         let draft = Draft {
             region: native.region.clone(),
@@ -184,11 +179,11 @@ fn usable(
             native_fallback: None,
             warnings: Vec::new(),
             rehydrated: String::new(),
-            recall: super::sections::RecallLines::All,
+            recall: crate::summary::sections::RecallLines::All,
             latest_failure: options.latest_failure_budget(),
             own: added::OwnSummaries::none(),
         };
-        let stand_in = super::stand_in_archive_path(options);
+        let stand_in = stand_in_archive_path(options);
         let message = draft.replacement_message(messages, Some(&stand_in), None);
         let tokens = counts[..pre.head_length].iter().sum::<usize>()
             + tokens::count_message(options.encoding, &message)
@@ -544,7 +539,7 @@ async fn reuse(
         // The checkpoint's summary message is reused as it was written, with whatever it
         // carried; nothing is added to it.
         rehydrated: String::new(),
-        recall: super::sections::RecallLines::All,
+        recall: crate::summary::sections::RecallLines::All,
         latest_failure: options.latest_failure_budget(),
         own: added::OwnSummaries::none(),
     };

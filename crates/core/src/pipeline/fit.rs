@@ -11,25 +11,15 @@
 
 use serde_json::Value;
 
-use super::assemble::{assemble, ArchiveRefs};
+use super::draft::Draft;
 use super::measure::Estimator;
-use super::Draft;
+use super::options::CompactOptions;
+use super::pieces::{draft_tokens, target, ArchiveRefs, Fitting};
 use crate::model::tokens;
-use crate::pipeline::options::CompactOptions;
-use crate::pipeline::outcome::Piece;
-use crate::plan::offload::{self, MessageCuts, Site};
+use crate::plan::offload::{self, Site};
 use crate::summary::sections;
 use crate::summary::todos;
 use crate::summary::user_messages::{self, refit_section, UserMessages};
-
-/// The shortening the fit step decided: the cuts of each kept message, by input index, in
-/// order. The index of a message here is its index in the offload archive.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Fitting {
-    pub cuts: Vec<(usize, MessageCuts)>,
-    /// Raw tokens of the draft's messages with the cuts applied (stand-in archive paths).
-    pub tokens: usize,
-}
 
 /// How many times the cuts are re-planned when the exact count after cutting is not yet low
 /// enough (token counts of cut text are not proportional to its length).
@@ -282,36 +272,3 @@ pub(crate) fn sections_give_way(
 /// What the user's messages keep, when the result would not fit otherwise, until the latest
 /// failure and the task list have given way: room for the task's beginning and end.
 const TASK_FLOOR_TOKENS: usize = 160;
-
-/// The estimate a fitted result aims at: the threshold less room for the next turns
-/// (`tailRetentionTokens`, at most half the threshold), so the very next turn does not compact
-/// again.
-pub(crate) fn target(estimator: &Estimator, options: &CompactOptions) -> u64 {
-    let threshold = estimator.threshold();
-    let room = (options.tail_retention_tokens() as u64).min(threshold / 2);
-    threshold - room
-}
-
-/// Raw tokens of the messages of `draft` with `fitting` applied.
-pub(crate) fn draft_tokens(
-    messages: &[Value],
-    counts: &[usize],
-    draft: &Draft,
-    fitting: &Fitting,
-    refs: ArchiveRefs<'_>,
-    options: &CompactOptions,
-) -> usize {
-    let assembled = assemble(messages, draft, fitting, refs, options.encoding);
-    pieces_tokens(counts, &assembled.pieces, options)
-}
-
-/// Raw tokens of `pieces`: originals from `counts`, new messages counted.
-pub(crate) fn pieces_tokens(counts: &[usize], pieces: &[Piece], options: &CompactOptions) -> usize {
-    pieces
-        .iter()
-        .map(|piece| match piece {
-            Piece::Original(i) => counts[*i],
-            Piece::New(message) => tokens::count_message(options.encoding, message),
-        })
-        .sum()
-}

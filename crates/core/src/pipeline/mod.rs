@@ -22,330 +22,46 @@
 
 pub mod archive;
 pub mod assemble;
+pub mod background;
 pub mod checkpoint;
 pub mod compact;
+pub(crate) mod draft;
 pub mod fit;
 pub mod format;
+pub mod hooks;
 pub mod measure;
 pub mod offload;
 pub mod options;
 pub mod outcome;
+pub(crate) mod pieces;
 pub mod plan;
 pub mod precompute;
 pub mod record;
 pub mod rehydrate;
 pub mod report;
+pub(crate) mod reporter;
+pub(crate) mod session;
 pub mod summarize;
 
-use std::ops::Range;
-
-use serde::Serialize;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::base::error::{CompactError, ErrorCode};
-use crate::model::tokens;
-use crate::model::trigger::TriggerKind;
-use crate::pipeline::options::CompactOptions;
-use crate::pipeline::outcome::{Aborted, CompactOutcome, Piece};
-use crate::plan::partition::Partition;
-use crate::plan::strategy::{RegionItem, Rewrite, Strategy};
-use crate::plan::thinking::{self, Stripped};
-use crate::summary::summarize::{AttemptObserver, BoxFuture, Summarizer};
-
-use self::assemble::ArchiveRefs;
+use self::draft::{Draft, Replacement};
 use self::plan::Plan;
+use self::session::{own_summaries, stand_in_archive_path};
+use crate::base::error::{CompactError, ErrorCode};
 use crate::model::added;
-use crate::summary::latest_error;
+use crate::model::tokens;
+use crate::pipeline::options::CompactOptions;
+use crate::pipeline::outcome::{Aborted, CompactOutcome};
+use crate::plan::partition::Partition;
+use crate::plan::strategy::Strategy;
+use crate::plan::thinking;
 use crate::summary::sections;
+use crate::summary::summarize::{AttemptObserver, Summarizer};
 
+pub use self::hooks::{BeforeCompactInfo, CompactHooks, Confirmation, NoHooks};
 pub use self::summarize::MAX_ROUNDS;
-
-/// What the confirmation hook sees before anything is written (`onBeforeCompact(info)`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BeforeCompactInfo {
-    /// The trigger's estimate and the threshold.
-    pub tokens: usize,
-    pub threshold: usize,
-    pub message_count: usize,
-    /// Messages that would be summarized, removed or changed.
-    pub middle_count: usize,
-    /// Where the part that changes begins, and the index of the first message kept after it
-    /// (a selective compaction may keep some messages in between).
-    pub head_length: usize,
-    pub tail_start: usize,
-    pub trigger: TriggerKind,
-    pub strategy: Strategy,
-    /// A selective compaction that will fall back to a full summary.
-    pub fallback: bool,
-}
-
-/// The answer of the confirmation hook.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Confirmation {
-    Proceed,
-    /// Do not compact; the reason goes into the result's error (`DECLINED`).
-    Decline(String),
-}
-
-/// The caller's hooks: confirmation and events. The napi binding implements it over the JS
-/// callbacks `onBeforeCompact` and `onEvent`; the core never sees napi types.
-pub trait CompactHooks: Send + Sync {
-    /// Asked once per compaction, after planning and before any summary call or write.
-    fn before_compact<'a>(&'a self, _info: &'a BeforeCompactInfo) -> BoxFuture<'a, Confirmation> {
-        Box::pin(async { Confirmation::Proceed })
-    }
-    /// An event: `token_limit_exceeded`, `started`, `completed`, `failed` (`retry` events go
-    /// through the [`AttemptObserver`]).
-    fn event(&self, _event: Value) {}
-}
-
-/// No hooks.
-pub struct NoHooks;
-impl CompactHooks for NoHooks {}
-
-/// The new list before its archives are written: the region of the input that is replaced,
-/// and what replaces it.
-pub(crate) struct Draft {
-    pub region: Range<usize>,
-    pub replacement: Replacement,
-    /// Kept messages the thinking policy changed (SPEC §3), in order.
-    pub stripped: Vec<Stripped>,
-    /// Why on-demand compaction was not used, when it was asked for.
-    pub native_fallback: Option<summarize::NativeFallback>,
-    /// What the steps after the summary gave up to fit (the result's warnings).
-    pub warnings: Vec<String>,
-    /// The current content of the files worked on, after the summary ([`rehydrate`]); empty
-    /// for none.
-    pub rehydrated: String,
-    /// Which recall lines the summary carries (all, unless a tight window needs their tokens).
-    pub recall: sections::RecallLines,
-    /// The budget of the latest failure of the region after the summary (`0` when off, or
-    /// when a tight window needs its tokens).
-    pub latest_failure: latest_error::Budget,
-    /// The summaries and notices of the list the library wrote ([`own_summaries`]): whose
-    /// recall lines and ledger carry forward.
-    pub own: added::OwnSummaries,
-}
-
-pub(crate) enum Replacement {
-    /// A summary message (model text + ledger).
-    Summary(summarize::Summarized),
-    /// Anthropic's signed compaction block, with the ledger beside it.
-    Native(summarize::NativeSummarized),
-    /// A notice, followed by what a strategy without a summary keeps of the region.
-    Rewrite(Rewrite),
-    /// The summary message of a checkpoint, as it was recorded: the region is the messages it
-    /// covers, already archived.
-    Checkpoint(std::sync::Arc<crate::archive::checkpoint::Checkpoint>),
-}
-
-impl Draft {
-    /// The content of the message that stands for the region, naming `archive`, and ending
-    /// with the thinking line when kept messages after the region had their thinking removed
-    /// (their originals in `thinking_archive`).
-    pub fn replacement_text(
-        &self,
-        messages: &[Value],
-        archive: Option<&str>,
-        thinking_archive: Option<&str>,
-    ) -> String {
-        // What the header says was compacted: the caller's messages the new message stands for
-        // (a view message of a list in another format stands for several of them), the same
-        // number as the statistics' `compactedMessageCount`. The messages a strategy without a
-        // summary keeps of the region follow the notice, and stand for themselves.
-        let replaced = crate::formats::item_count(&messages[self.region.clone()])
-            .saturating_sub(self.following_items(messages));
-        let mut text = match &self.replacement {
-            Replacement::Summary(summary) => {
-                added::summary_message_text(replaced, archive, &summary.body)
-            }
-            Replacement::Native(native) => {
-                let header = added::native_header(replaced, archive);
-                if native.ledger.is_empty() {
-                    header
-                } else {
-                    format!("{header}\n\n{}", native.ledger)
-                }
-            }
-            Replacement::Rewrite(rewrite) => {
-                let following = rewrite.items.len() - self.left_out_items();
-                format!(
-                    "{}\n\n{}",
-                    added::notice_header(replaced, &rewrite.how(), following, archive),
-                    rewrite.detail()
-                )
-            }
-            // Its own text, naming its own archive.
-            Replacement::Checkpoint(checkpoint) => added::summary_text(&checkpoint.message)
-                .unwrap_or_default()
-                .to_string(),
-        };
-        // A notice has no recall lines; a reused checkpoint's text has its own already.
-        if !matches!(
-            self.replacement,
-            Replacement::Rewrite(_) | Replacement::Checkpoint(_)
-        ) {
-            // The last failed call and what it said, with where it is in the archive.
-            if self.latest_failure.max_tokens > 0 {
-                let failure = latest_error::section(
-                    &messages[self.region.clone()],
-                    archive,
-                    self.latest_failure.max_tokens,
-                    self.latest_failure.encoding,
-                    &self.own,
-                );
-                if !failure.is_empty() {
-                    text.push_str("\n\n");
-                    text.push_str(&failure);
-                }
-            }
-            // Where each compacted range is, in the form the recall tool takes.
-            let recall = sections::recall_section(
-                &messages[self.region.clone()],
-                archive,
-                self.recall,
-                &self.own,
-            );
-            if !recall.is_empty() {
-                text.push_str("\n\n");
-                text.push_str(&recall);
-            }
-        }
-        if !self.rehydrated.is_empty() {
-            text.push_str("\n\n");
-            text.push_str(&self.rehydrated);
-        }
-        let tail: Vec<(usize, bool)> = self
-            .stripped_after_region()
-            .map(|s| (s.index - self.region.end, s.message.is_none()))
-            .collect();
-        if !tail.is_empty() {
-            text.push_str("\n\n");
-            text.push_str(&added::thinking_line_text(&tail, thinking_archive));
-        }
-        text
-    }
-
-    /// The message that stands for the region: a user message with the summary or notice, or
-    /// (on-demand compaction) an assistant message whose first block is the signed compaction
-    /// block, as returned, with the text beside it.
-    pub fn replacement_message(
-        &self,
-        messages: &[Value],
-        archive: Option<&str>,
-        thinking_archive: Option<&str>,
-    ) -> Value {
-        if let Replacement::Checkpoint(checkpoint) = &self.replacement {
-            // Byte for byte as recorded, unless kept messages after it lost their thinking
-            // this time: then the line saying so follows its text.
-            if self.stripped_after_region().next().is_none() {
-                return checkpoint.message.clone();
-            }
-            let text = self.replacement_text(messages, archive, thinking_archive);
-            return added::with_summary_text(&checkpoint.message, text);
-        }
-        let text = self.replacement_text(messages, archive, thinking_archive);
-        match &self.replacement {
-            Replacement::Native(native) => json!({
-                "role": "assistant",
-                "content": [native.block.clone(), { "type": "text", "text": text }],
-            }),
-            _ => assemble::summary_message(&text),
-        }
-    }
-
-    /// The kept messages after the region whose thinking was removed (those inside the region
-    /// come back from the region's archive).
-    pub fn stripped_after_region(&self) -> impl Iterator<Item = &Stripped> {
-        self.stripped.iter().filter(|s| s.index >= self.region.end)
-    }
-
-    fn stripped_at(&self, index: usize) -> Option<&Stripped> {
-        self.stripped.iter().find(|s| s.index == index)
-    }
-
-    /// How many of the caller's items the messages a strategy without a summary keeps of the
-    /// region are, as they will be written (removing thinking may leave an item out).
-    fn following_items(&self, messages: &[Value]) -> usize {
-        self.region_items(messages, None)
-            .iter()
-            .map(|piece| match piece {
-                Piece::Original(index) => crate::formats::item_count(&messages[*index..=*index]),
-                Piece::New(message) => crate::formats::written_item_count(message),
-            })
-            .sum()
-    }
-
-    /// Kept messages of the region left out because they held only thinking.
-    fn left_out_items(&self) -> usize {
-        self.stripped
-            .iter()
-            .filter(|s| self.region.contains(&s.index) && s.message.is_none())
-            .count()
-    }
-
-    /// What a strategy without a summary keeps of the region (cleared results name the
-    /// archive file), with the thinking policy applied.
-    pub fn region_items(&self, messages: &[Value], archive_name: Option<&str>) -> Vec<Piece> {
-        match &self.replacement {
-            Replacement::Summary(_) | Replacement::Native(_) | Replacement::Checkpoint(_) => {
-                Vec::new()
-            }
-            Replacement::Rewrite(rewrite) => rewrite
-                .render_items(messages, archive_name)
-                .into_iter()
-                .filter_map(|piece| self.kept_piece(piece))
-                .collect(),
-        }
-    }
-
-    /// `piece` with the thinking policy applied: a stripped copy, or nothing when left out.
-    pub fn kept_piece(&self, piece: Piece) -> Option<Piece> {
-        match piece {
-            Piece::Original(index) => match self.stripped_at(index) {
-                Some(stripped) => stripped.message.clone().map(Piece::New),
-                None => Some(Piece::Original(index)),
-            },
-            new => Some(new),
-        }
-    }
-
-    /// The input messages kept unchanged after the replacement: what the fit step may shorten.
-    pub fn kept_after(&self, len: usize) -> Vec<usize> {
-        let mut kept = Vec::new();
-        if let Replacement::Rewrite(rewrite) = &self.replacement {
-            kept.extend(rewrite.items.iter().filter_map(|item| match item {
-                RegionItem::Keep(i) => Some(*i),
-                RegionItem::Clear { .. } => None,
-            }));
-        }
-        kept.extend(self.region.end..len);
-        kept
-    }
-
-    /// The text that holds the sections the library appends to a summary ([`crate::summary::sections`]):
-    /// the summary's body, or the text beside a native compaction block.
-    pub fn sections_text_mut(&mut self) -> Option<&mut String> {
-        match &mut self.replacement {
-            Replacement::Summary(summary) => Some(&mut summary.body),
-            Replacement::Native(native) => Some(&mut native.ledger),
-            // A checkpoint's summary message is reused byte for byte.
-            Replacement::Rewrite(_) | Replacement::Checkpoint(_) => None,
-        }
-    }
-
-    /// How the archive's messages are described in a warning.
-    pub fn removed_what(&self) -> &'static str {
-        match self.replacement {
-            Replacement::Summary(_) | Replacement::Native(_) | Replacement::Checkpoint(_) => {
-                "compacted"
-            }
-            Replacement::Rewrite(_) => "removed",
-        }
-    }
-}
 
 /// [`crate::pipeline::compact::compact`] with the confirmation hook and events.
 pub async fn compact_with_hooks(
@@ -392,7 +108,7 @@ pub(crate) async fn run(
     hooks: &dyn CompactHooks,
     precomputed: Option<&precompute::Precomputed>,
 ) -> Result<CompactOutcome, Aborted> {
-    let report = report::Reporter::new(messages, counts, measured, options, hooks);
+    let report = reporter::Reporter::new(messages, counts, measured, options, hooks);
 
     // 1. measure
     let Some(trigger) = measured.trigger else {
@@ -432,7 +148,7 @@ pub(crate) async fn run(
                 options.strategy.as_str()
             ),
         );
-        let planned = report::Planned {
+        let planned = reporter::Planned {
             strategy: options.strategy,
             partition,
             fallback,
@@ -456,7 +172,7 @@ pub(crate) async fn run(
         _ = cancel.cancelled() => return Err(Aborted),
         answer = hooks.before_compact(&info) => answer,
     };
-    let planned = report::Planned {
+    let planned = reporter::Planned {
         strategy,
         partition: Partition {
             head_len: head_length,
@@ -632,8 +348,8 @@ pub(crate) struct Steps<'a> {
     pub counts: &'a [usize],
     pub measured: &'a measure::Measured,
     pub options: &'a CompactOptions,
-    pub report: &'a report::Reporter<'a>,
-    pub planned: report::Planned,
+    pub report: &'a reporter::Reporter<'a>,
+    pub planned: reporter::Planned,
     pub summarizer: Option<&'a dyn Summarizer>,
     /// The files to show after the summary.
     pub gathered: rehydrate::Gathered,
@@ -701,7 +417,7 @@ pub(crate) fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, A
         options,
         report.original_tokens(),
     );
-    if let Some(error) = report.grows(&fitting) {
+    if let Some(error) = report.not_smaller(fitting.tokens) {
         return Ok(report.failed(error, &planned));
     }
     // The files worked on, after the summary, as many as the result holds.
@@ -725,15 +441,7 @@ pub(crate) fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, A
     };
 
     // 6. assemble
-    let region_path = archived.region.as_ref().map(|p| p.display().to_string());
-    let offload_path = archived.offload.as_ref().map(|p| p.display().to_string());
-    let thinking_path = archived.thinking.as_ref().map(|p| p.display().to_string());
-    let refs = ArchiveRefs {
-        region: region_path.as_deref(),
-        offload: offload_path.as_deref(),
-        thinking: thinking_path.as_deref(),
-    };
-    let assembled = assemble::assemble(messages, &draft, &fitting, refs, options.encoding);
+    let assembled = assemble::assemble(messages, &draft, &fitting, &archived, options.encoding);
 
     // 7. report
     Ok(report.compacted(report::Compacted {
@@ -745,37 +453,6 @@ pub(crate) fn finish(draft: Draft, steps: Steps<'_>) -> Result<CompactOutcome, A
         summarizer,
         rehydrated,
     }))
-}
-
-/// The summaries and notices among `messages` that the library wrote (SPEC §11): those the
-/// session's records name, and the checkpoints this call was given (a `Compactor`'s own). Any
-/// other message that starts like one is the caller's text.
-pub(crate) fn own_summaries(messages: &[Value], options: &CompactOptions) -> added::OwnSummaries {
-    let known: Vec<&Value> = options
-        .known_checkpoints
-        .iter()
-        .map(|checkpoint| &checkpoint.message)
-        .collect();
-    crate::archive::provenance::own_summaries(
-        messages,
-        &options.output_dir,
-        options.archive_store.as_deref(),
-        &options.session_id,
-        &known,
-    )
-}
-
-/// A path at least as long as the archive paths this compaction will write, for counting the
-/// draft before they exist.
-pub(crate) fn stand_in_archive_path(options: &CompactOptions) -> String {
-    const LONGEST_NAME: &str = "compact-20000101T000000Z-99999999999.json";
-    if let Some(store) = &options.archive_store {
-        return store.display_path(&options.session_id, LONGEST_NAME);
-    }
-    crate::archive::session_dir(&options.output_dir, &options.session_id)
-        .join("compact-20000101T000000Z-99999999999.json")
-        .display()
-        .to_string()
 }
 
 #[cfg(test)]

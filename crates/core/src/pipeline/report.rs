@@ -4,39 +4,23 @@
 //! statistics, the records beside the archive (metadata, audit line, summaries file), key
 //! information extraction and the `completed` / `failed` events.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::archive::Archived;
-use super::assemble::Assembled;
-use super::fit::{pieces_tokens, Fitting};
-use super::measure::Measured;
-use super::{CompactHooks, Draft, Replacement};
+use super::draft::{Draft, Replacement};
+use super::options::CompactOptions;
+use super::outcome::{
+    CheckpointReport, CompactOutcome, CompactStats, Piece, RehydratedFile, Transformation,
+};
+use super::pieces::{pieces_tokens, Assembled, Fitting};
+use super::record;
+use super::reporter::{completed_event, Planned, Reporter};
 use crate::base::error::{CompactError, ErrorCode};
 use crate::model::added;
-use crate::pipeline::options::CompactOptions;
-use crate::pipeline::outcome::{CompactOutcome, CompactStats, Piece, Transformation};
 use crate::plan::offload::Offloaded;
 use crate::plan::partition::Partition;
-use crate::plan::strategy::Strategy;
 use crate::summary::memory;
 use crate::summary::summarize::Summarizer;
-
-/// Builds the outcomes of one compaction call.
-pub(crate) struct Reporter<'a> {
-    messages: &'a [Value],
-    counts: &'a [usize],
-    measured: &'a Measured,
-    options: &'a CompactOptions,
-    hooks: &'a dyn CompactHooks,
-}
-
-/// What the plan step decided: the strategy that runs, where the part that changes is, and
-/// whether a selective compaction fell back to a summary.
-pub(crate) struct Planned {
-    pub strategy: Strategy,
-    pub partition: Partition,
-    pub fallback: bool,
-}
 
 /// What a compaction that went through produced.
 pub(crate) struct Compacted<'a> {
@@ -47,89 +31,10 @@ pub(crate) struct Compacted<'a> {
     pub planned: Planned,
     pub summarizer: Option<&'a dyn Summarizer>,
     /// The files shown after the summary.
-    pub rehydrated: Vec<crate::pipeline::rehydrate::RehydratedFile>,
+    pub rehydrated: Vec<RehydratedFile>,
 }
 
-impl<'a> Reporter<'a> {
-    pub fn new(
-        messages: &'a [Value],
-        counts: &'a [usize],
-        measured: &'a Measured,
-        options: &'a CompactOptions,
-        hooks: &'a dyn CompactHooks,
-    ) -> Self {
-        Reporter {
-            messages,
-            counts,
-            measured,
-            options,
-            hooks,
-        }
-    }
-
-    pub(crate) fn original_tokens(&self) -> usize {
-        self.counts.iter().sum()
-    }
-
-    /// Nothing to do (below the threshold, or the no-op strategy): nothing is written.
-    pub fn skipped(&self, error: Option<CompactError>) -> CompactOutcome {
-        let mut outcome = CompactOutcome::skipped(
-            self.measured.measure.tokens as usize,
-            self.measured.measure.threshold as usize,
-            error,
-        );
-        outcome.strategy = self.options.strategy;
-        outcome
-    }
-
-    /// The input stands, with `error` saying why; recorded in the audit log.
-    pub fn not_compacted(&self, error: CompactError, planned: &Planned) -> CompactOutcome {
-        let mut outcome = self.skipped(Some(error));
-        outcome.strategy = planned.strategy;
-        outcome.fallback = planned.fallback;
-        outcome.trigger = self.measured.trigger;
-        outcome.measure = Some(self.measured.measure);
-        outcome.partition = Some(planned.partition);
-        crate::pipeline::record::record_outcome(self.options, &mut outcome);
-        outcome
-    }
-
-    /// [`Self::not_compacted`] after the compaction started: also a `failed` event.
-    pub fn failed(&self, error: CompactError, planned: &Planned) -> CompactOutcome {
-        let outcome = self.not_compacted(error, planned);
-        if let Some(error) = &outcome.error {
-            self.hooks
-                .event(json!({ "type": "failed", "error": error }));
-        }
-        outcome
-    }
-
-    /// `NOT_SMALLER` when the fitted draft has no fewer tokens than the input.
-    pub fn grows(&self, fitting: &Fitting) -> Option<CompactError> {
-        self.not_smaller(fitting.tokens)
-    }
-
-    fn not_smaller(&self, tokens: usize) -> Option<CompactError> {
-        let original = self.original_tokens();
-        if tokens < original {
-            return None;
-        }
-        let estimator = &self.measured.estimator;
-        Some(
-            CompactError::new(
-                ErrorCode::NotSmaller,
-                format!(
-                    "the compacted list would have {tokens} tokens, not fewer than the {original} of the input; the input is returned unchanged"
-                ),
-            )
-            .with_numbers(
-                estimator.after(tokens),
-                self.measured.measure.tokens,
-                estimator.threshold(),
-            ),
-        )
-    }
-
+impl Reporter<'_> {
     /// The outcome of a compaction that went through, checked against the post-condition and
     /// recorded.
     pub fn compacted(&self, done: Compacted<'_>) -> CompactOutcome {
@@ -200,7 +105,7 @@ impl<'a> Reporter<'a> {
                         None => text.to_string(),
                     })
                 });
-            outcome.checkpoint = Some(crate::pipeline::outcome::CheckpointReport {
+            outcome.checkpoint = Some(CheckpointReport {
                 reused: true,
                 extended: false,
                 covered_messages: checkpoint.covered_messages,
@@ -329,7 +234,7 @@ impl<'a> Reporter<'a> {
         outcome.fallback = planned.fallback;
         outcome.trigger = self.measured.trigger;
         outcome.measure = Some(self.measured.measure);
-        crate::pipeline::record::record_outcome(self.options, &mut outcome);
+        record::record_outcome(self.options, &mut outcome);
         // A reused checkpoint's messages too: what was extracted from them before is not
         // appended again, and a session that did not extract then gets it now.
         if self.options.extract_memory {
@@ -359,36 +264,12 @@ impl<'a> Reporter<'a> {
     }
 }
 
-/// The `completed` event of a compaction that went through.
-pub(crate) fn completed_event(outcome: &CompactOutcome) -> Value {
-    let stats = outcome.stats;
-    let mut event = json!({
-        "type": "completed",
-        "originalTokens": stats.original_token_count,
-        "newTokens": stats.compacted_token_count,
-        "savedRatio": if stats.original_token_count == 0 {
-            0.0
-        } else {
-            1.0 - stats.compacted_token_count as f64 / stats.original_token_count as f64
-        },
-        "summary": outcome.summary,
-        "strategy": outcome.strategy.as_str(),
-        "rounds": outcome.rounds,
-        "archivePath": outcome.archive_path.as_ref().map(|p| p.display().to_string()),
-        "error": outcome.error,
-    });
-    if let Some(checkpoint) = &outcome.checkpoint {
-        event["checkpoint"] = json!(checkpoint);
-    }
-    event
-}
-
 /// The records of a compaction made outside the pipeline (a custom JS strategy): the audit line
 /// and, with `extractMemory`, the key information of the `removed` messages. `outcome` carries
 /// what is recorded (archive, statistics, tokens, threshold, warnings); problems writing become
 /// its warnings.
 pub fn record_external(options: &CompactOptions, removed: &[Value], outcome: &mut CompactOutcome) {
-    crate::pipeline::record::record_outcome_as(options, outcome, "custom");
+    record::record_outcome_as(options, outcome, "custom");
     if outcome.compacted && options.extract_memory {
         let pieces = std::mem::take(&mut outcome.pieces);
         extract_memory_into(removed, options, outcome);

@@ -9,6 +9,7 @@ use std::ops::Range;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::background::{Precomputed, PrecomputedSummary};
 use super::measure::Estimator;
 use crate::base::error::CompactError;
 use crate::base::error::ErrorCode;
@@ -989,6 +990,67 @@ fn unwrap_summary_tags(text: &str) -> String {
             text[start + "<summary>".len()..end].trim().to_string()
         }
         _ => text.trim().to_string(),
+    }
+}
+
+impl Precomputed {
+    /// The first summary round of a compaction, from this precomputed summary (`None` for
+    /// on-demand compaction, see [`Self::native`]).
+    pub(crate) fn first_round(&self) -> Option<Summarized> {
+        match &self.summary {
+            PrecomputedSummary::Summary {
+                body,
+                attempts,
+                rounds,
+                warnings,
+                usage,
+                request,
+                ..
+            } => Some(Summarized {
+                region: self.head_length..self.covered_messages,
+                body: body.clone(),
+                attempts: *attempts,
+                rounds: *rounds,
+                warnings: warnings.clone(),
+                usage: *usage,
+                request: *request,
+            }),
+            PrecomputedSummary::Native { .. } => None,
+        }
+    }
+
+    /// Why on-demand compaction was not used for it, when it was asked for.
+    pub(crate) fn native_fallback(&self) -> Option<NativeFallback> {
+        match &self.summary {
+            PrecomputedSummary::Summary {
+                native_fallback: Some(warning),
+                native_unavailable,
+                ..
+            } => Some(NativeFallback {
+                warning: warning.clone(),
+                unavailable_model: native_unavailable.clone(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The on-demand compaction this precomputed summary is, if it is one.
+    pub(crate) fn native(&self) -> Option<NativeSummarized> {
+        match &self.summary {
+            PrecomputedSummary::Native {
+                block,
+                ledger,
+                attempts,
+                model,
+            } => Some(NativeSummarized {
+                region: self.head_length..self.covered_messages,
+                block: block.clone(),
+                ledger: ledger.clone(),
+                attempts: *attempts,
+                model: model.clone(),
+            }),
+            PrecomputedSummary::Summary { .. } => None,
+        }
     }
 }
 
