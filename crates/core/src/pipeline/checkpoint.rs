@@ -29,16 +29,15 @@
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
 use super::background::{self, Precomputed};
+use super::call::Call;
 use super::draft::{Draft, Replacement};
 use super::hooks::{BeforeCompactInfo, CompactHooks, Confirmation};
 use super::measure::Measured;
-use super::outcome::{Aborted, BackgroundReport, CheckpointReport, CompactOutcome, Piece};
-use super::reporter::{completed_event, Planned, Reporter};
+use super::outcome::{BackgroundReport, CheckpointReport, CompactOutcome, Piece};
+use super::reporter::completed_event;
 use super::session::{format_name, stand_in_archive_path};
-use super::{finish, run, Steps};
 use crate::archive::checkpoint::{
     self as store, Checkpoint, PrefixHashes, SummarizerConfig, CHECKPOINT_VERSION,
 };
@@ -48,115 +47,109 @@ use crate::model::tokens;
 use crate::pipeline::options::CompactOptions;
 use crate::plan::partition::Partition;
 use crate::plan::strategy::Strategy;
-use crate::summary::summarize::{AttemptObserver, BoxFuture, Summarizer};
+use crate::summary::summarize::{BoxFuture, Summarizer};
 
 /// Whether checkpoints are read and recorded for these options.
 fn applies(options: &CompactOptions) -> bool {
     options.checkpoints && options.strategy == Strategy::Summary
 }
 
-/// A compaction through the checkpoint step (see the module docs).
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn compact(
-    messages: &[Value],
-    counts: &[usize],
-    measured: &Measured,
-    options: &CompactOptions,
-    summarizer: &dyn Summarizer,
-    cancel: &CancellationToken,
-    observer: &dyn AttemptObserver,
-    hooks: &dyn CompactHooks,
-) -> Result<CompactOutcome, Aborted> {
-    if measured.trigger.is_none() {
-        return run(
-            messages, counts, measured, options, summarizer, cancel, observer, hooks, None,
-        )
-        .await;
+/// What may stand for the start of the list, looked up once a compaction fires: a summary
+/// prepared in the background whose messages are unchanged, else (with checkpoints on) the
+/// checkpoint covering the longest prefix that may be reused.
+pub(crate) struct Start<'a> {
+    /// The summary prepared in the background, still standing for the start.
+    pub precomputed: Option<&'a Precomputed>,
+    /// The checkpoint that stands for the start.
+    pub checkpoint: Option<Arc<Checkpoint>>,
+    /// The list's prefixes hashed so far, for the checkpoint this compaction records.
+    hashes: Option<PrefixHashes>,
+    /// Checkpoints set aside, each a warning.
+    ignored: Vec<String>,
+    /// The summary prepared in the background, when it no longer stands (why).
+    stale: Option<BackgroundReport>,
+}
+
+impl<'a> Start<'a> {
+    /// Nothing stands for the start (the list with a checkpoint in place, compacted further).
+    pub fn none() -> Self {
+        Start {
+            precomputed: None,
+            checkpoint: None,
+            hashes: None,
+            ignored: Vec::new(),
+            stale: None,
+        }
     }
-    // A summary prepared in the background, when what it covers is unchanged.
-    let mut background = None;
-    let mut pre_hashes = None;
-    let precomputed = match options.precomputed.as_deref() {
-        Some(pre) => match usable(pre, messages, counts, measured, options) {
-            Ok(hashes) => {
-                pre_hashes = Some(hashes);
-                Some(pre)
+
+    /// Looks up what stands for the start of `call`'s list (see the module docs).
+    pub fn look_up(call: &Call<'a>) -> Self {
+        let options = call.options;
+        let mut start = Start::none();
+        if let Some(pre) = options.precomputed.as_deref() {
+            match usable(pre, call.messages, call.counts, call.measured, options) {
+                Ok(hashes) => {
+                    start.precomputed = Some(pre);
+                    start.hashes = Some(hashes);
+                }
+                Err(reason) => {
+                    start.stale = Some(BackgroundReport {
+                        state: "stale",
+                        reason: Some(reason),
+                        covered_messages: pre.covered_messages,
+                    })
+                }
             }
-            Err(reason) => {
-                background = Some(BackgroundReport {
-                    state: "stale",
-                    reason: Some(reason),
-                    covered_messages: pre.covered_messages,
-                });
-                None
-            }
-        },
-        None => None,
-    };
-    let mut outcome = match precomputed {
-        None if applies(options) => {
+        }
+        if start.precomputed.is_none() && applies(options) {
             let format = format_name(options);
-            let hashes = PrefixHashes::of(messages, format);
-            let (found, ignored) = find(&hashes, format, options, summarizer);
-            let mut outcome = match found {
-                Some(checkpoint) => {
-                    reuse(
-                        messages, counts, measured, options, summarizer, cancel, observer, hooks,
-                        checkpoint,
-                    )
-                    .await?
-                }
-                None => {
-                    let held = Held::new(hooks);
-                    let mut outcome = run(
-                        messages, counts, measured, options, summarizer, cancel, observer, &held,
-                        None,
-                    )
-                    .await?;
-                    record(messages, Some(hashes), options, summarizer, &mut outcome);
-                    held.release(&outcome);
-                    outcome
-                }
-            };
-            outcome.warnings.extend(ignored);
-            outcome
+            let hashes = PrefixHashes::of(call.messages, format);
+            let (found, ignored) = find(&hashes, format, options, call.summarizer);
+            start.checkpoint = found;
+            start.ignored = ignored;
+            start.hashes = Some(hashes);
         }
-        _ => {
-            let held = Held::new(hooks);
-            let mut outcome = run(
-                messages,
-                counts,
-                measured,
-                options,
-                summarizer,
-                cancel,
-                observer,
-                &held,
-                precomputed,
-            )
-            .await?;
-            if applies(options) {
-                record(messages, pre_hashes, options, summarizer, &mut outcome);
-            }
-            held.release(&outcome);
-            outcome
-        }
-    };
-    if let Some(pre) = precomputed {
-        background = Some(BackgroundReport {
-            // Not applied when the compaction did not go through (declined, not smaller): it
-            // was never archived.
-            state: if outcome.compacted {
-                "applied"
-            } else {
-                "unused"
-            },
-            reason: None,
-            covered_messages: pre.covered_messages,
-        });
+        start
     }
-    outcome.background = background;
-    Ok(outcome)
+
+    /// The region the summary prepared in the background covers.
+    pub fn background(&self) -> Option<Partition> {
+        self.precomputed.map(|pre| Partition {
+            head_len: pre.head_length,
+            tail_start: pre.covered_messages,
+        })
+    }
+
+    /// After the report: the checkpoint of a compaction that summarized the start of the list
+    /// (one that reused a checkpoint recorded none, or its own already), then the held
+    /// `completed` event, what was set aside, and what became of the background summary.
+    pub fn close(self, call: &Call<'_>, held: &Held<'_>, outcome: &mut CompactOutcome) {
+        if self.checkpoint.is_none() && applies(call.options) {
+            record(
+                call.messages,
+                self.hashes,
+                call.options,
+                call.summarizer,
+                outcome,
+            );
+        }
+        held.release(outcome);
+        outcome.warnings.extend(self.ignored);
+        outcome.background = match self.precomputed {
+            Some(pre) => Some(BackgroundReport {
+                // Not applied when the compaction did not go through (declined, not smaller):
+                // it was never archived.
+                state: if outcome.compacted {
+                    "applied"
+                } else {
+                    "unused"
+                },
+                reason: None,
+                covered_messages: pre.covered_messages,
+            }),
+            None => self.stale,
+        };
+    }
 }
 
 /// Whether a precomputed summary can be used for `messages`: what it covers unchanged
@@ -172,17 +165,9 @@ fn usable(
 ) -> Result<PrefixHashes, &'static str> {
     let hashes = background::check(pre, messages, format_name(options))?;
     if let Some(native) = pre.native() {
-        let draft = Draft {
-            region: native.region.clone(),
-            replacement: Replacement::Native(native),
-            stripped: Vec::new(),
-            native_fallback: None,
-            warnings: Vec::new(),
-            rehydrated: String::new(),
-            recall: crate::summary::sections::RecallLines::All,
-            latest_failure: options.latest_failure_budget(),
-            own: added::OwnSummaries::none(),
-        };
+        let region = native.region.clone();
+        let replacement = Replacement::Native(native);
+        let draft = Draft::new(region, replacement, options, added::OwnSummaries::none());
         let stand_in = stand_in_archive_path(options);
         let message = draft.replacement_message(messages, Some(&stand_in), None);
         let tokens = counts[..pre.head_length].iter().sum::<usize>()
@@ -410,175 +395,29 @@ fn recorded(checkpoint: &Checkpoint, options: &CompactOptions) -> Result<(), Str
     }
 }
 
-/// The list with `checkpoint` in place: its head, its summary message, then the rest of
-/// `messages`, after the messages it covers.
-#[allow(clippy::too_many_arguments)]
-async fn reuse(
-    messages: &[Value],
-    counts: &[usize],
-    measured: &Measured,
-    options: &CompactOptions,
-    summarizer: &dyn Summarizer,
-    cancel: &CancellationToken,
-    observer: &dyn AttemptObserver,
-    hooks: &dyn CompactHooks,
-    checkpoint: Arc<Checkpoint>,
-) -> Result<CompactOutcome, Aborted> {
+/// Step 3 with a checkpoint: says it is reused (`checkpoint_reused`), and whether the list
+/// with it in place is still over the threshold — then compaction goes on from it.
+pub(crate) fn reused(call: &Call<'_>, checkpoint: &Checkpoint) -> bool {
     let head = checkpoint.head_length;
     let covered = checkpoint.covered_messages;
-    let message_tokens = tokens::count_message(options.encoding, &checkpoint.message);
-    let reduced_tokens = counts[..head].iter().sum::<usize>()
+    let message_tokens = tokens::count_message(call.options.encoding, &checkpoint.message);
+    let reduced_tokens = call.counts[..head].iter().sum::<usize>()
         + message_tokens
-        + counts[covered..].iter().sum::<usize>();
-    let report = Reporter::new(messages, counts, measured, options, hooks);
-    let trigger = measured
-        .trigger
-        .expect("only a triggered compaction reuses");
-    if measured.measure.reached() {
-        hooks.event(json!({
-            "type": "token_limit_exceeded",
-            "tokensUsed": measured.measure.tokens,
-            "tokenLimit": measured.measure.threshold,
-        }));
-    }
-    let planned = || Planned {
-        strategy: Strategy::Summary,
-        partition: Partition {
-            head_len: head,
-            tail_start: covered,
-        },
-        fallback: false,
-    };
-    // The caller confirms a compaction that reuses a checkpoint as any other: it changes the
-    // list and writes records.
-    let info = BeforeCompactInfo {
-        tokens: measured.measure.tokens as usize,
-        threshold: measured.measure.threshold as usize,
-        message_count: messages.len(),
-        middle_count: covered - head,
-        head_length: head,
-        tail_start: covered,
-        trigger,
-        strategy: Strategy::Summary,
-        fallback: false,
-    };
-    let confirmation = tokio::select! {
-        biased;
-        _ = cancel.cancelled() => return Err(Aborted),
-        answer = hooks.before_compact(&info) => answer,
-    };
-    if let Confirmation::Decline(reason) = confirmation {
-        let error = CompactError::new(ErrorCode::Declined, reason);
-        return Ok(report.not_compacted(error, &planned()));
-    }
-    hooks.event(json!({
-        "type": "started",
-        "tokens": info.tokens,
-        "threshold": info.threshold,
-        "messageCount": messages.len(),
-        "middleCount": info.middle_count,
-        "trigger": trigger.as_str(),
-        "strategy": Strategy::Summary.as_str(),
-        "checkpoint": true,
-    }));
-    let extend = measured.estimator.over(reduced_tokens);
-    hooks.event(json!({
+        + call.counts[covered..].iter().sum::<usize>();
+    let extend = call.measured.estimator.over(reduced_tokens);
+    call.hooks.event(json!({
         "type": "checkpoint_reused",
         "coveredMessages": covered,
         "archivePath": checkpoint.archive_path,
         "extended": extend,
     }));
-    let mut notes = Vec::new();
-    if extend {
-        match extended(
-            messages,
-            counts,
-            measured,
-            options,
-            summarizer,
-            cancel,
-            observer,
-            hooks,
-            &checkpoint,
-        )
-        .await?
-        {
-            Ok(mut outcome) => {
-                record(messages, None, options, summarizer, &mut outcome);
-                if let Some(report) = outcome.checkpoint.as_mut() {
-                    report.reused = true;
-                    report.extended = true;
-                    report.covered_messages = covered;
-                    report.archive_path = checkpoint.archive_path.clone();
-                } else {
-                    outcome.checkpoint = Some(CheckpointReport {
-                        reused: true,
-                        extended: true,
-                        covered_messages: covered,
-                        archive_path: checkpoint.archive_path.clone(),
-                        recorded: false,
-                    });
-                }
-                hooks.event(completed_event(&outcome));
-                return Ok(outcome);
-            }
-            // What the checkpoint alone gives is still far smaller than the input: it stands,
-            // with the post-condition saying how far over it is.
-            Err(error) => notes.push(format!(
-                "compaction could not go on from the checkpoint ({}): {}",
-                error.code, error.message
-            )),
-        }
-    }
-    let draft = Draft {
-        region: head..covered,
-        replacement: Replacement::Checkpoint(checkpoint.clone()),
-        stripped: Vec::new(),
-        native_fallback: None,
-        warnings: Vec::new(),
-        // The checkpoint's summary message is reused as it was written, with whatever it
-        // carried; nothing is added to it.
-        rehydrated: String::new(),
-        recall: crate::summary::sections::RecallLines::All,
-        latest_failure: options.latest_failure_budget(),
-        own: added::OwnSummaries::none(),
-    };
-    let mut outcome = finish(
-        draft,
-        Steps {
-            messages,
-            counts,
-            measured,
-            options,
-            report: &report,
-            planned: planned(),
-            summarizer: None,
-            gathered: super::rehydrate::Gathered::default(),
-        },
-    )?;
-    outcome.warnings.extend(notes);
-    if outcome.compacted {
-        // A checkpoint found in the location is the caller's to keep from now on.
-        outcome.checkpoint_record = Some((*checkpoint).clone());
-    }
-    Ok(outcome)
+    extend
 }
 
-/// Compaction that goes on from `checkpoint`: the list with it in place compacted as any list
-/// holding an earlier summary, and its outcome said of `messages`. `Err`: that compaction did
-/// not go through (why).
-#[allow(clippy::too_many_arguments)]
-async fn extended(
-    messages: &[Value],
-    counts: &[usize],
-    measured: &Measured,
-    options: &CompactOptions,
-    summarizer: &dyn Summarizer,
-    cancel: &CancellationToken,
-    observer: &dyn AttemptObserver,
-    hooks: &dyn CompactHooks,
-    checkpoint: &Checkpoint,
-) -> Result<Result<CompactOutcome, CompactError>, Aborted> {
+/// The list with `checkpoint` in place — its head, its summary message, then the rest of the
+/// call's list after the messages it covers — and its token counts.
+pub(crate) fn in_place(call: &Call<'_>, checkpoint: &Checkpoint) -> (Vec<Value>, Vec<usize>) {
+    let (messages, counts) = (call.messages, call.counts);
     let head = checkpoint.head_length;
     let covered = checkpoint.covered_messages;
     let mut reduced: Vec<Value> = Vec::with_capacity(messages.len() - covered + head + 1);
@@ -587,39 +426,70 @@ async fn extended(
     reduced.extend_from_slice(&messages[covered..]);
     let mut reduced_counts: Vec<usize> = Vec::with_capacity(reduced.len());
     reduced_counts.extend_from_slice(&counts[..head]);
-    reduced_counts.push(tokens::count_message(options.encoding, &checkpoint.message));
+    reduced_counts.push(tokens::count_message(
+        call.options.encoding,
+        &checkpoint.message,
+    ));
     reduced_counts.extend_from_slice(&counts[covered..]);
-    // The input's measure: the estimate of a list derived from it (`Estimator::after`) is the
-    // input's minus what went away, whichever list it is computed on.
-    let outcome = run(
-        &reduced,
-        &reduced_counts,
-        measured,
-        options,
-        summarizer,
-        cancel,
-        observer,
-        &Extending { hooks },
-        None,
-    )
-    .await?;
+    (reduced, reduced_counts)
+}
+
+/// The outcome of the compaction that went on from `checkpoint` (`outcome`, of the list with
+/// it in place), said of the call's list, its checkpoint recorded and the `completed` event
+/// emitted. `Err`: that compaction did not go through — why, for the warning of the
+/// compaction that reuses the checkpoint alone.
+pub(crate) fn extended(
+    call: &Call<'_>,
+    checkpoint: &Checkpoint,
+    outcome: CompactOutcome,
+) -> Result<CompactOutcome, String> {
     if !outcome.compacted {
-        return Ok(Err(outcome.error.unwrap_or_else(|| {
+        let error = outcome.error.unwrap_or_else(|| {
             CompactError::new(ErrorCode::NothingToCompact, "nothing more to compact")
-        })));
+        });
+        // What the checkpoint alone gives is still far smaller than the input: it stands,
+        // with the post-condition saying how far over it is.
+        return Err(format!(
+            "compaction could not go on from the checkpoint ({}): {}",
+            error.code, error.message
+        ));
     }
-    Ok(Ok(said_of_input(outcome, messages, counts, checkpoint)))
+    let mut outcome = said_of_input(outcome, call.messages, call.counts, checkpoint);
+    record(
+        call.messages,
+        None,
+        call.options,
+        call.summarizer,
+        &mut outcome,
+    );
+    let covered = checkpoint.covered_messages;
+    if let Some(report) = outcome.checkpoint.as_mut() {
+        report.reused = true;
+        report.extended = true;
+        report.covered_messages = covered;
+        report.archive_path = checkpoint.archive_path.clone();
+    } else {
+        outcome.checkpoint = Some(CheckpointReport {
+            reused: true,
+            extended: true,
+            covered_messages: covered,
+            archive_path: checkpoint.archive_path.clone(),
+            recorded: false,
+        });
+    }
+    call.hooks.event(completed_event(&outcome));
+    Ok(outcome)
 }
 
 /// The caller's hooks with the `completed` event held back until the checkpoint is recorded,
 /// so that it stays the call's last event and says what checkpoints did.
-struct Held<'a> {
+pub(crate) struct Held<'a> {
     hooks: &'a dyn CompactHooks,
     completed: std::sync::Mutex<bool>,
 }
 
 impl<'a> Held<'a> {
-    fn new(hooks: &'a dyn CompactHooks) -> Self {
+    pub fn new(hooks: &'a dyn CompactHooks) -> Self {
         Held {
             hooks,
             completed: std::sync::Mutex::new(false),
@@ -627,7 +497,7 @@ impl<'a> Held<'a> {
     }
 
     /// Emits the held `completed` event, said of the final `outcome`.
-    fn release(&self, outcome: &CompactOutcome) {
+    pub fn release(&self, outcome: &CompactOutcome) {
         let held = std::mem::take(&mut *self.completed.lock().unwrap_or_else(|p| p.into_inner()));
         if held {
             self.hooks.event(completed_event(outcome));
@@ -651,8 +521,8 @@ impl CompactHooks for Held<'_> {
 
 /// The hooks of a compaction that goes on from a checkpoint: the call was confirmed and
 /// announced once already, and its `completed` event is said of the caller's list.
-struct Extending<'a> {
-    hooks: &'a dyn CompactHooks,
+pub(crate) struct Extending<'a> {
+    pub hooks: &'a dyn CompactHooks,
 }
 
 impl CompactHooks for Extending<'_> {

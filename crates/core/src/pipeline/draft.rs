@@ -7,8 +7,10 @@ use std::ops::Range;
 
 use serde_json::{json, Value};
 
+use super::native::{NativeFallback, NativeSummarized};
+use super::options::CompactOptions;
 use super::outcome::Piece;
-use super::summarize::{NativeFallback, NativeSummarized, Summarized};
+use super::rounds::Summarized;
 use crate::archive::checkpoint::Checkpoint;
 use crate::model::added;
 use crate::plan::strategy::{RegionItem, Rewrite};
@@ -53,6 +55,26 @@ pub(crate) enum Replacement {
 }
 
 impl Draft {
+    /// A draft replacing `region` with `replacement`, nothing else decided yet.
+    pub fn new(
+        region: Range<usize>,
+        replacement: Replacement,
+        options: &CompactOptions,
+        own: added::OwnSummaries,
+    ) -> Self {
+        Draft {
+            region,
+            replacement,
+            stripped: Vec::new(),
+            native_fallback: None,
+            warnings: Vec::new(),
+            rehydrated: String::new(),
+            recall: sections::RecallLines::All,
+            latest_failure: options.latest_failure_budget(),
+            own,
+        }
+    }
+
     /// The content of the message that stands for the region, naming `archive`, and ending
     /// with the thinking line when kept messages after the region had their thinking removed
     /// (their originals in `thinking_archive`).

@@ -11,10 +11,16 @@
 
 use serde_json::Value;
 
+use super::call::Call;
 use super::draft::Draft;
 use super::measure::Estimator;
 use super::options::CompactOptions;
+use super::outcome::RehydratedFile;
 use super::pieces::{draft_tokens, target, ArchiveRefs, Fitting};
+use super::rehydrate::{self, Gathered};
+use super::reporter::Reporter;
+use super::session::stand_in_archive_path;
+use crate::base::error::CompactError;
 use crate::model::tokens;
 use crate::plan::offload::{self, Site};
 use crate::summary::sections;
@@ -25,9 +31,52 @@ use crate::summary::user_messages::{self, refit_section, UserMessages};
 /// enough (token counts of cut text are not proportional to its length).
 const MAX_REFITS: usize = 4;
 
+/// Step 4: the shortening of `draft` for it to fit, then the sections the library adds giving
+/// way when that is what fits, then the files gathered after the summary, as many as the result
+/// holds ([`rehydrate::attach`]). `Err`: the result would not be smaller than the input
+/// (`NOT_SMALLER`).
+pub(crate) fn fit(
+    call: &Call<'_>,
+    report: &Reporter<'_>,
+    draft: &mut Draft,
+    gathered: Gathered,
+) -> Result<(Fitting, Vec<RehydratedFile>), CompactError> {
+    let (messages, counts, options) = (call.messages, call.counts, call.options);
+    let estimator = &call.measured.estimator;
+    let stand_in = stand_in_archive_path(options);
+    let fitting = shorten(messages, counts, draft, estimator, &stand_in, options);
+    let original_tokens = report.original_tokens();
+    let mut fitting = sections_give_way(
+        messages,
+        counts,
+        draft,
+        fitting,
+        estimator,
+        &stand_in,
+        options,
+        original_tokens,
+    );
+    if let Some(error) = report.not_smaller(fitting.tokens) {
+        return Err(error);
+    }
+    let rehydrated = rehydrate::attach(
+        messages,
+        counts,
+        draft,
+        &mut fitting,
+        &gathered,
+        estimator,
+        &stand_in,
+        options,
+        original_tokens,
+    );
+    draft.warnings.extend(gathered.warnings);
+    Ok((fitting, rehydrated))
+}
+
 /// Decides the shortening of `draft` for it to fit. `stand_in` is a path at least as long as
 /// the real archive paths will be.
-pub(crate) fn fit(
+fn shorten(
     messages: &[Value],
     counts: &[usize],
     draft: &Draft,
@@ -93,7 +142,7 @@ pub(crate) fn fit(
 /// user's messages keep the task's two ends while the latest failure and then the agent's task
 /// list give way, each with a warning; the task's ends go last.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn sections_give_way(
+fn sections_give_way(
     messages: &[Value],
     counts: &[usize],
     draft: &mut Draft,
@@ -133,7 +182,7 @@ pub(crate) fn sections_give_way(
     }
     draft.recall = sections::RecallLines::None;
     draft.latest_failure.max_tokens = 0;
-    let trial = fit(messages, counts, draft, estimator, stand_in, options);
+    let trial = shorten(messages, counts, draft, estimator, stand_in, options);
     if let (Some(text), Some(original)) = (draft.sections_text_mut(), original_text) {
         *text = original;
     }
@@ -161,7 +210,7 @@ pub(crate) fn sections_give_way(
             return fitting;
         }
         draft.recall = lines;
-        fitting = fit(messages, counts, draft, estimator, stand_in, options);
+        fitting = shorten(messages, counts, draft, estimator, stand_in, options);
     }
     const MAX_STEPS: usize = 4;
     let before = draft
@@ -201,13 +250,13 @@ pub(crate) fn sections_give_way(
             break;
         };
         *text = refitted;
-        fitting = fit(messages, counts, draft, estimator, stand_in, options);
+        fitting = shorten(messages, counts, draft, estimator, stand_in, options);
     }
     // Last, the latest failure and the task list: the archive holds them too, and the recall
     // tool reaches them.
     if over(&fitting) && draft.latest_failure.max_tokens > 0 {
         draft.latest_failure.max_tokens = 0;
-        let without = fit(messages, counts, draft, estimator, stand_in, options);
+        let without = shorten(messages, counts, draft, estimator, stand_in, options);
         if without.tokens < fitting.tokens {
             draft.warnings.push(
                 "the latest failed tool call was left out of the summary for the result to fit (under the threshold, smaller than the input)".into(),
@@ -225,7 +274,7 @@ pub(crate) fn sections_give_way(
             if let Some(text) = draft.sections_text_mut() {
                 *text = without;
             }
-            fitting = fit(messages, counts, draft, estimator, stand_in, options);
+            fitting = shorten(messages, counts, draft, estimator, stand_in, options);
             draft.warnings.push(
                 "the agent's task list was left out of the summary for the result to fit (under the threshold, smaller than the input)".into(),
             );
@@ -237,7 +286,7 @@ pub(crate) fn sections_give_way(
         if let Some(text) = draft.sections_text_mut() {
             if let Some(refitted) = refit_section(text, 0, options.encoding) {
                 *text = refitted;
-                fitting = fit(messages, counts, draft, estimator, stand_in, options);
+                fitting = shorten(messages, counts, draft, estimator, stand_in, options);
             }
         }
     }
@@ -245,7 +294,7 @@ pub(crate) fn sections_give_way(
         if let Some(text) = draft.sections_text_mut() {
             if let Some(without) = user_messages::without_section(text) {
                 *text = without;
-                fitting = fit(messages, counts, draft, estimator, stand_in, options);
+                fitting = shorten(messages, counts, draft, estimator, stand_in, options);
             }
         }
     }

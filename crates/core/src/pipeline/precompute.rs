@@ -10,11 +10,12 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::measure;
+use super::native::summarize_natively;
 use super::options::CompactOptions;
 use super::outcome::Aborted;
 use super::plan::summary_partition;
+use super::rounds;
 use super::session::{format_name, own_summaries, stand_in_archive_path};
-use super::summarize;
 use crate::archive::checkpoint::PrefixHashes;
 use crate::base::error::{CompactError, ErrorCode};
 use crate::model::tokens;
@@ -45,8 +46,7 @@ pub async fn precompute(
         )));
     }
     let own = own_summaries(messages, options);
-    let native =
-        summarize::summarize_natively(messages, partition, options, &own, cancel, observer).await?;
+    let native = summarize_natively(messages, partition, options, &own, cancel, observer).await?;
     let (covered, summary) = match native {
         Some(Ok(native)) => (
             native.region.end,
@@ -60,7 +60,7 @@ pub async fn precompute(
         fallback => {
             let fallback = fallback.and_then(Result::err);
             let stand_in = stand_in_archive_path(options);
-            let summarized = summarize::summarize(
+            let summarized = rounds::summarize(
                 messages,
                 &counts,
                 partition,

@@ -26,7 +26,8 @@ use std::ops::Range;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::draft::Draft;
+use super::call::Call;
+use super::draft::{Draft, Replacement};
 use super::measure::Estimator;
 use super::options::CompactOptions;
 use super::outcome::Aborted;
@@ -129,6 +130,29 @@ fn candidates(
         }
     }
     out
+}
+
+/// Step 3b: the files to show after the summary of `draft` (which may call the caller's
+/// `read`); none after a notice or a reused checkpoint, or when `rehydrate` is off. They are
+/// placed after the fit step, as many as the result holds ([`attach`]).
+pub(crate) async fn gather_for(call: &Call<'_>, draft: &Draft) -> Result<Gathered, Aborted> {
+    let summary = matches!(
+        draft.replacement,
+        Replacement::Summary(_) | Replacement::Native(_)
+    );
+    match (&call.options.rehydrate, summary) {
+        (Some(rehydrate), true) => {
+            gather(
+                call.messages,
+                draft.region.clone(),
+                rehydrate,
+                &draft.own,
+                call.cancel,
+            )
+            .await
+        }
+        _ => Ok(Gathered::default()),
+    }
 }
 
 /// Gathers the files to show after the summary of `messages[region]` (see the module docs).

@@ -112,6 +112,8 @@ impl Reporter<'_> {
                 archive_path: checkpoint.archive_path.clone(),
                 recorded: false,
             });
+            // A checkpoint found in the location is the caller's to keep from now on.
+            outcome.checkpoint_record = Some((**checkpoint).clone());
         }
         if let Some(summarizer) = summarizer {
             outcome.provider = Some(summarizer.provider().to_string());
@@ -241,6 +243,7 @@ impl Reporter<'_> {
             self.extract_memory(&mut outcome);
         }
         self.hooks.event(completed_event(&outcome));
+        outcome.warnings.extend(self.notes.iter().cloned());
         outcome
     }
 

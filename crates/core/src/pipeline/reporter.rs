@@ -6,6 +6,7 @@
 
 use serde_json::{json, Value};
 
+use super::call::Call;
 use super::hooks::CompactHooks;
 use super::measure::Measured;
 use super::options::CompactOptions;
@@ -22,6 +23,9 @@ pub(crate) struct Reporter<'a> {
     pub(super) measured: &'a Measured,
     pub(super) options: &'a CompactOptions,
     pub(super) hooks: &'a dyn CompactHooks,
+    /// What was said before the compaction went on (that it could not go on from a
+    /// checkpoint), added last to the outcome of the steps after.
+    pub(super) notes: Vec<String>,
 }
 
 /// What the plan step decided: the strategy that runs, where the part that changes is, and
@@ -33,19 +37,14 @@ pub(crate) struct Planned {
 }
 
 impl<'a> Reporter<'a> {
-    pub fn new(
-        messages: &'a [Value],
-        counts: &'a [usize],
-        measured: &'a Measured,
-        options: &'a CompactOptions,
-        hooks: &'a dyn CompactHooks,
-    ) -> Self {
+    pub fn new(call: &Call<'a>) -> Self {
         Reporter {
-            messages,
-            counts,
-            measured,
-            options,
-            hooks,
+            messages: call.messages,
+            counts: call.counts,
+            measured: call.measured,
+            options: call.options,
+            hooks: call.hooks,
+            notes: Vec::new(),
         }
     }
 
@@ -78,11 +77,12 @@ impl<'a> Reporter<'a> {
 
     /// [`Self::not_compacted`] after the compaction started: also a `failed` event.
     pub fn failed(&self, error: CompactError, planned: &Planned) -> CompactOutcome {
-        let outcome = self.not_compacted(error, planned);
+        let mut outcome = self.not_compacted(error, planned);
         if let Some(error) = &outcome.error {
             self.hooks
                 .event(json!({ "type": "failed", "error": error }));
         }
+        outcome.warnings.extend(self.notes.iter().cloned());
         outcome
     }
 
