@@ -44,6 +44,7 @@ pub(crate) mod region;
 pub mod rehydrate;
 pub mod report;
 pub(crate) mod reporter;
+pub(crate) mod reuse;
 pub(crate) mod rounds;
 pub(crate) mod session;
 pub mod summarize;

@@ -12,7 +12,7 @@ use super::options::CompactOptions;
 use super::outcome::{
     CheckpointReport, CompactOutcome, CompactStats, Piece, RehydratedFile, Transformation,
 };
-use super::pieces::{pieces_tokens, Assembled, Fitting};
+use super::pieces::{pieces_tokens, Assembled, Fitting, Shortened};
 use super::record;
 use super::reporter::{completed_event, Planned, Reporter};
 use crate::base::error::{CompactError, ErrorCode};
@@ -71,118 +71,8 @@ impl Reporter<'_> {
         let mut warnings = archived.warnings;
         warnings.extend(draft.warnings.iter().cloned());
         let mut outcome = self.skipped(None);
-        if let Replacement::Summary(summary) = &draft.replacement {
-            warnings.extend(summary.warnings.iter().cloned());
-            outcome.summary = pieces
-                .get(draft.region.start)
-                .and_then(|piece| match piece {
-                    Piece::New(message) => message
-                        .get("content")
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                    Piece::Original(_) => None,
-                });
-            outcome.attempts = summary.attempts;
-            outcome.rounds = summary.rounds;
-            outcome.summary_usage = summary.usage;
-            outcome.summary_request = Some(summary.request);
-        }
-        if let Replacement::Rewrite(rewrite) = &draft.replacement {
-            outcome.removed = Some(rewrite.removal.clone());
-        }
-        if let Replacement::Checkpoint(checkpoint) = &draft.replacement {
-            // Said as the compaction that recorded it said it.
-            outcome.summary = pieces
-                .get(draft.region.start)
-                .and_then(|piece| match piece {
-                    Piece::New(message) => Some(message),
-                    Piece::Original(_) => None,
-                })
-                .and_then(|message| {
-                    let text = added::summary_text(message)?;
-                    Some(match added::native_summary(message) {
-                        Some(native) => format!("{}\n\n{text}", native.trim()),
-                        None => text.to_string(),
-                    })
-                });
-            outcome.checkpoint = Some(CheckpointReport {
-                reused: true,
-                extended: false,
-                covered_messages: checkpoint.covered_messages,
-                archive_path: checkpoint.archive_path.clone(),
-                recorded: false,
-            });
-            // A checkpoint found in the location is the caller's to keep from now on.
-            outcome.checkpoint_record = Some((**checkpoint).clone());
-        }
-        if let Some(summarizer) = summarizer {
-            outcome.provider = Some(summarizer.provider().to_string());
-            outcome.model = summarizer.model().map(str::to_string);
-            // The zero-configuration fallback: said in the result, not only in a log line.
-            if let Some(notice) = summarizer.notice() {
-                warnings.push(notice.to_string());
-            }
-        }
-        if let Replacement::Native(native) = &draft.replacement {
-            let beside = pieces
-                .get(draft.region.start)
-                .and_then(|piece| match piece {
-                    Piece::New(message) => added::summary_text(message),
-                    Piece::Original(_) => None,
-                });
-            outcome.summary = Some(format!(
-                "{}\n\n{}",
-                native
-                    .block
-                    .get("content")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .trim(),
-                beside.unwrap_or("")
-            ));
-            outcome.provider = Some("anthropic-compaction".to_string());
-            outcome.model = Some(native.model.clone());
-            outcome.attempts = native.attempts;
-            outcome.rounds = 1;
-        }
-        if let Some(fallback) = &draft.native_fallback {
-            warnings.push(fallback.warning.clone());
-            outcome.native_unavailable = fallback.unavailable_model.clone();
-        }
-        for ((index, cuts), (_, position, counts)) in fitting.cuts.iter().zip(&shortened) {
-            for ((site, _), tokens) in cuts.iter().zip(counts) {
-                outcome.offloaded.push(Offloaded {
-                    index: *position,
-                    original_index: *index,
-                    path: site.path_at(*position),
-                    original_tokens: site.tokens,
-                    tokens: *tokens,
-                    kind: if site.tool_result {
-                        "tool_result"
-                    } else {
-                        "text"
-                    },
-                });
-            }
-        }
-        for (index, position) in stripped {
-            let Some(change) = draft.stripped.iter().find(|s| s.index == index) else {
-                continue;
-            };
-            let content = self.messages[index].get("content");
-            for &block in &change.removed {
-                outcome.transformations.push(Transformation {
-                    kind: "thinking_dropped",
-                    path: format!("messages.{index}.content.{block}"),
-                    original_index: index,
-                    index: position,
-                    block_type: content
-                        .and_then(|c| c.get(block))
-                        .map(|b| crate::model::message::block_type(b).to_string())
-                        .unwrap_or_default(),
-                });
-            }
-        }
+        said_of_replacement(&draft, &pieces, summarizer, &mut outcome, &mut warnings);
+        self.changes(&draft, &fitting, &shortened, stripped, &mut outcome);
         if !outcome.offloaded.is_empty() {
             warnings.push(format!(
                 "{} oversized text(s) of kept messages were shortened to fit (see offloaded)",
@@ -247,6 +137,52 @@ impl Reporter<'_> {
         outcome
     }
 
+    /// The kept messages the compaction changed: the texts the fit step shortened
+    /// (`offloaded`), and the thinking the thinking policy removed (`transformations`).
+    fn changes(
+        &self,
+        draft: &Draft,
+        fitting: &Fitting,
+        shortened: &[Shortened],
+        stripped: Vec<(usize, Option<usize>)>,
+        outcome: &mut CompactOutcome,
+    ) {
+        for ((index, cuts), (_, position, counts)) in fitting.cuts.iter().zip(shortened) {
+            for ((site, _), tokens) in cuts.iter().zip(counts) {
+                outcome.offloaded.push(Offloaded {
+                    index: *position,
+                    original_index: *index,
+                    path: site.path_at(*position),
+                    original_tokens: site.tokens,
+                    tokens: *tokens,
+                    kind: if site.tool_result {
+                        "tool_result"
+                    } else {
+                        "text"
+                    },
+                });
+            }
+        }
+        for (index, position) in stripped {
+            let Some(change) = draft.stripped.iter().find(|s| s.index == index) else {
+                continue;
+            };
+            let content = self.messages[index].get("content");
+            for &block in &change.removed {
+                outcome.transformations.push(Transformation {
+                    kind: "thinking_dropped",
+                    path: format!("messages.{index}.content.{block}"),
+                    original_index: index,
+                    index: position,
+                    block_type: content
+                        .and_then(|c| c.get(block))
+                        .map(|b| crate::model::message::block_type(b).to_string())
+                        .unwrap_or_default(),
+                });
+            }
+        }
+    }
+
     /// Why a result could not be brought under the threshold, for its error message.
     fn cannot_fit_reason(&self, fitting: &Fitting) -> String {
         match self.options.offload {
@@ -264,6 +200,96 @@ impl Reporter<'_> {
     /// SanBot's key-information extraction over the input messages the compaction replaced.
     fn extract_memory(&self, outcome: &mut CompactOutcome) {
         extract_memory_into(self.messages, self.options, outcome);
+    }
+}
+
+/// What the message standing for the region says in the outcome: the summary and who wrote it
+/// (our summary, Anthropic's compaction, a reused checkpoint) or what a strategy without a
+/// summary removed, and their warnings.
+fn said_of_replacement(
+    draft: &Draft,
+    pieces: &[Piece],
+    summarizer: Option<&dyn Summarizer>,
+    outcome: &mut CompactOutcome,
+    warnings: &mut Vec<String>,
+) {
+    if let Replacement::Summary(summary) = &draft.replacement {
+        warnings.extend(summary.warnings.iter().cloned());
+        outcome.summary = pieces
+            .get(draft.region.start)
+            .and_then(|piece| match piece {
+                Piece::New(message) => message
+                    .get("content")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                Piece::Original(_) => None,
+            });
+        outcome.attempts = summary.attempts;
+        outcome.rounds = summary.rounds;
+        outcome.summary_usage = summary.usage;
+        outcome.summary_request = Some(summary.request);
+    }
+    if let Replacement::Rewrite(rewrite) = &draft.replacement {
+        outcome.removed = Some(rewrite.removal.clone());
+    }
+    if let Replacement::Checkpoint(checkpoint) = &draft.replacement {
+        // Said as the compaction that recorded it said it.
+        outcome.summary = pieces
+            .get(draft.region.start)
+            .and_then(|piece| match piece {
+                Piece::New(message) => Some(message),
+                Piece::Original(_) => None,
+            })
+            .and_then(|message| {
+                let text = added::summary_text(message)?;
+                Some(match added::native_summary(message) {
+                    Some(native) => format!("{}\n\n{text}", native.trim()),
+                    None => text.to_string(),
+                })
+            });
+        outcome.checkpoint = Some(CheckpointReport {
+            reused: true,
+            extended: false,
+            covered_messages: checkpoint.covered_messages,
+            archive_path: checkpoint.archive_path.clone(),
+            recorded: false,
+        });
+        // A checkpoint found in the location is the caller's to keep from now on.
+        outcome.checkpoint_record = Some((**checkpoint).clone());
+    }
+    if let Some(summarizer) = summarizer {
+        outcome.provider = Some(summarizer.provider().to_string());
+        outcome.model = summarizer.model().map(str::to_string);
+        // The zero-configuration fallback: said in the result, not only in a log line.
+        if let Some(notice) = summarizer.notice() {
+            warnings.push(notice.to_string());
+        }
+    }
+    if let Replacement::Native(native) = &draft.replacement {
+        let beside = pieces
+            .get(draft.region.start)
+            .and_then(|piece| match piece {
+                Piece::New(message) => added::summary_text(message),
+                Piece::Original(_) => None,
+            });
+        outcome.summary = Some(format!(
+            "{}\n\n{}",
+            native
+                .block
+                .get("content")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .trim(),
+            beside.unwrap_or("")
+        ));
+        outcome.provider = Some("anthropic-compaction".to_string());
+        outcome.model = Some(native.model.clone());
+        outcome.attempts = native.attempts;
+        outcome.rounds = 1;
+    }
+    if let Some(fallback) = &draft.native_fallback {
+        warnings.push(fallback.warning.clone());
+        outcome.native_unavailable = fallback.unavailable_model.clone();
     }
 }
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::measure::Estimator;
-use super::middle::summarize_after;
+use super::middle::{summarize_after, Summary};
 use super::region::{summarize_region, summarize_shared};
 use crate::base::error::CompactError;
 use crate::model::added::{self, OwnSummaries};
@@ -66,7 +66,17 @@ pub(crate) async fn summarize(
 ) -> Result<Result<Summarized, (CompactError, Option<SummaryUsage>)>, Aborted> {
     let origins: Vec<Option<usize>> = (0..messages.len()).map(Some).collect();
     let meter = UsageMeter::default();
-    let estimate = estimator.after(counts.iter().sum());
+    let rounds = Rounds {
+        messages,
+        counts,
+        options,
+        own,
+        summarizer,
+        cancel,
+        observer,
+        meter: &meter,
+        origins: &origins,
+    };
     let precomputed = first.is_some();
     let mut summarized = match first {
         Some(first) => {
@@ -76,30 +86,11 @@ pub(crate) async fn summarize(
             }
             first
         }
-        None => match summarize_region(
-            messages,
-            counts,
-            plan.middle(),
-            &origins,
-            estimate,
-            options,
-            own,
-            summarizer,
-            &meter,
-            cancel,
-            observer,
-        )
-        .await
+        None => match rounds
+            .first(plan, estimator.after(counts.iter().sum()))
+            .await
         {
-            Ok(region) => Summarized {
-                region: plan.middle(),
-                body: region.summary.body,
-                attempts: region.summary.attempts,
-                rounds: 1,
-                warnings: region.warnings,
-                usage: None,
-                request: region.request,
-            },
+            Ok(summarized) => summarized,
             Err(SummaryFailure::Aborted) => return Err(Aborted),
             Err(SummaryFailure::Failed(error)) => return Ok(Err((error, meter.total()))),
         },
@@ -121,61 +112,14 @@ pub(crate) async fn summarize(
         if !estimator.over(total) {
             break;
         }
-        if messages[region.end..]
-            .iter()
-            .filter(|m| is_user_turn(m))
-            .count()
-            <= 1
+        let full_budget = std::mem::take(&mut full_budget_first);
+        let Some(fold) = rounds.fold(region.clone(), &mut budget, full_budget) else {
+            break;
+        };
+        match rounds
+            .fold_in(&summarized, region.start, fold.clone())
+            .await
         {
-            break;
-        }
-        let full = std::mem::take(&mut full_budget_first)
-            .then(|| partition(messages, counts, budget, options.tail_rules()))
-            .filter(|p| p.head_len == region.start && p.tail_start > region.end);
-        let next = match full {
-            Some(next) => next,
-            None => {
-                budget /= 2;
-                partition(messages, counts, budget, options.tail_rules())
-            }
-        };
-        if next.head_len != region.start || next.tail_start <= region.end {
-            // Nothing more would be folded: no progress possible.
-            break;
-        }
-        let fold = region.end..next.tail_start;
-        // A shared first round shares again: the same conversation, a larger part to
-        // summarize, so the request is again a cache read.
-        let round = if summarized.request == SummaryRequestKind::Shared {
-            summarize_shared(
-                messages,
-                region.start..fold.end,
-                &origins,
-                options,
-                own,
-                summarizer,
-                &meter,
-                cancel,
-                observer,
-            )
-            .await
-        } else {
-            summarize_after(
-                Some(summarized.body.clone()),
-                Some(&summarized.body),
-                &messages[fold.clone()],
-                fold.start,
-                &origins[fold.clone()],
-                options,
-                own,
-                summarizer,
-                Some(&meter),
-                cancel,
-                observer,
-            )
-            .await
-        };
-        match round {
             Ok(summary) => {
                 summarized.region = region.start..fold.end;
                 summarized.body = summary.body;
@@ -194,4 +138,123 @@ pub(crate) async fn summarize(
     }
     summarized.usage = meter.total();
     Ok(Ok(summarized))
+}
+
+/// What every round of one summary shares.
+struct Rounds<'a> {
+    messages: &'a [Value],
+    counts: &'a [usize],
+    options: &'a CompactOptions,
+    own: &'a OwnSummaries,
+    summarizer: &'a dyn Summarizer,
+    cancel: &'a CancellationToken,
+    observer: &'a dyn AttemptObserver,
+    /// What the summary calls cost, summed.
+    meter: &'a UsageMeter,
+    /// Each message's index in the input (all of them: every round summarizes the input's).
+    origins: &'a [Option<usize>],
+}
+
+impl Rounds<'_> {
+    /// The first round: the middle of `plan`.
+    async fn first(&self, plan: Partition, estimate: u64) -> Result<Summarized, SummaryFailure> {
+        let region = summarize_region(
+            self.messages,
+            self.counts,
+            plan.middle(),
+            self.origins,
+            estimate,
+            self.options,
+            self.own,
+            self.summarizer,
+            self.meter,
+            self.cancel,
+            self.observer,
+        )
+        .await?;
+        Ok(Summarized {
+            region: plan.middle(),
+            body: region.summary.body,
+            attempts: region.summary.attempts,
+            rounds: 1,
+            warnings: region.warnings,
+            usage: None,
+            request: region.request,
+        })
+    }
+
+    /// The part of the tail after `region` the next round folds into the summary: what the
+    /// tail budget (`full_budget`: the full one, once; else half the last) leaves out of the
+    /// tail. `None`: no progress possible (the tail holds one user turn, or nothing more would
+    /// be folded).
+    fn fold(
+        &self,
+        region: Range<usize>,
+        budget: &mut usize,
+        full_budget: bool,
+    ) -> Option<Range<usize>> {
+        let (messages, counts, options) = (self.messages, self.counts, self.options);
+        if messages[region.end..]
+            .iter()
+            .filter(|m| is_user_turn(m))
+            .count()
+            <= 1
+        {
+            return None;
+        }
+        let full = full_budget
+            .then(|| partition(messages, counts, *budget, options.tail_rules()))
+            .filter(|p| p.head_len == region.start && p.tail_start > region.end);
+        let next = match full {
+            Some(next) => next,
+            None => {
+                *budget /= 2;
+                partition(messages, counts, *budget, options.tail_rules())
+            }
+        };
+        if next.head_len != region.start || next.tail_start <= region.end {
+            return None;
+        }
+        Some(region.end..next.tail_start)
+    }
+
+    /// A further round: `summarized` updated with `fold`.
+    async fn fold_in(
+        &self,
+        summarized: &Summarized,
+        start: usize,
+        fold: Range<usize>,
+    ) -> Result<Summary, SummaryFailure> {
+        // A shared first round shares again: the same conversation, a larger part to
+        // summarize, so the request is again a cache read.
+        if summarized.request == SummaryRequestKind::Shared {
+            summarize_shared(
+                self.messages,
+                start..fold.end,
+                self.origins,
+                self.options,
+                self.own,
+                self.summarizer,
+                self.meter,
+                self.cancel,
+                self.observer,
+            )
+            .await
+        } else {
+            summarize_after(
+                Some(summarized.body.clone()),
+                Some(&summarized.body),
+                &self.messages[fold.clone()],
+                fold.start,
+                &self.origins[fold.clone()],
+                self.options,
+                self.own,
+                self.summarizer,
+                Some(self.meter),
+                self.cancel,
+                self.observer,
+            )
+            .await
+        }
+    }
 }
