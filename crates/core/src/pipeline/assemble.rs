@@ -1,6 +1,6 @@
 //! Step 7, **assemble**: the new message list, as pieces — messages of the input (by index)
 //! and new ones (the summary or notice, cleared and shortened messages) — naming the archives
-//! the archive step wrote ([`super::pieces`] builds them; the fit step counted the same pieces
+//! the archive step wrote (`pieces` builds them; the fit step counted the same pieces
 //! with a stand-in for these paths).
 
 use serde_json::Value;

@@ -1,5 +1,5 @@
 //! **Checkpoints** (SPEC §4.11): a compaction is never paid for twice. What stands for the start
-//! of the list is looked up once a compaction fires ([`Start`]); the plan and summarize steps
+//! of the list is looked up once a compaction fires (`Start`); the plan and summarize steps
 //! use it; a compaction that summarized records its checkpoint after the report.
 //!
 //! - **Background.** A summary prepared before the threshold ([`super::precompute`]) is used
@@ -20,7 +20,7 @@
 //! Only the `summary` strategy reads and records checkpoints (the strategies without a summary
 //! cost no LLM call); a custom JS strategy never reaches this step.
 //!
-//! **Checked before reuse** (SPEC §11): see [`super::reuse`].
+//! **Checked before reuse** (SPEC §11): see `reuse.rs`.
 
 use std::sync::Arc;
 

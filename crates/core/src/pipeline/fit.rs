@@ -31,7 +31,7 @@ use crate::summary::user_messages::{self, refit_section, UserMessages};
 /// enough (token counts of cut text are not proportional to its length).
 const MAX_REFITS: usize = 4;
 
-/// Step 4: the shortening of `draft` for it to fit, then the sections the library adds giving
+/// Step 5: the shortening of `draft` for it to fit, then the sections the library adds giving
 /// way when that is what fits, then the files gathered after the summary, as many as the result
 /// holds ([`rehydrate::attach`]). `Err`: the result would not be smaller than the input
 /// (`NOT_SMALLER`).

@@ -44,7 +44,7 @@ pub trait CompactHooks: Send + Sync {
         Box::pin(async { Confirmation::Proceed })
     }
     /// An event: `token_limit_exceeded`, `started`, `completed`, `failed` (`retry` events go
-    /// through the [`AttemptObserver`]).
+    /// through the [`crate::summary::summarize::AttemptObserver`]).
     fn event(&self, _event: Value) {}
 }
 

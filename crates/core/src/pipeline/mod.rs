@@ -1,24 +1,43 @@
-//! The compaction pipeline, one step a module, run top to bottom by [`compact_with_hooks`]:
+//! The compaction pipeline, one step a module, run top to bottom by [`compact_with_hooks`].
+//! Each step imports only the steps before it and the shared types below them; `steps` (in
+//! this file) is the list:
 //!
-//! 1. [`measure`] — the trigger's estimate (SPEC §4.2) and what fires: tokens, `maxMessages`,
-//!    `maxToolOutputBytes`, `force`; a `token_limit_exceeded` event when the estimate reaches
-//!    the threshold.
-//! 2. [`plan`] — what the strategy would do, without side effects; then the confirmation hook
-//!    (Pi Agent seed's `require_confirmation`) may decline.
-//! 3. [`summarize`] — the summary of the middle: Anthropic's on-demand compaction when asked
-//!    for and possible, else our own, in further rounds while still over the threshold
-//!    (strategies without a summary skip this). Then the thinking policy for the kept turns
-//!    ([`crate::plan::thinking`]).
-//! 4. [`fit`] — the result must fit: oversized kept text is shortened (offload).
-//! 5. [`archive`] — the replaced region is archived, with the originals of the kept messages
-//!    the compaction changed (thinking removed, shortened): one archive, one sequence number.
-//! 6. [`assemble`] — the new list.
-//! 7. [`report`] — the post-condition (below the threshold, smaller than the input), the
-//!    statistics, the records (metadata, audit), memory extraction and events.
+//! ```text
+//!   1. measure     the trigger's estimate (SPEC §4.2) and what fires: tokens, `maxMessages`,
+//!        |         `maxToolOutputBytes`, `force`; `token_limit_exceeded` at the threshold
+//!   2. plan        what the strategy would do, without side effects — or the region a recorded
+//!        |         checkpoint or a summary prepared in the background stands for — then the
+//!        |         confirmation hook (which may decline) and the `started` event
+//!   3. summarize   what replaces the region: a checkpoint's summary message (going on from it
+//!        |         while still over the threshold), a background summary, Anthropic's
+//!        |         on-demand compaction (native), or our own in rounds (rounds → region →
+//!        |         middle), or a notice; then the thinking policy for the kept turns
+//!   4. rehydrate   the files worked on, gathered to show after the summary
+//!        |
+//!   5. fit         the result must fit: oversized kept text shortened (offload), the library's
+//!        |         sections giving way, then as many of the gathered files as fit
+//!   6. archive     the replaced region and the originals of the kept messages the compaction
+//!        |         changed: one archive, one sequence number
+//!   7. assemble    the new list, naming the archives
+//!        |
+//!   8. report      the post-condition (below the threshold, smaller than the input), the
+//!                  statistics, the records (metadata, audit), memory extraction, `completed`
 //!
-//! Around them, [`checkpoint`]: a summary prepared in the background ([`precompute`]) or a
-//! checkpoint recorded by an earlier compaction (SPEC §4.11) may stand for the start of the list,
-//! in place of the summary call; every summary compaction records a checkpoint.
+//!   shared, below the steps:
+//!     draft, pieces     the region and what replaces it; the new list as pieces, the fit's cuts
+//!     reporter          outcomes of a step that stops the compaction, `failed` / `completed`
+//!     call, hooks       the call as the steps see it; the caller's confirmation and events
+//!     session, record   the session's own summaries and stand-in paths; the records written
+//!     background        a summary prepared ahead of the threshold, and whether it still stands
+//!     options, outcome  what a compaction is asked, and what it did
+//! ```
+//!
+//! Around the steps, [`checkpoint`] (SPEC §4.11): once a compaction fires, what stands for the
+//! start of the list is looked up — a background summary ([`precompute`] makes one) whose
+//! messages are unchanged, or a checkpoint an earlier compaction recorded (`reuse` checks
+//! it) — for the plan and summarize steps to use; after the report, a compaction that
+//! summarized records its checkpoint. [`mod@compact`] is the entry point, [`mod@format`] maps an
+//! outcome back to a list in another format, [`offload`] shortens tool results on its own.
 
 pub mod archive;
 pub mod assemble;
@@ -144,22 +163,22 @@ async fn steps(call: &Call<'_>, start: &Start<'_>) -> Result<CompactOutcome, Abo
         Ok(drafted) => drafted,
         Err(outcome) => return Ok(outcome),
     };
-    // 3b. rehydrate: the files worked on, gathered now, placed by the fit step
+    // 4. rehydrate: the files worked on, gathered now, placed by the fit step
     let gathered = rehydrate::gather_for(call, &draft).await?;
-    // 4. fit
+    // 5. fit
     let (fitting, rehydrated) = match fit::fit(call, &report, &mut draft, gathered) {
         Ok(fitted) => fitted,
         Err(error) => return Ok(report.failed(error, &planned)),
     };
-    // 5. archive
+    // 6. archive
     let archived = match archive::archive(call.messages, &draft, &fitting, call.options) {
         Ok(archived) => archived,
         Err(error) => return Ok(report.failed(error, &planned)),
     };
-    // 6. assemble
+    // 7. assemble
     let encoding = call.options.encoding;
     let assembled = assemble::assemble(call.messages, &draft, &fitting, &archived, encoding);
-    // 7. report
+    // 8. report
     Ok(report.compacted(Compacted {
         draft,
         fitting,

@@ -1,7 +1,7 @@
 //! A summary prepared ahead of the threshold (SPEC §4.11, a `Compactor` with `background`):
 //! [`precompute`] summarizes the middle as the trigger would cut it now, without archiving
 //! anything or taking a sequence number, and says by content which messages it covers. When
-//! the threshold comes, [`super::background::check`] accepts it only if those messages are
+//! the threshold comes, `background::check` accepts it only if those messages are
 //! unchanged; the summarize step then uses it in place of the summary call and archives the covered messages
 //! then, under the sequence number of that compaction. A precompute that does not pass is
 //! dropped: nothing of it was ever written.

@@ -162,7 +162,7 @@ fn shared_is_cheaper(
 }
 
 /// Summarizes `messages[region]`: with the loop's own request plus one instruction when it can
-/// ([`can_share`]), falling back to the transcript request when the shared one fails for a
+/// (`can_share`), falling back to the transcript request when the shared one fails for a
 /// reason of its own (a tool call instead of a summary, no summary, a request the API
 /// rejects); with the transcript request otherwise.
 #[allow(clippy::too_many_arguments)]

@@ -1,4 +1,4 @@
-//! Step 3b, **rehydrate** (SPEC §4.12): after the summary, the current content of the files the
+//! Step 4, **rehydrate** (SPEC §4.12): after the summary, the current content of the files the
 //! agent touched most recently, so that it does not have to read each one again (a tool round
 //! trip each) or work from memory. Claude Code attaches the 5 most recently read files again
 //! after its compaction; this is that, for every agent loop.
@@ -132,7 +132,7 @@ fn candidates(
     out
 }
 
-/// Step 3b: the files to show after the summary of `draft` (which may call the caller's
+/// Step 4: the files to show after the summary of `draft` (which may call the caller's
 /// `read`); none after a notice or a reused checkpoint, or when `rehydrate` is off. They are
 /// placed after the fit step, as many as the result holds ([`attach`]).
 pub(crate) async fn gather_for(call: &Call<'_>, draft: &Draft) -> Result<Gathered, Aborted> {

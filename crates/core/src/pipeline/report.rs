@@ -1,4 +1,4 @@
-//! Step 7, **report**: the post-condition (SPEC §4.7) — the result is below the threshold by the
+//! Step 8, **report**: the post-condition (SPEC §4.7) — the result is below the threshold by the
 //! trigger's own estimate, or its error says `STILL_OVER_LIMIT` with the numbers; a list that
 //! would not be smaller is never returned (`NOT_SMALLER`, the input stands) — then the
 //! statistics, the records beside the archive (metadata, audit line, summaries file), key
