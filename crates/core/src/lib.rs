@@ -17,8 +17,10 @@
 //! ```text
 //!   options     the options object read from JSON at the edge     (CompactOptions::from_json,
 //!      |                                                            provider and selective rules)
-//!   pipeline    one compaction, a step a module: measure -> plan -> summarize -> fit ->
-//!      |        archive -> assemble -> report; the outcome and its records; offload on its own
+//!   pipeline    one compaction, a step a module, each importing only the steps before it:
+//!      |        measure -> plan -> summarize (or reuse a checkpoint or a background summary)
+//!      |        -> rehydrate -> fit -> archive -> assemble -> report, over shared types below
+//!      |        them (the draft, the pieces, the outcome); offload on its own
 //!   archive     archives on disk and object stores, restore, history, prune, audit writers,
 //!      |        extracted memory files
 //!   summary     writing the summary: prompt, Summarizer + retries, HTTP providers, extractive,
@@ -39,7 +41,7 @@
 //! - [`model::tokens`]: exact token counts (`o200k_base` / `cl100k_base`).
 //! - [`plan::partition::partition`]: head / middle / tail with the tool-pair rule.
 //! - [`CompactOptions`] and [`compact`]: the pipeline ([`pipeline`]: triggers, confirmation
-//!   hook, events, recursive summary rounds).
+//!   hook, events, recursive summary rounds, checkpoints); its module docs draw the steps.
 //! - [`Summarizer`]: the seam for providers (HTTP, extractive, JavaScript).
 //! - [`archive`]: durable, private archives of what was removed.
 //! - [`plan::strategy`] / [`plan::selective`]: the other seeds' strategies (selective rules,

@@ -1,5 +1,6 @@
-//! The **checkpoint** step (SPEC §4.11), around the pipeline: a compaction is never paid for
-//! twice.
+//! **Checkpoints** (SPEC §4.11): a compaction is never paid for twice. What stands for the start
+//! of the list is looked up once a compaction fires (`Start`); the plan and summarize steps
+//! use it; a compaction that summarized records its checkpoint after the report.
 //!
 //! - **Background.** A summary prepared before the threshold ([`super::precompute`]) is used
 //!   when the messages it covers are unchanged, in place of the summary call; otherwise it is
@@ -19,149 +20,131 @@
 //! Only the `summary` strategy reads and records checkpoints (the strategies without a summary
 //! cost no LLM call); a custom JS strategy never reaches this step.
 //!
-//! **Checked before reuse** (SPEC §11). A checkpoint found in the location is only a file someone
-//! could have planted: it is reused when its message has the shape the library writes
-//! ([`shape_problem`]), it belongs to the session (recorded for this session id, and the
-//! metadata of its archive names its message), and it was written with this call's summarizer
-//! configuration ([`summarizer_config`]). Anything else is set aside: a warning in the result,
-//! a `checkpoint_ignored` line in the audit log, and the compaction runs as without it.
+//! **Checked before reuse** (SPEC §11): see `reuse.rs`.
 
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
+use super::background::{self, Precomputed};
+use super::call::Call;
+use super::draft::{Draft, Replacement};
+use super::hooks::{BeforeCompactInfo, CompactHooks, Confirmation};
 use super::measure::Measured;
-use super::outcome::{Aborted, BackgroundReport, CheckpointReport, CompactOutcome, Piece};
-use super::precompute::{self, Precomputed};
-use super::report::{completed_event, Planned, Reporter};
-use super::{
-    finish, run, BeforeCompactInfo, CompactHooks, Confirmation, Draft, Replacement, Steps,
-};
-use crate::archive::checkpoint::{
-    self as store, Checkpoint, PrefixHashes, SummarizerConfig, CHECKPOINT_VERSION,
-};
+use super::outcome::{BackgroundReport, CheckpointReport, CompactOutcome, Piece};
+use super::reporter::completed_event;
+use super::reuse::{find, summarizer_config};
+use super::session::{format_name, stand_in_archive_path};
+use crate::archive::checkpoint::{self as store, Checkpoint, PrefixHashes, CHECKPOINT_VERSION};
 use crate::base::error::{CompactError, ErrorCode};
-use crate::formats::Format;
 use crate::model::added;
 use crate::model::tokens;
 use crate::pipeline::options::CompactOptions;
 use crate::plan::partition::Partition;
 use crate::plan::strategy::Strategy;
-use crate::summary::summarize::{AttemptObserver, BoxFuture, Summarizer};
+use crate::summary::summarize::{BoxFuture, Summarizer};
 
 /// Whether checkpoints are read and recorded for these options.
 fn applies(options: &CompactOptions) -> bool {
     options.checkpoints && options.strategy == Strategy::Summary
 }
 
-/// The message format `options` read the list in (part of a checkpoint's identity).
-pub(crate) fn format_name(options: &CompactOptions) -> &'static str {
-    options.format.unwrap_or(Format::Native).name()
+/// What may stand for the start of the list, looked up once a compaction fires: a summary
+/// prepared in the background whose messages are unchanged, else (with checkpoints on) the
+/// checkpoint covering the longest prefix that may be reused.
+pub(crate) struct Start<'a> {
+    /// The summary prepared in the background, still standing for the start.
+    pub precomputed: Option<&'a Precomputed>,
+    /// The checkpoint that stands for the start.
+    pub checkpoint: Option<Arc<Checkpoint>>,
+    /// The list's prefixes hashed so far, for the checkpoint this compaction records.
+    hashes: Option<PrefixHashes>,
+    /// Checkpoints set aside, each a warning.
+    ignored: Vec<String>,
+    /// The summary prepared in the background, when it no longer stands (why).
+    stale: Option<BackgroundReport>,
 }
 
-/// A compaction through the checkpoint step (see the module docs).
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn compact(
-    messages: &[Value],
-    counts: &[usize],
-    measured: &Measured,
-    options: &CompactOptions,
-    summarizer: &dyn Summarizer,
-    cancel: &CancellationToken,
-    observer: &dyn AttemptObserver,
-    hooks: &dyn CompactHooks,
-) -> Result<CompactOutcome, Aborted> {
-    if measured.trigger.is_none() {
-        return run(
-            messages, counts, measured, options, summarizer, cancel, observer, hooks, None,
-        )
-        .await;
+impl<'a> Start<'a> {
+    /// Nothing stands for the start (the list with a checkpoint in place, compacted further).
+    pub fn none() -> Self {
+        Start {
+            precomputed: None,
+            checkpoint: None,
+            hashes: None,
+            ignored: Vec::new(),
+            stale: None,
+        }
     }
-    // A summary prepared in the background, when what it covers is unchanged.
-    let mut background = None;
-    let mut pre_hashes = None;
-    let precomputed = match options.precomputed.as_deref() {
-        Some(pre) => match usable(pre, messages, counts, measured, options) {
-            Ok(hashes) => {
-                pre_hashes = Some(hashes);
-                Some(pre)
+
+    /// Looks up what stands for the start of `call`'s list (see the module docs).
+    pub fn look_up(call: &Call<'a>) -> Self {
+        let options = call.options;
+        let mut start = Start::none();
+        if let Some(pre) = options.precomputed.as_deref() {
+            match usable(pre, call.messages, call.counts, call.measured, options) {
+                Ok(hashes) => {
+                    start.precomputed = Some(pre);
+                    start.hashes = Some(hashes);
+                }
+                Err(reason) => {
+                    start.stale = Some(BackgroundReport {
+                        state: "stale",
+                        reason: Some(reason),
+                        covered_messages: pre.covered_messages,
+                    })
+                }
             }
-            Err(reason) => {
-                background = Some(BackgroundReport {
-                    state: "stale",
-                    reason: Some(reason),
-                    covered_messages: pre.covered_messages,
-                });
-                None
-            }
-        },
-        None => None,
-    };
-    let mut outcome = match precomputed {
-        None if applies(options) => {
+        }
+        if start.precomputed.is_none() && applies(options) {
             let format = format_name(options);
-            let hashes = PrefixHashes::of(messages, format);
-            let (found, ignored) = find(&hashes, format, options, summarizer);
-            let mut outcome = match found {
-                Some(checkpoint) => {
-                    reuse(
-                        messages, counts, measured, options, summarizer, cancel, observer, hooks,
-                        checkpoint,
-                    )
-                    .await?
-                }
-                None => {
-                    let held = Held::new(hooks);
-                    let mut outcome = run(
-                        messages, counts, measured, options, summarizer, cancel, observer, &held,
-                        None,
-                    )
-                    .await?;
-                    record(messages, Some(hashes), options, summarizer, &mut outcome);
-                    held.release(&outcome);
-                    outcome
-                }
-            };
-            outcome.warnings.extend(ignored);
-            outcome
+            let hashes = PrefixHashes::of(call.messages, format);
+            let (found, ignored) = find(&hashes, format, options, call.summarizer);
+            start.checkpoint = found;
+            start.ignored = ignored;
+            start.hashes = Some(hashes);
         }
-        _ => {
-            let held = Held::new(hooks);
-            let mut outcome = run(
-                messages,
-                counts,
-                measured,
-                options,
-                summarizer,
-                cancel,
-                observer,
-                &held,
-                precomputed,
-            )
-            .await?;
-            if applies(options) {
-                record(messages, pre_hashes, options, summarizer, &mut outcome);
-            }
-            held.release(&outcome);
-            outcome
-        }
-    };
-    if let Some(pre) = precomputed {
-        background = Some(BackgroundReport {
-            // Not applied when the compaction did not go through (declined, not smaller): it
-            // was never archived.
-            state: if outcome.compacted {
-                "applied"
-            } else {
-                "unused"
-            },
-            reason: None,
-            covered_messages: pre.covered_messages,
-        });
+        start
     }
-    outcome.background = background;
-    Ok(outcome)
+
+    /// The region the summary prepared in the background covers.
+    pub fn background(&self) -> Option<Partition> {
+        self.precomputed.map(|pre| Partition {
+            head_len: pre.head_length,
+            tail_start: pre.covered_messages,
+        })
+    }
+
+    /// After the report: the checkpoint of a compaction that summarized the start of the list
+    /// (one that reused a checkpoint recorded none, or its own already), then the held
+    /// `completed` event, what was set aside, and what became of the background summary.
+    pub fn close(self, call: &Call<'_>, held: &Held<'_>, outcome: &mut CompactOutcome) {
+        if self.checkpoint.is_none() && applies(call.options) {
+            record(
+                call.messages,
+                self.hashes,
+                call.options,
+                call.summarizer,
+                outcome,
+            );
+        }
+        held.release(outcome);
+        outcome.warnings.extend(self.ignored);
+        outcome.background = match self.precomputed {
+            Some(pre) => Some(BackgroundReport {
+                // Not applied when the compaction did not go through (declined, not smaller):
+                // it was never archived.
+                state: if outcome.compacted {
+                    "applied"
+                } else {
+                    "unused"
+                },
+                reason: None,
+                covered_messages: pre.covered_messages,
+            }),
+            None => self.stale,
+        };
+    }
 }
 
 /// Whether a precomputed summary can be used for `messages`: what it covers unchanged
@@ -175,20 +158,12 @@ fn usable(
     measured: &Measured,
     options: &CompactOptions,
 ) -> Result<PrefixHashes, &'static str> {
-    let hashes = precompute::check(pre, messages, options)?;
+    let hashes = background::check(pre, messages, format_name(options))?;
     if let Some(native) = pre.native() {
-        let draft = Draft {
-            region: native.region.clone(),
-            replacement: Replacement::Native(native),
-            stripped: Vec::new(),
-            native_fallback: None,
-            warnings: Vec::new(),
-            rehydrated: String::new(),
-            recall: super::sections::RecallLines::All,
-            latest_failure: options.latest_failure_budget(),
-            own: added::OwnSummaries::none(),
-        };
-        let stand_in = super::stand_in_archive_path(options);
+        let region = native.region.clone();
+        let replacement = Replacement::Native(native);
+        let draft = Draft::new(region, replacement, options, added::OwnSummaries::none());
+        let stand_in = stand_in_archive_path(options);
         let message = draft.replacement_message(messages, Some(&stand_in), None);
         let tokens = counts[..pre.head_length].iter().sum::<usize>()
             + tokens::count_message(options.encoding, &message)
@@ -200,390 +175,29 @@ fn usable(
     Ok(hashes)
 }
 
-/// The checkpoint covering the longest prefix of the list that may be reused: the caller's own
-/// (in memory) or one recorded in the session's location, checked (see the module docs). Also
-/// what was set aside, each as a warning, each recorded in the audit log
-/// (`checkpoint_ignored`). A location that cannot be read is no checkpoint (logged): the
-/// compaction runs as without one.
-fn find(
-    hashes: &PrefixHashes,
-    format: &str,
-    options: &CompactOptions,
-    summarizer: &dyn Summarizer,
-) -> (Option<Arc<Checkpoint>>, Vec<String>) {
-    let config = summarizer_config(options, summarizer);
-    let mut ignored: Vec<String> = Vec::new();
-    // The caller's own: recorded by this process for this session (checked all the same: its
-    // options may have changed since).
-    let mut best: Option<Arc<Checkpoint>> = options
-        .known_checkpoints
-        .iter()
-        .filter(|c| c.covers_start_of(hashes, format) && fits(c, options, &config).is_ok())
-        .max_by_key(|c| c.covered_messages)
-        .cloned();
-    match store::find_in(
-        &options.output_dir,
-        options.archive_store.as_deref(),
-        &options.session_id,
-        hashes,
-        format,
-    ) {
-        Ok(found) => {
-            let mut reasons = found.ignored;
-            for checkpoint in found.checkpoints {
-                if best
-                    .as_ref()
-                    .is_some_and(|b| b.covered_messages >= checkpoint.covered_messages)
-                {
-                    break;
-                }
-                let name = format!("checkpoint-{}.json", checkpoint.prefix);
-                match fits(&checkpoint, options, &config)
-                    .and_then(|()| recorded(&checkpoint, options))
-                {
-                    Ok(()) => {
-                        best = Some(Arc::new(checkpoint));
-                        break;
-                    }
-                    Err(why) => reasons.push(format!("{name}: {why}")),
-                }
-            }
-            for reason in reasons {
-                let warning = format!("a checkpoint was not reused: {reason}");
-                tracing::debug!("{warning}");
-                let mut fields = serde_json::Map::new();
-                fields.insert("reason".into(), json!(reason));
-                if let Err(e) = crate::archive::Records::new(
-                    &options.output_dir,
-                    options.archive_store.as_deref(),
-                    &options.session_id,
-                )
-                .event("checkpoint_ignored", fields)
-                {
-                    tracing::debug!("could not record the ignored checkpoint: {e}");
-                }
-                ignored.push(warning);
-            }
-        }
-        Err(e) => tracing::debug!("could not read the session's checkpoints: {e}"),
-    }
-    (best, ignored)
-}
-
-/// The summarizer configuration of this call, as a checkpoint records it: the provider and
-/// model, and a fingerprint of the instructions the library sends (prompt style, custom
-/// instructions, the library's prompt itself), of the request's configuration and of the
-/// sections appended after the summary.
-pub(crate) fn summarizer_config(
-    options: &CompactOptions,
-    summarizer: &dyn Summarizer,
-) -> SummarizerConfig {
-    use crate::pipeline::options::{PromptStyle, SummaryRequestMode};
-    use crate::summary::prompt;
-    let instructions = match options.prompt_style {
-        PromptStyle::Structured => {
-            prompt::instructions(None, options.custom_instructions.as_deref())
-        }
-        PromptStyle::Continuation => {
-            prompt::continuation_instructions(options.custom_instructions.as_deref())
-        }
-    };
-    let request = json!({
-        "instructions": instructions,
-        "summaryRequest": match options.summary_request {
-            SummaryRequestMode::Auto => "auto",
-            SummaryRequestMode::Shared => "shared",
-            SummaryRequestMode::Transcript => "transcript",
-        },
-        "agentRequest": options.agent_request.as_ref().map(|body| body.get("model").cloned()),
-        "native": options.native_compaction.as_ref().map(|client| client.model().to_string()),
-        "summaryMaxChars": options.summary_max_chars,
-        // The sections the library appends after the model's text are part of the message a
-        // checkpoint holds: one written for other plan tools or budgets is not this call's.
-        "planTools": options.plan_tools,
-        "planMaxTokens": options.plan_max_tokens,
-        "latestFailureMaxTokens": options.latest_failure_max_tokens,
-    });
-    let digest = ring::digest::digest(&ring::digest::SHA256, request.to_string().as_bytes());
-    SummarizerConfig {
-        provider: summarizer.provider().to_string(),
-        model: summarizer.model().map(str::to_string),
-        fingerprint: digest.as_ref().iter().map(|b| format!("{b:02x}")).collect(),
-    }
-}
-
-/// Whether a checkpoint may stand for its prefix in this call: of this session, written with
-/// this summarizer configuration, its message of the library's shape. `Err`: why not.
-fn fits(
-    checkpoint: &Checkpoint,
-    options: &CompactOptions,
-    config: &SummarizerConfig,
-) -> Result<(), String> {
-    if checkpoint.version != CHECKPOINT_VERSION {
-        return Err(format!("it is of version {}", checkpoint.version));
-    }
-    if checkpoint.session_id != options.session_id {
-        return Err(format!(
-            "it was recorded for the session {:?}, not this one",
-            crate::summary::providers::http::clip(&checkpoint.session_id, 40)
-        ));
-    }
-    if checkpoint.summarizer != *config {
-        return Err(
-            "it was written with another summarizer configuration (provider, model, instructions or request)"
-                .into(),
-        );
-    }
-    if checkpoint.head_length >= checkpoint.covered_messages {
-        return Err("it covers no message after its head".into());
-    }
-    match shape_problem(checkpoint) {
-        Some(problem) => Err(problem),
-        None => Ok(()),
-    }
-}
-
-/// The most characters a checkpoint's summary text may hold (its sections are bounded by token
-/// budgets; a few hundred thousand characters is already far more than any summary).
-const MAX_SUMMARY_CHARS: usize = 2_000_000;
-
-/// What is wrong with the shape of a checkpoint's message, if anything: it must be a summary
-/// of the library's form (not a notice) naming the checkpoint's archive on its first line, of
-/// bounded size, without a thinking line (checkpoints keep none), whose model text is as the cut
-/// leaves it (nothing in it looks like a section header, an entry header, a `Recall:` line or
-/// the marker) and whose recall lines are of the library's form.
-fn shape_problem(checkpoint: &Checkpoint) -> Option<String> {
-    let message = &checkpoint.message;
-    let Some(text) = added::summary_text(message) else {
-        return Some("its message is not a summary of this library".into());
-    };
-    if added::is_notice(message) {
-        return Some("its message is a notice, not a summary".into());
-    }
-    if text.chars().count() > MAX_SUMMARY_CHARS {
-        return Some(format!(
-            "its summary is longer than {MAX_SUMMARY_CHARS} characters"
-        ));
-    }
-    let named = added::summary_archive(message)
-        .map(|path| path.rsplit(['/', '\\']).next().unwrap_or(path).trim());
-    if named.is_none() || named != checkpoint.archive_name() {
-        return Some("its summary does not name the checkpoint's archive".into());
-    }
-    if added::thinking_line(message).is_some() {
-        return Some("its summary ends with a thinking line".into());
-    }
-    let body = added::summary_body(message).unwrap_or("");
-    let model_text = match crate::summary::sections::first_section(body) {
-        Some(at) => &body[..at],
-        None => body,
-    };
-    if crate::summary::sections::strip_sections(model_text) != model_text.trim() {
-        return Some(
-            "its summary holds text that looks like the library's own lines (a section header, an entry header, a recall line or the marker)"
-                .into(),
-        );
-    }
-    let sections = crate::summary::sections::split(body);
-    if let Some(recall) = sections.recall {
-        if recall
-            .lines()
-            .filter(|line| line.starts_with(crate::summary::sections::RECALL_LINE))
-            .any(|line| crate::summary::sections::parse_recall_line(line).is_none())
-        {
-            return Some("its recall section holds a line not of the library's form".into());
-        }
-    }
-    None
-}
-
-/// Whether the session's records name the checkpoint's message: the metadata of its archive
-/// records that message as the one that stood for it (a planted checkpoint cannot make a
-/// message the library's).
-fn recorded(checkpoint: &Checkpoint, options: &CompactOptions) -> Result<(), String> {
-    let own = crate::archive::provenance::own_summaries(
-        std::slice::from_ref(&checkpoint.message),
-        &options.output_dir,
-        options.archive_store.as_deref(),
-        &options.session_id,
-        &[],
-    );
-    if own.contains(&checkpoint.message) {
-        Ok(())
-    } else {
-        Err("the metadata of its archive does not name its summary".into())
-    }
-}
-
-/// The list with `checkpoint` in place: its head, its summary message, then the rest of
-/// `messages`, after the messages it covers.
-#[allow(clippy::too_many_arguments)]
-async fn reuse(
-    messages: &[Value],
-    counts: &[usize],
-    measured: &Measured,
-    options: &CompactOptions,
-    summarizer: &dyn Summarizer,
-    cancel: &CancellationToken,
-    observer: &dyn AttemptObserver,
-    hooks: &dyn CompactHooks,
-    checkpoint: Arc<Checkpoint>,
-) -> Result<CompactOutcome, Aborted> {
+/// Step 3 with a checkpoint: says it is reused (`checkpoint_reused`), and whether the list
+/// with it in place is still over the threshold — then compaction goes on from it.
+pub(crate) fn reused(call: &Call<'_>, checkpoint: &Checkpoint) -> bool {
     let head = checkpoint.head_length;
     let covered = checkpoint.covered_messages;
-    let message_tokens = tokens::count_message(options.encoding, &checkpoint.message);
-    let reduced_tokens = counts[..head].iter().sum::<usize>()
+    let message_tokens = tokens::count_message(call.options.encoding, &checkpoint.message);
+    let reduced_tokens = call.counts[..head].iter().sum::<usize>()
         + message_tokens
-        + counts[covered..].iter().sum::<usize>();
-    let report = Reporter::new(messages, counts, measured, options, hooks);
-    let trigger = measured
-        .trigger
-        .expect("only a triggered compaction reuses");
-    if measured.measure.reached() {
-        hooks.event(json!({
-            "type": "token_limit_exceeded",
-            "tokensUsed": measured.measure.tokens,
-            "tokenLimit": measured.measure.threshold,
-        }));
-    }
-    let planned = || Planned {
-        strategy: Strategy::Summary,
-        partition: Partition {
-            head_len: head,
-            tail_start: covered,
-        },
-        fallback: false,
-    };
-    // The caller confirms a compaction that reuses a checkpoint as any other: it changes the
-    // list and writes records.
-    let info = BeforeCompactInfo {
-        tokens: measured.measure.tokens as usize,
-        threshold: measured.measure.threshold as usize,
-        message_count: messages.len(),
-        middle_count: covered - head,
-        head_length: head,
-        tail_start: covered,
-        trigger,
-        strategy: Strategy::Summary,
-        fallback: false,
-    };
-    let confirmation = tokio::select! {
-        biased;
-        _ = cancel.cancelled() => return Err(Aborted),
-        answer = hooks.before_compact(&info) => answer,
-    };
-    if let Confirmation::Decline(reason) = confirmation {
-        let error = CompactError::new(ErrorCode::Declined, reason);
-        return Ok(report.not_compacted(error, &planned()));
-    }
-    hooks.event(json!({
-        "type": "started",
-        "tokens": info.tokens,
-        "threshold": info.threshold,
-        "messageCount": messages.len(),
-        "middleCount": info.middle_count,
-        "trigger": trigger.as_str(),
-        "strategy": Strategy::Summary.as_str(),
-        "checkpoint": true,
-    }));
-    let extend = measured.estimator.over(reduced_tokens);
-    hooks.event(json!({
+        + call.counts[covered..].iter().sum::<usize>();
+    let extend = call.measured.estimator.over(reduced_tokens);
+    call.hooks.event(json!({
         "type": "checkpoint_reused",
         "coveredMessages": covered,
         "archivePath": checkpoint.archive_path,
         "extended": extend,
     }));
-    let mut notes = Vec::new();
-    if extend {
-        match extended(
-            messages,
-            counts,
-            measured,
-            options,
-            summarizer,
-            cancel,
-            observer,
-            hooks,
-            &checkpoint,
-        )
-        .await?
-        {
-            Ok(mut outcome) => {
-                record(messages, None, options, summarizer, &mut outcome);
-                if let Some(report) = outcome.checkpoint.as_mut() {
-                    report.reused = true;
-                    report.extended = true;
-                    report.covered_messages = covered;
-                    report.archive_path = checkpoint.archive_path.clone();
-                } else {
-                    outcome.checkpoint = Some(CheckpointReport {
-                        reused: true,
-                        extended: true,
-                        covered_messages: covered,
-                        archive_path: checkpoint.archive_path.clone(),
-                        recorded: false,
-                    });
-                }
-                hooks.event(completed_event(&outcome));
-                return Ok(outcome);
-            }
-            // What the checkpoint alone gives is still far smaller than the input: it stands,
-            // with the post-condition saying how far over it is.
-            Err(error) => notes.push(format!(
-                "compaction could not go on from the checkpoint ({}): {}",
-                error.code, error.message
-            )),
-        }
-    }
-    let draft = Draft {
-        region: head..covered,
-        replacement: Replacement::Checkpoint(checkpoint.clone()),
-        stripped: Vec::new(),
-        native_fallback: None,
-        warnings: Vec::new(),
-        // The checkpoint's summary message is reused as it was written, with whatever it
-        // carried; nothing is added to it.
-        rehydrated: String::new(),
-        recall: super::sections::RecallLines::All,
-        latest_failure: options.latest_failure_budget(),
-        own: added::OwnSummaries::none(),
-    };
-    let mut outcome = finish(
-        draft,
-        Steps {
-            messages,
-            counts,
-            measured,
-            options,
-            report: &report,
-            planned: planned(),
-            summarizer: None,
-            gathered: super::rehydrate::Gathered::default(),
-        },
-    )?;
-    outcome.warnings.extend(notes);
-    if outcome.compacted {
-        // A checkpoint found in the location is the caller's to keep from now on.
-        outcome.checkpoint_record = Some((*checkpoint).clone());
-    }
-    Ok(outcome)
+    extend
 }
 
-/// Compaction that goes on from `checkpoint`: the list with it in place compacted as any list
-/// holding an earlier summary, and its outcome said of `messages`. `Err`: that compaction did
-/// not go through (why).
-#[allow(clippy::too_many_arguments)]
-async fn extended(
-    messages: &[Value],
-    counts: &[usize],
-    measured: &Measured,
-    options: &CompactOptions,
-    summarizer: &dyn Summarizer,
-    cancel: &CancellationToken,
-    observer: &dyn AttemptObserver,
-    hooks: &dyn CompactHooks,
-    checkpoint: &Checkpoint,
-) -> Result<Result<CompactOutcome, CompactError>, Aborted> {
+/// The list with `checkpoint` in place — its head, its summary message, then the rest of the
+/// call's list after the messages it covers — and its token counts.
+pub(crate) fn in_place(call: &Call<'_>, checkpoint: &Checkpoint) -> (Vec<Value>, Vec<usize>) {
+    let (messages, counts) = (call.messages, call.counts);
     let head = checkpoint.head_length;
     let covered = checkpoint.covered_messages;
     let mut reduced: Vec<Value> = Vec::with_capacity(messages.len() - covered + head + 1);
@@ -592,39 +206,70 @@ async fn extended(
     reduced.extend_from_slice(&messages[covered..]);
     let mut reduced_counts: Vec<usize> = Vec::with_capacity(reduced.len());
     reduced_counts.extend_from_slice(&counts[..head]);
-    reduced_counts.push(tokens::count_message(options.encoding, &checkpoint.message));
+    reduced_counts.push(tokens::count_message(
+        call.options.encoding,
+        &checkpoint.message,
+    ));
     reduced_counts.extend_from_slice(&counts[covered..]);
-    // The input's measure: the estimate of a list derived from it (`Estimator::after`) is the
-    // input's minus what went away, whichever list it is computed on.
-    let outcome = run(
-        &reduced,
-        &reduced_counts,
-        measured,
-        options,
-        summarizer,
-        cancel,
-        observer,
-        &Extending { hooks },
-        None,
-    )
-    .await?;
+    (reduced, reduced_counts)
+}
+
+/// The outcome of the compaction that went on from `checkpoint` (`outcome`, of the list with
+/// it in place), said of the call's list, its checkpoint recorded and the `completed` event
+/// emitted. `Err`: that compaction did not go through — why, for the warning of the
+/// compaction that reuses the checkpoint alone.
+pub(crate) fn extended(
+    call: &Call<'_>,
+    checkpoint: &Checkpoint,
+    outcome: CompactOutcome,
+) -> Result<CompactOutcome, String> {
     if !outcome.compacted {
-        return Ok(Err(outcome.error.unwrap_or_else(|| {
+        let error = outcome.error.unwrap_or_else(|| {
             CompactError::new(ErrorCode::NothingToCompact, "nothing more to compact")
-        })));
+        });
+        // What the checkpoint alone gives is still far smaller than the input: it stands,
+        // with the post-condition saying how far over it is.
+        return Err(format!(
+            "compaction could not go on from the checkpoint ({}): {}",
+            error.code, error.message
+        ));
     }
-    Ok(Ok(said_of_input(outcome, messages, counts, checkpoint)))
+    let mut outcome = said_of_input(outcome, call.messages, call.counts, checkpoint);
+    record(
+        call.messages,
+        None,
+        call.options,
+        call.summarizer,
+        &mut outcome,
+    );
+    let covered = checkpoint.covered_messages;
+    if let Some(report) = outcome.checkpoint.as_mut() {
+        report.reused = true;
+        report.extended = true;
+        report.covered_messages = covered;
+        report.archive_path = checkpoint.archive_path.clone();
+    } else {
+        outcome.checkpoint = Some(CheckpointReport {
+            reused: true,
+            extended: true,
+            covered_messages: covered,
+            archive_path: checkpoint.archive_path.clone(),
+            recorded: false,
+        });
+    }
+    call.hooks.event(completed_event(&outcome));
+    Ok(outcome)
 }
 
 /// The caller's hooks with the `completed` event held back until the checkpoint is recorded,
 /// so that it stays the call's last event and says what checkpoints did.
-struct Held<'a> {
+pub(crate) struct Held<'a> {
     hooks: &'a dyn CompactHooks,
     completed: std::sync::Mutex<bool>,
 }
 
 impl<'a> Held<'a> {
-    fn new(hooks: &'a dyn CompactHooks) -> Self {
+    pub fn new(hooks: &'a dyn CompactHooks) -> Self {
         Held {
             hooks,
             completed: std::sync::Mutex::new(false),
@@ -632,7 +277,7 @@ impl<'a> Held<'a> {
     }
 
     /// Emits the held `completed` event, said of the final `outcome`.
-    fn release(&self, outcome: &CompactOutcome) {
+    pub fn release(&self, outcome: &CompactOutcome) {
         let held = std::mem::take(&mut *self.completed.lock().unwrap_or_else(|p| p.into_inner()));
         if held {
             self.hooks.event(completed_event(outcome));
@@ -656,8 +301,8 @@ impl CompactHooks for Held<'_> {
 
 /// The hooks of a compaction that goes on from a checkpoint: the call was confirmed and
 /// announced once already, and its `completed` event is said of the caller's list.
-struct Extending<'a> {
-    hooks: &'a dyn CompactHooks,
+pub(crate) struct Extending<'a> {
+    pub hooks: &'a dyn CompactHooks,
 }
 
 impl CompactHooks for Extending<'_> {

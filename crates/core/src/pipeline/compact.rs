@@ -11,11 +11,10 @@ use tokio_util::sync::CancellationToken;
 use crate::summary::summarize::{AttemptObserver, Summarizer};
 
 pub use crate::pipeline::assemble::{assemble_messages, summary_message, summary_model_window};
+pub use crate::pipeline::middle::{cap_chars, summarize_middle, Summary};
 pub use crate::pipeline::options::{token_budget, CompactOptions, PromptStyle};
 pub use crate::pipeline::outcome::{Aborted, CompactOutcome, CompactStats, Piece};
-pub use crate::pipeline::summarize::{
-    cap_chars, summarize_middle, summarize_region, RegionSummary, Summary,
-};
+pub use crate::pipeline::region::{summarize_region, RegionSummary};
 
 /// Compacts `messages` (already validated). `counts` are their token counts when the caller
 /// has them (the `Compactor` cache), otherwise they are computed.

@@ -11,33 +11,72 @@
 
 use serde_json::Value;
 
-use super::assemble::{assemble, ArchiveRefs};
+use super::call::Call;
+use super::draft::Draft;
 use super::measure::Estimator;
-use super::Draft;
+use super::options::CompactOptions;
+use super::outcome::RehydratedFile;
+use super::pieces::{draft_tokens, target, ArchiveRefs, Fitting};
+use super::rehydrate::{self, Gathered};
+use super::reporter::Reporter;
+use super::session::stand_in_archive_path;
+use crate::base::error::CompactError;
 use crate::model::tokens;
-use crate::pipeline::options::CompactOptions;
-use crate::pipeline::outcome::Piece;
-use crate::plan::offload::{self, MessageCuts, Site};
+use crate::plan::offload::{self, Site};
 use crate::summary::sections;
 use crate::summary::todos;
 use crate::summary::user_messages::{self, refit_section, UserMessages};
-
-/// The shortening the fit step decided: the cuts of each kept message, by input index, in
-/// order. The index of a message here is its index in the offload archive.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Fitting {
-    pub cuts: Vec<(usize, MessageCuts)>,
-    /// Raw tokens of the draft's messages with the cuts applied (stand-in archive paths).
-    pub tokens: usize,
-}
 
 /// How many times the cuts are re-planned when the exact count after cutting is not yet low
 /// enough (token counts of cut text are not proportional to its length).
 const MAX_REFITS: usize = 4;
 
+/// Step 5: the shortening of `draft` for it to fit, then the sections the library adds giving
+/// way when that is what fits, then the files gathered after the summary, as many as the result
+/// holds ([`rehydrate::attach`]). `Err`: the result would not be smaller than the input
+/// (`NOT_SMALLER`).
+pub(crate) fn fit(
+    call: &Call<'_>,
+    report: &Reporter<'_>,
+    draft: &mut Draft,
+    gathered: Gathered,
+) -> Result<(Fitting, Vec<RehydratedFile>), CompactError> {
+    let (messages, counts, options) = (call.messages, call.counts, call.options);
+    let estimator = &call.measured.estimator;
+    let stand_in = stand_in_archive_path(options);
+    let fitting = shorten(messages, counts, draft, estimator, &stand_in, options);
+    let original_tokens = report.original_tokens();
+    let mut fitting = sections_give_way(
+        messages,
+        counts,
+        draft,
+        fitting,
+        estimator,
+        &stand_in,
+        options,
+        original_tokens,
+    );
+    if let Some(error) = report.not_smaller(fitting.tokens) {
+        return Err(error);
+    }
+    let rehydrated = rehydrate::attach(
+        messages,
+        counts,
+        draft,
+        &mut fitting,
+        &gathered,
+        estimator,
+        &stand_in,
+        options,
+        original_tokens,
+    );
+    draft.warnings.extend(gathered.warnings);
+    Ok((fitting, rehydrated))
+}
+
 /// Decides the shortening of `draft` for it to fit. `stand_in` is a path at least as long as
 /// the real archive paths will be.
-pub(crate) fn fit(
+fn shorten(
     messages: &[Value],
     counts: &[usize],
     draft: &Draft,
@@ -103,77 +142,48 @@ pub(crate) fn fit(
 /// user's messages keep the task's two ends while the latest failure and then the agent's task
 /// list give way, each with a warning; the task's ends go last.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn sections_give_way(
+fn sections_give_way(
     messages: &[Value],
     counts: &[usize],
     draft: &mut Draft,
-    mut fitting: Fitting,
+    fitting: Fitting,
     estimator: &Estimator,
     stand_in: &str,
     options: &CompactOptions,
     original_tokens: usize,
 ) -> Fitting {
-    // Raw tokens over the threshold, and raw tokens not fewer than the input's (a result that
-    // is not smaller is not returned at all: NOT_SMALLER).
-    let over_threshold = |fitting: &Fitting| {
-        let estimate = estimator.after(fitting.tokens);
-        if estimate >= estimator.threshold() {
-            estimator.raw_for(estimate + 1 - estimator.threshold())
-        } else {
-            0
-        }
+    let mut aim = Aim {
+        messages,
+        counts,
+        estimator,
+        stand_in,
+        options,
+        original_tokens,
+        under_threshold: true,
     };
-    let not_smaller = |fitting: &Fitting| (fitting.tokens + 1).saturating_sub(original_tokens);
     if draft.sections_text_mut().is_none()
-        || (over_threshold(&fitting) == 0 && not_smaller(&fitting) == 0)
+        || (aim.over_threshold(&fitting) == 0 && aim.not_smaller(&fitting) == 0)
     {
         return fitting;
     }
     // What would be reached without them at all: giving them up is worth it only for that.
-    let original_text = draft.sections_text_mut().map(|text| text.clone());
-    let original_recall = draft.recall;
-    let original_failure = draft.latest_failure;
-    if let Some(text) = draft.sections_text_mut() {
-        if let Some(without) = user_messages::without_section(text) {
-            *text = without;
-        }
-        if let Some(without) = todos::without_section(text) {
-            *text = without;
-        }
-    }
-    draft.recall = sections::RecallLines::None;
-    draft.latest_failure.max_tokens = 0;
-    let trial = fit(messages, counts, draft, estimator, stand_in, options);
-    if let (Some(text), Some(original)) = (draft.sections_text_mut(), original_text) {
-        *text = original;
-    }
-    draft.recall = original_recall;
-    draft.latest_failure = original_failure;
-    if not_smaller(&trial) > 0 {
+    let trial = aim.without_sections(draft);
+    if aim.not_smaller(&trial) > 0 {
         return fitting;
     }
     // Under the threshold too when that can be had; else only smaller than the input.
-    let aim_under_threshold = over_threshold(&trial) == 0;
-    let excess = |fitting: &Fitting| {
-        let over = if aim_under_threshold {
-            over_threshold(fitting)
-        } else {
-            0
-        };
-        over.max(not_smaller(fitting))
-    };
-    let over = |fitting: &Fitting| excess(fitting) > 0;
-    if !over(&fitting) {
+    aim.under_threshold = aim.over_threshold(&trial) == 0;
+    let mut fitting = fitting;
+    if !aim.over(&fitting) {
         return fitting;
     }
     for lines in [sections::RecallLines::Current, sections::RecallLines::None] {
-        if !over(&fitting) {
+        if !aim.over(&fitting) {
             return fitting;
         }
         draft.recall = lines;
-        fitting = fit(messages, counts, draft, estimator, stand_in, options);
+        fitting = aim.shorten(draft);
     }
-    const MAX_STEPS: usize = 4;
     let before = draft
         .sections_text_mut()
         .and_then(|text| UserMessages::parse(text));
@@ -187,131 +197,203 @@ pub(crate) fn sections_give_way(
     } else {
         0
     };
-    for step in 0..MAX_STEPS {
-        if !over(&fitting) {
-            break;
-        }
-        let Some(text) = draft.sections_text_mut() else {
-            break;
-        };
-        let Some(section) = sections::split(text).user_messages else {
-            break;
-        };
-        let current = tokens::count_text(options.encoding, section);
-        // The last step leaves nothing of it but the task's two ends.
-        let budget = if step + 1 == MAX_STEPS {
-            floor
+    fitting = aim.user_messages_give_way(draft, fitting, floor);
+    fitting = aim.last_give_way(draft, fitting, floor);
+    if let Some(before) = before.filter(|before| !before.messages.is_empty()) {
+        user_messages_warning(draft, &before, floor);
+    }
+    fitting
+}
+
+/// What the sections give way for (see [`sections_give_way`]): a result smaller than the input,
+/// and under the threshold when `under_threshold`.
+struct Aim<'a> {
+    messages: &'a [Value],
+    counts: &'a [usize],
+    estimator: &'a Estimator,
+    stand_in: &'a str,
+    options: &'a CompactOptions,
+    original_tokens: usize,
+    under_threshold: bool,
+}
+
+impl Aim<'_> {
+    /// The draft fitted again.
+    fn shorten(&self, draft: &Draft) -> Fitting {
+        let (messages, counts, options) = (self.messages, self.counts, self.options);
+        shorten(
+            messages,
+            counts,
+            draft,
+            self.estimator,
+            self.stand_in,
+            options,
+        )
+    }
+
+    /// Raw tokens over the threshold.
+    fn over_threshold(&self, fitting: &Fitting) -> usize {
+        let estimator = self.estimator;
+        let estimate = estimator.after(fitting.tokens);
+        if estimate >= estimator.threshold() {
+            estimator.raw_for(estimate + 1 - estimator.threshold())
         } else {
-            current.saturating_sub(excess(&fitting)).max(floor)
-        };
-        if budget >= current {
-            break;
+            0
         }
-        let Some(refitted) = refit_section(text, budget, options.encoding) else {
-            break;
-        };
-        *text = refitted;
-        fitting = fit(messages, counts, draft, estimator, stand_in, options);
     }
-    // Last, the latest failure and the task list: the archive holds them too, and the recall
-    // tool reaches them.
-    if over(&fitting) && draft.latest_failure.max_tokens > 0 {
-        draft.latest_failure.max_tokens = 0;
-        let without = fit(messages, counts, draft, estimator, stand_in, options);
-        if without.tokens < fitting.tokens {
-            draft.warnings.push(
-                "the latest failed tool call was left out of the summary for the result to fit (under the threshold, smaller than the input)".into(),
-            );
-            fitting = without;
+
+    /// Raw tokens not fewer than the input's (a result that is not smaller is not returned at
+    /// all: NOT_SMALLER).
+    fn not_smaller(&self, fitting: &Fitting) -> usize {
+        (fitting.tokens + 1).saturating_sub(self.original_tokens)
+    }
+
+    /// Raw tokens more than the aim allows.
+    fn excess(&self, fitting: &Fitting) -> usize {
+        let over = if self.under_threshold {
+            self.over_threshold(fitting)
         } else {
-            draft.latest_failure = original_failure;
-        }
+            0
+        };
+        over.max(self.not_smaller(fitting))
     }
-    if over(&fitting) {
-        let without = draft
-            .sections_text_mut()
-            .and_then(|text| todos::without_section(text));
-        if let Some(without) = without {
-            if let Some(text) = draft.sections_text_mut() {
-                *text = without;
-            }
-            fitting = fit(messages, counts, draft, estimator, stand_in, options);
-            draft.warnings.push(
-                "the agent's task list was left out of the summary for the result to fit (under the threshold, smaller than the input)".into(),
-            );
-        }
+
+    fn over(&self, fitting: &Fitting) -> bool {
+        self.excess(fitting) > 0
     }
-    // Last of all, the task's two ends, and then the line that says how many were left out:
-    // the warning says it then.
-    if over(&fitting) && floor > 0 {
-        if let Some(text) = draft.sections_text_mut() {
-            if let Some(refitted) = refit_section(text, 0, options.encoding) {
-                *text = refitted;
-                fitting = fit(messages, counts, draft, estimator, stand_in, options);
-            }
-        }
-    }
-    if over(&fitting) {
+
+    /// The draft fitted without any of the sections, the draft left as it was.
+    fn without_sections(&self, draft: &mut Draft) -> Fitting {
+        let original_text = draft.sections_text_mut().map(|text| text.clone());
+        let original_recall = draft.recall;
+        let original_failure = draft.latest_failure;
         if let Some(text) = draft.sections_text_mut() {
             if let Some(without) = user_messages::without_section(text) {
                 *text = without;
-                fitting = fit(messages, counts, draft, estimator, stand_in, options);
+            }
+            if let Some(without) = todos::without_section(text) {
+                *text = without;
             }
         }
-    }
-    if let Some(before) = before.filter(|before| !before.messages.is_empty()) {
-        let after = draft
-            .sections_text_mut()
-            .and_then(|text| UserMessages::parse(text))
-            .unwrap_or_default();
-        if after != before {
-            let dropped = before.messages.len().saturating_sub(after.messages.len());
-            let task_lost = floor > 0 && !after.messages.first().is_some_and(|m| m.task);
-            draft.warnings.push(format!(
-                "the user's messages carried in the summary were cut for the result to fit (under the threshold, smaller than the input): {} of {} kept{}{}",
-                after.messages.len(),
-                before.messages.len(),
-                if dropped == 0 { " (the latest shortened)" } else { "" },
-                if task_lost { "; the task (the first user message) is not among them" } else { "" }
-            ));
+        draft.recall = sections::RecallLines::None;
+        draft.latest_failure.max_tokens = 0;
+        let trial = self.shorten(draft);
+        if let (Some(text), Some(original)) = (draft.sections_text_mut(), original_text) {
+            *text = original;
         }
+        draft.recall = original_recall;
+        draft.latest_failure = original_failure;
+        trial
     }
-    fitting
+
+    /// The user's messages fitted again into as many fewer tokens as the result is over, a few
+    /// times, down to the task's two ends (`floor`).
+    fn user_messages_give_way(
+        &self,
+        draft: &mut Draft,
+        mut fitting: Fitting,
+        floor: usize,
+    ) -> Fitting {
+        const MAX_STEPS: usize = 4;
+        for step in 0..MAX_STEPS {
+            if !self.over(&fitting) {
+                break;
+            }
+            let Some(text) = draft.sections_text_mut() else {
+                break;
+            };
+            let Some(section) = sections::split(text).user_messages else {
+                break;
+            };
+            let current = tokens::count_text(self.options.encoding, section);
+            // The last step leaves nothing of it but the task's two ends.
+            let budget = if step + 1 == MAX_STEPS {
+                floor
+            } else {
+                current.saturating_sub(self.excess(&fitting)).max(floor)
+            };
+            if budget >= current {
+                break;
+            }
+            let Some(refitted) = refit_section(text, budget, self.options.encoding) else {
+                break;
+            };
+            *text = refitted;
+            fitting = self.shorten(draft);
+        }
+        fitting
+    }
+
+    /// Last, the latest failure and the task list (the archive holds them too, and the recall
+    /// tool reaches them), then the task's two ends, then the line that says how many were left
+    /// out: the warning says it then.
+    fn last_give_way(&self, draft: &mut Draft, mut fitting: Fitting, floor: usize) -> Fitting {
+        if self.over(&fitting) && draft.latest_failure.max_tokens > 0 {
+            let original_failure = draft.latest_failure;
+            draft.latest_failure.max_tokens = 0;
+            let without = self.shorten(draft);
+            if without.tokens < fitting.tokens {
+                draft.warnings.push(
+                    "the latest failed tool call was left out of the summary for the result to fit (under the threshold, smaller than the input)".into(),
+                );
+                fitting = without;
+            } else {
+                draft.latest_failure = original_failure;
+            }
+        }
+        if self.over(&fitting) {
+            let without = draft
+                .sections_text_mut()
+                .and_then(|text| todos::without_section(text));
+            if let Some(without) = without {
+                if let Some(text) = draft.sections_text_mut() {
+                    *text = without;
+                }
+                fitting = self.shorten(draft);
+                draft.warnings.push(
+                    "the agent's task list was left out of the summary for the result to fit (under the threshold, smaller than the input)".into(),
+                );
+            }
+        }
+        if self.over(&fitting) && floor > 0 {
+            if let Some(text) = draft.sections_text_mut() {
+                if let Some(refitted) = refit_section(text, 0, self.options.encoding) {
+                    *text = refitted;
+                    fitting = self.shorten(draft);
+                }
+            }
+        }
+        if self.over(&fitting) {
+            if let Some(text) = draft.sections_text_mut() {
+                if let Some(without) = user_messages::without_section(text) {
+                    *text = without;
+                    fitting = self.shorten(draft);
+                }
+            }
+        }
+        fitting
+    }
+}
+
+/// The warning when the user's messages carried in the summary (`before`) were cut.
+fn user_messages_warning(draft: &mut Draft, before: &UserMessages, floor: usize) {
+    let after = draft
+        .sections_text_mut()
+        .and_then(|text| UserMessages::parse(text))
+        .unwrap_or_default();
+    if after != *before {
+        let dropped = before.messages.len().saturating_sub(after.messages.len());
+        let task_lost = floor > 0 && !after.messages.first().is_some_and(|m| m.task);
+        draft.warnings.push(format!(
+            "the user's messages carried in the summary were cut for the result to fit (under the threshold, smaller than the input): {} of {} kept{}{}",
+            after.messages.len(),
+            before.messages.len(),
+            if dropped == 0 { " (the latest shortened)" } else { "" },
+            if task_lost { "; the task (the first user message) is not among them" } else { "" }
+        ));
+    }
 }
 
 /// What the user's messages keep, when the result would not fit otherwise, until the latest
 /// failure and the task list have given way: room for the task's beginning and end.
 const TASK_FLOOR_TOKENS: usize = 160;
-
-/// The estimate a fitted result aims at: the threshold less room for the next turns
-/// (`tailRetentionTokens`, at most half the threshold), so the very next turn does not compact
-/// again.
-pub(crate) fn target(estimator: &Estimator, options: &CompactOptions) -> u64 {
-    let threshold = estimator.threshold();
-    let room = (options.tail_retention_tokens() as u64).min(threshold / 2);
-    threshold - room
-}
-
-/// Raw tokens of the messages of `draft` with `fitting` applied.
-pub(crate) fn draft_tokens(
-    messages: &[Value],
-    counts: &[usize],
-    draft: &Draft,
-    fitting: &Fitting,
-    refs: ArchiveRefs<'_>,
-    options: &CompactOptions,
-) -> usize {
-    let assembled = assemble(messages, draft, fitting, refs, options.encoding);
-    pieces_tokens(counts, &assembled.pieces, options)
-}
-
-/// Raw tokens of `pieces`: originals from `counts`, new messages counted.
-pub(crate) fn pieces_tokens(counts: &[usize], pieces: &[Piece], options: &CompactOptions) -> usize {
-    pieces
-        .iter()
-        .map(|piece| match piece {
-            Piece::Original(i) => counts[*i],
-            Piece::New(message) => tokens::count_message(options.encoding, message),
-        })
-        .sum()
-}

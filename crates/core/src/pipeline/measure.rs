@@ -2,8 +2,9 @@
 //! model factor or raw count), what fires a compaction, and the same estimate for the list a
 //! compaction would return — the measure of the post-condition (SPEC §4.7).
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
+use super::hooks::CompactHooks;
 use crate::model::trigger::{
     model_factor, tool_output_bytes, Calibration, EstimateSource, Measure, TriggerKind,
 };
@@ -30,6 +31,21 @@ pub(crate) fn measure(messages: &[Value], counts: &[usize], options: &CompactOpt
         trigger: options.fired(&measure, messages.len(), tool_bytes),
         estimator: Estimator::new(&measure, options),
     }
+}
+
+/// Whether a compaction fires, and what fires it (`None`: nothing does). The estimate reaching
+/// the threshold is said to the caller (`token_limit_exceeded`), whether or not a compaction
+/// follows.
+pub(crate) fn announce(measured: &Measured, hooks: &dyn CompactHooks) -> Option<TriggerKind> {
+    let trigger = measured.trigger?;
+    if measured.measure.reached() {
+        hooks.event(json!({
+            "type": "token_limit_exceeded",
+            "tokensUsed": measured.measure.tokens,
+            "tokenLimit": measured.measure.threshold,
+        }));
+    }
+    Some(trigger)
 }
 
 /// The estimate of a list a compaction changed: the input's estimate minus the raw tokens

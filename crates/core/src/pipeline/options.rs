@@ -22,6 +22,7 @@ use crate::plan::selective::SelectiveRules;
 use crate::plan::strategy::Strategy;
 use crate::plan::thinking::ThinkingPolicy;
 use crate::summary::providers::anthropic_compaction::AnthropicCompactionClient;
+use crate::summary::summarize::BoxFuture;
 
 /// Which prompt asks for the summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -167,7 +168,7 @@ pub struct CompactOptions {
     pub known_checkpoints: Vec<Arc<crate::archive::checkpoint::Checkpoint>>,
     /// A summary prepared in the background (`Compactor` `background`), applied in place of
     /// the summary call when the messages it covers are unchanged.
-    pub precomputed: Option<Arc<crate::pipeline::precompute::Precomputed>>,
+    pub precomputed: Option<Arc<super::background::Precomputed>>,
     /// The budget in tokens of the user's messages carried verbatim into a summary
     /// (`userMessagesMaxTokens`, SPEC §4.12); `Some(0)` turns them off. Default (`None`): a
     /// quarter of the tail budget, 5 000 tokens at the defaults.
@@ -184,7 +185,48 @@ pub struct CompactOptions {
     /// Show the current content of the files worked on most recently after the summary
     /// (`rehydrate`, SPEC §4.12). Default off: it costs up to `max_tokens` after every
     /// compaction.
-    pub rehydrate: Option<crate::pipeline::rehydrate::Rehydrate>,
+    pub rehydrate: Option<Rehydrate>,
+}
+
+/// The caller's file access (`rehydrate.read`): the text of a file, or `None` when there is
+/// none (deleted, not a text file). An error is the caller's failure, reported as a warning.
+pub trait FileReader: Send + Sync {
+    fn read<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<Option<String>, String>>;
+}
+
+/// The `rehydrate` option.
+#[derive(Clone)]
+pub struct Rehydrate {
+    /// At most this many files. Default 5.
+    pub max_files: usize,
+    /// Each file is cut to this many tokens. Default 5 000.
+    pub max_tokens_per_file: usize,
+    /// All files together. Default 50 000.
+    pub max_tokens: usize,
+    /// The caller's `read(path)`; without it, content comes from the conversation.
+    pub reader: Option<Arc<dyn FileReader>>,
+}
+
+impl Default for Rehydrate {
+    fn default() -> Self {
+        Rehydrate {
+            max_files: 5,
+            max_tokens_per_file: 5_000,
+            max_tokens: 50_000,
+            reader: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for Rehydrate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rehydrate")
+            .field("max_files", &self.max_files)
+            .field("max_tokens_per_file", &self.max_tokens_per_file)
+            .field("max_tokens", &self.max_tokens)
+            .field("reader", &self.reader.is_some())
+            .finish()
+    }
 }
 
 /// The default budget of the task list after a summary: a long list of short items.

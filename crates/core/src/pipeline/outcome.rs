@@ -152,7 +152,7 @@ pub struct CompactOutcome {
     /// What happened to a summary prepared in the background (`None`: none was given).
     pub background: Option<BackgroundReport>,
     /// The files whose current content follows the summary (`rehydrate`), last touched first.
-    pub rehydrated: Vec<crate::pipeline::rehydrate::RehydratedFile>,
+    pub rehydrated: Vec<RehydratedFile>,
 }
 
 /// What checkpoints did for a call (`result.checkpoint`).
@@ -173,6 +173,19 @@ pub struct CheckpointReport {
     pub archive_path: String,
     /// This call left a checkpoint for later calls.
     pub recorded: bool,
+}
+
+/// One file shown after the summary (`result.rehydrated`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RehydratedFile {
+    pub path: String,
+    /// Tokens of its entry in the summary message.
+    pub tokens: usize,
+    /// Whether it was cut to its budget.
+    pub cut: bool,
+    /// `read` (the caller's `read(path)`) or `conversation`.
+    pub source: &'static str,
 }
 
 /// What happened to a summary prepared in the background, at the call that could use it.

@@ -1,10 +1,21 @@
 //! Step 2, **plan**: what the strategy would do ([`crate::plan::strategy`], [`crate::plan::selective`], or
-//! the PRD's partition), without side effects.
+//! the PRD's partition), without side effects — or the region a recorded checkpoint or a
+//! summary prepared in the background stands for — then the caller's confirmation (the Pi
+//! Agent seed's `require_confirmation`), which may decline, and the `started` event.
 
-use serde_json::Value;
+use std::sync::Arc;
 
+use serde_json::{json, Value};
+
+use super::call::Call;
+use super::hooks::{BeforeCompactInfo, Confirmation};
 use super::measure::Measured;
-use crate::pipeline::options::CompactOptions;
+use super::options::CompactOptions;
+use super::outcome::{Aborted, CompactOutcome};
+use super::reporter::{Planned, Reporter};
+use crate::archive::checkpoint::Checkpoint;
+use crate::base::error::{CompactError, ErrorCode};
+use crate::model::trigger::TriggerKind;
 use crate::plan::partition::{partition, Partition};
 use crate::plan::selective;
 use crate::plan::strategy::{self, RegionItem, Rewrite, Strategy};
@@ -18,6 +29,9 @@ pub(crate) enum Plan {
     Summary(Partition),
     /// A strategy without a summary.
     Rewrite(Rewrite),
+    /// Reuse the summary message of a checkpoint recorded for the start of the list (its
+    /// head, then the messages it covers).
+    Reuse(Arc<Checkpoint>),
 }
 
 impl Plan {
@@ -26,6 +40,12 @@ impl Plan {
     pub fn shape(&self) -> (Strategy, usize, usize, usize) {
         match self {
             Plan::Summary(p) => (Strategy::Summary, p.head_len, p.tail_start, p.middle_len()),
+            Plan::Reuse(c) => (
+                Strategy::Summary,
+                c.head_length,
+                c.covered_messages,
+                c.covered_messages - c.head_length,
+            ),
             Plan::Rewrite(r) => {
                 let unchanged = r
                     .items
@@ -114,4 +134,109 @@ pub(crate) fn summary_partition(
         options.tail_retention_tokens(),
         options.tail_rules(),
     )
+}
+
+/// Step 2: the plan — a checkpoint's when one stands for the start of the list; the region of
+/// a summary prepared in the background (`background`) in place of the summary's — and the
+/// caller's confirmation. `Ok(Err(outcome))`: nothing is compacted (the no-op strategy,
+/// nothing to compact, declined).
+pub(crate) async fn confirmed(
+    call: &Call<'_>,
+    report: &Reporter<'_>,
+    trigger: TriggerKind,
+    checkpoint: Option<Arc<Checkpoint>>,
+    background: Option<Partition>,
+) -> Result<Result<(Plan, Planned), CompactOutcome>, Aborted> {
+    let (plan, fallback) = match checkpoint {
+        Some(checkpoint) => (Plan::Reuse(checkpoint), false),
+        None => {
+            if call.options.strategy == Strategy::Noop {
+                // The type seed's NoOpCompressionStrategy: the list stands, nothing is written.
+                return Ok(Err(report.skipped(None)));
+            }
+            let (plan, fallback) = plan(call.messages, call.counts, call.measured, call.options);
+            // A summary prepared in the background stands for the region it covers.
+            let plan = match (plan, background) {
+                (Some(Plan::Summary(_)), Some(covered)) => Some(Plan::Summary(covered)),
+                (plan, _) => plan,
+            };
+            match plan {
+                Some(plan) => (plan, fallback),
+                None => return Ok(Err(nothing_to_compact(call, report, trigger, fallback))),
+            }
+        }
+    };
+    let (strategy, head_length, tail_start, middle_count) = plan.shape();
+    let planned = Planned {
+        strategy,
+        partition: Partition {
+            head_len: head_length,
+            tail_start,
+        },
+        fallback,
+    };
+    let measure = call.measured.measure;
+    let info = BeforeCompactInfo {
+        tokens: measure.tokens as usize,
+        threshold: measure.threshold as usize,
+        message_count: call.messages.len(),
+        middle_count,
+        head_length,
+        tail_start,
+        trigger,
+        strategy,
+        fallback,
+    };
+    // The caller confirms a compaction that reuses a checkpoint as any other: it changes the
+    // list and writes records.
+    let confirmation = tokio::select! {
+        biased;
+        _ = call.cancel.cancelled() => return Err(Aborted),
+        answer = call.hooks.before_compact(&info) => answer,
+    };
+    if let Confirmation::Decline(reason) = confirmation {
+        let error = CompactError::new(ErrorCode::Declined, reason);
+        return Ok(Err(report.not_compacted(error, &planned)));
+    }
+    let mut started = json!({
+        "type": "started",
+        "tokens": info.tokens,
+        "threshold": info.threshold,
+        "messageCount": info.message_count,
+        "middleCount": info.middle_count,
+        "trigger": trigger.as_str(),
+        "strategy": strategy.as_str(),
+    });
+    if matches!(plan, Plan::Reuse(_)) {
+        started["checkpoint"] = json!(true);
+    }
+    call.hooks.event(started);
+    Ok(Ok((plan, planned)))
+}
+
+/// The outcome when the strategy keeps every message.
+fn nothing_to_compact(
+    call: &Call<'_>,
+    report: &Reporter<'_>,
+    trigger: TriggerKind,
+    fallback: bool,
+) -> CompactOutcome {
+    let options = call.options;
+    let measure = call.measured.measure;
+    let error = CompactError::new(
+        ErrorCode::NothingToCompact,
+        format!(
+            "compaction was triggered ({}: {} tokens, threshold {}), but the {} strategy keeps every message; nothing to compact",
+            trigger.as_str(),
+            measure.tokens,
+            measure.threshold,
+            options.strategy.as_str()
+        ),
+    );
+    let planned = Planned {
+        strategy: options.strategy,
+        partition: summary_partition(call.messages, call.counts, options),
+        fallback,
+    };
+    report.not_compacted(error, &planned)
 }

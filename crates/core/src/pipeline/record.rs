@@ -5,7 +5,7 @@
 //! write them is a warning. Below the threshold nothing is written at all.
 
 use serde::Serialize;
-use serde_json::{json, Map};
+use serde_json::{json, Map, Value};
 
 use super::options::CompactOptions;
 use super::outcome::{CompactOutcome, CompactStats};
@@ -101,7 +101,52 @@ pub(crate) fn record_outcome_as(
         .and_then(|n| n.to_str())
         .map(str::to_string);
     let mut problems: Vec<String> = Vec::new();
+    let fields = audit_fields(outcome, strategy, code, archive_name.as_deref());
+    // A reused checkpoint's archive has its metadata and summary recorded already.
+    let reused = outcome
+        .checkpoint
+        .as_ref()
+        .is_some_and(|c| c.reused && !c.extended);
+    if outcome.compacted && !reused {
+        if let (Some(name), Some(meta)) = (archive_name.as_deref(), build_meta(options, outcome)) {
+            if let Err(e) = records.meta(name, &meta) {
+                problems.push(format!("could not write the metadata of {name}: {e}"));
+            }
+        }
+        if let Some(summary) = &outcome.summary {
+            if let Err(e) = records.summary(archive_name.as_deref(), summary) {
+                problems.push(format!("could not append to {SUMMARIES_FILE}: {e}"));
+            }
+        }
+    }
+    if let Err(e) = records.event(event, fields) {
+        problems.push(format!("could not append to {EVENTS_FILE}: {e}"));
+    }
 
+    // When the archive itself could not be written, the result already carries a warning about
+    // that directory; the audit failing there too is the same problem, so it is only logged.
+    let archive_failed = (outcome.compacted && outcome.archive_path.is_none())
+        || outcome
+            .error
+            .as_ref()
+            .is_some_and(|e| e.code == ErrorCode::ArchiveFailed);
+    for problem in problems {
+        if archive_failed {
+            tracing::debug!("{problem}");
+        } else {
+            tracing::warn!("{problem}");
+            outcome.warnings.push(problem);
+        }
+    }
+}
+
+/// The fields of the audit line of `outcome`: why it ran and how, what it did and cost.
+fn audit_fields(
+    outcome: &CompactOutcome,
+    strategy: &str,
+    code: Option<&str>,
+    archive_name: Option<&str>,
+) -> Map<String, Value> {
     let mut fields = Map::new();
     // A compaction whose result is still over the threshold says so here too.
     let code = code.or_else(|| outcome.error.as_ref().map(|e| e.code.as_str()));
@@ -132,10 +177,7 @@ pub(crate) fn record_outcome_as(
         fields.insert("archive".into(), json!(archive_name));
         fields.insert(
             "sequence".into(),
-            json!(archive_name
-                .as_deref()
-                .and_then(parse_archive_name)
-                .map(|(_, s)| s)),
+            json!(archive_name.and_then(parse_archive_name).map(|(_, s)| s)),
         );
         fields.insert("stats".into(), json!(outcome.stats));
         if let Some(offload) = &outcome.offload_archive_path {
@@ -175,42 +217,7 @@ pub(crate) fn record_outcome_as(
     if let Some(checkpoint) = &outcome.checkpoint {
         fields.insert("checkpoint".into(), json!(checkpoint));
     }
-    // A reused checkpoint's archive has its metadata and summary recorded already.
-    let reused = outcome
-        .checkpoint
-        .as_ref()
-        .is_some_and(|c| c.reused && !c.extended);
-    if outcome.compacted && !reused {
-        if let (Some(name), Some(meta)) = (archive_name.as_deref(), build_meta(options, outcome)) {
-            if let Err(e) = records.meta(name, &meta) {
-                problems.push(format!("could not write the metadata of {name}: {e}"));
-            }
-        }
-        if let Some(summary) = &outcome.summary {
-            if let Err(e) = records.summary(archive_name.as_deref(), summary) {
-                problems.push(format!("could not append to {SUMMARIES_FILE}: {e}"));
-            }
-        }
-    }
-    if let Err(e) = records.event(event, fields) {
-        problems.push(format!("could not append to {EVENTS_FILE}: {e}"));
-    }
-
-    // When the archive itself could not be written, the result already carries a warning about
-    // that directory; the audit failing there too is the same problem, so it is only logged.
-    let archive_failed = (outcome.compacted && outcome.archive_path.is_none())
-        || outcome
-            .error
-            .as_ref()
-            .is_some_and(|e| e.code == ErrorCode::ArchiveFailed);
-    for problem in problems {
-        if archive_failed {
-            tracing::debug!("{problem}");
-        } else {
-            tracing::warn!("{problem}");
-            outcome.warnings.push(problem);
-        }
-    }
+    fields
 }
 
 /// Records a compaction the caller aborted (its `signal` fired).

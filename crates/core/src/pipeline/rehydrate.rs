@@ -1,4 +1,4 @@
-//! Step 3b, **rehydrate** (SPEC §4.12): after the summary, the current content of the files the
+//! Step 4, **rehydrate** (SPEC §4.12): after the summary, the current content of the files the
 //! agent touched most recently, so that it does not have to read each one again (a tool round
 //! trip each) or work from memory. Claude Code attaches the 5 most recently read files again
 //! after its compaction; this is that, for every agent loop.
@@ -22,65 +22,24 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
-use std::sync::Arc;
 
-use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::assemble::ArchiveRefs;
-use super::fit::{self, Fitting};
+use super::call::Call;
+use super::draft::{Draft, Replacement};
 use super::measure::Estimator;
-use super::Draft;
+use super::options::CompactOptions;
+use super::outcome::Aborted;
+use super::pieces::{self, ArchiveRefs, Fitting};
 use crate::model::added::OwnSummaries;
 use crate::model::tokens::{self, Encoding};
-use crate::pipeline::options::CompactOptions;
-use crate::pipeline::outcome::Aborted;
 use crate::summary::ledger::{file_events, FileOp, Ledger};
 use crate::summary::reserved::display_name;
 use crate::summary::sections::{entry_header, FILES_HEADER};
-use crate::summary::summarize::BoxFuture;
 
-/// The caller's file access (`rehydrate.read`): the text of a file, or `None` when there is
-/// none (deleted, not a text file). An error is the caller's failure, reported as a warning.
-pub trait FileReader: Send + Sync {
-    fn read<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<Option<String>, String>>;
-}
-
-/// The `rehydrate` option.
-#[derive(Clone)]
-pub struct Rehydrate {
-    /// At most this many files. Default 5.
-    pub max_files: usize,
-    /// Each file is cut to this many tokens. Default 5 000.
-    pub max_tokens_per_file: usize,
-    /// All files together. Default 50 000.
-    pub max_tokens: usize,
-    /// The caller's `read(path)`; without it, content comes from the conversation.
-    pub reader: Option<Arc<dyn FileReader>>,
-}
-
-impl Default for Rehydrate {
-    fn default() -> Self {
-        Rehydrate {
-            max_files: 5,
-            max_tokens_per_file: 5_000,
-            max_tokens: 50_000,
-            reader: None,
-        }
-    }
-}
-
-impl std::fmt::Debug for Rehydrate {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Rehydrate")
-            .field("max_files", &self.max_files)
-            .field("max_tokens_per_file", &self.max_tokens_per_file)
-            .field("max_tokens", &self.max_tokens)
-            .field("reader", &self.reader.is_some())
-            .finish()
-    }
-}
+pub use super::options::{FileReader, Rehydrate};
+pub use super::outcome::RehydratedFile;
 
 /// A file's content, before it is cut.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,19 +55,6 @@ pub(crate) struct Gathered {
     pub files: Vec<FileContent>,
     pub from_reader: bool,
     pub warnings: Vec<String>,
-}
-
-/// One file shown after the summary (`result.rehydrated`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RehydratedFile {
-    pub path: String,
-    /// Tokens of its entry in the summary message.
-    pub tokens: usize,
-    /// Whether it was cut to its budget.
-    pub cut: bool,
-    /// `read` (the caller's `read(path)`) or `conversation`.
-    pub source: &'static str,
 }
 
 /// How a path stands after the conversation's file operations.
@@ -184,6 +130,29 @@ fn candidates(
         }
     }
     out
+}
+
+/// Step 4: the files to show after the summary of `draft` (which may call the caller's
+/// `read`); none after a notice or a reused checkpoint, or when `rehydrate` is off. They are
+/// placed after the fit step, as many as the result holds ([`attach`]).
+pub(crate) async fn gather_for(call: &Call<'_>, draft: &Draft) -> Result<Gathered, Aborted> {
+    let summary = matches!(
+        draft.replacement,
+        Replacement::Summary(_) | Replacement::Native(_)
+    );
+    match (&call.options.rehydrate, summary) {
+        (Some(rehydrate), true) => {
+            gather(
+                call.messages,
+                draft.region.clone(),
+                rehydrate,
+                &draft.own,
+                call.cancel,
+            )
+            .await
+        }
+        _ => Ok(Gathered::default()),
+    }
 }
 
 /// Gathers the files to show after the summary of `messages[region]` (see the module docs).
@@ -355,7 +324,7 @@ pub(crate) fn attach(
         offload: Some(stand_in),
         thinking: Some(stand_in),
     };
-    let target = fit::target(estimator, options);
+    let target = pieces::target(estimator, options);
     for n in (1..=gathered.files.len()).rev() {
         let (section, shown) = render(
             &gathered.files[..n],
@@ -367,7 +336,7 @@ pub(crate) fn attach(
             continue;
         }
         draft.rehydrated = section;
-        let tokens = fit::draft_tokens(messages, counts, draft, fitting, refs, options);
+        let tokens = pieces::draft_tokens(messages, counts, draft, fitting, refs, options);
         if estimator.after(tokens) <= target && tokens < original_tokens {
             fitting.tokens = tokens;
             return shown;

@@ -1,42 +1,26 @@
-//! Step 7, **report**: the post-condition (SPEC §4.7) — the result is below the threshold by the
+//! Step 8, **report**: the post-condition (SPEC §4.7) — the result is below the threshold by the
 //! trigger's own estimate, or its error says `STILL_OVER_LIMIT` with the numbers; a list that
 //! would not be smaller is never returned (`NOT_SMALLER`, the input stands) — then the
 //! statistics, the records beside the archive (metadata, audit line, summaries file), key
 //! information extraction and the `completed` / `failed` events.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::archive::Archived;
-use super::assemble::Assembled;
-use super::fit::{pieces_tokens, Fitting};
-use super::measure::Measured;
-use super::{CompactHooks, Draft, Replacement};
+use super::draft::{Draft, Replacement};
+use super::options::CompactOptions;
+use super::outcome::{
+    CheckpointReport, CompactOutcome, CompactStats, Piece, RehydratedFile, Transformation,
+};
+use super::pieces::{pieces_tokens, Assembled, Fitting, Shortened};
+use super::record;
+use super::reporter::{completed_event, Planned, Reporter};
 use crate::base::error::{CompactError, ErrorCode};
 use crate::model::added;
-use crate::pipeline::options::CompactOptions;
-use crate::pipeline::outcome::{CompactOutcome, CompactStats, Piece, Transformation};
 use crate::plan::offload::Offloaded;
 use crate::plan::partition::Partition;
-use crate::plan::strategy::Strategy;
 use crate::summary::memory;
 use crate::summary::summarize::Summarizer;
-
-/// Builds the outcomes of one compaction call.
-pub(crate) struct Reporter<'a> {
-    messages: &'a [Value],
-    counts: &'a [usize],
-    measured: &'a Measured,
-    options: &'a CompactOptions,
-    hooks: &'a dyn CompactHooks,
-}
-
-/// What the plan step decided: the strategy that runs, where the part that changes is, and
-/// whether a selective compaction fell back to a summary.
-pub(crate) struct Planned {
-    pub strategy: Strategy,
-    pub partition: Partition,
-    pub fallback: bool,
-}
 
 /// What a compaction that went through produced.
 pub(crate) struct Compacted<'a> {
@@ -47,89 +31,10 @@ pub(crate) struct Compacted<'a> {
     pub planned: Planned,
     pub summarizer: Option<&'a dyn Summarizer>,
     /// The files shown after the summary.
-    pub rehydrated: Vec<crate::pipeline::rehydrate::RehydratedFile>,
+    pub rehydrated: Vec<RehydratedFile>,
 }
 
-impl<'a> Reporter<'a> {
-    pub fn new(
-        messages: &'a [Value],
-        counts: &'a [usize],
-        measured: &'a Measured,
-        options: &'a CompactOptions,
-        hooks: &'a dyn CompactHooks,
-    ) -> Self {
-        Reporter {
-            messages,
-            counts,
-            measured,
-            options,
-            hooks,
-        }
-    }
-
-    pub(crate) fn original_tokens(&self) -> usize {
-        self.counts.iter().sum()
-    }
-
-    /// Nothing to do (below the threshold, or the no-op strategy): nothing is written.
-    pub fn skipped(&self, error: Option<CompactError>) -> CompactOutcome {
-        let mut outcome = CompactOutcome::skipped(
-            self.measured.measure.tokens as usize,
-            self.measured.measure.threshold as usize,
-            error,
-        );
-        outcome.strategy = self.options.strategy;
-        outcome
-    }
-
-    /// The input stands, with `error` saying why; recorded in the audit log.
-    pub fn not_compacted(&self, error: CompactError, planned: &Planned) -> CompactOutcome {
-        let mut outcome = self.skipped(Some(error));
-        outcome.strategy = planned.strategy;
-        outcome.fallback = planned.fallback;
-        outcome.trigger = self.measured.trigger;
-        outcome.measure = Some(self.measured.measure);
-        outcome.partition = Some(planned.partition);
-        crate::pipeline::record::record_outcome(self.options, &mut outcome);
-        outcome
-    }
-
-    /// [`Self::not_compacted`] after the compaction started: also a `failed` event.
-    pub fn failed(&self, error: CompactError, planned: &Planned) -> CompactOutcome {
-        let outcome = self.not_compacted(error, planned);
-        if let Some(error) = &outcome.error {
-            self.hooks
-                .event(json!({ "type": "failed", "error": error }));
-        }
-        outcome
-    }
-
-    /// `NOT_SMALLER` when the fitted draft has no fewer tokens than the input.
-    pub fn grows(&self, fitting: &Fitting) -> Option<CompactError> {
-        self.not_smaller(fitting.tokens)
-    }
-
-    fn not_smaller(&self, tokens: usize) -> Option<CompactError> {
-        let original = self.original_tokens();
-        if tokens < original {
-            return None;
-        }
-        let estimator = &self.measured.estimator;
-        Some(
-            CompactError::new(
-                ErrorCode::NotSmaller,
-                format!(
-                    "the compacted list would have {tokens} tokens, not fewer than the {original} of the input; the input is returned unchanged"
-                ),
-            )
-            .with_numbers(
-                estimator.after(tokens),
-                self.measured.measure.tokens,
-                estimator.threshold(),
-            ),
-        )
-    }
-
+impl Reporter<'_> {
     /// The outcome of a compaction that went through, checked against the post-condition and
     /// recorded.
     pub fn compacted(&self, done: Compacted<'_>) -> CompactOutcome {
@@ -166,116 +71,8 @@ impl<'a> Reporter<'a> {
         let mut warnings = archived.warnings;
         warnings.extend(draft.warnings.iter().cloned());
         let mut outcome = self.skipped(None);
-        if let Replacement::Summary(summary) = &draft.replacement {
-            warnings.extend(summary.warnings.iter().cloned());
-            outcome.summary = pieces
-                .get(draft.region.start)
-                .and_then(|piece| match piece {
-                    Piece::New(message) => message
-                        .get("content")
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                    Piece::Original(_) => None,
-                });
-            outcome.attempts = summary.attempts;
-            outcome.rounds = summary.rounds;
-            outcome.summary_usage = summary.usage;
-            outcome.summary_request = Some(summary.request);
-        }
-        if let Replacement::Rewrite(rewrite) = &draft.replacement {
-            outcome.removed = Some(rewrite.removal.clone());
-        }
-        if let Replacement::Checkpoint(checkpoint) = &draft.replacement {
-            // Said as the compaction that recorded it said it.
-            outcome.summary = pieces
-                .get(draft.region.start)
-                .and_then(|piece| match piece {
-                    Piece::New(message) => Some(message),
-                    Piece::Original(_) => None,
-                })
-                .and_then(|message| {
-                    let text = added::summary_text(message)?;
-                    Some(match added::native_summary(message) {
-                        Some(native) => format!("{}\n\n{text}", native.trim()),
-                        None => text.to_string(),
-                    })
-                });
-            outcome.checkpoint = Some(crate::pipeline::outcome::CheckpointReport {
-                reused: true,
-                extended: false,
-                covered_messages: checkpoint.covered_messages,
-                archive_path: checkpoint.archive_path.clone(),
-                recorded: false,
-            });
-        }
-        if let Some(summarizer) = summarizer {
-            outcome.provider = Some(summarizer.provider().to_string());
-            outcome.model = summarizer.model().map(str::to_string);
-            // The zero-configuration fallback: said in the result, not only in a log line.
-            if let Some(notice) = summarizer.notice() {
-                warnings.push(notice.to_string());
-            }
-        }
-        if let Replacement::Native(native) = &draft.replacement {
-            let beside = pieces
-                .get(draft.region.start)
-                .and_then(|piece| match piece {
-                    Piece::New(message) => added::summary_text(message),
-                    Piece::Original(_) => None,
-                });
-            outcome.summary = Some(format!(
-                "{}\n\n{}",
-                native
-                    .block
-                    .get("content")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .trim(),
-                beside.unwrap_or("")
-            ));
-            outcome.provider = Some("anthropic-compaction".to_string());
-            outcome.model = Some(native.model.clone());
-            outcome.attempts = native.attempts;
-            outcome.rounds = 1;
-        }
-        if let Some(fallback) = &draft.native_fallback {
-            warnings.push(fallback.warning.clone());
-            outcome.native_unavailable = fallback.unavailable_model.clone();
-        }
-        for ((index, cuts), (_, position, counts)) in fitting.cuts.iter().zip(&shortened) {
-            for ((site, _), tokens) in cuts.iter().zip(counts) {
-                outcome.offloaded.push(Offloaded {
-                    index: *position,
-                    original_index: *index,
-                    path: site.path_at(*position),
-                    original_tokens: site.tokens,
-                    tokens: *tokens,
-                    kind: if site.tool_result {
-                        "tool_result"
-                    } else {
-                        "text"
-                    },
-                });
-            }
-        }
-        for (index, position) in stripped {
-            let Some(change) = draft.stripped.iter().find(|s| s.index == index) else {
-                continue;
-            };
-            let content = self.messages[index].get("content");
-            for &block in &change.removed {
-                outcome.transformations.push(Transformation {
-                    kind: "thinking_dropped",
-                    path: format!("messages.{index}.content.{block}"),
-                    original_index: index,
-                    index: position,
-                    block_type: content
-                        .and_then(|c| c.get(block))
-                        .map(|b| crate::model::message::block_type(b).to_string())
-                        .unwrap_or_default(),
-                });
-            }
-        }
+        said_of_replacement(&draft, &pieces, summarizer, &mut outcome, &mut warnings);
+        self.changes(&draft, &fitting, &shortened, stripped, &mut outcome);
         if !outcome.offloaded.is_empty() {
             warnings.push(format!(
                 "{} oversized text(s) of kept messages were shortened to fit (see offloaded)",
@@ -329,14 +126,61 @@ impl<'a> Reporter<'a> {
         outcome.fallback = planned.fallback;
         outcome.trigger = self.measured.trigger;
         outcome.measure = Some(self.measured.measure);
-        crate::pipeline::record::record_outcome(self.options, &mut outcome);
+        record::record_outcome(self.options, &mut outcome);
         // A reused checkpoint's messages too: what was extracted from them before is not
         // appended again, and a session that did not extract then gets it now.
         if self.options.extract_memory {
             self.extract_memory(&mut outcome);
         }
         self.hooks.event(completed_event(&outcome));
+        outcome.warnings.extend(self.notes.iter().cloned());
         outcome
+    }
+
+    /// The kept messages the compaction changed: the texts the fit step shortened
+    /// (`offloaded`), and the thinking the thinking policy removed (`transformations`).
+    fn changes(
+        &self,
+        draft: &Draft,
+        fitting: &Fitting,
+        shortened: &[Shortened],
+        stripped: Vec<(usize, Option<usize>)>,
+        outcome: &mut CompactOutcome,
+    ) {
+        for ((index, cuts), (_, position, counts)) in fitting.cuts.iter().zip(shortened) {
+            for ((site, _), tokens) in cuts.iter().zip(counts) {
+                outcome.offloaded.push(Offloaded {
+                    index: *position,
+                    original_index: *index,
+                    path: site.path_at(*position),
+                    original_tokens: site.tokens,
+                    tokens: *tokens,
+                    kind: if site.tool_result {
+                        "tool_result"
+                    } else {
+                        "text"
+                    },
+                });
+            }
+        }
+        for (index, position) in stripped {
+            let Some(change) = draft.stripped.iter().find(|s| s.index == index) else {
+                continue;
+            };
+            let content = self.messages[index].get("content");
+            for &block in &change.removed {
+                outcome.transformations.push(Transformation {
+                    kind: "thinking_dropped",
+                    path: format!("messages.{index}.content.{block}"),
+                    original_index: index,
+                    index: position,
+                    block_type: content
+                        .and_then(|c| c.get(block))
+                        .map(|b| crate::model::message::block_type(b).to_string())
+                        .unwrap_or_default(),
+                });
+            }
+        }
     }
 
     /// Why a result could not be brought under the threshold, for its error message.
@@ -359,28 +203,94 @@ impl<'a> Reporter<'a> {
     }
 }
 
-/// The `completed` event of a compaction that went through.
-pub(crate) fn completed_event(outcome: &CompactOutcome) -> Value {
-    let stats = outcome.stats;
-    let mut event = json!({
-        "type": "completed",
-        "originalTokens": stats.original_token_count,
-        "newTokens": stats.compacted_token_count,
-        "savedRatio": if stats.original_token_count == 0 {
-            0.0
-        } else {
-            1.0 - stats.compacted_token_count as f64 / stats.original_token_count as f64
-        },
-        "summary": outcome.summary,
-        "strategy": outcome.strategy.as_str(),
-        "rounds": outcome.rounds,
-        "archivePath": outcome.archive_path.as_ref().map(|p| p.display().to_string()),
-        "error": outcome.error,
-    });
-    if let Some(checkpoint) = &outcome.checkpoint {
-        event["checkpoint"] = json!(checkpoint);
+/// What the message standing for the region says in the outcome: the summary and who wrote it
+/// (our summary, Anthropic's compaction, a reused checkpoint) or what a strategy without a
+/// summary removed, and their warnings.
+fn said_of_replacement(
+    draft: &Draft,
+    pieces: &[Piece],
+    summarizer: Option<&dyn Summarizer>,
+    outcome: &mut CompactOutcome,
+    warnings: &mut Vec<String>,
+) {
+    if let Replacement::Summary(summary) = &draft.replacement {
+        warnings.extend(summary.warnings.iter().cloned());
+        outcome.summary = pieces
+            .get(draft.region.start)
+            .and_then(|piece| match piece {
+                Piece::New(message) => message
+                    .get("content")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                Piece::Original(_) => None,
+            });
+        outcome.attempts = summary.attempts;
+        outcome.rounds = summary.rounds;
+        outcome.summary_usage = summary.usage;
+        outcome.summary_request = Some(summary.request);
     }
-    event
+    if let Replacement::Rewrite(rewrite) = &draft.replacement {
+        outcome.removed = Some(rewrite.removal.clone());
+    }
+    if let Replacement::Checkpoint(checkpoint) = &draft.replacement {
+        // Said as the compaction that recorded it said it.
+        outcome.summary = pieces
+            .get(draft.region.start)
+            .and_then(|piece| match piece {
+                Piece::New(message) => Some(message),
+                Piece::Original(_) => None,
+            })
+            .and_then(|message| {
+                let text = added::summary_text(message)?;
+                Some(match added::native_summary(message) {
+                    Some(native) => format!("{}\n\n{text}", native.trim()),
+                    None => text.to_string(),
+                })
+            });
+        outcome.checkpoint = Some(CheckpointReport {
+            reused: true,
+            extended: false,
+            covered_messages: checkpoint.covered_messages,
+            archive_path: checkpoint.archive_path.clone(),
+            recorded: false,
+        });
+        // A checkpoint found in the location is the caller's to keep from now on.
+        outcome.checkpoint_record = Some((**checkpoint).clone());
+    }
+    if let Some(summarizer) = summarizer {
+        outcome.provider = Some(summarizer.provider().to_string());
+        outcome.model = summarizer.model().map(str::to_string);
+        // The zero-configuration fallback: said in the result, not only in a log line.
+        if let Some(notice) = summarizer.notice() {
+            warnings.push(notice.to_string());
+        }
+    }
+    if let Replacement::Native(native) = &draft.replacement {
+        let beside = pieces
+            .get(draft.region.start)
+            .and_then(|piece| match piece {
+                Piece::New(message) => added::summary_text(message),
+                Piece::Original(_) => None,
+            });
+        outcome.summary = Some(format!(
+            "{}\n\n{}",
+            native
+                .block
+                .get("content")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .trim(),
+            beside.unwrap_or("")
+        ));
+        outcome.provider = Some("anthropic-compaction".to_string());
+        outcome.model = Some(native.model.clone());
+        outcome.attempts = native.attempts;
+        outcome.rounds = 1;
+    }
+    if let Some(fallback) = &draft.native_fallback {
+        warnings.push(fallback.warning.clone());
+        outcome.native_unavailable = fallback.unavailable_model.clone();
+    }
 }
 
 /// The records of a compaction made outside the pipeline (a custom JS strategy): the audit line
@@ -388,7 +298,7 @@ pub(crate) fn completed_event(outcome: &CompactOutcome) -> Value {
 /// what is recorded (archive, statistics, tokens, threshold, warnings); problems writing become
 /// its warnings.
 pub fn record_external(options: &CompactOptions, removed: &[Value], outcome: &mut CompactOutcome) {
-    crate::pipeline::record::record_outcome_as(options, outcome, "custom");
+    record::record_outcome_as(options, outcome, "custom");
     if outcome.compacted && options.extract_memory {
         let pieces = std::mem::take(&mut outcome.pieces);
         extract_memory_into(removed, options, outcome);

@@ -1,0 +1,327 @@
+//! The summary of a middle as a transcript request (F-004) — bounded to what the summary model
+//! can read, in chunks when it cannot read all of it, an earlier summary updated rather than
+//! summarized as chat (UC-002) — and the sections the library appends after the model's text
+//! (the ledger, SPEC §4.5).
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::model::added::{self, OwnSummaries};
+use crate::pipeline::options::{CompactOptions, PromptStyle};
+use crate::summary::ledger::Ledger;
+use crate::summary::prompt::{self, RenderLimits};
+use crate::summary::sections::strip_sections;
+use crate::summary::summarize::{
+    summarize_with_retries, AttemptObserver, RetryPolicy, Summarizer, SummaryFailure,
+    SummaryRequest, UsageMeter,
+};
+use crate::summary::todos;
+use crate::summary::user_messages::UserMessages;
+
+/// The body of the last summary among `middle` (an earlier compaction's, UC-002), whose
+/// sections are carried forward: one the library recorded (`own`), never a message that only
+/// starts like one. Notices (strategies without a summary) hold none.
+pub(crate) fn earlier_body<'a>(middle: &'a [Value], own: &OwnSummaries) -> Option<&'a str> {
+    middle
+        .iter()
+        .rev()
+        .find(|m| own.contains(m) && !added::is_notice(m))
+        .and_then(added::summary_body)
+}
+
+/// The sections the library appends to a summary of `middle`, whoever writes its text (SPEC
+/// §4.5, §4.12): the ledger of its tool calls, the agent's latest task list and the user's own
+/// messages (the task first) within their budgets, each carried forward after those of
+/// `earlier` (the body of the summary being updated). The latest failure follows them when the
+/// archive is named ([`crate::summary::latest_error`]).
+pub(crate) fn appended_sections(
+    earlier: Option<&str>,
+    middle: &[Value],
+    options: &CompactOptions,
+    own: &OwnSummaries,
+) -> String {
+    let mut parts = Vec::new();
+    let ledger = match earlier.and_then(Ledger::parse) {
+        Some(earlier) => Ledger::extract(middle).merged_after(&earlier),
+        None => Ledger::extract(middle),
+    };
+    if !ledger.is_empty() {
+        parts.push(ledger.render());
+    }
+    let plan = todos::section(
+        earlier,
+        middle,
+        &options.plan_tools,
+        options.plan_max_tokens,
+        options.encoding,
+    );
+    if !plan.is_empty() {
+        parts.push(plan);
+    }
+    let budget = options.user_messages_budget();
+    if budget > 0 {
+        let users = match (earlier, earlier.and_then(UserMessages::parse)) {
+            (_, Some(carried)) => UserMessages::extract(middle, own).merged_after(&carried),
+            // An earlier summary without the section carried none: no task either.
+            (Some(_), None) => UserMessages::extract(middle, own),
+            (None, None) => UserMessages::extract_session(middle, own),
+        };
+        let users = users.fit(budget, options.encoding);
+        if !users.is_empty() {
+            parts.push(users.render(budget));
+        }
+    }
+    parts.join("\n\n")
+}
+
+/// `sections` after the model's text of a summary body.
+pub(super) fn append(body: &mut String, sections: &str) {
+    if sections.is_empty() {
+        return;
+    }
+    if !body.is_empty() {
+        body.push_str("\n\n");
+    }
+    body.push_str(sections);
+}
+
+/// A finished summary body (model text + ledger).
+pub struct Summary {
+    pub body: String,
+    pub attempts: u32,
+}
+
+/// How many characters of transcript fit in a token budget, conservatively (≈ 3 chars a token;
+/// real text averages ~4, code ~3.5).
+const CHARS_PER_TOKEN: usize = 3;
+
+/// Summarizes the middle: finds an earlier summary to update, bounds the transcript to what
+/// the summary model can read (shortening tool results, then summarizing in chunks folded with
+/// the update prompt), and appends the ledger. `origins` maps each middle message to the
+/// compaction's input (see [`SummaryRequest::origins`]).
+#[allow(clippy::too_many_arguments)]
+pub async fn summarize_middle(
+    middle: &[Value],
+    middle_start: usize,
+    origins: &[Option<usize>],
+    options: &CompactOptions,
+    own: &OwnSummaries,
+    summarizer: &dyn Summarizer,
+    usage: Option<&UsageMeter>,
+    cancel: &CancellationToken,
+    observer: &dyn AttemptObserver,
+) -> Result<Summary, SummaryFailure> {
+    // Only a summary the library recorded is updated; notices (strategies without a summary)
+    // start like summaries but hold none.
+    let previous = middle
+        .iter()
+        .rev()
+        .find(|m| own.contains(m) && !added::is_notice(m));
+    // Anthropic's compaction block holds the summary itself; the text beside it, the ledger.
+    let previous_summary = previous.and_then(|m| {
+        let body = added::summary_body(m)?;
+        Some(match added::native_summary(m) {
+            Some(native) => format!("{}\n\n{body}", native.trim()),
+            None => body.to_string(),
+        })
+    });
+    summarize_after(
+        previous_summary,
+        previous.and_then(added::summary_body),
+        middle,
+        middle_start,
+        origins,
+        options,
+        own,
+        summarizer,
+        usage,
+        cancel,
+        observer,
+    )
+    .await
+}
+
+/// [`summarize_middle`] updating `previous_summary` (what the summary model reads of the
+/// earlier summary); `earlier` is that summary's body, whose sections are carried forward.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn summarize_after(
+    previous_summary: Option<String>,
+    earlier: Option<&str>,
+    middle: &[Value],
+    middle_start: usize,
+    origins: &[Option<usize>],
+    options: &CompactOptions,
+    own: &OwnSummaries,
+    summarizer: &dyn Summarizer,
+    usage: Option<&UsageMeter>,
+    cancel: &CancellationToken,
+    observer: &dyn AttemptObserver,
+) -> Result<Summary, SummaryFailure> {
+    let sections = appended_sections(earlier, middle, options, own);
+    let policy = RetryPolicy {
+        max_retries: options.max_retries,
+        base_delay: options.retry_base_delay,
+    };
+    let max_tokens = options.summary_max_tokens;
+
+    let window = options
+        .summary_context_tokens
+        .or_else(|| summarizer.context_window());
+    let budget_chars =
+        window.map(|w| w.saturating_sub(max_tokens as usize + 2_000).max(1_000) * CHARS_PER_TOKEN);
+
+    let chunks = if summarizer.wants_prompt() {
+        plan_chunks(middle, budget_chars, own)
+    } else {
+        vec![Chunk {
+            range: 0..middle.len(),
+            limits: RenderLimits::default(),
+        }]
+    };
+
+    let mut running_summary = previous_summary.as_deref().map(strip_sections);
+    let mut attempts = 0;
+    for chunk in chunks {
+        let messages = &middle[chunk.range.clone()];
+        let instructions = match options.prompt_style {
+            PromptStyle::Structured => prompt::instructions(
+                running_summary.as_deref(),
+                options.custom_instructions.as_deref(),
+            ),
+            PromptStyle::Continuation => {
+                prompt::continuation_instructions(options.custom_instructions.as_deref())
+            }
+        };
+        let mut request = SummaryRequest {
+            messages,
+            range: middle_start + chunk.range.start..middle_start + chunk.range.end,
+            origins: &origins[chunk.range.clone()],
+            prompt: String::new(),
+            instructions,
+            render_limits: chunk.limits,
+            previous_summary: running_summary.clone(),
+            model: options.model.clone(),
+            custom_instructions: options.custom_instructions.clone(),
+            max_tokens,
+            attempt: 0,
+            shared: None,
+            usage,
+            own,
+        };
+        if summarizer.wants_prompt() && !summarizer.renders_prompt_on_demand() {
+            request.prompt = request.render_prompt();
+        }
+        let (text, used) =
+            summarize_with_retries(summarizer, request, policy, cancel, observer).await?;
+        attempts += used;
+        running_summary = Some(strip_sections(&unwrap_summary_tags(&text)));
+    }
+    let mut body = running_summary.unwrap_or_default();
+    if let Some(max) = options.summary_max_chars {
+        body = cap_chars(&body, max);
+    }
+    append(&mut body, &sections);
+    Ok(Summary { body, attempts })
+}
+
+/// A part of the middle summarized in one request.
+struct Chunk {
+    range: std::ops::Range<usize>,
+    limits: RenderLimits,
+}
+
+/// Tool results longer than this are shortened first when the transcript is too long.
+const SHORTENED_TOOL_RESULT_CHARS: usize = 2_000;
+
+fn plan_chunks(middle: &[Value], budget_chars: Option<usize>, own: &OwnSummaries) -> Vec<Chunk> {
+    let Some(budget) = budget_chars else {
+        return vec![Chunk {
+            range: 0..middle.len(),
+            limits: RenderLimits::default(),
+        }];
+    };
+    let full = RenderLimits::default();
+    let sizes: Vec<usize> = middle
+        .iter()
+        .map(|m| approx_rendered_chars(m, full, own))
+        .collect();
+    if sizes.iter().sum::<usize>() <= budget {
+        return vec![Chunk {
+            range: 0..middle.len(),
+            limits: full,
+        }];
+    }
+    let short = RenderLimits {
+        max_tool_result_chars: SHORTENED_TOOL_RESULT_CHARS,
+        ..RenderLimits::default()
+    };
+    let sizes: Vec<usize> = middle
+        .iter()
+        .map(|m| approx_rendered_chars(m, short, own))
+        .collect();
+    if sizes.iter().sum::<usize>() <= budget {
+        return vec![Chunk {
+            range: 0..middle.len(),
+            limits: short,
+        }];
+    }
+    // Chunks that each fit (a single oversized message gets a chunk of its own; its long
+    // parts are clipped by the render limits).
+    let mut chunks = Vec::new();
+    let mut start = 0;
+    let mut used = 0;
+    for (i, size) in sizes.iter().enumerate() {
+        if i > start && used + size > budget {
+            chunks.push(Chunk {
+                range: start..i,
+                limits: short,
+            });
+            start = i;
+            used = 0;
+        }
+        used += size;
+    }
+    chunks.push(Chunk {
+        range: start..middle.len(),
+        limits: short,
+    });
+    chunks
+}
+
+fn approx_rendered_chars(message: &Value, limits: RenderLimits, own: &OwnSummaries) -> usize {
+    // Any key of the length of the real one measures the same.
+    let key = prompt::TranscriptKey::fixed("0000000000000000");
+    prompt::render_transcript(std::slice::from_ref(message), limits, own, &key).len()
+}
+
+/// The summary length cap (`summaryMaxChars`, the Pi Agent seed's `summary_max_length`): the
+/// model's text cut at `max` characters, at a line or sentence end when one is in the last
+/// fifth, with a marker saying it was cut. The ledger is appended after the cap and kept whole:
+/// it is the part of a summary that cannot be regenerated (SPEC §4.5).
+pub fn cap_chars(text: &str, max: usize) -> String {
+    const MARKER: &str = "\n[summary truncated]";
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let keep = max.saturating_sub(MARKER.chars().count()).max(1);
+    let cut: String = text.chars().take(keep).collect();
+    let floor = cut.len() * 4 / 5;
+    let end = cut
+        .char_indices()
+        .rev()
+        .take_while(|(i, _)| *i >= floor)
+        .find(|(_, c)| matches!(c, '\n' | '.' | '。'))
+        .map_or(cut.len(), |(i, c)| i + c.len_utf8());
+    let mut out = cut[..end].trim_end().to_string();
+    out.push_str(MARKER);
+    out
+}
+
+pub(super) fn unwrap_summary_tags(text: &str) -> String {
+    match (text.find("<summary>"), text.rfind("</summary>")) {
+        (Some(start), Some(end)) if end > start => {
+            text[start + "<summary>".len()..end].trim().to_string()
+        }
+        _ => text.trim().to_string(),
+    }
+}
