@@ -21,6 +21,11 @@ use crate::plan::partition::Partition;
 use crate::plan::thinking;
 use crate::summary::summarize::Summarizer;
 
+// The summary calls this step makes, under the names they had when they lived here.
+pub use super::middle::{cap_chars, summarize_middle, Summary};
+pub use super::region::{summarize_region, RegionSummary};
+pub use super::rounds::MAX_ROUNDS;
+
 /// The draft, and the summarizer that wrote its summary (`None`: no summary call was made —
 /// a notice, a reused checkpoint, Anthropic's compaction).
 pub(crate) type Drafted<'a> = (Draft, Option<&'a dyn Summarizer>);
