@@ -5,8 +5,9 @@
 //!
 //! Whatever the input, the answer is text the model can act on: an unknown archive, a range out
 //! of bounds or an empty query says what is wrong and what exists, and never fails the loop.
-//! Archives are listed and read through the history functions ([`super::list_archives`], the
-//! [`ArchiveSource`] that restore reads), on disk or on a store alike.
+//! Archives are listed and read through the history functions
+//! ([`super::history::list_archives`], the [`ArchiveSource`] that restore reads), on disk or on a
+//! store alike.
 
 use std::path::Path;
 
