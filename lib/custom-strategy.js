@@ -10,7 +10,7 @@ const { describe, callNative, checkedMessages, checkFunction, checkSignal } = re
 const { optionsJson, formatOf } = require('./options.js')
 const { abortError } = require('./callbacks.js')
 const { checkArchiveStore, withArchiveStore, storeJson } = require('./store.js')
-const { notCompactedResult } = require('./result.js')
+const { resultFields, notCompactedResult } = require('./result.js')
 const { countTokens, measureCounts, countEach, toolOutputBytes } = require('./counting.js')
 const { checkMessages } = require('./steps.js')
 const { createMarkMap } = require('./mark-map.js')
@@ -58,31 +58,7 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
   const m = measureCounts(messages, counts, opts, calibration, toolOutputBytes(messages, opts))
   const trigger = m.trigger ?? (opts.force && messages.length > 0 && opts.compression?.enabled !== false ? 'force' : null)
   const { tokensAfterLastAssistant, shouldCompact: _, trigger: __, ...measure } = m
-  const base = {
-    provider: null,
-    model: null,
-    attempts: 0,
-    warnings: [],
-    tokens: m.tokens,
-    threshold: m.threshold,
-    measure,
-    strategy: 'custom',
-    trigger,
-    rounds: 0,
-    removed: null,
-    fallback: false,
-    extracted: null,
-    offloaded: [],
-    offloadArchivePath: null,
-    transformations: [],
-    thinkingArchivePath: null,
-    compactionUnavailable: null,
-    summaryUsage: null,
-    summaryRequest: null,
-    checkpoint: null,
-    background: null,
-    rehydrated: [],
-  }
+  const base = resultFields({ tokens: m.tokens, threshold: m.threshold, measure, strategy: 'custom', trigger })
   const unchanged = (error) => notCompactedResult(messages, { ...base, error })
   if (trigger === null) return unchanged(null)
   if (m.tokens >= m.threshold) emit({ type: 'token_limit_exceeded', tokensUsed: m.tokens, tokenLimit: m.threshold })

@@ -74,10 +74,10 @@ function langChainForms(messages) {
   }
 }
 
-// A result that did not compact: the caller's messages as given, every other field at its
-// "nothing happened" value unless `fields` says otherwise. Results built outside the addon (a
-// custom strategy, the adapters' failed runs) come from here, so each has every field.
-function notCompactedResult(messages, fields = {}) {
+// The fields every result has besides the messages and what a compaction made them, at their
+// "nothing happened" values, with `fields` over them. Results built outside the addon (a custom
+// strategy, the adapters' failed runs) start from here, so each has every field.
+function resultFields(fields = {}) {
   return {
     provider: null,
     model: null,
@@ -102,8 +102,14 @@ function notCompactedResult(messages, fields = {}) {
     checkpoint: null,
     background: null,
     rehydrated: [],
-    error: null,
     ...fields,
+  }
+}
+
+// A result that did not compact: the caller's messages as given, and why (`fields.error`).
+function notCompactedResult(messages, fields = {}) {
+  return {
+    ...resultFields({ error: null, ...fields }),
     messages,
     compacted: false,
     summary: null,
@@ -153,6 +159,7 @@ function buildResult(messages, outcome) {
 }
 
 module.exports = {
+  resultFields,
   notCompactedResult,
   piecesToMessages,
   buildResult,
