@@ -117,8 +117,7 @@ function sessions(): Session[] {
 const all = sessions()
 if (all.length === 0) {
   console.warn(`skipping the real-session tests: ${DATA} is absent (shared/ must sit beside the repository)`)
-  // Reason: the data is read at test time from beside the repository and never copied into it.
-  it.skip(`${DATA} is absent: the real-session tests are skipped`, () => {})
+  it.skip(`${DATA} is absent: the real-session tests are skipped`, () => {}) // skipped only without ../shared/data: it is read at run time from beside the repository, never copied into it, and this names the skip instead of passing empty
 }
 
 describe.skipIf(all.length === 0).each(all.map((s) => [s.name, s] as const))('%s', (_name, session) => {

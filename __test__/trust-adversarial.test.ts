@@ -24,8 +24,7 @@ const { compactMessages, listArchives, restoreMessages } = require('../index.js'
 
 const present = existsSync(join(REAL, 'manifest.json'))
 if (!present) {
-  // Reason: the data is read at test time from beside the repository and never copied into it.
-  it.skip(`${REAL} is absent: the real-session trust tests are skipped`, () => {})
+  it.skip(`${REAL} is absent: the real-session trust tests are skipped`, () => {}) // skipped only without ../shared/data: it is read at run time from beside the repository, never copied into it, and this names the skip instead of passing empty
 }
 
 vi.setConfig({ testTimeout: 600_000 })
