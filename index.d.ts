@@ -1605,7 +1605,8 @@ export interface CompactOptions {
    * next request will be billed. Checked like an option: each token field it holds is an
    * integer from 0 to 1 000 000 000, and it must say how many input tokens the request read
    * (`input_tokens`, `prompt_tokens`, `inputTokens`, `promptTokenCount` or `input`); otherwise a
-   * `TypeError` says what is wrong.
+   * `TypeError` says what is wrong. Tokens it shows read from or written to the prompt cache tell
+   * `summaryRequest: 'auto'` that your loop caches (see `summaryRequest`).
    */
   usage?: Usage | undefined
   /** Anthropic's top-level system prompt: counted into the trigger, never changed. */
@@ -1649,12 +1650,16 @@ export interface CompactOptions {
    * - `'shared'`: the same, with a warning when the transcript had to be used.
    * - `'transcript'`: always the transcript: the middle rendered as text in one user message.
    *
-   * Under `'auto'`, the shared request is sent only where it reads a cache: on Anthropic when the
-   * loop's requests ask for caching (a top-level `cache_control`, or a `cache_control` breakpoint in
-   * the system prompt, tools or messages), on OpenAI for conversations of 1,024 tokens or more
-   * (cached automatically); and only when it is expected to cost less than the transcript (most of
-   * the conversation came before the loop's last request). Where the loop caches nothing, the
-   * transcript is sent and `result.warnings` says how to turn caching on.
+   * Under `'auto'`, the shared request is sent only where it reads a cache, that is when anything
+   * shows that your loop caches: the `usage` you pass shows tokens read from or written to the
+   * cache (the way to tell it when your loop adds its breakpoints as it builds each request, as
+   * Claude Code does); a breakpoint in the messages (Anthropic `cache_control` on a block, AI SDK
+   * `providerOptions.anthropic.cacheControl`, LangChain content blocks, Bedrock `cachePoint`); a
+   * top-level `cache_control` in `agentRequest`, or a breakpoint in its system prompt or tools; or
+   * OpenAI's own caching of every prompt of 1,024 tokens or more. And only when it is expected to
+   * cost less than the transcript (most of the conversation came before the loop's last request).
+   * Where nothing shows the loop caches, the transcript is sent and `result.warnings` says what was
+   * looked at and how to turn caching on.
    *
    * Sharing cannot work, and the transcript is used, when there is no `agentRequest`; when the
    * summary model is not `agentRequest.model`; when the list is in a format the provider does not
@@ -2170,12 +2175,18 @@ export type Usage =
       cache_read_input_tokens?: number | null | undefined
       /** Anthropic: input tokens written to the prompt cache. */
       cache_creation_input_tokens?: number | null | undefined
+      /** OpenAI Responses: `cached_tokens`, input tokens read from the prompt cache. */
+      input_tokens_details?: { cached_tokens?: number | null | undefined } | null | undefined
+      /** LangChain `usage_metadata`: input tokens read from (`cache_read`) and written to (`cache_creation`) the prompt cache. */
+      input_token_details?: { cache_read?: number | undefined; cache_creation?: number | undefined } | undefined
     }
   | {
       /** OpenAI Chat: all input tokens, cached ones included. */
       prompt_tokens: number
       /** OpenAI Chat: output tokens. */
       completion_tokens?: number | undefined
+      /** OpenAI Chat: `cached_tokens`, input tokens read from the prompt cache. */
+      prompt_tokens_details?: { cached_tokens?: number | null | undefined } | null | undefined
     }
   | {
       /** AI SDK: all input tokens; Bedrock: input tokens outside the cache. */
@@ -2186,6 +2197,10 @@ export type Usage =
       cacheReadInputTokens?: number | undefined
       /** Bedrock: input tokens written to the prompt cache. */
       cacheWriteInputTokens?: number | undefined
+      /** AI SDK 5: input tokens read from the prompt cache. */
+      cachedInputTokens?: number | undefined
+      /** AI SDK 6: input tokens read from (`cacheReadTokens`) and written to (`cacheWriteTokens`) the prompt cache. */
+      inputTokenDetails?: { noCacheTokens?: number | undefined; cacheReadTokens?: number | undefined; cacheWriteTokens?: number | undefined } | undefined
     }
   | {
       /** Gemini: input tokens, cached content included. */
@@ -2194,6 +2209,8 @@ export type Usage =
       candidatesTokenCount?: number | undefined
       /** Gemini: tokens of tool-use prompts. */
       toolUsePromptTokenCount?: number | undefined
+      /** Gemini: input tokens read from the context cache. */
+      cachedContentTokenCount?: number | undefined
     }
 
 // ---------------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ use crate::plan::offload::Scope;
 use crate::plan::selective::SelectiveRules;
 use crate::plan::strategy::Strategy;
 use crate::plan::thinking::ThinkingPolicy;
+use crate::summary::cache_evidence::CacheTokens;
 
 pub use crate::pipeline::options::{token_budget, CompactOptions, PromptStyle, SummaryRequestMode};
 
@@ -468,7 +469,10 @@ impl CompactOptions {
         }
         match field(&map, "usage") {
             None => {}
-            Some(value) => o.usage = Some(parse_usage(value)?),
+            Some(value) => {
+                o.usage = Some(parse_usage(value)?);
+                o.usage_cache = Some(CacheTokens::from_usage(value));
+            }
         }
         if let Some(name) = get_string(&map, "strategy")? {
             o.strategy = Strategy::parse(&name).ok_or_else(|| {

@@ -21,6 +21,7 @@ use crate::plan::partition::TailRules;
 use crate::plan::selective::SelectiveRules;
 use crate::plan::strategy::Strategy;
 use crate::plan::thinking::ThinkingPolicy;
+use crate::summary::cache_evidence::CacheTokens;
 use crate::summary::providers::anthropic_compaction::AnthropicCompactionClient;
 use crate::summary::summarize::BoxFuture;
 
@@ -113,6 +114,9 @@ pub struct CompactOptions {
     pub agent_model: Option<String>,
     /// The usage the API reported for the last assistant message.
     pub usage: Option<Usage>,
+    /// The cache tokens that usage shows (`None` when no usage was given): under
+    /// `summaryRequest: 'auto'`, tokens read or written say the loop caches.
+    pub usage_cache: Option<CacheTokens>,
     /// What a `Compactor` learned from earlier usage.
     pub calibration: Option<Calibration>,
     /// How to compact. Default [`Strategy::Summary`].
@@ -259,6 +263,7 @@ impl Default for CompactOptions {
             keep_recent_turns: 0,
             agent_model: None,
             usage: None,
+            usage_cache: None,
             calibration: None,
             strategy: Strategy::Summary,
             selective_rules: SelectiveRules::default(),
