@@ -22,7 +22,7 @@
 
 import { spawn, spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 
@@ -321,6 +321,26 @@ describe('types under every module resolution (a consumer project of the packed 
 })
 
 describe('the adapters\' declarations per module system (adapters/*.d.mts, *.d.cts)', () => {
+  it('what they prevent: an ES module project given the CommonJS declarations of the LangChain adapter fails', async () => {
+    // The packed package, but with `import` given the .d.cts (as one declaration file for both
+    // would do): the entry file of context-compact/langchain no longer compiles under nodenext.
+    await compileAll()
+    const dir = join(WORK, 'swapped')
+    const pkgDir = join(dir, 'node_modules', 'context-compact')
+    cpSync(join(WORK, 'node_modules', 'context-compact'), pkgDir, { recursive: true })
+    const manifest = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'))
+    manifest.exports['./langchain'].import.types = manifest.exports['./langchain'].require.types
+    writeFileSync(join(pkgDir, 'package.json'), JSON.stringify(manifest))
+    const cell: Cell = { resolution: 'nodenext', system: 'esm' }
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer-swapped', private: true, type: 'module' }))
+    writeFileSync(join(dir, 'tsconfig.json'), readFileSync(join(WORK, cellName(cell), 'tsconfig.json')))
+    writeFileSync(join(dir, 'entry_langchain.mts'), entryFile('context-compact/langchain', cell))
+    const result = await typecheck(dir)
+    const errors = diagnostics(result.output).filter((d) => d.file === 'entry_langchain.mts')
+    expect(errors.length, result.output).toBeGreaterThan(0)
+    expect(result.output).toMatch(/DynamicStructuredTool|AgentMiddleware/)
+  }, 600_000)
+
   it('are what scripts/adapter-types.mjs makes of adapters/*.d.ts (npm run build:types)', () => {
     const check = spawnSync(process.execPath, [join(ROOT, 'scripts', 'adapter-types.mjs'), '--check'], { cwd: ROOT, encoding: 'utf8' })
     expect(check.status, check.stderr).toBe(0)
