@@ -137,7 +137,7 @@ function entryFile(entry: string, cell: Cell): string {
 }
 
 /** The type tests of __test__/types/, compiled in every cell as they are. */
-const TYPE_TESTS = ['sdk-types.ts', 'ai-sdk/step.ts', 'ai-sdk/agent.ts', 'langchain/adapter.ts', 'openai-agents/openai-agents.ts']
+const TYPE_TESTS = (readdirSync(join(ROOT, '__test__', 'types'), { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).sort()
 
 /** True when the statement's subtree has an `await` outside any function (a top-level await). */
 function hasTopLevelAwait(node: ts.Node): boolean {
@@ -289,6 +289,7 @@ describe('types under every module resolution (a consumer project of the packed 
     const names = exportedNames('export declare function f(): void\nexport declare function f(x: number): void\nexport interface I {}\nexport type T = 1\nexport declare class C {}\nexport declare const K: 1\ninterface Hidden {}\n')
     expect(names).toEqual({ values: ['f', 'C', 'K'], types: ['I', 'T'] })
     expect(ENTRIES).toEqual(['context-compact', 'context-compact/ai-sdk', 'context-compact/langchain', 'context-compact/openai-agents'])
+    for (const test of ['ai-sdk/step.ts', 'langchain/adapter.ts', 'openai-agents/openai-agents.ts', 'sdk-types.ts']) expect(TYPE_TESTS).toContain(test)
     for (const entry of ENTRIES) expect(exportedNames(readFileSync(sourceDeclarations(entry), 'utf8')).values.length).toBeGreaterThan(0)
     const top = (code: string) => hasTopLevelAwait(ts.createSourceFile('x.ts', code, ts.ScriptTarget.Latest))
     expect(top('const x = await f()')).toBe(true)
