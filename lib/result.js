@@ -99,6 +99,7 @@ function resultFields(fields = {}) {
     compactionUnavailable: null,
     summaryUsage: null,
     summaryRequest: null,
+    summaryFallback: null,
     checkpoint: null,
     background: null,
     rehydrated: [],
@@ -140,6 +141,7 @@ function buildResult(messages, outcome) {
     compactionUnavailable: outcome.compactionUnavailable ?? null,
     summaryUsage: outcome.summaryUsage ?? null,
     summaryRequest: outcome.summaryRequest ?? null,
+    summaryFallback: outcome.summaryFallback ?? null,
     checkpoint: outcome.checkpoint ?? null,
     // A Compactor with `background` says what happened to its prepared summary.
     background: null,

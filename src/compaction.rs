@@ -381,6 +381,7 @@ pub(crate) fn outcome_json(outcome: &CompactOutcome, format: Format) -> Value {
         "compactionUnavailable": outcome.native_unavailable,
         "summaryUsage": outcome.summary_usage,
         "summaryRequest": outcome.summary_request,
+        "summaryFallback": outcome.summary_fallback,
         "checkpoint": outcome.checkpoint,
         "checkpointRecord": outcome.checkpoint_record,
         "background": outcome.background,

@@ -61,6 +61,29 @@ impl SummaryRequestMode {
     }
 }
 
+/// What a compaction does when every summary attempt failed and the list reaches the context
+/// window (`summaryFallback`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SummaryFallback {
+    /// The summary is written without an LLM (the extractive summary and the library's
+    /// sections): the loop gets a list it can send, and the result says the summary is degraded.
+    /// The default.
+    #[default]
+    Extractive,
+    /// The PRD's rule everywhere: the input comes back unchanged with the error.
+    None,
+}
+
+impl SummaryFallback {
+    pub fn parse(name: &str) -> Option<SummaryFallback> {
+        match name {
+            "extractive" => Some(SummaryFallback::Extractive),
+            "none" => Some(SummaryFallback::None),
+            _ => None,
+        }
+    }
+}
+
 /// Options of a compaction. Every field has a default (`CompactOptions::default()`), so zero
 /// configuration works.
 #[derive(Debug, Clone)]
@@ -70,6 +93,7 @@ pub struct CompactOptions {
     /// Compact when tokens ≥ limit × this. Default 0.92 (PRD `COMPACT_THRESHOLD_RATIO`).
     pub threshold_ratio: f64,
     /// The tail keeps about limit × this many tokens. Default 0.10 (PRD `TAIL_RETENTION_RATIO`).
+    /// 0 is the PRD's extreme case: an empty tail, the result is the head and the summary.
     pub tail_retention_ratio: f64,
     /// Retries after the first summary attempt. Default 2 (PRD `COMPACT_MAX_RETRIES`).
     pub max_retries: u32,
@@ -83,6 +107,14 @@ pub struct CompactOptions {
     pub summary_max_tokens: u32,
     /// The summary model's context window; by default from the model table.
     pub summary_context_tokens: Option<usize>,
+    /// What happens when every summary attempt failed and the list reaches the window.
+    /// Default [`SummaryFallback::Extractive`].
+    pub summary_fallback: SummaryFallback,
+    /// The caller declined to pay for a summary this time (a `Compactor` backing off after
+    /// `STILL_OVER_LIMIT`): no LLM is called. When the list reaches the window and
+    /// `summary_fallback` allows it, the summary is written without one; otherwise the input
+    /// stands with this error. Default none.
+    pub summary_declined: Option<crate::base::error::CompactError>,
     /// Appended to the summary instructions.
     pub custom_instructions: Option<String>,
     /// Which prompt to use. Default structured.
@@ -250,6 +282,8 @@ impl Default for CompactOptions {
             model: None,
             summary_max_tokens: 4096,
             summary_context_tokens: None,
+            summary_fallback: SummaryFallback::Extractive,
+            summary_declined: None,
             custom_instructions: None,
             prompt_style: PromptStyle::Structured,
             output_dir: PathBuf::from(archive::DEFAULT_OUTPUT_DIR),
@@ -335,7 +369,18 @@ impl CompactOptions {
             1_000_000_000,
         )?;
         ratio("thresholdRatio", self.threshold_ratio)?;
-        ratio("tailRetentionRatio", self.tail_retention_ratio)?;
+        // 0 is allowed: the PRD's empty tail (F-005's extreme case).
+        if !(self.tail_retention_ratio.is_finite()
+            && (0.0..=1.0).contains(&self.tail_retention_ratio))
+        {
+            return Err(ValidationError::argument(
+                "options.tailRetentionRatio",
+                format!(
+                    "expected a number from 0 to 1, got number {}",
+                    self.tail_retention_ratio
+                ),
+            ));
+        }
         int("maxRetries", self.max_retries as usize, 0, 100)?;
         int(
             "summaryMaxTokens",

@@ -15,7 +15,7 @@ use crate::base::error::CompactError;
 use crate::model::added::{self, OwnSummaries};
 use crate::model::tokens;
 use crate::pipeline::options::CompactOptions;
-use crate::pipeline::outcome::Aborted;
+use crate::pipeline::outcome::{Aborted, SummaryFallbackReport};
 use crate::plan::partition::{is_user_turn, partition, Partition};
 use crate::summary::summarize::{
     AttemptObserver, Summarizer, SummaryFailure, SummaryRequestKind, SummaryUsage, UsageMeter,
@@ -38,6 +38,8 @@ pub(crate) struct Summarized {
     pub usage: Option<SummaryUsage>,
     /// Which request wrote the summary (the first round's; later rounds use the same).
     pub request: SummaryRequestKind,
+    /// Written without an LLM in place of the summary asked for, and why (`summaryFallback`).
+    pub fallback: Option<SummaryFallbackReport>,
 }
 
 /// Summarizes the middle of `plan`, then, while the result (estimated with `stand_in` as the
@@ -180,6 +182,7 @@ impl Rounds<'_> {
             warnings: region.warnings,
             usage: None,
             request: region.request,
+            fallback: None,
         })
     }
 
