@@ -1331,9 +1331,11 @@ export interface CompactOptions {
    * summary (any provider, a `summarizer`, or beside Anthropic's compaction block). A later
    * compaction carries them forward, earlier ones first.
    *
-   * The first user message of the session is the task the agent was given: it is always among
-   * them (labelled `task (the first user message)`), beside the most recent ones, and carried
-   * forward by every later compaction.
+   * The task the agent was given is the session's first user message that asks for something
+   * (commands such as `/mode` or `/model …`, greetings and acknowledgements shorter than a
+   * sentence are skipped; when none asks for anything, the first user message): it is always
+   * among them (labelled `task (the user's first request)`), beside the most recent ones, and
+   * carried forward by every later compaction.
    *
    * Over the budget (the whole section counts), the task is kept whole and the most recent
    * messages beside it, as many as fit; a task larger than the budget keeps its beginning and
