@@ -2538,7 +2538,9 @@ export declare function listArchives(
  * work the same way (a selective compaction's cleared tool results are given back too). After
  * any number of compactions with any built-in strategy (with messages added in between), the
  * result deep-equals the full conversation, key order included; messages that were never
- * compacted are your own objects.
+ * compacted are your own objects. Bytes come back as the type they were passed as, with the same
+ * bytes (`Uint8Array`, `Buffer`, `ArrayBuffer`, other typed arrays: an AI SDK image or file
+ * part, a Bedrock `source.bytes`), and `URL` objects as `URL`s.
  *
  * Archives are looked up by file name inside `<outputDir>/<sessionId>/` only, whatever
  * directory the summary names, so a moved directory still works and a crafted summary cannot
