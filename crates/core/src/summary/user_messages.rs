@@ -156,7 +156,6 @@ const SMALL_TALK: &[&str] = &[
     "welcome",
     "bye",
     "ciao",
-    "thanks!",
 ];
 
 /// The most words a greeting or an acknowledgement has, in this rule: "ok thanks, looks good
