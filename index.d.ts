@@ -1333,9 +1333,11 @@ export interface CompactOptions {
    * summary (any provider, a `summarizer`, or beside Anthropic's compaction block). A later
    * compaction carries them forward, earlier ones first.
    *
-   * The first user message of the session is the task the agent was given: it is always among
-   * them (labelled `task (the first user message)`), beside the most recent ones, and carried
-   * forward by every later compaction.
+   * The task the agent was given is the session's first user message that asks for something
+   * (commands such as `/mode` or `/model …`, greetings and acknowledgements shorter than a
+   * sentence are skipped; when none asks for anything, the first user message): it is always
+   * among them (labelled `task (the user's first request)`), beside the most recent ones, and
+   * carried forward by every later compaction.
    *
    * Over the budget (the whole section counts), the task is kept whole and the most recent
    * messages beside it, as many as fit; a task larger than the budget keeps its beginning and
@@ -2597,7 +2599,9 @@ export declare function listArchives(
  * work the same way (a selective compaction's cleared tool results are given back too). After
  * any number of compactions with any built-in strategy (with messages added in between), the
  * result deep-equals the full conversation, key order included; messages that were never
- * compacted are your own objects.
+ * compacted are your own objects. Bytes come back as the type they were passed as, with the same
+ * bytes (`Uint8Array`, `Buffer`, `ArrayBuffer`, other typed arrays: an AI SDK image or file
+ * part, a Bedrock `source.bytes`), and `URL` objects as `URL`s.
  *
  * Archives are looked up by file name inside `<outputDir>/<sessionId>/` only, whatever
  * directory the summary names, so a moved directory still works and a crafted summary cannot

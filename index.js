@@ -10,6 +10,7 @@
 // lib/, each module requiring only the ones listed before it (__test__/layers.test.ts keeps the
 // graph free of cycles):
 //   native.js           loads the addon (a clear error when no binary fits the platform)
+//   binary.js           bytes and URL objects back from the addon's JSON as what they were
 //   validate.js         argument checks, the addon's errors as TypeError
 //   options.js          the options as the addon reads them (JSON), and the JS-only ones
 //   callbacks.js        summarizer, onLog/logger, onEvent, onBeforeCompact, AbortSignal

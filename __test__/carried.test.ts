@@ -1,6 +1,6 @@
 // What the agent needs next is carried after every summary: its task list (the latest state of
 // its plan tool), its latest failure with the lines that say what went wrong, and the task it was
-// given (the first user message) among the user's words. In every message format, with every
+// given (the user's first request) among the user's words. In every message format, with every
 // kind of summary writer, through successive compactions; restore stays exact and the result
 // fits. The failure forms are read from the agents' real sessions in ../shared/data where one
 // exists (read at test time, never copied).
@@ -13,6 +13,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { compactMessages, countTokens, measureTokens, restoreMessages, type CompactOptions, type Message } from '../index'
 import { type Conversation, extend, FORMATS, type FormatName, render, substantialArb, textOf } from './format-conversations'
 import { tempDir } from './helpers'
+import { loadReplay } from './pi-session'
 
 type Msg = any
 
@@ -22,6 +23,7 @@ const REAL = join(__dirname, '..', '..', 'shared', 'data', 'real')
 const PLAN = '## Task list (as the agent last set it)'
 const FAILURE = '## Latest failure'
 const USERS = '## User messages (verbatim)'
+const PI_LARGE = join(__dirname, '..', '..', 'shared', 'data', 'pi-session-large.jsonl')
 
 /** The code points after `from` up to `n` of them (entries state lengths in characters). */
 function pastChars(s: string, from: number, n: number): number {
@@ -290,7 +292,7 @@ describe('the task statement', () => {
     const opts = { provider: 'extractive' as const, force: true, contextTokenLimit: 12_000, userMessagesMaxTokens: 600, outputDir: dir }
     const once = await compactMessages(list, opts)
     const section1 = entries(once.summary!, USERS)!
-    expect(section1.entries[0].label).toBe('task (the first user message)')
+    expect(section1.entries[0].label).toBe("task (the user's first request)")
     expect(section1.entries[0].text).toBe(list[0].content)
     expect(section1.entries.length).toBeGreaterThan(1)
     expect(section1.intro.some((l) => /^\(\d+ user messages left out to stay within 600 tokens/.test(l))).toBe(true)
@@ -302,9 +304,73 @@ describe('the task statement', () => {
       const next = await compactMessages([...current, ...more], opts)
       expect(next.compacted).toBe(true)
       const section = entries(next.summary!, USERS)!
-      expect(section.entries[0].label).toBe('task (the first user message)')
+      expect(section.entries[0].label).toBe("task (the user's first request)")
       expect(section.entries[0].text).toBe(list[0].content)
       current = next.messages
+    }
+  })
+
+  it('is the first message that asks for something: commands, greetings and acknowledgements are skipped', async () => {
+    const task = 'Add a --json flag to the export command and document it in docs/cli.md'
+    const opening: Record<string, Msg[]> = {
+      command: [{ role: 'user', content: '/model claude-opus-4-6' }, { role: 'assistant', content: 'Set model to claude-opus-4-6' }, { role: 'user', content: task }],
+      'Claude Code command': [
+        { role: 'user', content: '<command-name>/clear</command-name>\n<command-message>clear</command-message>\n<command-args></command-args>' },
+        { role: 'user', content: [{ type: 'text', text: task }] },
+      ],
+      greeting: [{ role: 'user', content: 'hi!' }, { role: 'assistant', content: 'Hello! What can I do?' }, { role: 'user', content: 'ok' }, { role: 'assistant', content: 'Ready.' }, { role: 'user', content: task }],
+    }
+    for (const [name, start] of Object.entries(opening)) {
+      const list: Msg[] = [...start]
+      for (let i = 0; i < 12; i++) {
+        list.push({ role: 'assistant', content: `step ${i} ${'working on it '.repeat(60)}` })
+        list.push({ role: 'user', content: `request ${i}: ${'please also adjust the thing '.repeat(12)}` })
+      }
+      list.push({ role: 'assistant', content: 'done' })
+      // A budget that leaves most of the user's messages out: the task is never among them.
+      const result = await compactMessages(list, { provider: 'extractive', force: true, contextTokenLimit: 12_000, userMessagesMaxTokens: 400, outputDir: tempDir() })
+      const section = entries(result.summary!, USERS)!
+      const tasks = section.entries.filter((e) => e.label === "task (the user's first request)")
+      expect(tasks.map((e) => e.text), name).toEqual([task])
+      // The opening command or greeting is older than the task: left out before it.
+      expect(section.entries[0].label, name).toBe("task (the user's first request)")
+      expect(section.intro.some((l) => /user messages left out to stay within 400 tokens/.test(l)), name).toBe(true)
+    }
+    // Nothing asks for anything: the first user message is the task.
+    const idle: Msg[] = [{ role: 'user', content: '/mode' }, { role: 'assistant', content: `mode ${'x '.repeat(4000)}` }, { role: 'user', content: 'hi' }, { role: 'assistant', content: `hello ${'y '.repeat(4000)}` }, { role: 'user', content: 'continue' }, { role: 'assistant', content: 'ok' }]
+    const result = await compactMessages(idle, { provider: 'extractive', force: true, contextTokenLimit: 12_000, tailRetentionRatio: 0.005, userMessagesMaxTokens: 1_000, outputDir: tempDir() })
+    expect(entries(result.summary!, USERS)!.entries[0]).toMatchObject({ label: "task (the user's first request)", text: '/mode' })
+  })
+
+  it.skipIf(!existsSync(PI_LARGE))('on pi-session-large (it opens with /mode) is the real request, kept through tight budgets and three compactions', async () => {
+    const { requests } = loadReplay(PI_LARGE)
+    const list = requests[requests.length - 1].messages
+    expect(textOf(list[0])).toBe('/mode')
+    const request = textOf(list[1])
+    expect(request.startsWith('read packages/coding-agent/docs/theme.md in full, then theme.ts')).toBe(true)
+    const taskOf = (summary: string) => {
+      const tasks = entries(summary, USERS)!.entries.filter((e) => e.label === "task (the user's first request)")
+      expect(tasks.length).toBe(1)
+      return tasks[0]
+    }
+    for (const userMessagesMaxTokens of [undefined, 1_500, 400]) {
+      const result = await compactMessages(list, { provider: 'extractive', force: true, contextTokenLimit: 60_000, outputDir: tempDir(), ...(userMessagesMaxTokens ? { userMessagesMaxTokens } : {}) })
+      expect(result.compacted).toBe(true)
+      const task = taskOf(result.summary!)
+      // Whole, or its beginning and end when even it is over the budget.
+      if (task.notes.length === 0) expect(task.text).toBe(request)
+      else expect(task.text.startsWith('read packages/coding-agent/docs/theme.md in full, then theme.ts')).toBe(true)
+      expect(task.text).not.toBe('/mode')
+    }
+    // Three compactions as the session grows: the request stays the task.
+    const dir = tempDir()
+    const stages = [300, 600, list.length]
+    let current: Msg[] = list.slice(0, stages[0])
+    for (let i = 0; i < stages.length; i++) {
+      const next = await compactMessages(current, { provider: 'extractive', force: true, contextTokenLimit: 40_000, userMessagesMaxTokens: 800, outputDir: dir, sessionId: 'pi-large' })
+      expect(next.compacted).toBe(true)
+      expect(taskOf(next.summary!).text.startsWith('read packages/coding-agent/docs/theme.md in full')).toBe(true)
+      current = [...next.messages, ...list.slice(stages[i], stages[i + 1])]
     }
   })
 
@@ -312,7 +378,7 @@ describe('the task statement', () => {
     const long = session(6, 800)
     const result = await compactMessages(long, { provider: 'extractive', force: true, contextTokenLimit: 40_000, tailRetentionRatio: 0.005, userMessagesMaxTokens: 300, outputDir: tempDir() })
     const task = entries(result.summary!, USERS)!.entries[0]
-    expect(task.label).toBe('task (the first user message)')
+    expect(task.label).toBe("task (the user's first request)")
     expect(task.notes[0]).toMatch(/^shortened from \d+ characters$/)
     expect(task.text.startsWith('THE TASK: migrate')).toBe(true)
     expect(task.text.endsWith('END OF TASK')).toBe(true)

@@ -128,7 +128,7 @@ describe('sections read back exactly whatever the text holds', () => {
           const expected = [...userTexts].filter(([m]) => !kept.has(m)).map(([, text]) => text)
           expect(sections.users?.entries.map((e) => e.text)).toEqual(expected)
           // The session's first user message is the task; every other one a user message.
-          expect(sections.users?.entries.map((e) => e.label)).toEqual(expected.map((_, i) => (i === 0 ? 'task (the first user message)' : 'user message')))
+          expect(sections.users?.entries.map((e) => e.label)).toEqual(expected.map((_, i) => (i === 0 ? "task (the user's first request)" : 'user message')))
           // Every file shown is its content exactly, under its own name.
           const files = sections.files?.entries ?? []
           expect(files.length).toBe(result.rehydrated.length)

@@ -10,8 +10,10 @@
 //   claims (the library's ledger lists): the claimed files that the compacted calls did touch
 //   so (a file modified in the compacted part and listed as read only is not a miss, and vice
 //   versa the other way).
-// - task: the first user message of the session is in the result, word for word (when the
-//   library had to shorten it: its first 60 and last 30 characters).
+// - task: the session's first request (its first user message that is not a command, a
+//   greeting or an acknowledgement: `isRequest`; the first user message when none is) is in
+//   the result, word for word (when the library had to shorten it: its first 60 and last 30
+//   characters).
 // - user: each user message of the compacted part, word for word; constraints: each sentence of
 //   those that states a constraint (must, never, always, do not, make sure, avoid, only, keep…).
 // - error: the informative line of the last failed call of the compacted part.
@@ -30,6 +32,27 @@ export function strings(value, out = []) {
 }
 
 const norm = (s) => s.replace(/\s+/g, ' ').trim()
+
+const SMALL_TALK = new Set(
+  'hi hello hey heya hiya howdy yo greetings morning afternoon evening good day there all thanks thank you thx ty cheers ok okay k kk okey sure yes yeah yep yup y no nope right alright great cool nice perfect awesome excellent fine got it understood sounds so far looks lgtm done agreed continue go on ahead proceed please pls again much very a lot that works wonderful neat welcome bye ciao'.split(' '),
+)
+
+/**
+ * Whether a user's message asks for something, by this benchmark's reading of the rule in
+ * docs/what-the-agent-keeps.md: not a slash command (`/mode`, `/model x`), not a command Claude
+ * Code recorded (`<command-name>…`), not a few words of greeting or acknowledgement.
+ */
+export function isRequest(text) {
+  const t = text.trim()
+  if (t === '' || t.startsWith('[context-compact]')) return false
+  if (/^\/[A-Za-z][\w:.-]*(\s|$)/.test(t)) return false
+  if (/^<(command-name|command-message|command-args|local-command-stdout|local-command-stderr|local-command-caveat)>/.test(t)) return false
+  const words = t
+    .split(/[\s,.;!?…]+/)
+    .filter(Boolean)
+    .map((w) => w.toLowerCase().replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, ''))
+  return !(words.length <= 6 && words.every((w) => w === '' || SMALL_TALK.has(w)))
+}
 
 /** Whether `text` holds `needle`, whitespace aside. */
 export function holds(text, needle) {

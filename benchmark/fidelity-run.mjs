@@ -6,7 +6,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { answer, recallLines, sectionsOf, strings, truthOf } from './fidelity-probes.mjs'
+import { answer, isRequest, recallLines, sectionsOf, strings, truthOf } from './fidelity-probes.mjs'
 
 const require = createRequire(import.meta.url)
 const { compactMessages, countTokens, createRecallTool, restoreMessages } = require('../index.js')
@@ -74,8 +74,13 @@ export async function runCase(session, { rounds = 1, kind = 'nothing', options =
   const compacted = []
   for (let i = 0; i < messages.length; i++) if (!kept.has(i)) compacted.push(i)
   const truth = truthOf(events, compacted)
+  // The task: the session's first request, else its first user message.
+  const asks = (evs) => evs.some((e) => e.kind === 'user' && isRequest(e.text))
   const firstUser = events.findIndex((evs) => evs.some((e) => e.kind === 'user'))
-  const task = firstUser >= 0 && !kept.has(firstUser) ? events[firstUser].find((e) => e.kind === 'user').text : null
+  const firstRequest = events.findIndex(asks)
+  const taskAt = firstRequest >= 0 ? firstRequest : firstUser
+  const taskEvent = taskAt >= 0 ? events[taskAt].find((e) => e.kind === 'user' && (firstRequest < 0 || isRequest(e.text))) : null
+  const task = taskEvent && !kept.has(taskAt) ? taskEvent.text : null
   const text = strings(result.messages).join('\n')
   const { probes, files } = answer({ text, summary: result.summary, truth, task })
 

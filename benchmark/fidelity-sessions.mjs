@@ -151,6 +151,19 @@ export function saysFailure(text, flagged) {
       return !(code === 1 && rest.length === 0)
     }
   }
+  // Said in words on the first line (an indented line is content): `Error executing script: …`
+  // (pi's browser tool), `Error [ERR_X]: …`, `Pre-commit validation failed: …`, an exception
+  // class with its message; or a Python traceback that ends the output.
+  const first = text.split('\n').find((l) => l.trim() !== '') ?? ''
+  if (/^Error (\w+ing|in|while|during|when|\[[A-Z0-9_]+\]|\d{3})\b[^\n]*?:/.test(first) && !/^Error (handling|reporting|logging|tracking|tracing|messaging)\b/.test(first)) return true
+  if (/^[A-Z][\w'./ -]{0,80}? failed(:| with \S|\s*$|\.\s*$)/.test(first)) return true
+  if (/^(Exception(:| in thread )|(Uncaught|Unhandled) |([a-z_]\w*\.)*[A-Z]\w*(Error|Exception)(:\s|:?$))/.test(first)) return true
+  const tb = text.lastIndexOf('Traceback (most recent call last):')
+  if (tb >= 0 && (tb === 0 || text[tb - 1] === '\n')) {
+    const tail = text.slice(tb).split('\n').filter((l) => l.trim() !== '' && !/^<\/?output>$/.test(l.trim()))
+    const last = tail[tail.length - 1]
+    if (tail.length > 1 && !/^\s/.test(last) && /^([A-Za-z_]\w*\.)*[A-Za-z_]\w*(:\s.*|:)?$/.test(last)) return true
+  }
   return false
 }
 

@@ -5,6 +5,7 @@
 // bug never breaks a compaction), and the AbortSignal (cancels the native work).
 
 const native = require('./native.js')
+const { fromArchived } = require('./binary.js')
 const { describe, invalidArgument, translateError, callNative, checkedMessages, checkFunction } = require('./validate.js')
 
 // What an aborted call rejects with: the signal's reason when it is an AbortError already (as
@@ -24,7 +25,7 @@ function abortError(signal) {
 // many summarizers never read it (see `SummarizeCall` in src/lib.rs).
 function summaryRequest(call, messages, format) {
   let made = 0
-  const chunk = call.origins.map((origin) => (origin === null ? JSON.parse(call.made[made++]) : messages[origin]))
+  const chunk = call.origins.map((origin) => (origin === null ? fromArchived(JSON.parse(call.made[made++])) : messages[origin]))
   let prompt
   const request = {
     messages: chunk,

@@ -5,6 +5,8 @@
 // objects passed in (same identity, same key order, nothing copied); LangChain messages the
 // library wrote are made in the form the list holds.
 
+const { fromArchived } = require('./binary.js')
+
 const ZERO_STATS = Object.freeze({
   originalTokenCount: 0,
   compactedTokenCount: 0,
@@ -22,6 +24,8 @@ function piecesToMessages(pieces, messages) {
   let langChain
   return pieces.map((piece) => {
     if (typeof piece === 'number') return messages[piece]
+    // Bytes and URLs the addon tagged, back as what they were (lib/binary.js).
+    piece = fromArchived(piece)
     if (piece !== null && typeof piece === 'object' && piece.lc === 1 && piece.type === 'constructor') {
       langChain ??= langChainForms(messages)
       return langChain(piece)

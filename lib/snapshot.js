@@ -15,6 +15,8 @@
 //     one item, the value itself;
 //   - an object with a `toJSON` method is TO_JSON, then what `toJSON(key)` returns (walked
 //     without looking for `toJSON` again, as the reader does);
+//   - bytes (a typed array, a Buffer, an ArrayBuffer: the reader keeps them as bytes) are
+//     BYTES, the constructor, the length and two hashes of the bytes (see `bytesItems`);
 //   - an array is ARRAY, its length, then every element (a hole is read as `undefined`);
 //   - any other object is OBJECT, the number of its own enumerable string keys
 //     (`Object.keys`, the reader's key list), then each key followed by its value.
@@ -46,11 +48,33 @@
 // Proxies are read through their traps like any object. Nesting deeper than the reader allows
 // (or a cycle) fails the comparison, and the recount reports the error.
 
+const BYTES = Symbol('bytes')
 const ARRAY = Symbol('array')
 const OBJECT = Symbol('object')
 const TO_JSON = Symbol('toJSON')
 // The reader's MAX_DEPTH: a deeper (or circular) message is an error there, a mismatch here.
 const SNAPSHOT_MAX_DEPTH = 128
+
+// Bytes (a typed array, a Buffer, an ArrayBuffer), which the reader keeps as bytes with their
+// type (crates/core/src/model/binary.rs): BYTES, the constructor, the length in bytes, then two
+// 32-bit hashes of the bytes (FNV-1a and a multiplicative one). Hashing reads each byte once
+// and keeps no copy of an image in the tape; a change in place that keeps both hashes equal
+// would need a 64-bit collision.
+function bytesView(value) {
+  if (ArrayBuffer.isView(value)) return value instanceof DataView ? null : new Uint8Array(value.buffer, value.byteOffset, value.byteLength)
+  if (value instanceof ArrayBuffer) return new Uint8Array(value)
+  return null
+}
+
+function bytesItems(value, view) {
+  let a = 0x811c9dc5
+  let b = 0
+  for (let i = 0; i < view.length; i++) {
+    a = Math.imul(a ^ view[i], 0x01000193)
+    b = (Math.imul(b, 31) + view[i]) | 0
+  }
+  return [BYTES, value.constructor, view.length, a, b]
+}
 
 // `toJSON`'s argument, made only when it is called (indices are carried as numbers).
 const jsonKey = (key) => (typeof key === 'number' ? String(key) : key)
@@ -62,6 +86,11 @@ function snapshotOf(value, key, tape, depth) {
     return true
   }
   if (depth >= SNAPSHOT_MAX_DEPTH) return false
+  const view = bytesView(value)
+  if (view !== null) {
+    tape.push(...bytesItems(value, view))
+    return true
+  }
   if (typeof value.toJSON === 'function') {
     tape.push(TO_JSON)
     value = value.toJSON(jsonKey(key))
@@ -97,6 +126,12 @@ function matchesSnapshot(value, key, tape, at, depth) {
     return item === value || (item !== item && value !== value) ? at + 1 : -1
   }
   if (depth >= SNAPSHOT_MAX_DEPTH) return -1
+  const view = bytesView(value)
+  if (view !== null) {
+    if (tape[at] !== BYTES || tape[at + 1] !== value.constructor || tape[at + 2] !== view.length) return -1
+    const items = bytesItems(value, view)
+    return tape[at + 3] === items[3] && tape[at + 4] === items[4] ? at + 5 : -1
+  }
   if (typeof value.toJSON === 'function') {
     if (tape[at] !== TO_JSON) return -1
     at += 1

@@ -11,10 +11,17 @@
 //! - numbers are written as JavaScript writes them (`1e+21`, `0.1`), non-finite ones as `null`;
 //! - lone UTF-16 surrogates become U+FFFD (a UTF-8 string cannot hold them);
 //! - a `BigInt`, a cycle or nesting deeper than [`MAX_DEPTH`] is an error naming the message.
+//!
+//! Except for binary values, which JSON cannot hold and `JSON.stringify` loses (a `Uint8Array`
+//! becomes `{"0":137,…}`, an `ArrayBuffer` `{}`, a `URL` its text): bytes (a typed array, a
+//! `Buffer`, an `ArrayBuffer`) and `URL` objects are read as the tagged objects of
+//! `context_compact_core::model::binary`, and a key of the caller's that a tag uses gets one
+//! more `$`, so that the archives keep them and `lib/binary.js` gives back what was passed.
 
 use std::ffi::CStr;
 use std::ptr;
 
+use context_compact_core::model::binary;
 use napi::bindgen_prelude::{FromNapiValue, TypeName, ValidateNapiValue};
 use napi::{sys, Error, Result, Status, ValueType};
 use serde_json::{Map, Number, Value};
@@ -136,6 +143,8 @@ struct Reader {
     env: sys::napi_env,
     /// The JS string "toJSON", made once.
     to_json_name: sys::napi_value,
+    /// The global `URL` constructor (`None` where there is none), looked up once.
+    url_class: Option<sys::napi_value>,
     /// How many more values may be read (see [`MAX_VALUES`]).
     remaining: std::cell::Cell<usize>,
 }
@@ -146,13 +155,94 @@ impl Reader {
         let mut to_json_name = ptr::null_mut();
         let status =
             unsafe { sys::napi_create_string_utf8(env, TO_JSON.as_ptr(), 6, &mut to_json_name) };
-        let reader = Reader {
+        let mut reader = Reader {
             env,
             to_json_name,
+            url_class: None,
             remaining: std::cell::Cell::new(MAX_VALUES),
         };
         reader.check(status)?;
+        let mut global = ptr::null_mut();
+        reader.check(unsafe { sys::napi_get_global(env, &mut global) })?;
+        let url = reader.named_property(global, c"URL")?;
+        reader.url_class = (reader.type_of(url)? == ValueType::Function).then_some(url);
         Ok(reader)
+    }
+
+    fn named_property(&self, object: sys::napi_value, name: &CStr) -> Result<sys::napi_value> {
+        let mut value = ptr::null_mut();
+        self.check(unsafe {
+            sys::napi_get_named_property(self.env, object, name.as_ptr(), &mut value)
+        })?;
+        Ok(value)
+    }
+
+    /// `value` (an object) as a tagged byte value when it is a typed array, a `Buffer` or an
+    /// `ArrayBuffer` (see the module docs).
+    fn bytes(&self, value: sys::napi_value) -> Result<Option<Value>> {
+        let mut is = false;
+        self.check(unsafe { sys::napi_is_typedarray(self.env, value, &mut is) })?;
+        if is {
+            let mut kind = 0;
+            let mut length = 0usize;
+            let mut data = ptr::null_mut();
+            let mut buffer = ptr::null_mut();
+            let mut offset = 0usize;
+            self.check(unsafe {
+                sys::napi_get_typedarray_info(
+                    self.env,
+                    value,
+                    &mut kind,
+                    &mut length,
+                    &mut data,
+                    &mut buffer,
+                    &mut offset,
+                )
+            })?;
+            let (name, size) = typed_array_kind(kind);
+            // A `Buffer` is a Uint8Array of Node's own class: given back as one.
+            let name = if name == "Uint8Array" && self.class_name(value)? == "Buffer" {
+                "Buffer"
+            } else {
+                name
+            };
+            // `data` points at the view's first byte (the offset applied).
+            let bytes = unsafe { byte_slice(data, length * size) };
+            return Ok(Some(binary::tag_bytes(bytes, name)));
+        }
+        self.check(unsafe { sys::napi_is_arraybuffer(self.env, value, &mut is) })?;
+        if is {
+            let mut data = ptr::null_mut();
+            let mut length = 0usize;
+            self.check(unsafe {
+                sys::napi_get_arraybuffer_info(self.env, value, &mut data, &mut length)
+            })?;
+            let bytes = unsafe { byte_slice(data, length) };
+            return Ok(Some(binary::tag_bytes(bytes, "ArrayBuffer")));
+        }
+        Ok(None)
+    }
+
+    /// The name of `value`'s constructor ("" when it has none).
+    fn class_name(&self, value: sys::napi_value) -> Result<String> {
+        let class = self.named_property(value, c"constructor")?;
+        if self.type_of(class)? != ValueType::Function {
+            return Ok(String::new());
+        }
+        let name = self.named_property(class, c"name")?;
+        if self.type_of(name)? != ValueType::String {
+            return Ok(String::new());
+        }
+        unsafe { String::from_napi_value(self.env, name) }
+    }
+
+    fn is_url(&self, value: sys::napi_value) -> Result<bool> {
+        let Some(class) = self.url_class else {
+            return Ok(false);
+        };
+        let mut result = false;
+        self.check(unsafe { sys::napi_instanceof(self.env, value, class, &mut result) })?;
+        Ok(result)
     }
 
     /// The JSON value of `value`, the value of property `key` (`None`: a value
@@ -176,9 +266,22 @@ impl Reader {
                 format!("nested more than {MAX_DEPTH} levels deep (or circular)"),
             ));
         }
+        // Bytes are kept as bytes (a `Buffer`'s `toJSON` would make an array of numbers).
+        if let Some(bytes) = self.bytes(value)? {
+            return Ok(Some(bytes));
+        }
         // `toJSON` is applied once; what it returns is serialized without it.
         match self.to_json_result(value, key)? {
-            Some(replaced) => self.read_value(replaced, depth),
+            Some(replaced) => {
+                let read = self.read_value(replaced, depth)?;
+                // A URL object is kept as one (its `toJSON` is its `href`).
+                match read {
+                    Some(Value::String(href)) if self.is_url(value)? => {
+                        Ok(Some(binary::tag_url(href)))
+                    }
+                    other => Ok(other),
+                }
+            }
             None => self.read_value(value, depth),
         }
     }
@@ -242,7 +345,11 @@ impl Reader {
             let mut property = ptr::null_mut();
             self.check(unsafe { sys::napi_get_property(self.env, object, name, &mut property) })?;
             if let Some(item) = self.read(property, Key::Name(&key), depth + 1)? {
-                map.insert(key, item);
+                // A key of the caller's that a tag uses: one `$` more (never read as a tag).
+                match binary::escape_key(&key) {
+                    Some(escaped) => map.insert(escaped, item),
+                    None => map.insert(key, item),
+                };
             }
         }
         Ok(map)
@@ -344,6 +451,39 @@ impl Reader {
         };
         Err(Error::new(Status::InvalidArg, reason))
     }
+}
+
+/// The JS name and element size of a typed array kind (`napi_typedarray_type`).
+fn typed_array_kind(kind: sys::napi_typedarray_type) -> (&'static str, usize) {
+    match kind {
+        0 => ("Int8Array", 1),
+        1 => ("Uint8Array", 1),
+        2 => ("Uint8ClampedArray", 1),
+        3 => ("Int16Array", 2),
+        4 => ("Uint16Array", 2),
+        5 => ("Int32Array", 4),
+        6 => ("Uint32Array", 4),
+        7 => ("Float32Array", 4),
+        8 => ("Float64Array", 8),
+        9 => ("BigInt64Array", 8),
+        10 => ("BigUint64Array", 8),
+        11 => ("Float16Array", 2),
+        // A kind newer than this list: its bytes, as a Uint8Array, whatever their size
+        // (`length` counts elements, so at least one byte each).
+        _ => ("Uint8Array", 1),
+    }
+}
+
+/// The `length` bytes at `data` (none when `data` is null: a detached buffer).
+///
+/// # Safety
+/// `data` must point at `length` readable bytes that live as long as the returned slice is
+/// used (a JS buffer during the native call that reads it).
+unsafe fn byte_slice<'a>(data: *mut std::ffi::c_void, length: usize) -> &'a [u8] {
+    if data.is_null() || length == 0 {
+        return &[];
+    }
+    unsafe { std::slice::from_raw_parts(data.cast::<u8>(), length) }
 }
 
 /// A JS number as `JSON.stringify` writes it (non-finite numbers are `null`).

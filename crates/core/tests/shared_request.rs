@@ -257,7 +257,7 @@ async fn anthropic_shared_request_is_the_loops_request_plus_one_instruction() {
     // the session's first user message is the task.
     assert!(
         summary.contains(
-            "## User messages (verbatim)\nWhat the user wrote in the compacted part of the conversation, word for word, oldest first.\n[task (the first user message) · 60 characters]\nFix the failing parser tests in src/parser.rs. SHARED-TASK-7"
+            "## User messages (verbatim)\nWhat the user wrote in the compacted part of the conversation, word for word, oldest first.\n[task (the user's first request) · 60 characters]\nFix the failing parser tests in src/parser.rs. SHARED-TASK-7"
         ),
         "{summary}"
     );

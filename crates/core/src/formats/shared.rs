@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::base::error::ValidationError;
+use crate::model::binary;
 use crate::model::message::type_name;
 
 /// A message format.
@@ -381,6 +382,14 @@ pub(crate) fn json_text_block(value: &Value) -> Value {
 pub(crate) fn media_block(media_type: Option<&str>, data: &Value) -> Value {
     let is_image = media_type.is_none_or(|t| t.starts_with("image/"));
     let kind = if is_image { "image" } else { "document" };
+    // Bytes and URL objects as the binding tags them (`model::binary`): the bytes are read
+    // like base64 (an image's size from its header), a URL like a URL given as text.
+    if let Some(base64) = binary::tagged_bytes(data) {
+        return media_block(media_type, &Value::String(base64.to_string()));
+    }
+    if let Some(url) = binary::tagged_url(data) {
+        return media_block(media_type, &Value::String(url.to_string()));
+    }
     let source = match data {
         Value::String(s) if s.starts_with("data:") => {
             let (header, payload) = s.split_once(',').unwrap_or((s, ""));

@@ -4,6 +4,7 @@
 //! trigger's measure. Imports only [`crate::base`].
 
 pub mod added;
+pub mod binary;
 pub mod check;
 pub mod encoding;
 pub mod media;

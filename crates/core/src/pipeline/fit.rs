@@ -187,11 +187,11 @@ fn sections_give_way(
     let before = draft
         .sections_text_mut()
         .and_then(|text| UserMessages::parse(text));
-    // The task (the session's first user message) keeps its two ends until the latest failure
-    // and the task list have given way too.
+    // The task (the user's first request) keeps its two ends until the latest failure and the
+    // task list have given way too.
     let floor = if before
         .as_ref()
-        .is_some_and(|users| users.messages.first().is_some_and(|m| m.task))
+        .is_some_and(|users| users.messages.iter().any(|m| m.task))
     {
         TASK_FLOOR_TOKENS
     } else {
@@ -383,13 +383,13 @@ fn user_messages_warning(draft: &mut Draft, before: &UserMessages, floor: usize)
         .unwrap_or_default();
     if after != *before {
         let dropped = before.messages.len().saturating_sub(after.messages.len());
-        let task_lost = floor > 0 && !after.messages.first().is_some_and(|m| m.task);
+        let task_lost = floor > 0 && !after.messages.iter().any(|m| m.task);
         draft.warnings.push(format!(
             "the user's messages carried in the summary were cut for the result to fit (under the threshold, smaller than the input): {} of {} kept{}{}",
             after.messages.len(),
             before.messages.len(),
             if dropped == 0 { " (the latest shortened)" } else { "" },
-            if task_lost { "; the task (the first user message) is not among them" } else { "" }
+            if task_lost { "; the task (the user's first request) is not among them" } else { "" }
         ));
     }
 }

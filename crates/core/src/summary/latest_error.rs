@@ -421,6 +421,74 @@ mod tests {
     }
 
     #[test]
+    fn the_latest_failure_is_the_most_recent_in_any_form() {
+        // pi's browser tool reports a failed script in its text, with no error flag; an
+        // earlier flagged failure must not stand in for it.
+        let script = "document.querySelector('#save').click()";
+        let region = vec![
+            call("1", "bash", json!({"command": "npm run build"})),
+            result(
+                "1",
+                true,
+                "src/a.ts(3,5): error TS2322: boom\n\nCommand exited with code 2",
+            ),
+            call("2", "browser_eval", json!({"script": script})),
+            result(
+                "2",
+                false,
+                "Error executing script: Frame with ID 7A3F was removed",
+            ),
+            call("3", "read", json!({"path": "/p/README.md"})),
+            result("3", false, "# Readme\nError handling is described below."),
+        ];
+        let text = section(&region, Some(ARCHIVE), 400, ENC, &own(&region));
+        assert!(
+            text.contains("Error executing script: Frame with ID 7A3F was removed"),
+            "{text}"
+        );
+        assert!(text.contains("browser_eval"), "{text}");
+        assert!(!text.contains("TS2322"), "{text}");
+        assert!(text.contains("from=2 to=4"), "{text}");
+        // Each form agents print, as the latest of the region, is the one shown.
+        for (output, line) in [
+            (
+                "Pre-commit validation failed:\n\n[FORMAT] Code is not formatted.",
+                "Pre-commit validation failed:",
+            ),
+            (
+                "Command failed with exit code 1: npm test",
+                "Command failed with exit code 1: npm test",
+            ),
+            (
+                "java.lang.IllegalStateException: closed",
+                "java.lang.IllegalStateException: closed",
+            ),
+            (
+                "Traceback (most recent call last):\n  File \"a.py\", line 1\nKeyError: 'k'",
+                "KeyError: 'k'",
+            ),
+            (
+                "# cmd\n./main.go:3:1: undefined: x\nexit status 1",
+                "./main.go:3:1: undefined: x",
+            ),
+            (
+                "<tool_use_error>File has not been read yet.</tool_use_error>",
+                "File has not been read yet.",
+            ),
+        ] {
+            let mut region = region.clone();
+            region.push(call("4", "tool", json!({"command": "step four"})));
+            region.push(result("4", false, output));
+            let text = section(&region, Some(ARCHIVE), 400, ENC, &own(&region));
+            assert!(
+                text.contains(line) && text.contains("step four"),
+                "{output:?}:\n{text}"
+            );
+            assert!(!text.contains("Frame with ID"), "{text}");
+        }
+    }
+
+    #[test]
     fn a_later_success_of_the_same_command_or_file_is_said() {
         let region = vec![
             call("1", "Bash", json!({"command": "mix test"})),

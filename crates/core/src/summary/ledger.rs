@@ -76,6 +76,13 @@ pub enum CallKind {
     Other,
 }
 
+/// Whether the tool call whose result is `output` failed: flagged (`is_error`), or said in the
+/// text in one of the forms agents print (the table of [`failure`]'s docs). The ledger's
+/// "Failed tool calls" and the summary's latest failure read failures this way.
+pub fn call_failed(is_error: bool, output: &str) -> bool {
+    failure::failed(is_error, output)
+}
+
 /// What a call does and to what: its command line, the paths it writes or reads, else its
 /// subject (a path or command field of a tool outside the table) or its input as JSON.
 pub fn call_key(name: &str, input: &Value) -> (CallKind, String) {

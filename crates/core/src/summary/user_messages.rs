@@ -5,12 +5,15 @@
 //! whoever writes the summary, and carried forward through later compactions.
 //!
 //! User-authored means text from the user: the text of user messages, not tool results, and
-//! not the summaries and notices the library wrote ([`crate::model::added`]). The first of them
-//! in the session is the task the agent was given: it is always carried, beside the most recent
-//! ones (an agent that keeps only the latest requests "loses track of the original task goal").
-//! Within a budget of tokens the task and the most recent messages are kept whole; a message
-//! larger than its share keeps its beginning and its end with a marker; how many were left out
-//! is always said, even when the budget cannot hold a single message.
+//! not the summaries and notices the library wrote ([`crate::model::added`]). The task the agent
+//! was given is the session's first user message that asks for something ([`is_request`]):
+//! a command (`/mode`, `/clear`, `/model …`), a greeting or an acknowledgement shorter than a
+//! sentence ("hi", "ok thanks", "continue") and a message in the library's shape are skipped;
+//! when none asks for anything, the first user message is the task. It is always carried,
+//! beside the most recent ones (an agent that keeps only the latest requests "loses track of the
+//! original task goal"). Within a budget of tokens the task and the most recent messages are
+//! kept whole; a message larger than its share keeps its beginning and its end with a marker;
+//! how many were left out is always said, even when the budget cannot hold a single message.
 
 use serde_json::Value;
 
@@ -20,8 +23,10 @@ use crate::model::tokens::{self, Encoding};
 use crate::summary::sections::{self, entry_header, USER_MESSAGES_HEADER};
 
 const LABEL: &str = "user message";
-/// The label of the session's first user message: the task.
-const TASK_LABEL: &str = "task (the first user message)";
+/// The label of the task: the session's first user message that asks for something.
+const TASK_LABEL: &str = "task (the user's first request)";
+/// The label summaries written before the rule above gave the task (the first user message).
+const OLD_TASK_LABEL: &str = "task (the first user message)";
 const SHORTENED_NOTE: &str = "shortened from ";
 /// What the line that counts the messages left out says before the budget.
 const LEFT_OUT_NOTE: &str = "left out to stay within";
@@ -32,7 +37,8 @@ pub struct Carried {
     pub text: String,
     /// The original length in characters, when the text was shortened to fit the budget.
     pub shortened_from: Option<usize>,
-    /// The session's first user message: the task the agent was given.
+    /// The task the agent was given: the session's first user message that asks for
+    /// something ([`is_request`]), else its first user message.
     pub task: bool,
 }
 
@@ -75,6 +81,136 @@ pub fn user_text(message: &Value, own: &OwnSummaries) -> Option<String> {
     (!text.trim().is_empty()).then_some(text)
 }
 
+/// Words of greetings and acknowledgements: a message made of a few of them asks for nothing
+/// ("hi", "ok thanks", "sounds good", "continue", "yes please").
+const SMALL_TALK: &[&str] = &[
+    "hi",
+    "hello",
+    "hey",
+    "heya",
+    "hiya",
+    "howdy",
+    "yo",
+    "greetings",
+    "morning",
+    "afternoon",
+    "evening",
+    "good",
+    "day",
+    "there",
+    "all",
+    "thanks",
+    "thank",
+    "you",
+    "thx",
+    "ty",
+    "cheers",
+    "ok",
+    "okay",
+    "k",
+    "kk",
+    "okey",
+    "sure",
+    "yes",
+    "yeah",
+    "yep",
+    "yup",
+    "y",
+    "no",
+    "nope",
+    "right",
+    "alright",
+    "great",
+    "cool",
+    "nice",
+    "perfect",
+    "awesome",
+    "excellent",
+    "fine",
+    "got",
+    "it",
+    "understood",
+    "sounds",
+    "so",
+    "far",
+    "looks",
+    "lgtm",
+    "done",
+    "agreed",
+    "continue",
+    "go",
+    "on",
+    "ahead",
+    "proceed",
+    "please",
+    "pls",
+    "again",
+    "much",
+    "very",
+    "a",
+    "lot",
+    "that",
+    "works",
+    "wonderful",
+    "neat",
+    "welcome",
+    "bye",
+    "ciao",
+];
+
+/// The most words a greeting or an acknowledgement has, in this rule: "ok thanks, looks good
+/// so far" is six; a request is rarely made of such words alone.
+const SMALL_TALK_MAX_WORDS: usize = 6;
+
+/// Does `text` (a user's message) ask for something? Not when it is a command — a slash
+/// command (`/mode`, `/clear`, `/model opus`: a first word `/name` that is not a path) or the
+/// wrappers Claude Code records commands in (`<command-name>`, `<local-command-stdout>`) — nor
+/// when it is a greeting or an acknowledgement shorter than a sentence: a few words, all of
+/// them small talk ([`SMALL_TALK`]), nor when it has the shape of the library's own messages.
+/// Any other text is a request, however short ("Implement spotter-gqc", "fix the tests").
+pub fn is_request(text: &str) -> bool {
+    let trimmed = text.trim();
+    if trimmed.is_empty() || trimmed.starts_with(crate::model::added::SUMMARY_PREFIX.trim_end()) {
+        return false;
+    }
+    const COMMAND_TAGS: &[&str] = &[
+        "<command-name>",
+        "<command-message>",
+        "<command-args>",
+        "<local-command-stdout>",
+        "<local-command-stderr>",
+        "<local-command-caveat>",
+    ];
+    if COMMAND_TAGS.iter().any(|tag| trimmed.starts_with(tag)) {
+        return false;
+    }
+    if let Some(name) = trimmed
+        .strip_prefix('/')
+        .map(|rest| rest.split_whitespace().next().unwrap_or(""))
+    {
+        // `/mode`, `/model`, `/compact`, `/review:pr`; not `/home/me/a.py is broken` (a path),
+        // not `//` or `/*` (code).
+        let is_command = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_:.".contains(c));
+        if is_command {
+            return false;
+        }
+    }
+    let words: Vec<String> = trimmed
+        .split(|c: char| c.is_whitespace() || ",.;!?…".contains(c))
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let small_talk = words.len() <= SMALL_TALK_MAX_WORDS
+        && words.iter().all(|word| {
+            let word = word.trim_matches(|c: char| !c.is_alphanumeric());
+            word.is_empty() || SMALL_TALK.contains(&word)
+        });
+    !small_talk
+}
+
 impl UserMessages {
     /// Every user-authored text of `messages`, in order (`own`: see [`user_text`]).
     pub fn extract(messages: &[Value], own: &OwnSummaries) -> UserMessages {
@@ -92,40 +228,69 @@ impl UserMessages {
         }
     }
 
-    /// [`UserMessages::extract`] of the start of a session: the first user message is the task,
-    /// unless one of the library's summaries or notices (`own`) comes before it (what came
-    /// before that is not in `messages`).
+    /// [`UserMessages::extract`] of the start of a session: its first user message that asks
+    /// for something ([`is_request`]) is the task, else its first user message; none is when
+    /// one of the library's summaries or notices (`own`) comes before the first user message
+    /// (what came before that is not in `messages`).
     pub fn extract_session(messages: &[Value], own: &OwnSummaries) -> UserMessages {
         let mut users = UserMessages::extract(messages, own);
         let first_user = messages.iter().position(|m| user_text(m, own).is_some());
         let summarized_before =
             first_user.is_some_and(|at| messages[..at].iter().any(|m| own.contains(m)));
-        if let (Some(first), false) = (users.messages.first_mut(), summarized_before) {
-            first.task = true;
+        if !summarized_before {
+            users.mark_task();
         }
         users
+    }
+
+    /// Marks the task among these messages: the first that asks for something, else the
+    /// first. (None when there are no messages.)
+    fn mark_task(&mut self) {
+        let at = self
+            .messages
+            .iter()
+            .position(|m| is_request(&m.text))
+            .unwrap_or(0);
+        if let Some(task) = self.messages.get_mut(at) {
+            task.task = true;
+        }
     }
 
     pub fn is_empty(&self) -> bool {
         self.messages.is_empty() && self.left_out == 0
     }
 
-    /// `earlier` (from the summary being updated) followed by these.
+    /// `earlier` (from the summary being updated) followed by these. When the task `earlier`
+    /// carries asks for nothing (a session that opened with a command and had not asked for
+    /// anything yet when it was compacted), the first message that asks for something becomes
+    /// the task.
     pub fn merged_after(mut self, earlier: &UserMessages) -> UserMessages {
         let mut messages = earlier.messages.clone();
         messages.append(&mut self.messages);
-        UserMessages {
+        let mut merged = UserMessages {
             messages,
             left_out: earlier.left_out + self.left_out,
+        };
+        let placeholder = merged
+            .messages
+            .iter()
+            .position(|m| m.task && !is_request(&m.text));
+        if let Some(at) = placeholder {
+            if let Some(request) = merged.messages.iter().position(|m| is_request(&m.text)) {
+                merged.messages[at].task = false;
+                merged.messages[request].task = true;
+            }
         }
+        merged
     }
 
-    /// Within `max_tokens` (the whole section as rendered, headers included): the task (the
-    /// first message, when it is the session's) whole when it fits, and the most recent
+    /// Within `max_tokens` (the whole section as rendered, headers included): the task (when
+    /// one of the messages is the session's task) whole when it fits, and the most recent
     /// messages whole, as many as fit beside it; a task larger than the budget keeps its
     /// beginning and end in half of it (the most recent messages the other half), and the most
     /// recent message, when none fits whole, its beginning and end. The rest are counted in
-    /// `left_out`. When the budget cannot even hold the section's header and that count, the
+    /// `left_out`; the task is never among them while anything is kept. Kept messages stay in
+    /// their order. When the budget cannot even hold the section's header and that count, the
     /// section is only those (a few tokens over the budget): what was left out is always said.
     pub fn fit(self, max_tokens: usize, encoding: Encoding) -> UserMessages {
         let total = self.messages.len();
@@ -153,15 +318,16 @@ impl UserMessages {
             };
         }
         let room = max_tokens - used;
-        let mut messages = self.messages;
-        let task = match messages.first() {
-            Some(first) if first.task => Some(messages.remove(0)),
-            _ => None,
-        };
+        // Each message with its place, so that what is kept stays in order.
+        let mut messages: Vec<(usize, Carried)> = self.messages.into_iter().enumerate().collect();
+        let task = messages
+            .iter()
+            .position(|(_, m)| m.task)
+            .map(|at| messages.remove(at));
         // What the task keeps for itself: all of it when it fits the room; when even it does
         // not, its two ends in half the room (all of it when nothing else competes), so that
         // the most recent messages are still beside it.
-        let reserved = task.as_ref().map_or(0, |task| {
+        let reserved = task.as_ref().map_or(0, |(_, task)| {
             let cost = entry_cost(task);
             if cost <= room {
                 cost
@@ -172,34 +338,34 @@ impl UserMessages {
             }
         });
         let mut used = 0;
-        let mut kept: Vec<Carried> = Vec::new();
-        for message in messages.into_iter().rev() {
+        let mut kept: Vec<(usize, Carried)> = Vec::new();
+        for (at, message) in messages.into_iter().rev() {
             let cost = entry_cost(&message);
             if used + cost + reserved <= room {
                 used += cost;
-                kept.push(message);
+                kept.push((at, message));
                 continue;
             }
             if kept.is_empty() {
                 let shortened = shorten_into(message, room - reserved - used, encoding);
                 used += shortened.as_ref().map_or(0, entry_cost);
-                kept.extend(shortened);
+                kept.extend(shortened.map(|m| (at, m)));
             }
             break;
         }
-        kept.reverse();
-        if let Some(task) = task {
+        if let Some((at, task)) = task {
             // The task takes what the others left, at least its share.
             let left = room - used;
             if entry_cost(&task) <= left {
-                kept.insert(0, task);
+                kept.push((at, task));
             } else if let Some(shortened) = shorten_into(task, left, encoding) {
-                kept.insert(0, shortened);
+                kept.push((at, shortened));
             }
         }
+        kept.sort_by_key(|(at, _)| *at);
         UserMessages {
             left_out: earlier_left_out + (total - kept.len()),
-            messages: kept,
+            messages: kept.into_iter().map(|(_, m)| m).collect(),
         }
     }
 
@@ -247,9 +413,9 @@ impl UserMessages {
             .unwrap_or(0);
         let messages = entries
             .into_iter()
-            .filter(|entry| entry.label == LABEL || entry.label == TASK_LABEL)
+            .filter(|entry| [LABEL, TASK_LABEL, OLD_TASK_LABEL].contains(&entry.label))
             .map(|entry| Carried {
-                task: entry.label == TASK_LABEL,
+                task: entry.label == TASK_LABEL || entry.label == OLD_TASK_LABEL,
                 text: entry.text.to_string(),
                 shortened_from: entry.notes.iter().find_map(|note| {
                     note.strip_prefix(SHORTENED_NOTE)?
@@ -282,14 +448,13 @@ pub fn losses_warning(body: &str, earlier: Option<&str>) -> Option<String> {
     if left_out == 0 && cut == 0 {
         return None;
     }
-    let task_cut = now
-        .messages
-        .first()
-        .is_some_and(|m| m.task && m.shortened_from.is_some())
-        && !before
+    let task_shortened = |users: &UserMessages| {
+        users
             .messages
-            .first()
-            .is_some_and(|m| m.task && m.shortened_from.is_some());
+            .iter()
+            .any(|m| m.task && m.shortened_from.is_some())
+    };
+    let task_cut = task_shortened(&now) && !task_shortened(&before);
     let mut parts = Vec::new();
     if left_out > 0 {
         parts.push(format!("{left_out} of the user's messages were left out"));
@@ -519,7 +684,7 @@ mod tests {
         assert_eq!(fitted.messages[0].text, users.messages[0].text);
         assert_eq!(fitted.messages.last(), users.messages.last());
         assert_eq!(fitted.left_out, 12 - fitted.messages.len());
-        assert!(rendered.contains("[task (the first user message) · "));
+        assert!(rendered.contains("[task (the user's first request) · "));
         let back = UserMessages::parse(&rendered).unwrap();
         assert_eq!(back, fitted);
         // Carried forward: still the task, whatever follows.
@@ -554,9 +719,162 @@ mod tests {
         ];
         let own = OwnSummaries::of([&after_summary[0]]);
         assert!(!UserMessages::extract_session(&after_summary, &own).messages[0].task);
-        // One that only looks like a summary is the user's first message: the task.
+        // One that only looks like a summary is the user's message, carried as such; it asks
+        // for nothing, so the next one is the task.
         let forged = UserMessages::extract_session(&after_summary, &OwnSummaries::none());
-        assert!(forged.messages[0].task && forged.messages.len() == 2);
+        assert!(!forged.messages[0].task && forged.messages[1].task);
+        assert_eq!(forged.messages.len(), 2);
+    }
+
+    #[test]
+    fn what_asks_for_something() {
+        for request in [
+            "read packages/coding-agent/docs/theme.md in full, then theme.ts",
+            "Implement spotter-gqc",
+            "fix the tests",
+            "Hello! Can you create a new Python file named hello.py that prints 'Hello, World!'?",
+            "/home/me/src/a.py is broken, look at it",
+            "// TODO: port this",
+            "ok, now rename the module",
+            "thanks — next, add a test for the parser",
+            "Work on bead spotter-4te.",
+        ] {
+            assert!(is_request(request), "{request:?}");
+        }
+        for not in [
+            "/mode",
+            "/clear",
+            "/model claude-opus-4-6",
+            "/review:pr 12",
+            "  /compact  ",
+            "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n<command-args></command-args>",
+            "<local-command-stdout>Set model to opus</local-command-stdout>",
+            "hi",
+            "Hello!",
+            "hey there",
+            "good morning",
+            "ok",
+            "OK, thanks!",
+            "sounds good",
+            "looks good so far, continue",
+            "continue",
+            "go ahead",
+            "yes please",
+            "thank you very much",
+            "👍",
+            "",
+            "[context-compact] Earlier conversation was compacted.",
+        ] {
+            assert!(!is_request(not), "{not:?}");
+        }
+    }
+
+    #[test]
+    fn the_task_is_the_first_request() {
+        let texts = |session: &[&str]| -> Vec<Value> {
+            session
+                .iter()
+                .map(|text| json!({"role": "user", "content": text}))
+                .collect()
+        };
+        let task_of = |users: &UserMessages| {
+            users
+                .messages
+                .iter()
+                .find(|m| m.task)
+                .map(|m| m.text.clone())
+        };
+        // A session opening with a command (pi-session-large opens with `/mode`).
+        let opened = texts(&[
+            "/mode",
+            "read theme.md in full, then theme.ts",
+            "continue",
+            "/them",
+            "now the selectors",
+        ]);
+        let users = UserMessages::extract_session(&opened, &OwnSummaries::none());
+        assert_eq!(
+            task_of(&users).as_deref(),
+            Some("read theme.md in full, then theme.ts")
+        );
+        assert_eq!(users.messages.iter().filter(|m| m.task).count(), 1);
+        // Opening with a greeting, then an acknowledgement.
+        let greeted = texts(&["hi!", "ok", "Add a --json flag to the CLI"]);
+        let users = UserMessages::extract_session(&greeted, &OwnSummaries::none());
+        assert_eq!(
+            task_of(&users).as_deref(),
+            Some("Add a --json flag to the CLI")
+        );
+        // Nothing asks for anything: the first user message.
+        let short = texts(&["/mode", "hi", "continue"]);
+        let users = UserMessages::extract_session(&short, &OwnSummaries::none());
+        assert_eq!(task_of(&users).as_deref(), Some("/mode"));
+        // ... until a later compaction carries it and a request follows: that is the task.
+        let later = UserMessages::extract(
+            &texts(&["ok", "Port the themes to the TUI"]),
+            &OwnSummaries::none(),
+        )
+        .merged_after(&users);
+        assert_eq!(
+            task_of(&later).as_deref(),
+            Some("Port the themes to the TUI")
+        );
+        assert_eq!(later.messages.iter().filter(|m| m.task).count(), 1);
+        // A carried task that is a request stays the task.
+        let carried = UserMessages::extract_session(&opened, &OwnSummaries::none());
+        let later =
+            UserMessages::extract(&texts(&["Another request entirely"]), &OwnSummaries::none())
+                .merged_after(&carried);
+        assert_eq!(
+            task_of(&later).as_deref(),
+            Some("read theme.md in full, then theme.ts")
+        );
+    }
+
+    #[test]
+    fn a_task_after_a_command_is_never_left_out_and_order_is_kept() {
+        let mut session = vec![json!({"role": "user", "content": "/mode"})];
+        session.push(json!({"role": "user", "content": format!("TASK: port the themes {}", "detail ".repeat(40))}));
+        for n in 0..30 {
+            session.push(json!({"role": "user", "content": format!("follow-up {n}: {}", "word ".repeat(50))}));
+        }
+        let users = UserMessages::extract_session(&session, &OwnSummaries::none());
+        for budget in [120, 200, 400, 800, 2_000] {
+            let fitted = users.clone().fit(budget, Encoding::O200kBase);
+            let rendered = fitted.render(budget);
+            assert!(
+                tokens::count_text(Encoding::O200kBase, &rendered) <= budget,
+                "{budget}"
+            );
+            let task = fitted
+                .messages
+                .iter()
+                .find(|m| m.task)
+                .expect("the task is kept");
+            assert!(task.text.starts_with("TASK: port the themes"), "{budget}");
+            assert!(
+                !fitted.messages.iter().any(|m| m.text == "/mode"),
+                "{budget}"
+            );
+            // The task first (the command before it is left out), then the most recent, in order.
+            assert!(fitted.messages[0].task);
+            if budget >= 400 {
+                assert_eq!(fitted.messages.last(), users.messages.last());
+            }
+            assert_eq!(fitted.left_out, 32 - fitted.messages.len());
+            let parsed = UserMessages::parse(&rendered).unwrap();
+            assert_eq!(parsed, fitted);
+        }
+        // Everything fits: every message in its place, the command before the task.
+        let all = users.clone().fit(100_000, Encoding::O200kBase);
+        assert_eq!(all.messages[0].text, "/mode");
+        assert!(all.messages[1].task);
+        // A summary written before this rule labelled the first user message the task.
+        let old = format!(
+            "{USER_MESSAGES_HEADER}\nWhat the user wrote.\n[task (the first user message) · 5 characters]\n/mode\n\n[user message · 2 characters]\nok"
+        );
+        let parsed = UserMessages::parse(&old).unwrap();
+        assert!(parsed.messages[0].task && !parsed.messages[1].task);
     }
 
     #[test]

@@ -18,6 +18,12 @@
 //! | starts with `ERROR:` or `Error:` | OpenHands V0 error observations, many function-calling loops |
 //! | starts with `[An error occurred during execution.]` | OpenHands agent SDK error observations |
 //! | starts with `<tool_use_error>` | Claude Code file tools |
+//! | first line `Error <doing something>: …` (`Error executing script: …`, `Error reading file …:`) | pi's extension tools (its browser tool), many MCP servers and function-calling loops |
+//! | first line `Error [CODE]: …`, `Error 404: …` | Node.js errors (`Error [ERR_MODULE_NOT_FOUND]: …`), HTTP tools |
+//! | first line `… failed: …`, `… failed with …` (`Pre-commit validation failed:`, `Command failed with exit code 1: …`, `Request failed with status code 404`) | Claude Code hooks (data/real/cc-*), execa, axios, build tools |
+//! | first line an exception: `Exception: …`, `Exception in thread …`, `Uncaught …`, `Unhandled …`, `java.io.IOException: …`, `TypeError: …` | tools that return the exception they caught |
+//! | a Python traceback that ends the output with its exception line | a script that crashed (data/real/mini-*) |
+//! | a line `exit status N` (Go), `Process exited with code N`, `… returned non-zero exit status N` (Python `CalledProcessError`) | `go run`, process wrappers, Python tools |
 //! | `Ran into [Errno N] … while trying to …` | OpenHands file editor (data/real/openhands-*: the failed create of `hello.py`) |
 //! | starts with ``Invalid `…` parameter:``, `No replacement was performed` | the text editors of the Anthropic schema (OpenHands, SWE-agent) |
 //! | `Your proposed edit has introduced new syntax error(s)` | SWE-agent's linting edit tools |
@@ -25,7 +31,11 @@
 //! An exit status is read only from the first two and the last five non-empty lines (where
 //! every form above puts it), so a log that merely quotes one is not a failure; and an exit
 //! status of 1 with no other output is not one either: it is how `grep` says "no match" and
-//! `test` says "false" (mini-swe-agent's sessions hold many).
+//! `test` says "false" (mini-swe-agent's sessions hold many). The forms read from a message's
+//! wording (`Error …:`, `… failed:`, an exception, a traceback) are read only from the first
+//! line — an indented line or one that starts with code is content, not a tool's verdict —
+//! and give way to an exit status the output states: a command that printed an error and
+//! exited 0 succeeded.
 
 use std::sync::LazyLock;
 
@@ -61,9 +71,95 @@ pub(crate) fn failure_in_text(text: &str) -> bool {
         return code != 0;
     }
     match exit_status(text) {
-        Some(code) if code != 0 => !(code == 1 && is_silent(text)),
-        _ => false,
+        Some(code) => code != 0 && !(code == 1 && is_silent(text)),
+        None => worded_failure(text),
     }
+}
+
+/// `Error <doing something>:` and `Error [CODE]:` / `Error 404:` at the start of a line (not
+/// "Error handling:", a heading).
+static ERROR_DOING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(?:Error|ERROR) (?:(?:in|while|during|when|on|at|for|from|with|after|calling)\b|\[[A-Z0-9_]+\]|[0-9]{3}\b|[a-z]+ing\b)[^\n]{0,160}?:(?:\s|$)",
+    )
+    .expect("a valid pattern")
+});
+
+/// `<Something> failed: …`, `<Something> failed with …`: a capitalised verdict, words only
+/// before "failed" (not a line of code, not a tally like "2 failed", not a lower-case log line
+/// like npm's `npm error command failed`, which a command that succeeded prints too).
+static FAILED_COLON: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^[A-Z][A-Za-z0-9_'./ -]{0,80}? failed(?::| with \S|\s*$|\.\s*$| \(code -?[0-9]+\))",
+    )
+    .expect("a valid pattern")
+});
+
+/// An exception stated as the output's first line: `Exception: …`, `Exception in thread …`,
+/// `Uncaught …` / `Unhandled …` errors, a qualified or plain exception class followed by its
+/// message (`java.io.IOException: …`, `TypeError: …`, `ValueError`).
+static EXCEPTION_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(?:Exception(?::| in thread | occurred)|(?:Uncaught|Unhandled) (?:exception|error|rejection|promise|[A-Z][A-Za-z]*(?:Error|Exception))|(?:[a-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception)(?::\s|:$|$))",
+    )
+    .expect("a valid pattern")
+});
+
+/// The last line of a Python traceback: the exception's class, maybe qualified, and its message.
+static TRACEBACK_END: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*(?::\s.*|:)?$")
+        .expect("a valid pattern")
+});
+
+/// The forms read from the wording of an output that states no exit status (module docs):
+/// the first line says an error, a failure or an exception, or a Python traceback ends it.
+fn worded_failure(text: &str) -> bool {
+    // The first non-empty line, as written (not trimmed: an indented line is content).
+    let Some(first) = text.lines().find(|line| !line.trim().is_empty()) else {
+        return false;
+    };
+    let first = first.trim_end();
+    // "Error handling:", "Error reporting:": headings of a document, not a verdict.
+    const NOUNS: &[&str] = &[
+        "handling",
+        "reporting",
+        "logging",
+        "tracking",
+        "tracing",
+        "messaging",
+    ];
+    let error_doing = ERROR_DOING.is_match(first)
+        && !first
+            .split_whitespace()
+            .nth(1)
+            .is_some_and(|word| NOUNS.contains(&word.trim_end_matches(':')));
+    if error_doing || FAILED_COLON.is_match(first) || EXCEPTION_LINE.is_match(first) {
+        return true;
+    }
+    ends_in_traceback(text)
+}
+
+/// A Python traceback ends the output: a line `Traceback (most recent call last):` at the
+/// start of a line, and after it the last line (status lines aside) is the exception's.
+fn ends_in_traceback(text: &str) -> bool {
+    const HEADER: &str = "Traceback (most recent call last):";
+    let Some(at) = text.rfind(HEADER) else {
+        return false;
+    };
+    if at > 0 && !text[..at].ends_with('\n') {
+        return false;
+    }
+    let after = &text[at + HEADER.len()..];
+    // The last line that is not a status line, as written: the frames (`  File "…", line N`)
+    // are indented, the exception line is not.
+    let Some(last) = after
+        .lines()
+        .rev()
+        .find(|line| !clean(line).is_empty() && !is_status_line(clean(line)))
+    else {
+        return false;
+    };
+    !last.starts_with(char::is_whitespace) && TRACEBACK_END.is_match(clean(last))
 }
 
 fn first_line(text: &str) -> &str {
@@ -97,10 +193,22 @@ fn status_line_code(line: &str) -> Option<i64> {
     if let Some(rest) = line.strip_prefix("Exit code ") {
         return number(rest);
     }
-    for prefix in ["Exit code: ", "Exit Code: ", "Command exited with code "] {
+    for prefix in [
+        "Exit code: ",
+        "Exit Code: ",
+        "Command exited with code ",
+        "Process exited with code ",
+        "exit status ",
+        "Exit status: ",
+        "Exit status ",
+    ] {
         if let Some(rest) = line.strip_prefix(prefix) {
             return number(rest);
         }
+    }
+    // Python's `CalledProcessError`: "Command '…' returned non-zero exit status 2."
+    if let Some((_, rest)) = line.rsplit_once(" returned non-zero exit status ") {
+        return number(rest.trim_end_matches('.'));
     }
     if let Some(rest) = line.strip_prefix("<returncode>") {
         return number(rest.split('<').next()?);
@@ -500,6 +608,65 @@ mod tests {
             "Here's the result of running `cat -n` on /a.py:\n     1\tprint('error')\n"
         ));
         assert!(!failure_in_text("File created successfully at: /a.py"));
+    }
+
+    #[test]
+    fn worded_failures_in_the_forms_agents_print() {
+        for failed in [
+            // pi's browser tool (an extension tool, no error flag).
+            "Error executing script: Frame with ID 7A3F was removed",
+            "Error reading file /tmp/x: ENOENT",
+            "Error while fetching https://example.com: 503",
+            "Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/a/b.js'",
+            "Error 404: Not Found",
+            "Error loading theme 'my-theme':\n  - colors.accent: must be string",
+            // Claude Code's pre-commit hook (cc-spotter-4te-pre), with its literal \n.
+            "Pre-commit validation failed:\\n\\n[FORMAT] Code is not formatted.",
+            "Command failed with exit code 1: npm test",
+            "Request failed with status code 404",
+            "Build failed",
+            "Exception: boom",
+            "Exception in thread \"main\" java.lang.NullPointerException",
+            "java.io.FileNotFoundException: /a (No such file or directory)",
+            "TypeError: Cannot read properties of undefined (reading 'x')",
+            "Uncaught ReferenceError: foo is not defined",
+            "Unhandled exception in task",
+            "Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n    main()\nKeyError: 'k'",
+            "running…\nTraceback (most recent call last):\n  File \"a.py\", line 3\nValueError",
+            "# command-line-arguments\n./main.go:3:1: syntax error\nexit status 1",
+            "Process exited with code 3",
+            "Command '['make']' returned non-zero exit status 2.",
+            "<tool_use_error>File has not been read yet.</tool_use_error>",
+        ] {
+            assert!(failure_in_text(failed), "{failed:?}");
+        }
+        for fine in [
+            "Error handling: every call returns a Result.",
+            "Error reporting: see docs/errors.md",
+            // Content: indented, or code, or a document that mentions failures.
+            "\t\t\tthis.showError(`Bash command failed: ${errorMessage}`);",
+            "  TypeError: in a quoted log",
+            "const e = new TypeError('x')",
+            "2 failed, 3 passed in 0.1s",
+            "Tests: 0 failed",
+            "The build failed last week, so we pinned the version.",
+            // npm's own stderr lines, printed by a command that went on and succeeded
+            // (pi-session-large): lower case, a tool's log line rather than its verdict.
+            "npm error command failed\nnpm error command sh -c tsc",
+            "Errors: none",
+            // A traceback quoted in the middle of a log that goes on.
+            "log\nTraceback (most recent call last):\n  File \"a.py\"\nKeyError: 'k'\n  handled, retrying\n    ok",
+            "    Traceback (most recent call last):\n  File \"a.py\"\nKeyError: 'k'",
+            // A stated exit status of 0 wins over the wording.
+            "Exception: logged and ignored\n[The command completed with exit code 0.]",
+            "exit status 0",
+        ] {
+            assert!(!failure_in_text(fine), "{fine:?}");
+        }
+        assert_eq!(
+            informative_line("Error executing script: Frame with ID 7A3F was removed"),
+            "Error executing script: Frame with ID 7A3F was removed"
+        );
     }
 
     #[test]
