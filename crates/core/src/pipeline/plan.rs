@@ -73,7 +73,12 @@ pub(crate) fn plan(
 ) -> (Option<Plan>, bool) {
     let (plan, fallback) = match options.strategy {
         Strategy::Summary | Strategy::Noop => (
-            Some(Plan::Summary(summary_partition(messages, counts, options))),
+            Some(Plan::Summary(partition_over_threshold(
+                messages,
+                counts,
+                options,
+                measured.measure.reached(),
+            ))),
             false,
         ),
         Strategy::Selective => {
@@ -94,7 +99,12 @@ pub(crate) fn plan(
                 Some(rewrite) => (Some(Plan::Rewrite(rewrite)), false),
                 // The seed's `_fallback_full_summary`, on the original list.
                 None => (
-                    Some(Plan::Summary(summary_partition(messages, counts, options))),
+                    Some(Plan::Summary(partition_over_threshold(
+                        messages,
+                        counts,
+                        options,
+                        measured.measure.reached(),
+                    ))),
                     true,
                 ),
             }
@@ -134,6 +144,26 @@ pub(crate) fn summary_partition(
         options.tail_retention_tokens(),
         options.tail_rules(),
     )
+}
+
+/// The PRD's partition; when the list is over the threshold (or the API refused it) and the
+/// tail budget holds every message after the head, the budget is halved until something is
+/// left to summarize (down to the last message and the calls its tool results answer).
+/// Answering `NOTHING_TO_COMPACT` there would leave the loop with a list it cannot send, while
+/// a smaller tail fits; the fit step then shortens what the tail still holds.
+pub(crate) fn partition_over_threshold(
+    messages: &[Value],
+    counts: &[usize],
+    options: &CompactOptions,
+    over: bool,
+) -> Partition {
+    let mut budget = options.tail_retention_tokens();
+    let mut found = partition(messages, counts, budget, options.tail_rules());
+    while over && found.middle_len() == 0 && budget > 0 {
+        budget /= 2;
+        found = partition(messages, counts, budget, options.tail_rules());
+    }
+    found
 }
 
 /// Step 2: the plan — a checkpoint's when one stands for the start of the list; the region of
