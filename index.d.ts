@@ -2805,8 +2805,10 @@ export declare class Compactor {
   rollback<M extends AnyMessage = Message>(batch: number, messages?: readonly M[]): Promise<M[]>
   /**
    * Stops the background work (`background` option): a summary being prepared is cancelled and
-   * awaited, so no request, timer or promise is left behind, and none starts again. The
-   * compactor stays usable for foreground compactions.
+   * awaited, so no request, timer or promise is left behind, and none starts again. What the
+   * compactor learnt about the agent's model (its factor from usage, its window from a refusal)
+   * and has not kept in the store yet is kept (a compaction keeps it too). The compactor stays
+   * usable for foreground compactions.
    */
   close(): Promise<void>
   /** {@link partitionMessages} with this compactor's options. */

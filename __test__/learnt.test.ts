@@ -195,6 +195,22 @@ describe('the billed-to-counted factor', () => {
     expect(once.measure?.source).toBe('learnt')
   })
 
+  it('a loop that never compacted keeps its factor on close()', async () => {
+    const outputDir = tempDir()
+    const c = new Compactor({ contextTokenLimit: W, agentModel: MODEL, outputDir })
+    let messages: Message[] = [{ role: 'system', content: 'You are a coding agent.' }]
+    for (let turn = 0; turn < 8; turn++) {
+      const before: Message[] = [...messages, { role: 'user', content: words(`step ${turn}`, 1800) }]
+      const reply: Message = { role: 'assistant', content: words(`done ${turn}`, 150) }
+      const usage = { prompt_tokens: Math.ceil(countTokens(before) * BILLED), completion_tokens: Math.ceil(countTokens([reply]) * BILLED) }
+      messages = [...before, reply]
+      expect(c.shouldCompact(messages, { usage })).toBe(false)
+    }
+    expect(existsSync(join(outputDir, RECORD))).toBe(false)
+    await c.close()
+    expect(JSON.parse(readFileSync(join(outputDir, RECORD), 'utf8')).models[MODEL].factor).toBeCloseTo(BILLED, 2)
+  })
+
   it('across two processes on one store', async () => {
     const outputDir = tempDir()
     const file = join(outputDir, 'first.cjs')

@@ -469,11 +469,16 @@ class Compactor {
 
   /**
    * Stops the compactor's background work: a summary being prepared is cancelled and awaited
-   * (no request, timer or promise is left behind), and none starts again. The compactor stays
-   * usable for foreground compactions.
+   * (no request, timer or promise is left behind), and none starts again. What it learnt about
+   * the model and has not kept in the store yet is kept (a warning in the log when it cannot
+   * be). The compactor stays usable for foreground compactions.
    */
   async close() {
     await this.#background.close()
+    // What this conversation learnt and has not kept yet (a loop that never compacted).
+    if (this.#learnt.pending) await this.#learnt.pending
+    this.#loadLearnt()
+    await this.#keepLearnt(this.#options, {})
   }
 
   partitionMessages(messages, tailRetentionTokens) {
