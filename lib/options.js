@@ -32,6 +32,8 @@ function optionsJson(options, archiveStoreId = null) {
     if (!JS_ONLY_OPTIONS.has(key) && value !== undefined) plain[key] = value
   }
   if (archiveStoreId != null) plain.archiveStoreId = archiveStoreId
+  // The refusal itself stays in JS (overflow.js reads it); the addon only needs to know there was one.
+  if (options.overflow !== undefined && options.overflow !== null) plain.overflow = true
   try {
     return JSON.stringify(plain, withNonFinite)
   } catch (error) {

@@ -186,6 +186,10 @@ pub struct CompactOptions {
     /// (`rehydrate`, SPEC §4.12). Default off: it costs up to `max_tokens` after every
     /// compaction.
     pub rehydrate: Option<Rehydrate>,
+    /// The agent's API refused this list as too long (the `overflow` option): the compaction
+    /// recovers from it, and a tail budget that holds every message shrinks rather than leave
+    /// nothing to summarize. Default false.
+    pub overflow_recovery: bool,
 }
 
 /// The caller's file access (`rehydrate.read`): the text of a file, or `None` when there is
@@ -284,6 +288,7 @@ impl Default for CompactOptions {
             plan_max_tokens: DEFAULT_PLAN_MAX_TOKENS,
             latest_failure_max_tokens: DEFAULT_LATEST_FAILURE_MAX_TOKENS,
             rehydrate: None,
+            overflow_recovery: false,
         }
     }
 }

@@ -77,7 +77,7 @@ pub(crate) fn plan(
                 messages,
                 counts,
                 options,
-                measured.measure.reached(),
+                options.overflow_recovery,
             ))),
             false,
         ),
@@ -103,7 +103,7 @@ pub(crate) fn plan(
                         messages,
                         counts,
                         options,
-                        measured.measure.reached(),
+                        options.overflow_recovery,
                     ))),
                     true,
                 ),
@@ -146,20 +146,22 @@ pub(crate) fn summary_partition(
     )
 }
 
-/// The PRD's partition; when the list is over the threshold (or the API refused it) and the
-/// tail budget holds every message after the head, the budget is halved until something is
-/// left to summarize (down to the last message and the calls its tool results answer).
-/// Answering `NOTHING_TO_COMPACT` there would leave the loop with a list it cannot send, while
-/// a smaller tail fits; the fit step then shortens what the tail still holds.
+/// The PRD's partition; when the agent's API refused the list (`shrink`: overflow recovery)
+/// and the tail budget holds every message after the head, the budget is halved until
+/// something is left to summarize (down to the last message and the calls its tool results
+/// answer). Answering `NOTHING_TO_COMPACT` there would leave the loop with a list it cannot
+/// send, while a smaller tail fits; the fit step then shortens what the tail still holds.
+/// Otherwise the PRD's rule stands: a tail budget that covers everything leaves nothing to
+/// compact.
 pub(crate) fn partition_over_threshold(
     messages: &[Value],
     counts: &[usize],
     options: &CompactOptions,
-    over: bool,
+    shrink: bool,
 ) -> Partition {
     let mut budget = options.tail_retention_tokens();
     let mut found = partition(messages, counts, budget, options.tail_rules());
-    while over && found.middle_len() == 0 && budget > 0 {
+    while shrink && found.middle_len() == 0 && budget > 0 {
         budget /= 2;
         found = partition(messages, counts, budget, options.tail_rules());
     }

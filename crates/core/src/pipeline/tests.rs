@@ -338,32 +338,28 @@ fn a_learnt_window_caps_the_threshold_and_the_tail() {
     assert_eq!(opts.context_limit(), 200_000);
 }
 
-/// Over the threshold with a tail budget that holds every message: the tail shrinks until there
-/// is something to summarize, rather than `NOTHING_TO_COMPACT`.
+/// Recovering from the API's refusal with a tail budget that holds every message: the tail
+/// shrinks until there is something to summarize, rather than `NOTHING_TO_COMPACT`.
 #[tokio::test]
-async fn over_the_threshold_a_tail_holding_everything_shrinks() {
+async fn overflow_recovery_shrinks_a_tail_holding_everything() {
     let messages = conversation(6, 40);
     let total = tokens::count_messages(Encoding::O200kBase, &messages);
     let mut opts = options(total);
     opts.threshold_ratio = 0.5;
     // The tail budget (all of the window) holds the whole list.
     opts.tail_retention_ratio = 1.0;
+    opts.checkpoints = false;
     let s = recording("## Goal\nanswer questions");
+    // Over the threshold without a refusal: the PRD's rule (the tail covers everything).
+    let outcome = run(&messages, &opts, &s).await;
+    assert_eq!(
+        outcome.error.as_ref().map(|e| e.code),
+        Some(ErrorCode::NothingToCompact)
+    );
+    opts.overflow_recovery = true;
     let outcome = run(&messages, &opts, &s).await;
     assert!(outcome.compacted, "{:?}", outcome.error);
     let plan = outcome.partition.unwrap();
     assert!(plan.middle_len() > 0);
     assert!(plan.tail_start < messages.len());
-    // Under the threshold and forced, the PRD's rule stands: nothing to compact.
-    let mut opts = options(total * 10);
-    opts.tail_retention_ratio = 1.0;
-    opts.force = true;
-    // Not the checkpoint the compaction above recorded for this list.
-    opts.checkpoints = false;
-    let outcome = run(&messages, &opts, &s).await;
-    assert!(!outcome.compacted);
-    assert_eq!(
-        outcome.error.as_ref().map(|e| e.code),
-        Some(ErrorCode::NothingToCompact)
-    );
 }
