@@ -576,8 +576,18 @@ fn count(text: Option<regex::Match<'_>>) -> Option<u64> {
 /// number the texts do not state is `None`: nothing is guessed (Ollama's "exceeded max
 /// context length by 4 tokens" states neither).
 pub fn refusal_numbers(signals: &ErrorSignals) -> RefusalNumbers {
+    // "you requested 17000 tokens (15000 in the messages, 2000 in the completion)": the
+    // prompt is the part in the messages (the legacy text: "4014 in your prompt").
+    static MESSAGES_PART: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\(([\d,]+) in (?:the messages|your prompt)").expect("valid pattern")
+    });
     let mut found = RefusalNumbers {
-        prompt: signals.prompt_size,
+        prompt: signals.prompt_size.or_else(|| {
+            signals
+                .messages
+                .iter()
+                .find_map(|m| count(MESSAGES_PART.captures(m)?.get(1)))
+        }),
         maximum: signals.context_size,
         output: None,
     };
@@ -990,7 +1000,7 @@ mod tests {
         let n = refusal_numbers(&s);
         assert_eq!(
             (n.prompt, n.maximum, n.output),
-            (Some(17_000), Some(16_384), Some(2_000))
+            (Some(15_000), Some(16_384), Some(2_000))
         );
         assert_eq!(n.prompt_window(), Some(14_384));
         let mut s = ErrorSignals::default();
