@@ -19,9 +19,12 @@ export declare function calibrateJson(calibrationJson: string | undefined | null
 /**
  * A calibration raised after a context-overflow error: the request of `raw_tokens` (messages
  * + system + tools) was billed at least the prompt size the error names, else more than the
- * context window of the options. Returns the calibration as JSON.
+ * context window of the options; and when the error states the model's maximum, that (less
+ * the output the request reserved) is the window from now on. `context_size` and
+ * `prompt_size` are llama.cpp's `n_ctx` and `n_prompt_tokens`, when the error has them.
+ * Returns the calibration as JSON.
  */
-export declare function calibrateOverflowJson(calibrationJson: string | undefined | null, rawTokens: number, messages: Array<string>, optionsJson?: string | undefined | null): string
+export declare function calibrateOverflowJson(calibrationJson: string | undefined | null, rawTokens: number, messages: Array<string>, optionsJson?: string | undefined | null, contextSize?: number | undefined | null, promptSize?: number | undefined | null): string
 
 /** Cancels the work using a token. */
 export declare function cancelToken(id: number): void
@@ -121,6 +124,15 @@ export declare function preloadEncoding(encoding?: string | undefined | null): v
 /** Prunes old archives; resolves with `{"removed": [...], "kept": n}` as JSON. */
 export declare function pruneArchivesJson(outputDir: string, olderThanDays?: number | undefined | null, sessionId?: string | undefined | null, storeJson?: string | undefined | null): Promise<string>
 
+/** Reads what the store's record holds for `model`, on the blocking pool. */
+export declare function readLearntModelsJson(outputDir: string, storeJson: string | undefined | null, model: string): Promise<string>
+
+/**
+ * Reads what the store's record holds for `model`, synchronously (a directory or an
+ * object-store URL; a JS `archiveStore` is read with [`read_learnt_models_json`]).
+ */
+export declare function readLearntModelsSyncJson(outputDir: string, storeJson: string | undefined | null, model: string): string
+
 /**
  * A session's audit events and the named archives and metadata files (`null` for one that is
  * missing or unreadable): `{"events": [...], "files": [...]}` as JSON.
@@ -141,6 +153,13 @@ export declare function recallJson(outputDir: string, sessionId: string, inputJs
  * `{"warnings", "extracted"}` as JSON.
  */
 export declare function recordCustomCompactionJson(removed: object[], optionsJson: string | undefined | null, recordJson: string): Promise<string>
+
+/**
+ * Keeps what was learnt (`updates_json`: `[{ model, window?, factor? }]`) in the store's
+ * record. Resolves with the warnings as a JSON array (a record that could not be read and was
+ * replaced); rejects when it could not be written.
+ */
+export declare function recordLearntModelsJson(outputDir: string, storeJson: string | undefined | null, updatesJson: string): Promise<string>
 
 /** Registers a JS store's four (normalized) functions for one call; returns its id. */
 export declare function registerArchiveStore(put: PutFn, get: GetFn, list: ListFn, remove: DeleteFn): number

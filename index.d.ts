@@ -1581,7 +1581,13 @@ export interface CompactOptions {
    * low (no usage yet, an unknown model, a system prompt you did not pass). The compaction runs
    * whatever the estimate says, and the estimate is raised so that it is never again below what
    * that request must have been billed — the prompt size the error names, else more than the
-   * window. A `Compactor` keeps the raised calibration for its later calls.
+   * window. When the error states the model's maximum ("maximum context length is 16384
+   * tokens", "prompt is too long: N tokens > M maximum", Gemini, Bedrock, vLLM, llama.cpp…),
+   * that maximum, less the output the refused request reserved, is the window from then on:
+   * the threshold and the tail come from the smaller of it and `contextTokenLimit`, and the
+   * compaction brings the list under it. A `Compactor` keeps the raised calibration and the
+   * window for its later calls, and with `agentModel` (or `model`) named the window is kept in
+   * the store for the next conversation on that model (see `docs/counting.md`).
    * @example
    * try { reply = await client.messages.create({ model, messages }) }
    * catch (error) {
@@ -1601,6 +1607,10 @@ export interface CompactOptions {
    * The model the agent loop talks to (e.g. `'claude-sonnet-4-6'`, `'gpt-5'`). The trigger
    * scales its estimate by the model family's billing factor, and `contextTokenLimit`
    * defaults to the model's context window. Without it, `model` is used for the factor.
+   * What was learnt about this model (the window its API stated in a refusal, the factor
+   * usage showed) is kept under its name in the store (`learnt-models.json` in `outputDir`,
+   * or the object store / `archiveStore`) and used by the next Compactor or compactMessages
+   * call on that store before it has usage.
    */
   agentModel?: string | undefined
   /**
@@ -2168,11 +2178,14 @@ export interface Partition<M extends AnyMessage = Message> {
  * - `'usage'`: the `usage` reported for the last assistant message, plus the scaled count of
  *   the messages after it;
  * - `'calibration'`: a {@link Compactor} that saw usage before scales by what it learned;
+ * - `'learnt'`: an earlier conversation on the same model and store learnt its factor from
+ *   usage (kept in the store's `learnt-models.json`);
  * - `'model'`: the agent's model (`agentModel`, or `model`) is named: its family's factor
- *   (1.35 for Claude, measured on real sessions; 1 for OpenAI's o200k models);
+ *   (1.35 for Claude, measured on real sessions; 1.55 for Claude Opus 4.7 and later and the
+ *   Claude 5 families, whose tokenizer counts more; 1 for OpenAI's o200k models);
  * - `'raw'`: the exact tokenizer count.
  */
-export type EstimateSource = 'usage' | 'calibration' | 'model' | 'raw'
+export type EstimateSource = 'usage' | 'calibration' | 'learnt' | 'model' | 'raw'
 
 /** The numbers behind a trigger decision ({@link measureTokens}, {@link Compactor.measure}). */
 export interface Measure {
@@ -2805,15 +2818,24 @@ export declare class Compactor {
   readonly options: CompactOptions
   /**
    * What this compactor learned from usage reports: the billed-per-raw-token slope (null until
-   * enough growth was seen), the latest billed/raw ratio, and how many reports it saw.
+   * enough growth was seen), the latest billed/raw ratio, and how many reports it saw; and what
+   * it knows of the model's window and factor from the store or a refusal (`null` when it knows
+   * nothing yet).
    */
   readonly calibration: {
     /** Billed tokens per raw token of growth, or `null` until enough growth was seen. */
     slope: number | null
-    /** The latest billed ÷ raw ratio. */
-    ratio: number
+    /** The latest billed ÷ raw ratio (`null` before the first usage report). */
+    ratio: number | null
     /** Usage reports seen. */
     samples: number
+    /**
+     * The most tokens a prompt may have, as the model's API stated it in a refusal (from this
+     * conversation's `overflow`, or kept in the store from an earlier one); `null`: none stated.
+     */
+    window: number | null
+    /** The billed-per-counted factor an earlier conversation on this model learnt (the store); `null`: none. */
+    factor: number | null
   } | null
   /**
    * The session's {@link MessageMarkMap} (a copy). Every message object the compactor sees gets
@@ -2848,8 +2870,10 @@ export declare class Compactor {
   rollback<M extends AnyMessage = Message>(batch: number, messages?: readonly M[]): Promise<M[]>
   /**
    * Stops the background work (`background` option): a summary being prepared is cancelled and
-   * awaited, so no request, timer or promise is left behind, and none starts again. The
-   * compactor stays usable for foreground compactions.
+   * awaited, so no request, timer or promise is left behind, and none starts again. What the
+   * compactor learnt about the agent's model (its factor from usage, its window from a refusal)
+   * and has not kept in the store yet is kept (a compaction keeps it too). The compactor stays
+   * usable for foreground compactions.
    */
   close(): Promise<void>
   /** {@link partitionMessages} with this compactor's options. */

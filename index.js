@@ -21,6 +21,7 @@
 //   archives.js         persistMessages, offloadToolResults, listArchives, restoreMessages, pruneArchives
 //   mark-map.js         the MessageMarkMap helpers
 //   overflow.js         isContextOverflow (what an error says about itself)
+//   learnt.js           what was learnt about models (window, factor), kept in the store
 //   recall.js           createRecallTool: the agent's tool over the archived originals
 //   custom-strategy.js  compaction with a caller's `strategy: { compress }`
 //   compaction.js       compactMessages

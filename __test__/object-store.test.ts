@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import {
   compactMessages,
+  Compactor,
   countTokens,
   listArchives,
   persistMessages,
@@ -280,6 +281,23 @@ describe('s3:// against moto', () => {
     const next = await persistMessages([{ role: 'user', content: 'after' }], url, 's', { storeOptions })
     expect(next).toMatch(/-4\.json$/)
   }, 60_000)
+
+  it('what was learnt about a model is kept beside the sessions and read by the next Compactor', async () => {
+    if (!moto) return
+    await createBucket(moto, 'learnt')
+    const url = 's3://learnt/fleet'
+    const storeOptions = s3Options(moto)
+    const overflow = { status: 400, error: { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 9000 tokens > 8192 maximum' } } }
+    const result = await compactMessages(conversation('l', 40), { provider: 'extractive', agentModel: 'tiny', outputDir: url, storeOptions, sessionId: 'a', overflow })
+    expect(result.compacted, JSON.stringify([result.error, result.warnings])).toBe(true)
+    expect(result.threshold).toBe(Math.ceil(8192 * 0.92))
+    expect(result.warnings.filter((w) => w.includes('learnt'))).toEqual([])
+    // Pruning every session leaves the record: it is not in one.
+    await pruneArchives(url, { olderThanDays: 0, storeOptions })
+    const compactor = new Compactor({ agentModel: 'tiny', outputDir: url, storeOptions, sessionId: 'b' })
+    expect(compactor.calibration?.window).toBe(8192)
+    expect(compactor.measure(conversation('m', 1)).threshold).toBe(Math.ceil(8192 * 0.92))
+  })
 
   it('64 concurrent compactions with thinking: sequences 1…64, 64 listArchives entries, 64 pruned archives', async () => {
     if (!moto) return

@@ -6,12 +6,13 @@
 
 const native = require('./native.js')
 const { callNative, checkedMessages, checkOptions, checkFunction, checkSignal } = require('./validate.js')
-const { isCustomStrategy, optionsJson, formatOf, unknownOptionWarnings } = require('./options.js')
-const { wrapSummarizer, wrapRead, wrapLog, wrapEvents, wrapBeforeCompact, withSignal } = require('./callbacks.js')
+const { isCustomStrategy, optionsJson, formatOf, unknownOptionWarnings, withNonFinite } = require('./options.js')
+const { wrapSummarizer, wrapRead, wrapLog, wrapEvents, wrapBeforeCompact, withSignal, reportWarnings } = require('./callbacks.js')
 const { checkArchiveStore, withArchiveStore } = require('./store.js')
 const { buildResult } = require('./result.js')
 const { measureCounts, countEach } = require('./counting.js')
 const { gatherErrorSignals } = require('./overflow.js')
+const { learntModelOf, readLearnt, withLearnt, learntUpdates, recordLearnt, ratioFactor } = require('./learnt.js')
 const { runCustomStrategy } = require('./custom-strategy.js')
 
 // `held`: what a Compactor holds for this call — `checkpoints` (the JSON of the checkpoint
@@ -64,21 +65,59 @@ async function compactWith(messages, opts, counts, calibration, markMap, held) {
 
 async function compactMessages(messages, options) {
   const opts = checkOptions(options)
-  if (opts.overflow === undefined || opts.overflow === null) return runCompaction(messages, opts)
-  const counts = countEach(messages, opts)
-  const calibration = overflowCalibration(messages, counts, opts, null)
-  return runCompaction(messages, { ...opts, force: true }, counts, calibration)
+  checkArchiveStore(opts.archiveStore)
+  // What the store learnt about the agent's model (its window, its factor), read once.
+  const learnt = await readLearnt(opts)
+  let calibration = withLearnt(null, learnt.entry)
+  const overflow = opts.overflow !== undefined && opts.overflow !== null
+  const usage = opts.usage !== undefined && opts.usage !== null && learntModelOf(opts) !== null
+  const counts = overflow || usage ? countEach(messages, opts) : undefined
+  if (overflow) calibration = overflowCalibration(messages, counts, opts, calibration)
+  const factor = usage ? usageFactor(messages, counts, opts) : null
+  const result = await runCompaction(messages, overflow ? { ...opts, force: true } : opts, counts, calibration)
+  const updates = learntUpdates(opts, { window: calibration?.window, factor }, learnt.entry, summaryModelLearnt(result))
+  const warnings = [...learnt.warnings, ...(await recordLearnt(opts, updates))]
+  if (warnings.length > 0) {
+    result.warnings = [...result.warnings, ...warnings]
+    reportWarnings(opts, warnings)
+  }
+  return result
+}
+
+// What the summary model's own refusals or usage taught, when the compaction says it.
+function summaryModelLearnt(result) {
+  const learnt = result.summaryModelLearnt
+  return learnt && typeof learnt === 'object' ? [learnt] : []
+}
+
+// The factor one usage report shows (billed / counted of what it covers), when it covers
+// enough to mean something (see ratioFactor).
+function usageFactor(messages, counts, opts) {
+  const m = measureCounts(messages, counts, { ...opts, usage: undefined }, null)
+  if (m.tokensAfterLastAssistant === null) return null
+  const covered = m.rawTokens - m.tokensAfterLastAssistant
+  const json = callNative(() => native.calibrateJson(null, covered, JSON.stringify(opts.usage, withNonFinite)))
+  const [raw, billed] = JSON.parse(json).latest ?? [0, 0]
+  return ratioFactor(raw, billed)
 }
 
 // `overflow`: the agent's API refused the last request as too long (see isContextOverflow), so
 // the estimate was low. The calibration is raised so that no estimate is below what that
 // request must have been billed — the prompt size the error names, else more than the window
-// (SPEC §4.8) — and the compaction runs whatever the estimate says.
+// (SPEC §4.8) — and the compaction runs whatever the estimate says. When the error states the
+// model's maximum, that is the window from now on (less the output the request reserved).
 function overflowCalibration(messages, counts, opts, calibration) {
   const raw = measureCounts(messages, counts, { ...opts, usage: undefined }, null).rawTokens
-  const { messages: texts } = gatherErrorSignals(opts.overflow)
+  const { messages: texts, contextSize, promptSize } = gatherErrorSignals(opts.overflow)
   const json = callNative(() =>
-    native.calibrateOverflowJson(calibration ? JSON.stringify(calibration) : null, raw, texts, optionsJson(opts)),
+    native.calibrateOverflowJson(
+      calibration ? JSON.stringify(calibration) : null,
+      raw,
+      texts,
+      optionsJson(opts),
+      contextSize ?? null,
+      promptSize ?? null,
+    ),
   )
   return JSON.parse(json)
 }
@@ -87,4 +126,5 @@ module.exports = {
   runCompaction,
   compactMessages,
   overflowCalibration,
+  summaryModelLearnt,
 }

@@ -13,7 +13,8 @@ const { measureCounts } = require('./counting.js')
 const { partitionMessages, generateSummary } = require('./steps.js')
 const { restoreMessages } = require('./archives.js')
 const { createMarkMap } = require('./mark-map.js')
-const { runCompaction, overflowCalibration } = require('./compaction.js')
+const { runCompaction, overflowCalibration, summaryModelLearnt } = require('./compaction.js')
+const { learntModelOf, readLearntSync, readLearnt, withLearnt, learntUpdates, recordLearnt, slopeOf } = require('./learnt.js')
 const { takeSnapshot, unchangedSince } = require('./snapshot.js')
 const { Background } = require('./background.js')
 
@@ -57,6 +58,10 @@ class Compactor {
   // message unchanged since keeps its entry), their tokens, the tokens added since the last
   // summary paid for, and how many compactions in a row ended over the threshold. null: none.
   #overLimit = null
+  // What the store learnt about the agent's model (learnt.js), read once: `saved` is what the
+  // store holds (so that only what is new is written), `warnings` what reading it said (given
+  // with the next result), `pending` the read of a JS archiveStore, which is asynchronous.
+  #learnt = { loaded: false, saved: {}, warnings: [], pending: null }
 
 
   constructor(options) {
@@ -71,6 +76,47 @@ class Compactor {
     checkArchiveStore(this.#options.archiveStore)
     wrapLog(this.#options)
     this.#background = new Background(this.#options.background)
+    // A JS archiveStore can only be read asynchronously: started now, used once it answered
+    // (compact() waits for it). A directory or an object-store URL is read at the first use.
+    if (this.#options.archiveStore && learntModelOf(this.#options) !== null) {
+      this.#learnt.pending = readLearnt(this.#options).then((read) => this.#applyLearnt(read))
+    }
+  }
+
+  // Reads what the store learnt, once (synchronously where the store allows it).
+  #loadLearnt() {
+    if (this.#learnt.loaded || this.#learnt.pending) return
+    const read = readLearntSync(this.#options)
+    if (read !== null) this.#applyLearnt(read)
+  }
+
+  #applyLearnt(read) {
+    this.#learnt.loaded = true
+    this.#learnt.pending = null
+    this.#learnt.saved = { ...read.entry }
+    this.#learnt.warnings.push(...read.warnings)
+    reportWarnings(this.#options, read.warnings)
+    this.#calibration = withLearnt(this.#calibration, read.entry)
+  }
+
+  // Keeps in the store what this compactor learnt that the store does not hold yet; returns
+  // the warnings (of reading it before, and of writing it).
+  async #keepLearnt(opts, result) {
+    const c = this.#calibration
+    const learnt = { window: c?.window, factor: slopeOf(c) }
+    const updates = learntUpdates(opts, learnt, this.#learnt.saved, summaryModelLearnt(result))
+    const warnings = this.#learnt.warnings.splice(0)
+    const failed = await recordLearnt(opts, updates)
+    if (failed.length === 0) {
+      for (const u of updates) {
+        if (u.model !== learntModelOf(opts)) continue
+        if (u.window !== undefined) this.#learnt.saved.window = u.window
+        if (u.factor !== undefined) this.#learnt.saved.factor = u.factor
+      }
+    } else {
+      reportWarnings(opts, failed)
+    }
+    return [...warnings, ...failed]
   }
 
   /** The options this compactor was created with (a copy). */
@@ -207,12 +253,17 @@ class Compactor {
    * enough growth was seen), the latest billed/raw ratio, and how many reports it saw.
    */
   get calibration() {
+    this.#loadLearnt()
     const c = this.#calibration
-    if (!c || !c.latest) return null
+    if (!c) return null
+    if (!c.latest) {
+      if (c.window == null && c.factor == null) return null
+      return { slope: null, ratio: null, samples: 0, window: c.window ?? null, factor: c.factor ?? null }
+    }
     const [firstRaw, firstBilled] = c.first
     const [raw, billed] = c.latest
     const slope = raw - firstRaw >= 2000 && billed > firstBilled ? (billed - firstBilled) / (raw - firstRaw) : null
-    return { slope, ratio: billed / raw, samples: c.samples }
+    return { slope, ratio: billed / raw, samples: c.samples, window: c.window ?? null, factor: c.factor ?? null }
   }
 
   // Learns from a usage report (before measuring with it).
@@ -239,6 +290,7 @@ class Compactor {
     const entries = this.#entries(messages)
     const counts = entries.map((entry) => entry.tokens)
     this.#track(messages)
+    this.#loadLearnt()
     this.#observe(messages, counts, opts)
     const { tokensAfterLastAssistant, ...measure } = measureCounts(
       messages,
@@ -280,6 +332,8 @@ class Compactor {
     const entries = this.#entries(messages)
     const counts = entries.map((entry) => entry.tokens)
     this.#track(messages)
+    if (this.#learnt.pending) await this.#learnt.pending
+    this.#loadLearnt()
     this.#observe(messages, counts, opts)
     if (opts.overflow !== undefined && opts.overflow !== null) {
       this.#calibration = overflowCalibration(messages, counts, opts, this.#calibration)
@@ -335,6 +389,8 @@ class Compactor {
     const result = await runCompaction(messages, opts, counts, this.#calibration, this.#markMap, held)
     this.#afterCompaction(messages, result, backoff)
     if (this.#background.enabled) result.background = background
+    const learntWarnings = await this.#keepLearnt(opts, result)
+    if (learntWarnings.length > 0) result.warnings = [...result.warnings, ...learntWarnings]
     if (result.compactionUnavailable) this.#compactionUnavailable.add(result.compactionUnavailable)
     if (result.compacted) {
       // New messages (summary, notice, cleared tool results) are counted now, so the next turn
@@ -501,11 +557,16 @@ class Compactor {
 
   /**
    * Stops the compactor's background work: a summary being prepared is cancelled and awaited
-   * (no request, timer or promise is left behind), and none starts again. The compactor stays
-   * usable for foreground compactions.
+   * (no request, timer or promise is left behind), and none starts again. What it learnt about
+   * the model and has not kept in the store yet is kept (a warning in the log when it cannot
+   * be). The compactor stays usable for foreground compactions.
    */
   async close() {
     await this.#background.close()
+    // What this conversation learnt and has not kept yet (a loop that never compacted).
+    if (this.#learnt.pending) await this.#learnt.pending
+    this.#loadLearnt()
+    await this.#keepLearnt(this.#options, {})
   }
 
   partitionMessages(messages, tailRetentionTokens) {

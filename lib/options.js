@@ -35,6 +35,8 @@ function optionsJson(options, archiveStoreId = null, declined = null) {
   }
   if (archiveStoreId != null) plain.archiveStoreId = archiveStoreId
   if (declined != null) plain.summaryDeclined = declined
+  // The refusal itself stays in JS (overflow.js reads it); the addon only needs to know there was one.
+  if (options.overflow !== undefined && options.overflow !== null) plain.overflow = true
   try {
     return JSON.stringify(plain, withNonFinite)
   } catch (error) {

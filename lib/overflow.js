@@ -36,6 +36,8 @@ function gatherErrorSignals(input) {
   const messages = []
   const seen = new Set()
   let nodes = 0
+  let contextSize = null
+  let promptSize = null
 
   const addText = (list, text) => {
     if (list.length < OVERFLOW_MAX_TEXTS && text.trim() !== '') {
@@ -86,6 +88,11 @@ function gatherErrorSignals(input) {
         if (typeof text === 'string') visitText(text, depth)
       }
       for (const key of STATUS_KEYS) addStatus(read(value, key))
+      // llama.cpp states its context size and the prompt's in fields of the error body.
+      const nCtx = read(value, 'n_ctx')
+      if (Number.isSafeInteger(nCtx) && nCtx > 0) contextSize = nCtx
+      const nPrompt = read(value, 'n_prompt_tokens')
+      if (Number.isSafeInteger(nPrompt) && nPrompt > 0) promptSize = nPrompt
       for (const key of CODE_KEYS) {
         const code = read(value, key)
         if (typeof code === 'string') addText(codes, code)
@@ -101,7 +108,7 @@ function gatherErrorSignals(input) {
   }
 
   visit(input, 0)
-  return { statuses, codes, messages }
+  return { statuses, codes, messages, contextSize, promptSize }
 }
 
 function isContextOverflow(error) {

@@ -15,6 +15,7 @@
 //! - `compaction`: the JS summarizer and event callbacks behind the core's traits,
 //!   `compactMessages`, `generateSummary` and the writes beside them;
 //! - `history`: list, restore, prune;
+//! - `learnt`: what was learnt about models, kept in the store;
 //! - `overflow`: an API error's signals for the overflow recogniser;
 //! - `report`: what a session report reads (messages described, a session's records);
 //! - `js_json`, `js_store`, `logging`: JS values, a JS `archiveStore` and `onLog` at the boundary.
@@ -29,6 +30,7 @@ mod errors;
 pub mod history;
 mod js_json;
 pub mod js_store;
+pub mod learnt;
 mod logging;
 pub mod overflow;
 pub mod report;

@@ -48,21 +48,34 @@ pub fn is_context_overflow_signals(
 
 /// A calibration raised after a context-overflow error: the request of `raw_tokens` (messages
 /// + system + tools) was billed at least the prompt size the error names, else more than the
-/// context window of the options. Returns the calibration as JSON.
+/// context window of the options; and when the error states the model's maximum, that (less
+/// the output the request reserved) is the window from now on. `context_size` and
+/// `prompt_size` are llama.cpp's `n_ctx` and `n_prompt_tokens`, when the error has them.
+/// Returns the calibration as JSON.
 #[napi]
 pub fn calibrate_overflow_json(
     calibration_json: Option<String>,
     raw_tokens: f64,
     messages: Vec<String>,
     options_json: Option<String>,
+    context_size: Option<f64>,
+    prompt_size: Option<f64>,
 ) -> Result<String> {
     guarded("calibrateOverflow", || {
+        use context_compact_core::summary::overflow::{refusal_numbers, reported_prompt_tokens};
         let mut calibration = parse_calibration(calibration_json)?.unwrap_or_default();
-        let options = parse_options(options_json)?;
-        let reported = context_compact_core::summary::overflow::reported_prompt_tokens(
-            &error_signals(Vec::new(), Vec::new(), messages),
-        );
-        let billed = reported.unwrap_or(options.context_token_limit as u64 + 1);
+        let mut options = parse_options(options_json)?;
+        let mut signals = error_signals(Vec::new(), Vec::new(), messages);
+        let positive = |n: Option<f64>| n.filter(|n| n.is_finite() && *n >= 1.0).map(|n| n as u64);
+        signals.context_size = positive(context_size);
+        signals.prompt_size = positive(prompt_size);
+        let numbers = refusal_numbers(&signals);
+        if let Some(window) = numbers.prompt_window() {
+            calibration.observe_window(window);
+        }
+        let reported = numbers.prompt.or_else(|| reported_prompt_tokens(&signals));
+        options.calibration = Some(calibration);
+        let billed = reported.unwrap_or(options.context_limit() as u64 + 1);
         calibration.observe_overflow(raw_tokens as u64, billed);
         Ok(serde_json::to_string(&calibration).unwrap_or_default())
     })

@@ -59,6 +59,7 @@ use crate::base::error::ValidationError;
 mod audit;
 pub mod checkpoint;
 pub(crate) mod history;
+pub mod learnt;
 pub mod memory;
 pub mod provenance;
 pub mod recall;
@@ -230,6 +231,16 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
 pub fn write_new_file(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
     let temp = write_temp_file(dir, |file| file.write_all(bytes))?;
     link_new_file(temp, dir, name).map_err(|(_, e)| e)
+}
+
+/// Writes `bytes` to `dir/<name>` atomically and privately (0600), replacing what is there: a
+/// reader sees the old file or the new one, never a part (a temporary file renamed over it).
+pub fn replace_file(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
+    let temp = write_temp_file(dir, |file| file.write_all(bytes))?;
+    let target = dir.join(name);
+    temp.persist(&target).map_err(|e| e.error)?;
+    sync_dir(dir);
+    Ok(target)
 }
 
 /// Writes a private (0600) temporary file in `dir` through `write` and makes it durable.

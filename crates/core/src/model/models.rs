@@ -13,6 +13,37 @@ pub struct ModelInfo {
 /// Model name prefixes and their limits; the longest matching prefix wins, so specific
 /// entries can sit beside family defaults.
 const MODELS: &[(&str, ModelInfo)] = &[
+    // The families with the newer tokenizer (Opus 4.7, the Claude 5 generation): 200K is the
+    // window every Claude model has by default (longer ones are opt-in); a window the API
+    // states in a refusal replaces it (`learnt-models.json`).
+    (
+        "claude-opus-4-7",
+        ModelInfo {
+            context_window: 200_000,
+            max_output_tokens: 128_000,
+        },
+    ),
+    (
+        "claude-opus-5",
+        ModelInfo {
+            context_window: 200_000,
+            max_output_tokens: 128_000,
+        },
+    ),
+    (
+        "claude-sonnet-5",
+        ModelInfo {
+            context_window: 200_000,
+            max_output_tokens: 64_000,
+        },
+    ),
+    (
+        "claude-haiku-5",
+        ModelInfo {
+            context_window: 200_000,
+            max_output_tokens: 64_000,
+        },
+    ),
     (
         "claude-opus-4",
         ModelInfo {
@@ -307,5 +338,12 @@ mod tests {
         assert_eq!(context_window("qwen3-coder-plus"), Some(131_072));
         assert_eq!(context_window("xai/grok-4-0709"), Some(256_000));
         assert_eq!(context_window("claude-opus-4-5"), Some(200_000));
+        assert_eq!(max_output_tokens("claude-opus-4-7"), Some(128_000));
+        assert_eq!(max_output_tokens("claude-opus-4-5"), Some(32_000));
+        assert_eq!(
+            context_window("anthropic/claude-sonnet-5-20270101"),
+            Some(200_000)
+        );
+        assert_eq!(max_output_tokens("claude-haiku-5"), Some(64_000));
     }
 }

@@ -10,9 +10,16 @@
 //!    that message, as billed), plus the scaled count of the messages after it;
 //! 2. **calibration** — what a `Compactor` learned from earlier usage in this conversation:
 //!    billed ≈ offset + slope × raw;
-//! 3. **model factor** — a per-model-family factor when the agent's model is named
+//! 3. **learnt** — the factor an earlier conversation on the same model learnt from its usage,
+//!    kept in the session store (the archive layer's `learnt` record) and handed in as
+//!    [`Calibration::factor`];
+//! 4. **model factor** — a per-model-family factor when the agent's model is named
 //!    (`agentModel`, or `model`): measured for Claude, 1.0 for OpenAI's o200k models;
-//! 4. **raw** — the exact tokenizer count (PRD F-002 as written).
+//! 5. **raw** — the exact tokenizer count (PRD F-002 as written).
+//!
+//! Beside the estimate, a refusal that states the model's maximum sets the window
+//! ([`Calibration::window`]): the threshold is then taken from the smaller of the configured
+//! window and that one.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -23,6 +30,8 @@ use serde_json::Value;
 pub enum EstimateSource {
     Usage,
     Calibration,
+    /// A factor learnt by an earlier conversation on the same model (the session store).
+    Learnt,
     Model,
     Raw,
 }
@@ -38,12 +47,47 @@ pub enum EstimateSource {
 /// the larger session average: on time with a 5 % margin, never near the 80 % point.
 pub const CLAUDE_FACTOR: f64 = 1.35;
 
+/// The factor for the Claude families whose tokenizer changed: Claude Opus 4.7 and later, and
+/// the Claude 5 generation (`claude-sonnet-5`, `claude-opus-5`, `claude-haiku-5`, …).
+///
+/// Anthropic's announcement of Opus 4.7 (https://www.anthropic.com/news/claude-opus-4-7, April
+/// 2026) says its updated tokenizer maps the same input to about 1.0–1.35× the tokens of the
+/// earlier models, depending on the content; on top of the 1.35 above that is up to ~1.8× o200k.
+/// Field reports on Claude 5-generation models (issue 35; the Hacker News measurement of the
+/// Opus 4.7 tokenizer discussed at
+/// https://nebelwolfi.xyz/blog/2026-04-18-claude-4-7-s-new-tokenizer-what-it-s-actually-costing-you/)
+/// give ~1.55× o200k on agent sessions. 1.55 is used: conservative for prose (a trigger a little
+/// early), and what was billed on the sessions reported. Usage, when the loop passes it, and
+/// what a store learnt replace it.
+pub const CLAUDE_NEW_TOKENIZER_FACTOR: f64 = 1.55;
+
+/// Whether a Claude model name (lowercase, without a provider prefix) is of a family with the
+/// newer tokenizer: Opus 4.7 and later 4.x minors, and any major version 5 or later
+/// (`claude-opus-4-7`, `claude-sonnet-5`, `claude-5-haiku`, `claude-opus-5-1-20270101`).
+fn has_new_claude_tokenizer(name: &str) -> bool {
+    let rest = name.strip_prefix("claude").unwrap_or(name);
+    // The version numbers in the name, in order: the family words are skipped, and a date
+    // suffix (8 digits) is not a version.
+    let numbers: Vec<u32> = rest
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|part| !part.is_empty() && part.len() <= 2)
+        .filter_map(|part| part.parse().ok())
+        .collect();
+    match numbers.as_slice() {
+        [major, ..] if *major >= 5 => true,
+        [4, minor, ..] => *minor >= 7 && name.contains("opus"),
+        _ => false,
+    }
+}
+
 /// The factor for a named model family (1.0 when the family's tokenizer is `o200k_base` or
 /// the family is unknown).
 pub fn model_factor(model: &str) -> f64 {
     let lower = model.to_ascii_lowercase();
     let name = lower.rsplit('/').next().unwrap_or(&lower);
-    if name.starts_with("claude") || name.contains("anthropic") {
+    if name.starts_with("claude") && has_new_claude_tokenizer(name) {
+        CLAUDE_NEW_TOKENIZER_FACTOR
+    } else if name.starts_with("claude") || name.contains("anthropic") {
         CLAUDE_FACTOR
     } else if (name.starts_with("gpt-4")
         && !name.starts_with("gpt-4o")
@@ -149,7 +193,21 @@ pub struct Calibration {
     /// lower than what it must have billed (SPEC §4.8).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor: Option<f64>,
+    /// The most tokens a prompt may have on this model, as its API stated it when it refused a
+    /// request (the maximum, less the output that request reserved), or as the session store
+    /// kept it from an earlier refusal. The threshold and the tail budget are taken from the
+    /// smaller of this and the configured window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<u64>,
+    /// Billed tokens per counted token, learnt from usage by an earlier conversation on the same
+    /// model (the session store): used until this conversation's own usage gives a slope.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub factor: Option<f64>,
 }
+
+/// The range a learnt factor must be in to be used (the slope's clamp is 0.8–3.0).
+pub const MIN_FACTOR: f64 = 0.8;
+pub const MAX_FACTOR: f64 = 3.0;
 
 /// Below this much raw growth between observations the slope is too noisy to use.
 const MIN_SLOPE_SPAN: u64 = 2_000;
@@ -203,6 +261,21 @@ impl Calibration {
     pub fn ratio(&self) -> Option<f64> {
         let (raw, billed) = self.latest?;
         Some(billed as f64 / raw as f64)
+    }
+
+    /// Records that the API refused a request and stated that a prompt may have at most
+    /// `window` tokens: the latest statement stands (a server restarted with another context
+    /// size says so in its next refusal).
+    pub fn observe_window(&mut self, window: u64) {
+        if window > 0 {
+            self.window = Some(window);
+        }
+    }
+
+    /// The learnt factor, when it is a usable one.
+    pub fn learnt_factor(&self) -> Option<f64> {
+        self.factor
+            .filter(|f| f.is_finite() && (MIN_FACTOR..=MAX_FACTOR).contains(f))
     }
 
     /// The estimate for `raw` tokens, if anything was learned.
@@ -283,6 +356,9 @@ fn estimate(
     // prompt and tools the caller may not have passed (17× on the first request of a real
     // session), and would wildly overestimate new messages.
     let learned = calibration.and_then(Calibration::slope);
+    // A factor an earlier conversation on this model learnt stands before the family's.
+    let learnt = calibration.and_then(Calibration::learnt_factor);
+    let model_factor = learnt.or(model_factor);
     let scale = learned.or(model_factor).unwrap_or(1.0);
 
     if let (Some(usage), Some(after)) = (usage, input.tokens_after_last_assistant) {
@@ -313,6 +389,15 @@ fn estimate(
             tokens: estimate,
             source: EstimateSource::Calibration,
             factor: scale,
+            threshold,
+        };
+    }
+    if let Some(factor) = learnt {
+        return Measure {
+            raw_tokens: raw,
+            tokens: ((raw as f64 * factor).ceil() as u64).max(raw),
+            source: EstimateSource::Learnt,
+            factor,
             threshold,
         };
     }
@@ -537,5 +622,79 @@ mod tests {
         c.observe(5_000, 9_000);
         assert_eq!(c.first, Some((5_000, 9_000)));
         assert_eq!(c.slope(), None);
+    }
+
+    #[test]
+    fn the_families_with_the_newer_tokenizer_have_their_factor() {
+        for name in [
+            "claude-opus-4-7",
+            "claude-opus-4-8-20260901",
+            "anthropic/claude-opus-4-7",
+            "claude-sonnet-5",
+            "claude-opus-5-1",
+            "claude-haiku-5-20270101",
+            "claude-5-sonnet",
+            "claude-sonnet-6",
+        ] {
+            assert_eq!(model_factor(name), CLAUDE_NEW_TOKENIZER_FACTOR, "{name}");
+        }
+        for name in [
+            "claude-opus-4-6",
+            "claude-opus-4-5-20251101",
+            "claude-sonnet-4-5",
+            "claude-sonnet-4-7",
+            "claude-3-7-sonnet-20250219",
+            "claude-haiku-4-5",
+        ] {
+            assert_eq!(model_factor(name), CLAUDE_FACTOR, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_learnt_factor_stands_before_the_family_and_after_usage() {
+        let input = TriggerInput {
+            message_tokens: 10_000,
+            tokens_after_last_assistant: Some(1_000),
+            extra_tokens: 0,
+        };
+        let learnt = Calibration {
+            factor: Some(1.55),
+            ..Default::default()
+        };
+        let m = measure(input, 50_000, None, Some("local-model"), Some(&learnt));
+        assert_eq!(
+            (m.tokens, m.source, m.factor),
+            (15_500, EstimateSource::Learnt, 1.55)
+        );
+        let m = measure(
+            input,
+            50_000,
+            None,
+            Some("claude-sonnet-4-5"),
+            Some(&learnt),
+        );
+        assert_eq!(m.source, EstimateSource::Learnt);
+        // Usage stands first; the learnt factor scales what it does not cover.
+        let usage = Usage {
+            input: 12_000,
+            output: 100,
+        };
+        let m = measure(input, 50_000, Some(usage), None, Some(&learnt));
+        assert_eq!(m.source, EstimateSource::Usage);
+        assert_eq!(m.tokens, 12_100 + 1_550);
+        // An out-of-range factor is not used.
+        let wild = Calibration {
+            factor: Some(40.0),
+            ..Default::default()
+        };
+        let m = measure(input, 50_000, None, None, Some(&wild));
+        assert_eq!(m.source, EstimateSource::Raw);
+        // The window is the latest one stated.
+        let mut c = Calibration::default();
+        c.observe_window(16_384);
+        c.observe_window(8_192);
+        assert_eq!(c.window, Some(8_192));
+        c.observe_window(0);
+        assert_eq!(c.window, Some(8_192));
     }
 }

@@ -536,6 +536,9 @@ impl CompactOptions {
         if let Some(v) = get_bool(&map, "checkpoints")? {
             o.checkpoints = v;
         }
+        // The JS layer passes `overflow: true` when the caller gave the API's refusal (the error
+        // itself stays in JS).
+        o.overflow_recovery = map.get("overflow").and_then(Value::as_bool) == Some(true);
         if let Some(models) = field(&map, "compactionUnavailableModels") {
             o.compaction_unavailable_models = models
                 .as_array()

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::hooks::CompactHooks;
 use crate::model::trigger::{
-    model_factor, tool_output_bytes, Calibration, EstimateSource, Measure, TriggerKind,
+    model_factor, tool_output_bytes, EstimateSource, Measure, TriggerKind,
 };
 use crate::pipeline::options::CompactOptions;
 
@@ -71,7 +71,7 @@ impl Estimator {
             EstimateSource::Usage => options
                 .calibration
                 .as_ref()
-                .and_then(Calibration::slope)
+                .and_then(|c| c.slope().or_else(|| c.learnt_factor()))
                 .or_else(|| options.trigger_model().map(model_factor))
                 .unwrap_or(1.0),
             _ => measure.factor,

@@ -222,6 +222,10 @@ pub struct CompactOptions {
     /// (`rehydrate`, SPEC §4.12). Default off: it costs up to `max_tokens` after every
     /// compaction.
     pub rehydrate: Option<Rehydrate>,
+    /// The agent's API refused this list as too long (the `overflow` option): the compaction
+    /// recovers from it, and a tail budget that holds every message shrinks rather than leave
+    /// nothing to summarize. Default false.
+    pub overflow_recovery: bool,
 }
 
 /// The caller's file access (`rehydrate.read`): the text of a file, or `None` when there is
@@ -323,6 +327,7 @@ impl Default for CompactOptions {
             plan_max_tokens: DEFAULT_PLAN_MAX_TOKENS,
             latest_failure_max_tokens: DEFAULT_LATEST_FAILURE_MAX_TOKENS,
             rehydrate: None,
+            overflow_recovery: false,
         }
     }
 }
@@ -407,15 +412,42 @@ impl CompactOptions {
     /// The trigger threshold in tokens (F-002): `contextTokenLimit × thresholdRatio`, or
     /// `compression.threshold` when given.
     pub fn threshold_tokens(&self) -> usize {
-        self.threshold_override
-            .unwrap_or_else(|| token_budget(self.context_token_limit, self.threshold_ratio))
+        let threshold = self
+            .threshold_override
+            .unwrap_or_else(|| token_budget(self.context_token_limit, self.threshold_ratio));
+        // A window the API stated caps every threshold: past it the request is refused.
+        match self.learnt_window() {
+            Some(window) => threshold.min(token_budget(window, self.threshold_ratio)),
+            None => threshold,
+        }
+    }
+
+    /// The window the model's API stated in a refusal (a `Compactor`'s calibration, or the
+    /// session store's record), when it is smaller than `contextTokenLimit`.
+    pub fn learnt_window(&self) -> Option<usize> {
+        self.calibration
+            .as_ref()
+            .and_then(|c| c.window)
+            .map(|w| usize::try_from(w).unwrap_or(usize::MAX).max(1))
+            .filter(|w| *w < self.context_token_limit)
+    }
+
+    /// The context window the compaction works with: `contextTokenLimit`, or the window the
+    /// model's API stated when that is smaller.
+    pub fn context_limit(&self) -> usize {
+        self.learnt_window().unwrap_or(self.context_token_limit)
     }
 
     /// The tail budget in tokens (F-003): `contextTokenLimit × tailRetentionRatio`, or
     /// `compression.targetTokens` when given.
     pub fn tail_retention_tokens(&self) -> usize {
-        self.target_tokens
-            .unwrap_or_else(|| token_budget(self.context_token_limit, self.tail_retention_ratio))
+        let tail = self
+            .target_tokens
+            .unwrap_or_else(|| token_budget(self.context_token_limit, self.tail_retention_ratio));
+        match self.learnt_window() {
+            Some(window) => tail.min(token_budget(window, self.tail_retention_ratio)),
+            None => tail,
+        }
     }
 
     /// The budget of the user's messages carried verbatim into a summary: the option, else a

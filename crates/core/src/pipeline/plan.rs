@@ -73,7 +73,12 @@ pub(crate) fn plan(
 ) -> (Option<Plan>, bool) {
     let (plan, fallback) = match options.strategy {
         Strategy::Summary | Strategy::Noop => (
-            Some(Plan::Summary(summary_partition(messages, counts, options))),
+            Some(Plan::Summary(partition_over_threshold(
+                messages,
+                counts,
+                options,
+                options.overflow_recovery,
+            ))),
             false,
         ),
         Strategy::Selective => {
@@ -94,7 +99,12 @@ pub(crate) fn plan(
                 Some(rewrite) => (Some(Plan::Rewrite(rewrite)), false),
                 // The seed's `_fallback_full_summary`, on the original list.
                 None => (
-                    Some(Plan::Summary(summary_partition(messages, counts, options))),
+                    Some(Plan::Summary(partition_over_threshold(
+                        messages,
+                        counts,
+                        options,
+                        options.overflow_recovery,
+                    ))),
                     true,
                 ),
             }
@@ -134,6 +144,28 @@ pub(crate) fn summary_partition(
         options.tail_retention_tokens(),
         options.tail_rules(),
     )
+}
+
+/// The PRD's partition; when the agent's API refused the list (`shrink`: overflow recovery)
+/// and the tail budget holds every message after the head, the budget is halved until
+/// something is left to summarize (down to the last message and the calls its tool results
+/// answer). Answering `NOTHING_TO_COMPACT` there would leave the loop with a list it cannot
+/// send, while a smaller tail fits; the fit step then shortens what the tail still holds.
+/// Otherwise the PRD's rule stands: a tail budget that covers everything leaves nothing to
+/// compact.
+pub(crate) fn partition_over_threshold(
+    messages: &[Value],
+    counts: &[usize],
+    options: &CompactOptions,
+    shrink: bool,
+) -> Partition {
+    let mut budget = options.tail_retention_tokens();
+    let mut found = partition(messages, counts, budget, options.tail_rules());
+    while shrink && found.middle_len() == 0 && budget > 0 {
+        budget /= 2;
+        found = partition(messages, counts, budget, options.tail_rules());
+    }
+    found
 }
 
 /// Step 2: the plan — a checkpoint's when one stands for the start of the list; the region of

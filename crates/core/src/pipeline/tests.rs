@@ -318,3 +318,48 @@ async fn unwritable_archive_degrades_or_fails_closed() {
     assert!(!outcome.compacted);
     assert_eq!(outcome.error.unwrap().code, ErrorCode::ArchiveFailed);
 }
+
+#[test]
+fn a_learnt_window_caps_the_threshold_and_the_tail() {
+    let mut opts = options(200_000);
+    assert_eq!(opts.threshold_tokens(), 184_000);
+    opts.calibration = Some(crate::model::trigger::Calibration {
+        window: Some(16_384),
+        ..Default::default()
+    });
+    assert_eq!(opts.context_limit(), 16_384);
+    assert_eq!(opts.threshold_tokens(), token_budget(16_384, 0.92));
+    assert_eq!(opts.tail_retention_tokens(), token_budget(16_384, 0.10));
+    // An absolute threshold is capped too; a window larger than the configured one is not used.
+    opts.threshold_override = Some(100_000);
+    assert_eq!(opts.threshold_tokens(), token_budget(16_384, 0.92));
+    opts.calibration.as_mut().unwrap().window = Some(300_000);
+    assert_eq!(opts.threshold_tokens(), 100_000);
+    assert_eq!(opts.context_limit(), 200_000);
+}
+
+/// Recovering from the API's refusal with a tail budget that holds every message: the tail
+/// shrinks until there is something to summarize, rather than `NOTHING_TO_COMPACT`.
+#[tokio::test]
+async fn overflow_recovery_shrinks_a_tail_holding_everything() {
+    let messages = conversation(6, 40);
+    let total = tokens::count_messages(Encoding::O200kBase, &messages);
+    let mut opts = options(total);
+    opts.threshold_ratio = 0.5;
+    // The tail budget (all of the window) holds the whole list.
+    opts.tail_retention_ratio = 1.0;
+    opts.checkpoints = false;
+    let s = recording("## Goal\nanswer questions");
+    // Over the threshold without a refusal: the PRD's rule (the tail covers everything).
+    let outcome = run(&messages, &opts, &s).await;
+    assert_eq!(
+        outcome.error.as_ref().map(|e| e.code),
+        Some(ErrorCode::NothingToCompact)
+    );
+    opts.overflow_recovery = true;
+    let outcome = run(&messages, &opts, &s).await;
+    assert!(outcome.compacted, "{:?}", outcome.error);
+    let plan = outcome.partition.unwrap();
+    assert!(plan.middle_len() > 0);
+    assert!(plan.tail_start < messages.len());
+}

@@ -38,6 +38,10 @@ pub struct ErrorSignals {
     pub statuses: Vec<u16>,
     pub codes: Vec<String>,
     pub messages: Vec<String>,
+    /// llama.cpp's `n_ctx`: the context size the server runs with, a field of its error body.
+    pub context_size: Option<u64>,
+    /// llama.cpp's `n_prompt_tokens`: the refused prompt's size, as the server counted it.
+    pub prompt_size: Option<u64>,
 }
 
 /// Signals beyond these bounds are ignored: an error is a few short texts, and the caller may
@@ -125,6 +129,12 @@ impl ErrorSignals {
                                     self.add_status(n);
                                 }
                             }
+                        }
+                        ("n_ctx", Value::Number(n)) => {
+                            self.context_size = n.as_u64().filter(|n| *n > 0);
+                        }
+                        ("n_prompt_tokens", Value::Number(n)) => {
+                            self.prompt_size = n.as_u64().filter(|n| *n > 0);
                         }
                         (
                             "error" | "errors" | "details" | "detail" | "body" | "data" | "cause"
@@ -403,6 +413,201 @@ pub fn reported_prompt_tokens(signals: &ErrorSignals) -> Option<u64> {
         .filter_map(|n| n.as_str().replace(',', "").parse::<u64>().ok())
         .filter(|n| *n >= 1_000)
         .max()
+}
+
+/// What a refusal states about itself: the prompt's size as the provider counted it, the model's
+/// maximum, and the output the refused request reserved, when its text says them.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct RefusalNumbers {
+    /// The request's size as the provider counted it ("prompt is too long: **N** tokens").
+    pub prompt: Option<u64>,
+    /// The model's maximum ("> **M** maximum", "maximum context length is **M** tokens").
+    pub maximum: Option<u64>,
+    /// The output the request reserved, where the text says it counts against the maximum
+    /// ("(… in the messages, **K** in the completion)", "189136 + **K** > M").
+    pub output: Option<u64>,
+}
+
+impl RefusalNumbers {
+    /// The most a prompt may be: the maximum, less the output the refused request reserved
+    /// (when that leaves a positive number). A later request reserving as much fits under it.
+    pub fn prompt_window(&self) -> Option<u64> {
+        let maximum = self.maximum?;
+        match self.output {
+            Some(output) if output < maximum => Some(maximum - output),
+            _ => Some(maximum),
+        }
+    }
+}
+
+/// The texts that state a maximum, with the capture groups of the prompt size and of the
+/// maximum (0: not stated). One pattern per wording of [`OVERFLOW_PATTERNS`] that carries
+/// numbers; the sources are given there.
+const REFUSAL_NUMBER_PATTERNS: &[(&str, usize, usize)] = &[
+    // Anthropic (also through Bedrock and Vertex): "prompt is too long: 219898 tokens > 200000
+    // maximum".
+    (
+        r"prompt is too long: ([\d,]+) tokens > ([\d,]+) maximum",
+        1,
+        2,
+    ),
+    // Anthropic: "input length and `max_tokens` exceed context limit: 189136 + 20000 > 204648".
+    (r"exceed context limit: ([\d,]+) \+ [\d,]+ > ([\d,]+)", 1, 2),
+    // OpenAI, DeepSeek, vLLM, OpenRouter, Groq: "maximum context length is 16385 tokens.
+    // However, your messages resulted in 16468 tokens" / "you requested (about) 66343 tokens"
+    // / vLLM "your request has 8 input tokens".
+    (
+        r"maximum context length is ([\d,]+) tokens?(?:[^0-9]{0,80}?(?:resulted in|requested(?: about)?|request has) ([\d,]+))?",
+        2,
+        1,
+    ),
+    // Gemini and Vertex: "The input token count (1200293) exceeds the maximum number of tokens
+    // allowed (1048576)".
+    (
+        r"input token count \(([\d,]+)\) exceeds the maximum number of tokens allowed \(([\d,]+)\)",
+        1,
+        2,
+    ),
+    // Bedrock (Titan): "Max input tokens: 8192, request input token count: 9279".
+    (
+        r"max input tokens: ([\d,]+), request input token count: ([\d,]+)",
+        2,
+        1,
+    ),
+    // xAI: "maximum prompt length is 131072 but the request contains 136973 tokens".
+    (
+        r"maximum prompt length is ([\d,]+)(?: but the request contains ([\d,]+))?",
+        2,
+        1,
+    ),
+    // Mistral: "Prompt contains 65673 tokens, too large for model with 32768 maximum context
+    // length".
+    (
+        r"prompt contains ([\d,]+) tokens.{0,40}? too large for model with ([\d,]+) maximum",
+        1,
+        2,
+    ),
+    // llama.cpp: "request (33056 tokens) exceeds the available context size (32768 tokens)".
+    (
+        r"request \(([\d,]+) tokens\) exceeds the available context size \(([\d,]+) tokens\)",
+        1,
+        2,
+    ),
+    // vLLM engine: "The decoder prompt (length 12324) is longer than the maximum model length
+    // of 8192".
+    (
+        r"prompt \(length ([\d,]+)\) is longer than the maximum model length of ([\d,]+)",
+        1,
+        2,
+    ),
+    // Together: "The input (516368 tokens) is longer than the model's context length (262144
+    // tokens)".
+    (
+        r"input \(([\d,]+) tokens\) is longer than the model'?s context length \(([\d,]+)",
+        1,
+        2,
+    ),
+    // LiteLLM / OpenAI-compatible: "Input length (265330) exceeds model's maximum context
+    // length (262144)", "… exceeds the model's maximum context length of 131072 tokens".
+    (
+        r"input length \(([\d,]+)\) exceeds (?:the )?model'?s maximum context length \(([\d,]+)\)",
+        1,
+        2,
+    ),
+    (
+        r"exceeds (?:the )?(?:model'?s )?maximum context length of ([\d,]+)",
+        0,
+        1,
+    ),
+    // OpenRouter/Poolside: "Input length 300000 exceeds the maximum allowed input length of
+    // 262144 tokens".
+    (
+        r"input length ([\d,]+) exceeds the maximum allowed input length of ([\d,]+)",
+        1,
+        2,
+    ),
+    // TGI: "must be <= 32768. Given: 33717 `inputs` tokens and 256 `max_new_tokens`".
+    (
+        r"must be <= ([\d,]+)\. Given: ([\d,]+) `?inputs`? tokens",
+        2,
+        1,
+    ),
+    // GitHub Copilot: "prompt token count of 200000 exceeds the limit of 128000".
+    (
+        r"token count of ([\d,]+) exceeds the limit of ([\d,]+)",
+        1,
+        2,
+    ),
+    // Kimi / Moonshot: "exceeded model token limit: 262144 (requested: 300000)".
+    (
+        r"exceeded model token limit: ([\d,]+)(?: \(requested: ([\d,]+)\))?",
+        2,
+        1,
+    ),
+    // DashScope / Qwen: "Range of input length should be [1, 129024]".
+    (r"range of input length should be \[\d+, ?([\d,]+)\]", 0, 1),
+];
+
+static REFUSAL_NUMBERS: LazyLock<Vec<(Regex, usize, usize)>> = LazyLock::new(|| {
+    REFUSAL_NUMBER_PATTERNS
+        .iter()
+        .map(|(pattern, prompt, maximum)| {
+            (
+                Regex::new(&format!("(?i){pattern}")).expect("valid pattern"),
+                *prompt,
+                *maximum,
+            )
+        })
+        .collect()
+});
+
+fn count(text: Option<regex::Match<'_>>) -> Option<u64> {
+    text?
+        .as_str()
+        .replace(',', "")
+        .parse::<u64>()
+        .ok()
+        .filter(|n| *n > 0)
+}
+
+/// The prompt size, the maximum and the reserved output a refusal states, read from the same
+/// providers' texts [`is_context_overflow`] recognises (see [`REFUSAL_NUMBER_PATTERNS`]), and
+/// from llama.cpp's `n_prompt_tokens` / `n_ctx` fields ([`ErrorSignals::context_size`]). A
+/// number the texts do not state is `None`: nothing is guessed (Ollama's "exceeded max
+/// context length by 4 tokens" states neither).
+pub fn refusal_numbers(signals: &ErrorSignals) -> RefusalNumbers {
+    // "you requested 17000 tokens (15000 in the messages, 2000 in the completion)": the
+    // prompt is the part in the messages (the legacy text: "4014 in your prompt").
+    static MESSAGES_PART: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\(([\d,]+) in (?:the messages|your prompt)").expect("valid pattern")
+    });
+    let mut found = RefusalNumbers {
+        prompt: signals.prompt_size.or_else(|| {
+            signals
+                .messages
+                .iter()
+                .find_map(|m| count(MESSAGES_PART.captures(m)?.get(1)))
+        }),
+        maximum: signals.context_size,
+        output: None,
+    };
+    for message in &signals.messages {
+        for (pattern, prompt, maximum) in REFUSAL_NUMBERS.iter() {
+            let Some(c) = pattern.captures(message) else {
+                continue;
+            };
+            if found.maximum.is_none() {
+                found.maximum = count(c.get(*maximum));
+            }
+            if found.prompt.is_none() && *prompt > 0 {
+                found.prompt = count(c.get(*prompt));
+            }
+        }
+        if found.output.is_none() {
+            found.output = output_reservation(message).map(|r| r.output);
+        }
+    }
+    found
 }
 
 /// [`is_context_overflow`] of an HTTP error response (status and raw body).
@@ -749,5 +954,76 @@ mod tests {
         let mut s = ErrorSignals::default();
         s.add_json(&deep);
         assert!(s.messages.is_empty());
+    }
+
+    fn numbers(message: &str) -> (Option<u64>, Option<u64>, Option<u64>) {
+        let mut s = ErrorSignals::default();
+        s.add_message(message);
+        let n = refusal_numbers(&s);
+        (n.prompt, n.maximum, n.output)
+    }
+
+    #[test]
+    fn refusals_state_their_prompt_and_maximum() {
+        let cases: &[(&str, Option<u64>, Option<u64>)] = &[
+            ("prompt is too long: 235122 tokens > 195904 maximum", Some(235_122), Some(195_904)),
+            ("The model returned the following errors: prompt is too long: 200049 tokens > 200000 maximum", Some(200_049), Some(200_000)),
+            ("This model's maximum context length is 16385 tokens. However, your messages resulted in 16468 tokens. Please reduce the length of the messages.", Some(16_468), Some(16_385)),
+            ("This endpoint's maximum context length is 32768 tokens. However, you requested about 42832 tokens (42832 of text input).", Some(42_832), Some(32_768)),
+            ("The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).", Some(1_200_293), Some(1_048_576)),
+            ("Too many input tokens. Max input tokens: 8192, request input token count: 9279", Some(9_279), Some(8_192)),
+            ("This model's maximum prompt length is 131072 but the request contains 136973 tokens.", Some(136_973), Some(131_072)),
+            ("Prompt contains 65673 tokens, too large for model with 32768 maximum context length", Some(65_673), Some(32_768)),
+            ("request (33056 tokens) exceeds the available context size (32768 tokens)", Some(33_056), Some(32_768)),
+            ("The decoder prompt (length 12324) is longer than the maximum model length of 8192.", Some(12_324), Some(8_192)),
+            ("The input (516368 tokens) is longer than the model's context length (262144 tokens).", Some(516_368), Some(262_144)),
+            ("Input length (265330) exceeds model's maximum context length (262144).", Some(265_330), Some(262_144)),
+            ("Requested token count exceeds the model's maximum context length of 131072 tokens.", None, Some(131_072)),
+            ("Input length 300000 exceeds the maximum allowed input length of 262144 tokens.", Some(300_000), Some(262_144)),
+            ("prompt token count of 200000 exceeds the limit of 128000", Some(200_000), Some(128_000)),
+            ("Your request exceeded model token limit: 262144 (requested: 300000)", Some(300_000), Some(262_144)),
+            ("Range of input length should be [1, 129024]", None, Some(129_024)),
+            // Ollama says by how much, not the maximum: nothing is guessed.
+            ("prompt too long; exceeded max context length by 4 tokens", None, None),
+            ("the request exceeds the available context size. try increasing the context size or enable context shift", None, None),
+        ];
+        for (message, prompt, maximum) in cases {
+            let (p, m, _) = numbers(message);
+            assert_eq!((p, m), (*prompt, *maximum), "{message}");
+        }
+    }
+
+    #[test]
+    fn the_output_a_refused_request_reserved_leaves_the_prompt_window() {
+        let mut s = ErrorSignals::default();
+        s.add_message("This model's maximum context length is 16384 tokens. However, you requested 17000 tokens (15000 in the messages, 2000 in the completion). Please reduce the length of the messages or completion.");
+        let n = refusal_numbers(&s);
+        assert_eq!(
+            (n.prompt, n.maximum, n.output),
+            (Some(15_000), Some(16_384), Some(2_000))
+        );
+        assert_eq!(n.prompt_window(), Some(14_384));
+        let mut s = ErrorSignals::default();
+        s.add_message("input length and `max_tokens` exceed context limit: 189136 + 20000 > 204648, decrease input length or `max_tokens` and try again");
+        let n = refusal_numbers(&s);
+        assert_eq!(
+            (n.prompt, n.maximum, n.output),
+            (Some(189_136), Some(204_648), Some(20_000))
+        );
+        assert_eq!(n.prompt_window(), Some(184_648));
+        assert_eq!(RefusalNumbers::default().prompt_window(), None);
+    }
+
+    #[test]
+    fn llama_cpp_states_its_context_size_in_fields() {
+        let s = ErrorSignals::from_response(
+            400,
+            json!({"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":14429,"n_ctx":8192}}).to_string().as_bytes(),
+        );
+        let n = refusal_numbers(&s);
+        assert_eq!((n.prompt, n.maximum), (Some(14_429), Some(8_192)));
+        // A rate limit states no maximum.
+        let s = ErrorSignals::from_response(429, br#"{"error":{"message":"Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Requested 50000."}}"#);
+        assert_eq!(refusal_numbers(&s).maximum, None);
     }
 }
