@@ -2235,9 +2235,17 @@ export type Usage =
       /** Anthropic: input tokens written to the prompt cache. */
       cache_creation_input_tokens?: number | null | undefined
       /** OpenAI Responses: `cached_tokens`, input tokens read from the prompt cache. */
-      input_tokens_details?: { cached_tokens?: number | null | undefined } | null | undefined
+      input_tokens_details?: {
+        /** Input tokens read from the prompt cache. */
+        cached_tokens?: number | null | undefined
+      } | null | undefined
       /** LangChain `usage_metadata`: input tokens read from (`cache_read`) and written to (`cache_creation`) the prompt cache. */
-      input_token_details?: { cache_read?: number | undefined; cache_creation?: number | undefined } | undefined
+      input_token_details?: {
+        /** Input tokens read from the prompt cache. */
+        cache_read?: number | undefined
+        /** Input tokens written to the prompt cache. */
+        cache_creation?: number | undefined
+      } | undefined
     }
   | {
       /** OpenAI Chat: all input tokens, cached ones included. */
@@ -2245,7 +2253,10 @@ export type Usage =
       /** OpenAI Chat: output tokens. */
       completion_tokens?: number | undefined
       /** OpenAI Chat: `cached_tokens`, input tokens read from the prompt cache. */
-      prompt_tokens_details?: { cached_tokens?: number | null | undefined } | null | undefined
+      prompt_tokens_details?: {
+        /** Input tokens read from the prompt cache. */
+        cached_tokens?: number | null | undefined
+      } | null | undefined
     }
   | {
       /** AI SDK: all input tokens; Bedrock: input tokens outside the cache. */
@@ -2259,7 +2270,14 @@ export type Usage =
       /** AI SDK 5: input tokens read from the prompt cache. */
       cachedInputTokens?: number | undefined
       /** AI SDK 6: input tokens read from (`cacheReadTokens`) and written to (`cacheWriteTokens`) the prompt cache. */
-      inputTokenDetails?: { noCacheTokens?: number | undefined; cacheReadTokens?: number | undefined; cacheWriteTokens?: number | undefined } | undefined
+      inputTokenDetails?: {
+        /** Input tokens outside the prompt cache. */
+        noCacheTokens?: number | undefined
+        /** Input tokens read from the prompt cache. */
+        cacheReadTokens?: number | undefined
+        /** Input tokens written to the prompt cache. */
+        cacheWriteTokens?: number | undefined
+      } | undefined
     }
   | {
       /** Gemini: input tokens, cached content included. */
