@@ -82,6 +82,14 @@ pub struct CompactOptions {
     pub summary_max_tokens: u32,
     /// The summary model's context window; by default from the model table.
     pub summary_context_tokens: Option<usize>,
+    /// The summary model's window as an earlier refusal stated it (kept per model in the
+    /// session store): the summary parts are sized within it as well. Internal, not an option
+    /// of the JS API.
+    pub summary_window_learnt: Option<usize>,
+    /// The factor between what the summary model bills and our count of a request, as its usage
+    /// taught earlier (kept per model in the session store): the parts are sized with it when it
+    /// is above the model family's. Internal, not an option of the JS API.
+    pub summary_factor_learnt: Option<f64>,
     /// Appended to the summary instructions.
     pub custom_instructions: Option<String>,
     /// Which prompt to use. Default structured.
@@ -246,6 +254,8 @@ impl Default for CompactOptions {
             model: None,
             summary_max_tokens: 4096,
             summary_context_tokens: None,
+            summary_window_learnt: None,
+            summary_factor_learnt: None,
             custom_instructions: None,
             prompt_style: PromptStyle::Structured,
             output_dir: PathBuf::from(archive::DEFAULT_OUTPUT_DIR),

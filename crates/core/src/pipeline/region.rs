@@ -344,5 +344,9 @@ pub(super) async fn summarize_shared(
         body = cap_chars(&body, max);
     }
     append(&mut body, &sections);
-    Ok(Summary { body, attempts })
+    Ok(Summary {
+        body,
+        attempts,
+        warnings: Vec::new(),
+    })
 }

@@ -227,6 +227,7 @@ fn said_of_replacement(
         outcome.attempts = summary.attempts;
         outcome.rounds = summary.rounds;
         outcome.summary_usage = summary.usage;
+        outcome.summary_model_learnt = summary.learnt.clone();
         outcome.summary_request = Some(summary.request);
     }
     if let Replacement::Rewrite(rewrite) = &draft.replacement {

@@ -129,10 +129,11 @@ async fn summary<'a>(
             draft.native_fallback = native_fallback;
             Ok(Ok((draft, Some(call.summarizer))))
         }
-        Err((error, usage)) => {
+        Err((error, usage, learnt)) => {
             let attempts = error.attempts;
             let mut outcome = report.failed(error, planned);
             outcome.summary_usage = usage;
+            outcome.summary_model_learnt = learnt;
             outcome.provider = Some(call.summarizer.provider().to_string());
             outcome.model = call.summarizer.model().map(str::to_string);
             outcome.attempts = attempts;
@@ -195,6 +196,7 @@ impl Precomputed {
                 warnings: warnings.clone(),
                 usage: *usage,
                 request: *request,
+                learnt: None,
             }),
             PrecomputedSummary::Native { .. } => None,
         }
