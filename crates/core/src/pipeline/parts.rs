@@ -160,32 +160,33 @@ impl Sizing {
     }
 }
 
-/// The middle, rendered and counted per message, as the planner sees it.
+/// The middle, rendered and counted per message, as the planner sees it (counted only when a
+/// budget asks for it: without a known window the middle is one part).
 struct Middle<'a> {
     messages: &'a [Value],
     own: &'a OwnSummaries,
-    full: Vec<usize>,
+    full: Option<Vec<usize>>,
     short: Option<Vec<usize>>,
 }
 
 impl<'a> Middle<'a> {
-    fn new(messages: &'a [Value], own: &'a OwnSummaries, sizing: &Sizing) -> Self {
-        let full = counts(messages, RenderLimits::default(), own, sizing);
+    fn new(messages: &'a [Value], own: &'a OwnSummaries) -> Self {
         Middle {
             messages,
             own,
-            full,
+            full: None,
             short: None,
         }
     }
 
     fn counts(&mut self, limits: RenderLimits, sizing: &Sizing) -> &[usize] {
-        if limits == RenderLimits::default() {
-            return &self.full;
-        }
         let (messages, own) = (self.messages, self.own);
-        self.short
-            .get_or_insert_with(|| counts(messages, limits, own, sizing))
+        let slot = if limits == RenderLimits::default() {
+            &mut self.full
+        } else {
+            &mut self.short
+        };
+        slot.get_or_insert_with(|| counts(messages, limits, own, sizing))
     }
 }
 
@@ -280,15 +281,13 @@ pub(super) async fn summarize_in_parts(
         .unwrap_or(summarizer.provider())
         .to_string();
     let mut sizing = Sizing::new(options, summarizer, meter);
-    let mut plan = Middle::new(middle, own, &sizing);
+    let mut plan = Middle::new(middle, own);
     let mut running = previous_summary;
     let mut out = PartsSummary {
         text: None,
         attempts: 0,
         warnings: Vec::new(),
     };
-    // Whether the whole middle fits unshortened: else long tool results are shortened in
-    // every part, so that fewer parts are needed.
     let instructions_of = |running: Option<&str>| match options.prompt_style {
         PromptStyle::Structured => {
             prompt::instructions(running, options.custom_instructions.as_deref())
@@ -310,14 +309,25 @@ pub(super) async fn summarize_in_parts(
         .map_or(0, |p| sizing.count(&p))
             + FRAMING_TOKENS
     };
+    // Whether the whole middle fits unshortened: else long tool results are shortened in
+    // every part, so that fewer parts are needed.
     let limits = {
         let instructions = instructions_of(running.as_deref());
         let fixed = overhead(&sizing, &instructions, running.as_deref());
         match sizing.prompt_budget() {
-            Some(budget) if fixed + plan.full.iter().sum::<usize>() > budget => RenderLimits {
-                max_tool_result_chars: SHORTENED_TOOL_RESULT_CHARS,
-                ..RenderLimits::default()
-            },
+            Some(budget)
+                if fixed
+                    + plan
+                        .counts(RenderLimits::default(), &sizing)
+                        .iter()
+                        .sum::<usize>()
+                    > budget =>
+            {
+                RenderLimits {
+                    max_tool_result_chars: SHORTENED_TOOL_RESULT_CHARS,
+                    ..RenderLimits::default()
+                }
+            }
             _ => RenderLimits::default(),
         }
     };
