@@ -211,8 +211,9 @@ describe('anthropic provider', () => {
     }
     for (const window of [undefined, 6000]) {
       const server = await startServer(() => anthropicOk('## Goal\nEdit the modules'))
-      // The same list summarized twice, once by each summarizer: no checkpoint in between.
-      const options = { ...base(server.url, tempDir()), customInstructions: 'Mention the files.', summaryContextTokens: window, checkpoints: false }
+      // The same list summarized twice, once by each summarizer: no checkpoint in between. Both
+      // name the summary model, whose factor sizes the parts.
+      const options = { ...base(server.url, tempDir()), model: 'claude-sonnet-4-6', customInstructions: 'Mention the files.', summaryContextTokens: window, checkpoints: false }
       await compactMessages(messages, { ...options, provider: 'anthropic' })
       const prompts: string[] = []
       await compactMessages(messages, {

@@ -98,6 +98,7 @@ function resultFields(fields = {}) {
     thinkingArchivePath: null,
     compactionUnavailable: null,
     summaryUsage: null,
+    summaryModelLearnt: null,
     summaryRequest: null,
     checkpoint: null,
     background: null,
@@ -139,6 +140,7 @@ function buildResult(messages, outcome) {
     thinkingArchivePath: outcome.thinkingArchivePath ?? null,
     compactionUnavailable: outcome.compactionUnavailable ?? null,
     summaryUsage: outcome.summaryUsage ?? null,
+    summaryModelLearnt: outcome.summaryModelLearnt ?? null,
     summaryRequest: outcome.summaryRequest ?? null,
     checkpoint: outcome.checkpoint ?? null,
     // A Compactor with `background` says what happened to its prepared summary.
