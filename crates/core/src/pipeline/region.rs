@@ -251,7 +251,9 @@ pub async fn summarize_region(
 }
 
 /// Failures of a shared request that the transcript request may not meet: the model called a
-/// tool or wrote nothing, or the API rejected the loop's request (its model, tools or size).
+/// tool or wrote nothing, or the API rejected the loop's request (its model, tools or size: a
+/// refusal as too long is a `BAD_REQUEST` whatever its status, and the transcript is then sent
+/// in parts that fit).
 /// Authentication, quota and availability failures would meet it too, so they stand.
 fn shared_failure_falls_back(code: ErrorCode) -> bool {
     matches!(

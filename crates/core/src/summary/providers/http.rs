@@ -629,6 +629,56 @@ mod tests {
     }
 
     #[test]
+    fn a_refusal_for_size_is_final_and_says_what_it_stated() {
+        let error = |status: u16, body: &[u8]| {
+            status_error(
+                StatusCode::from_u16(status).unwrap(),
+                &HeaderMap::new(),
+                body,
+                Protocol::OpenAi,
+                SystemTime::now(),
+            )
+        };
+        let refused = error(
+            400,
+            br#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 235122 tokens > 195904 maximum"}}"#,
+        );
+        assert_eq!(
+            (refused.code, refused.retry),
+            (ErrorCode::BadRequest, Retry::No)
+        );
+        assert_eq!(
+            refused.too_long,
+            Some(overflow::StatedLimits {
+                prompt: Some(235_122),
+                maximum: Some(195_904)
+            })
+        );
+        // llama.cpp's first version said it with a 500: not retried, the same request would
+        // meet it again.
+        let old_llama = error(
+            500,
+            br#"{"error":{"code":500,"message":"the request exceeds the available context size. try increasing the context size or enable context shift"}}"#,
+        );
+        assert_eq!(
+            (old_llama.code, old_llama.retry),
+            (ErrorCode::BadRequest, Retry::No)
+        );
+        assert_eq!(old_llama.too_long, Some(overflow::StatedLimits::default()));
+        // Other 400s and 500s are what they were.
+        let other = error(
+            400,
+            br#"{"error":{"message":"messages: roles must alternate"}}"#,
+        );
+        assert_eq!(other.too_long, None);
+        let down = error(500, br#"{"error":{"message":"internal error"}}"#);
+        assert_eq!(
+            (down.code, down.retry, down.too_long),
+            (ErrorCode::ServerError, Retry::Yes, None)
+        );
+    }
+
+    #[test]
     fn clipping_respects_characters() {
         assert_eq!(clip("héllo", 2), "hé…");
         assert_eq!(clip("abc", 3), "abc");
