@@ -498,13 +498,16 @@ async fn the_shared_request_refused_as_too_long_falls_back_to_parts() {
         outcome.summary_request,
         Some(context_compact_core::summary::summarize::SummaryRequestKind::Transcript)
     );
-    // The transcript parts: the shared refusal plus at most one of a part.
+    // The transcript parts, sized with the count and maximum the shared refusal stated: none
+    // is refused.
     for (i, s) in seen.iter().enumerate().skip(1) {
-        if s.status == 200 {
-            assert!(s.tokens + s.max_tokens <= 200_000, "request {i}");
-        }
+        assert_eq!(s.status, 200, "request {i}");
+        assert!(s.tokens + s.max_tokens <= 200_000, "request {i}");
     }
-    assert!(seen.iter().filter(|s| s.status != 200).count() <= 2);
+    assert!(seen.len() >= 2);
+    let learnt = outcome.summary_model_learnt.unwrap();
+    assert_eq!(learnt.window, Some(200_000));
+    assert!(learnt.factor.unwrap() > 1.5, "{learnt:?}");
     let usage = outcome.summary_usage.unwrap();
     assert_eq!(
         usage.requests,
