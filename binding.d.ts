@@ -77,7 +77,8 @@ export interface ItemCounts {
 export declare function listArchivesJson(outputDir: string, sessionId: string, storeJson?: string | undefined | null): Promise<string>
 
 /**
- * The trigger's estimate as JSON (`Measure`: rawTokens, tokens, source, factor, threshold),
+ * The trigger's estimate as JSON (`Measure`: rawTokens, tokens, source, factor, threshold,
+ * window),
  * given the messages' total tokens and the tokens after the last assistant message (counted by
  * the caller, possibly from a cache).
  *

@@ -1130,8 +1130,10 @@ export interface CompactOptions {
   thresholdRatio?: number | undefined
   /**
    * The tail keeps the most recent messages worth `contextTokenLimit × tailRetentionRatio`
-   * tokens (the message that crosses the budget is kept whole). A number greater than 0 and at
-   * most 1 (use `keepRecentTurns` to keep turns whatever their size).
+   * tokens (the message that crosses the budget is kept whole). A number from 0 to 1 (use
+   * `keepRecentTurns` to keep turns whatever their size). `0` leaves the tail empty: the result is the head (the leading system messages) and the summary message, a user
+   * message, so it ends as every API accepts; the user's messages are then carried in the summary
+   * only with `userMessagesMaxTokens` (its default is a quarter of the tail budget).
    * @default 0.1
    */
   tailRetentionRatio?: number | undefined
@@ -1605,7 +1607,8 @@ export interface CompactOptions {
    * next request will be billed. Checked like an option: each token field it holds is an
    * integer from 0 to 1 000 000 000, and it must say how many input tokens the request read
    * (`input_tokens`, `prompt_tokens`, `inputTokens`, `promptTokenCount` or `input`); otherwise a
-   * `TypeError` says what is wrong.
+   * `TypeError` says what is wrong. Tokens it shows read from or written to the prompt cache tell
+   * `summaryRequest: 'auto'` that your loop caches (see `summaryRequest`).
    */
   usage?: Usage | undefined
   /** Anthropic's top-level system prompt: counted into the trigger, never changed. */
@@ -1649,12 +1652,16 @@ export interface CompactOptions {
    * - `'shared'`: the same, with a warning when the transcript had to be used.
    * - `'transcript'`: always the transcript: the middle rendered as text in one user message.
    *
-   * Under `'auto'`, the shared request is sent only where it reads a cache: on Anthropic when the
-   * loop's requests ask for caching (a top-level `cache_control`, or a `cache_control` breakpoint in
-   * the system prompt, tools or messages), on OpenAI for conversations of 1,024 tokens or more
-   * (cached automatically); and only when it is expected to cost less than the transcript (most of
-   * the conversation came before the loop's last request). Where the loop caches nothing, the
-   * transcript is sent and `result.warnings` says how to turn caching on.
+   * Under `'auto'`, the shared request is sent only where it reads a cache, that is when anything
+   * shows that your loop caches: the `usage` you pass shows tokens read from or written to the
+   * cache (the way to tell it when your loop adds its breakpoints as it builds each request, as
+   * Claude Code does); a breakpoint in the messages (Anthropic `cache_control` on a block, AI SDK
+   * `providerOptions.anthropic.cacheControl`, LangChain content blocks, Bedrock `cachePoint`); a
+   * top-level `cache_control` in `agentRequest`, or a breakpoint in its system prompt or tools; or
+   * OpenAI's own caching of every prompt of 1,024 tokens or more. And only when it is expected to
+   * cost less than the transcript (most of the conversation came before the loop's last request).
+   * Where nothing shows the loop caches, the transcript is sent and `result.warnings` says what was
+   * looked at and how to turn caching on.
    *
    * Sharing cannot work, and the transcript is used, when there is no `agentRequest`; when the
    * summary model is not `agentRequest.model`; when the list is in a format the provider does not
@@ -1666,6 +1673,21 @@ export interface CompactOptions {
    * @default 'auto'
    */
   summaryRequest?: 'auto' | 'shared' | 'transcript' | undefined
+  /**
+   * What happens when every summary attempt failed (the model is down, refuses, returns nothing
+   * or is cut at `max_tokens` each time) **and the list reaches the context window**
+   * (`contextTokenLimit`), so that your loop could not send it as it is:
+   * - `'extractive'` (default): the summary is written without an LLM — the built-in extractive
+   *   summary and the library's sections (tool-call ledger, task list, your messages, latest
+   *   failure) — and the result comes back compacted and archived like any other, under the
+   *   window. `result.summaryFallback` and a warning say the summary is degraded and why.
+   * - `'none'`: the input comes back unchanged with `error`, as below the window.
+   *
+   * Below the window a failed summary is always retried, then skipped (`compacted: false`, the
+   * list unchanged, `error` set); the next call tries the summary again.
+   * @default 'extractive'
+   */
+  summaryFallback?: 'extractive' | 'none' | undefined
   /** Cancels the compaction: the promise rejects with an `AbortError` at once. */
   signal?: AbortSignal | undefined
   /**
@@ -1778,9 +1800,14 @@ export interface CompactStats {
  * - `MISSING_API_KEY`: the provider needs an API key and none was found.
  * - `STRATEGY_FAILED`: a custom strategy's `compress` threw, or returned invalid messages or
  *   messages that break the tool-call pairing.
+ * - `SUMMARY_SKIPPED`: a {@link Compactor} did not pay for another summary: its last compaction
+ *   ended `STILL_OVER_LIMIT` and the list has grown by less than a tenth of the window since (or
+ *   three in a row did, and the list has not changed by that much). When the list reaches the
+ *   window, the summary is written without an LLM instead (`result.summaryFallback`).
  */
 export type CompactErrorCode =
   | 'STILL_OVER_LIMIT'
+  | 'SUMMARY_SKIPPED'
   | 'NOT_SMALLER'
   | 'NOTHING_TO_COMPACT'
   | 'SUMMARIZER_ERROR'
@@ -1892,7 +1919,9 @@ export interface CompactResult<M extends AnyMessage = Message> {
    * the numbers (`tokens`, `originalTokens`, `threshold`):
    * - `STILL_OVER_LIMIT` with `compacted: true`: the result is smaller but still at or over the
    *   threshold (e.g. one user message larger than the window with `offload` not `'all'`).
-   *   A result over the threshold always says so here.
+   *   A result over the threshold always says so here; the message names the message that keeps
+   *   it over (its index in your list and in the result, its role and size) and the option
+   *   that would shorten it.
    * - `NOT_SMALLER` with `compacted: false`: the compacted list would not have had fewer tokens
    *   than the input, so the input is returned.
    */
@@ -1975,6 +2004,21 @@ export interface CompactResult<M extends AnyMessage = Message> {
   summaryModelLearnt: SummaryModelLearnt | null
   /** Which request wrote the summary (see `summaryRequest`); `null` when none was asked for. */
   summaryRequest: 'shared' | 'transcript' | null
+  /**
+   * The summary was written without an LLM (see {@link CompactOptions.summaryFallback}): every
+   * summary attempt failed, or a {@link Compactor} declined to pay for one (`SUMMARY_SKIPPED`),
+   * while the list reached the window. `reason` is `'<code>: <message>'` of that failure, `code`
+   * its code. `null` when the summary is the one asked for. The result is compacted, archived
+   * and restorable like any other; a warning says the same.
+   */
+  summaryFallback: {
+    /** What wrote the summary: the built-in extractive summarizer. */
+    used: 'extractive'
+    /** The code of the failure (or `SUMMARY_SKIPPED`). */
+    code: CompactErrorCode
+    /** `'<code>: <message>'` of the failure. */
+    reason: string
+  } | null
   /**
    * What checkpoints did for this call (see {@link CompactOptions.checkpoints}); `null` when none
    * was reused or recorded (below the threshold, `checkpoints: false`, other strategies).
@@ -2160,6 +2204,11 @@ export interface Measure {
   /** `contextTokenLimit × thresholdRatio`. */
   threshold: number
   /**
+   * The context window the list must fit: `contextTokenLimit`, or the `agentModel`'s window when
+   * that is not given. A list at or over it cannot be sent (see `summaryFallback`).
+   */
+  window: number
+  /**
    * A trigger fires: `tokens ≥ threshold`, or `maxMessages` / `maxToolOutputBytes` exceeded
    * (false for an empty list, and with `compression.enabled: false`).
    */
@@ -2187,12 +2236,18 @@ export type Usage =
       cache_read_input_tokens?: number | null | undefined
       /** Anthropic: input tokens written to the prompt cache. */
       cache_creation_input_tokens?: number | null | undefined
+      /** OpenAI Responses: `cached_tokens`, input tokens read from the prompt cache. */
+      input_tokens_details?: { cached_tokens?: number | null | undefined } | null | undefined
+      /** LangChain `usage_metadata`: input tokens read from (`cache_read`) and written to (`cache_creation`) the prompt cache. */
+      input_token_details?: { cache_read?: number | undefined; cache_creation?: number | undefined } | undefined
     }
   | {
       /** OpenAI Chat: all input tokens, cached ones included. */
       prompt_tokens: number
       /** OpenAI Chat: output tokens. */
       completion_tokens?: number | undefined
+      /** OpenAI Chat: `cached_tokens`, input tokens read from the prompt cache. */
+      prompt_tokens_details?: { cached_tokens?: number | null | undefined } | null | undefined
     }
   | {
       /** AI SDK: all input tokens; Bedrock: input tokens outside the cache. */
@@ -2203,6 +2258,10 @@ export type Usage =
       cacheReadInputTokens?: number | undefined
       /** Bedrock: input tokens written to the prompt cache. */
       cacheWriteInputTokens?: number | undefined
+      /** AI SDK 5: input tokens read from the prompt cache. */
+      cachedInputTokens?: number | undefined
+      /** AI SDK 6: input tokens read from (`cacheReadTokens`) and written to (`cacheWriteTokens`) the prompt cache. */
+      inputTokenDetails?: { noCacheTokens?: number | undefined; cacheReadTokens?: number | undefined; cacheWriteTokens?: number | undefined } | undefined
     }
   | {
       /** Gemini: input tokens, cached content included. */
@@ -2211,6 +2270,8 @@ export type Usage =
       candidatesTokenCount?: number | undefined
       /** Gemini: tokens of tool-use prompts. */
       toolUsePromptTokenCount?: number | undefined
+      /** Gemini: input tokens read from the context cache. */
+      cachedContentTokenCount?: number | undefined
     }
 
 // ---------------------------------------------------------------------------------------------

@@ -56,8 +56,14 @@ describe('the API reference (TypeDoc, from index.d.ts)', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
     expect(pkg.scripts['docs:api']).toBe('typedoc')
     const config = JSON.parse(readFileSync(join(ROOT, 'typedoc.json'), 'utf8'))
-    // The package's entry and each framework adapter's (its subpath export).
-    const pkgExports = Object.values(pkg.exports as Record<string, { types?: string }>).flatMap((e) => (e.types ? [e.types.replace(/^\.\//, '')] : []))
+    // The package's entry and each framework adapter's (its subpath export): the types of every
+    // condition, an adapter's `.d.mts` and `.d.cts` by the `.d.ts` they are generated from.
+    const types = (value: unknown): string[] =>
+      typeof value !== 'object' || value === null
+        ? []
+        : Object.entries(value).flatMap(([key, v]) => (key === 'types' && typeof v === 'string' ? [v] : types(v)))
+    const pkgExports = [...new Set(types(pkg.exports).map((t) => t.replace(/^\.\//, '').replace(/\.d\.[cm]ts$/, '.d.ts')))]
+    expect(pkgExports).toHaveLength(4)
     expect([...config.entryPoints].sort()).toEqual(pkgExports.sort())
     expect(config.out).toBe('docs/api')
     expect(config.treatWarningsAsErrors).toBe(true)

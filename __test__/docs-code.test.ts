@@ -14,6 +14,8 @@ import { join } from 'node:path'
 
 import { afterAll, describe, expect, it } from 'vitest'
 
+import { asModule, codeBlocks } from './markdown'
+
 const ROOT = join(__dirname, '..')
 
 /** Runs a command without blocking this worker (a long synchronous run starves vitest's RPC). */
@@ -31,62 +33,6 @@ function runAsync(command: string, args: string[], cwd: string, timeoutMs: numbe
       resolve({ status, stdout, stderr })
     })
   })
-}
-
-export interface CodeBlock {
-  /** Where the block starts, `README.md:57`. */
-  where: string
-  /** Ambient declarations from the comment before the block. */
-  declarations: string
-  code: string
-}
-
-/** The ```ts / ```typescript blocks of a Markdown text, each with its declarations. */
-export function codeBlocks(markdown: string, file: string): CodeBlock[] {
-  const blocks: CodeBlock[] = []
-  const lines = markdown.split('\n')
-  for (let i = 0; i < lines.length; i++) {
-    if (!/^```(ts|typescript)\s*$/.test(lines[i])) continue
-    let end = i + 1
-    while (end < lines.length && !/^```\s*$/.test(lines[end])) end++
-    let j = i - 1
-    while (j >= 0 && lines[j].trim() === '') j--
-    let declarations = ''
-    if (j >= 0 && /-->\s*$/.test(lines[j])) {
-      let start = j
-      while (start >= 0 && !lines[start].includes('<!--')) start--
-      const comment = lines.slice(start, j + 1).join('\n')
-      const match = /<!--\s*declare:([\s\S]*?)-->/.exec(comment)
-      if (match) declarations = match[1].trim()
-    }
-    blocks.push({ where: `${file}:${i + 1}`, declarations, code: lines.slice(i + 1, end).join('\n') })
-    i = end
-  }
-  return blocks
-}
-
-/** A block as a module: its imports first, then the declarations, then the rest. */
-export function asModule(block: CodeBlock): string {
-  const lines = block.code.split('\n')
-  // Imports may span lines (`import {\n a,\n b,\n} from 'x'`): they end at the line with `from '…'`.
-  let end = 0
-  let inImport = false
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]
-    if (!inImport && /^import\b/.test(line)) inImport = true
-    if (inImport) {
-      if (/\bfrom\s+['"][^'"]+['"]\s*;?\s*$/.test(line) || /^import\s+['"]/.test(line)) {
-        inImport = false
-        end = i + 1
-      }
-      continue
-    }
-    if (line.trim() === '' || line.trim().startsWith('//')) continue
-    break
-  }
-  const imports = lines.slice(0, end).join('\n')
-  const body = lines.slice(end).join('\n')
-  return `// ${block.where}\n${imports}\n${block.declarations}\n${body}\nexport {}\n`
 }
 
 const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]

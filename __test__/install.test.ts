@@ -145,9 +145,14 @@ describe.skipIf(!supported)(`npm install of the packed packages (${PLATFORM}) wi
     expect(list.status, list.output).toBe(0)
     const files = list.stdout.split('\n').filter(Boolean)
     expect(files.filter((f) => f.endsWith('.node'))).toEqual([])
-    for (const file of ['package/index.js', 'package/index.mjs', 'package/index.d.ts', 'package/lib/native.js', 'package/lib/compactor.js', 'package/binding.js', 'package/cli/context-compact.js', 'package/benchmark/generate.mjs', 'package/adapters/langchain.js', 'package/adapters/langchain.mjs', 'package/adapters/langchain.d.ts']) {
+    for (const file of ['package/index.js', 'package/index.mjs', 'package/index.d.ts', 'package/lib/native.js', 'package/lib/compactor.js', 'package/binding.js', 'package/cli/context-compact.js', 'package/benchmark/generate.mjs', 'package/adapters/langchain.js', 'package/adapters/langchain.mjs', 'package/adapters/langchain.d.mts', 'package/adapters/langchain.d.cts']) {
       expect(files).toContain(file)
     }
+    // Every file package.json "exports" names is in the package (the types of each condition too),
+    // and the adapters' declarations only as the variants it names: adapters/*.d.ts is their source.
+    const targets = (value: unknown): string[] => (typeof value === 'string' ? [value] : Object.values(value as object).flatMap(targets))
+    for (const target of targets(pkg.exports)) expect(files).toContain(`package/${target.replace(/^\.\//, '')}`)
+    expect(files.filter((f) => /^package\/adapters\/.*\.d\.ts$/.test(f))).toEqual([])
     // One platform package per target, at the root's version (`napi version` keeps npm/* in
     // step; `napi pre-publish` rewrites optionalDependencies when releasing).
     const dirs = readdirSync(join(root, 'npm')).sort()
@@ -215,7 +220,7 @@ describe.skipIf(!supported)(`npm install of the packed packages (${PLATFORM}) wi
 
   it('context-compact/ai-sdk: shipped, and loads without the AI SDK (an optional peer dependency, not installed)', () => {
     const list = run('tar', ['-tzf', tarballs.root])
-    for (const file of ['package/adapters/ai-sdk.js', 'package/adapters/ai-sdk.mjs', 'package/adapters/ai-sdk.d.ts']) expect(list.stdout.split('\n')).toContain(file)
+    for (const file of ['package/adapters/ai-sdk.js', 'package/adapters/ai-sdk.mjs', 'package/adapters/ai-sdk.d.mts', 'package/adapters/ai-sdk.d.cts']) expect(list.stdout.split('\n')).toContain(file)
     expect(existsSync(join(project, 'node_modules', 'ai'))).toBe(false)
     const script = `
       const { compactionStep } = require('context-compact/ai-sdk')
@@ -232,7 +237,7 @@ describe.skipIf(!supported)(`npm install of the packed packages (${PLATFORM}) wi
 
   it('context-compact/openai-agents: shipped, and loads without the Agents SDK (an optional peer dependency, not installed)', () => {
     const list = run('tar', ['-tzf', tarballs.root])
-    for (const file of ['package/adapters/openai-agents.js', 'package/adapters/openai-agents.mjs', 'package/adapters/openai-agents.d.ts']) expect(list.stdout.split('\n')).toContain(file)
+    for (const file of ['package/adapters/openai-agents.js', 'package/adapters/openai-agents.mjs', 'package/adapters/openai-agents.d.mts', 'package/adapters/openai-agents.d.cts']) expect(list.stdout.split('\n')).toContain(file)
     expect(existsSync(join(project, 'node_modules', '@openai', 'agents'))).toBe(false)
     // Any object with the Session methods is a session: the SDK itself is not needed to use one.
     const script = `

@@ -1,6 +1,7 @@
 // Reading the README and the guides in docs/ as the documentation tests need them: their fenced
 // code blocks (with the HTML comment right above each, which carries `declare:` or `not run:`),
-// their links outside code, and the anchors GitHub gives their headings.
+// their links outside code, the anchors GitHub gives their headings, and their TypeScript blocks
+// as modules to compile (docs-code.test.ts, module-resolution.test.ts).
 
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -130,4 +131,65 @@ export function anchors(markdown: string): Set<string> {
     result.add(n === 0 ? base : `${base}-${n}`)
   }
   return result
+}
+
+/** A ```ts / ```typescript block, as the type tests compile it. */
+export interface CodeBlock {
+  /** Where the block starts, `README.md:57`. */
+  where: string
+  /** Ambient declarations from the comment before the block. */
+  declarations: string
+  code: string
+}
+
+/** The ```ts / ```typescript blocks of a Markdown text, each with its declarations. */
+export function codeBlocks(markdown: string, file: string): CodeBlock[] {
+  const blocks: CodeBlock[] = []
+  const lines = markdown.split('\n')
+  for (let i = 0; i < lines.length; i++) {
+    if (!/^```(ts|typescript)\s*$/.test(lines[i])) continue
+    let end = i + 1
+    while (end < lines.length && !/^```\s*$/.test(lines[end])) end++
+    let j = i - 1
+    while (j >= 0 && lines[j].trim() === '') j--
+    let declarations = ''
+    if (j >= 0 && /-->\s*$/.test(lines[j])) {
+      let start = j
+      while (start >= 0 && !lines[start].includes('<!--')) start--
+      const comment = lines.slice(start, j + 1).join('\n')
+      const match = /<!--\s*declare:([\s\S]*?)-->/.exec(comment)
+      if (match) declarations = match[1].trim()
+    }
+    blocks.push({ where: `${file}:${i + 1}`, declarations, code: lines.slice(i + 1, end).join('\n') })
+    i = end
+  }
+  return blocks
+}
+
+/** A block split as a module needs it: its imports (which must come first), and the rest. */
+export function moduleParts(block: CodeBlock): { imports: string; body: string } {
+  const lines = block.code.split('\n')
+  // Imports may span lines (`import {\n a,\n b,\n} from 'x'`): they end at the line with `from '…'`.
+  let end = 0
+  let inImport = false
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]
+    if (!inImport && /^import\b/.test(line)) inImport = true
+    if (inImport) {
+      if (/\bfrom\s+['"][^'"]+['"]\s*;?\s*$/.test(line) || /^import\s+['"]/.test(line)) {
+        inImport = false
+        end = i + 1
+      }
+      continue
+    }
+    if (line.trim() === '' || line.trim().startsWith('//')) continue
+    break
+  }
+  return { imports: lines.slice(0, end).join('\n'), body: lines.slice(end).join('\n') }
+}
+
+/** A block as a module: its imports first, then the declarations, then the rest. */
+export function asModule(block: CodeBlock): string {
+  const { imports, body } = moduleParts(block)
+  return `// ${block.where}\n${imports}\n${block.declarations}\n${body}\nexport {}\n`
 }

@@ -151,12 +151,15 @@ function expectNoKeyAnywhere(result: unknown, outputDir: string, extra: unknown[
   }
 }
 
+// The conversations here are over their 2,000-token window: a failed summary is the result under
+// test, so the summary written without an LLM (summaryFallback, summary-fallback.test.ts) is off.
 const base = (url: string, outputDir: string) => ({
   apiKey: KEY,
   baseUrl: url,
   retryBaseDelayMs: 0,
   force: true,
   contextTokenLimit: 2000,
+  summaryFallback: 'none' as const,
   outputDir,
 })
 
@@ -420,11 +423,17 @@ describe('openai provider', () => {
 describe('provider options', () => {
   it('an explicit provider without a key skips with MISSING_API_KEY', async () => {
     const messages = conversation()
-    const result = await compactMessages(messages, { provider: 'openai', force: true, contextTokenLimit: 2000, outputDir: tempDir() })
+    const result = await compactMessages(messages, { provider: 'openai', force: true, contextTokenLimit: 2000, summaryFallback: 'none', outputDir: tempDir() })
     expect(result.compacted).toBe(false)
     expect(result.messages).toBe(messages)
     expect(result.error?.code).toBe('MISSING_API_KEY')
     expect(result.error?.message).toContain('OPENAI_API_KEY')
+    // Over the window (the default summaryFallback), the loop still gets a list it can send, and
+    // is told why the summary is the built-in one.
+    const fallback = await compactMessages(messages, { provider: 'openai', force: true, contextTokenLimit: 2000, outputDir: tempDir() })
+    expect(fallback.compacted).toBe(true)
+    expect(fallback.summaryFallback?.code).toBe('MISSING_API_KEY')
+    expect(fallback.summaryFallback?.reason).toContain('OPENAI_API_KEY')
   })
 
   it('without keys, zero configuration is the extractive summarizer', async () => {

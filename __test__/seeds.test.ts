@@ -589,9 +589,10 @@ describe('Pi Agent seed: confirmation, events, summary cap, recursive compaction
     expect(completed.newTokens).toBe(result.stats.compactedTokenCount)
     expect(completed.savedRatio).toBeCloseTo(1 - result.stats.compactionRatio, 10)
     expect(completed.summary).toBe(result.summary)
-    // A failure after the start is a `failed` event with the result's error.
+    // A failure after the start is a `failed` event with the result's error (the list is over
+    // its window: without summaryFallback, the summary would be written without an LLM instead).
     const failing: CompactEvent[] = []
-    const failed = await compactMessages(messages, { contextTokenLimit: 500, maxRetries: 0, outputDir: tempDir(), summarizer: async () => '  ', onEvent: (e) => failing.push(e) })
+    const failed = await compactMessages(messages, { contextTokenLimit: 500, maxRetries: 0, summaryFallback: 'none', outputDir: tempDir(), summarizer: async () => '  ', onEvent: (e) => failing.push(e) })
     expect(failing.map((e) => e.type)).toEqual(['token_limit_exceeded', 'started', 'failed'])
     expect((failing[2] as any).error).toEqual(failed.error)
   })

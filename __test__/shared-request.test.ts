@@ -321,3 +321,130 @@ describe.skipIf(realSessions.length === 0)('a loop written from the README, on r
     expect(advice[0]).toContain('top level')
   })
 })
+
+// A loop that sets its cache breakpoints as it builds each request, as Claude Code does: the
+// breakpoints go on the request it sends (system prompt, last block), never into the messages it
+// keeps or the body it gives as `agentRequest`. Only the usage it passes shows that it caches.
+describe("'auto' and a loop that sets its breakpoints per request", () => {
+  const PLAIN_BODY = { ...ANTHROPIC_BODY, system: CLAUDE_CODE_SYSTEM }
+  const headers = { 'x-api-key': 'test-key', 'anthropic-version': '2023-06-01' }
+
+  /** The request such a loop sends: breakpoints on its system prompt and its last block. */
+  function perRequest(agentRequest: any, messages: any[]) {
+    const request: any = loopRequest(agentRequest, messages)
+    request.system = [{ type: 'text', text: agentRequest.system, cache_control: { type: 'ephemeral' } }]
+    return request
+  }
+
+  async function afterLoop(server: any, messages: any[]) {
+    await post(`${server.url}/v1/messages`, perRequest(PLAIN_BODY, messages.slice(0, -2)), headers)
+    return server.requests[0].response.usage
+  }
+
+  const readShare = (u: any) => u.cacheReadTokens / (u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens)
+
+  it('sends the shared request on the usage the loop passes, in the Anthropic and the AI SDK shapes, and through a Compactor', async () => {
+    const messages = session(40)
+    const aiSdk = (u: any) => ({
+      inputTokens: u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens,
+      outputTokens: u.output_tokens,
+      inputTokenDetails: { noCacheTokens: u.input_tokens, cacheReadTokens: u.cache_read_input_tokens, cacheWriteTokens: u.cache_creation_input_tokens },
+    })
+    for (const shape of ['anthropic', 'ai-sdk', 'compactor'] as const) {
+      const server = await startAnthropicServer()
+      try {
+        const loopUsage = await afterLoop(server, messages)
+        // The loop's request wrote the conversation to the cache: its usage says so.
+        expect(loopUsage.cache_creation_input_tokens).toBeGreaterThan(0)
+        const usage = shape === 'ai-sdk' ? aiSdk(loopUsage) : loopUsage
+        const options = { provider: 'anthropic', apiKey: 'test-key', baseUrl: server.url, agentRequest: PLAIN_BODY, force: true, outputDir: tmp(), maxRetries: 1, retryBaseDelayMs: 0 }
+        const result =
+          shape === 'compactor'
+            ? await new Compactor(options).compact(messages, { usage })
+            : await compactMessages(messages, { ...options, usage })
+        expect(result.compacted, JSON.stringify(result.error)).toBe(true)
+        expect(result.summaryRequest, `${shape}: ${result.warnings}`).toBe('shared')
+        expect(result.warnings).toEqual([])
+        const request = server.requests.at(-1)
+        // The server saw the loop's prefix, byte for byte, and served it from the cache.
+        expect(request.rawBody).toContain(`"messages":${JSON.stringify(messages.slice(0, -1)).slice(0, -1)}`)
+        expect(readShare(result.summaryUsage)).toBeGreaterThanOrEqual(0.85)
+      } finally {
+        await server.close()
+      }
+    }
+  })
+
+  it('without the usage, sends the transcript and says what it looked at', async () => {
+    const messages = session(40)
+    const server = await startAnthropicServer()
+    try {
+      await afterLoop(server, messages)
+      const result = await compactMessages(messages, {
+        provider: 'anthropic', apiKey: 'test-key', baseUrl: server.url, agentRequest: PLAIN_BODY, force: true, outputDir: tmp(), maxRetries: 1, retryBaseDelayMs: 0,
+      })
+      expect(result.compacted).toBe(true)
+      expect(result.summaryRequest).toBe('transcript')
+      expect(server.requests.slice(1).every((r: any) => !r.body.tools)).toBe(true)
+      const [warning, ...others] = result.warnings
+      expect(others).toEqual([])
+      expect(warning).toContain('no sign the loop caches: no top-level `cache_control` in agentRequest, no breakpoint in its system prompt or tools, none in the messages, and no usage was passed')
+      expect(warning).toContain("pass its last response's `usage`")
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('says which evidence it read in the debug log', async () => {
+    const messages = session(40)
+    const server = await startAnthropicServer()
+    try {
+      const usage = await afterLoop(server, messages)
+      const logs: any[] = []
+      const result = await compactMessages(messages, {
+        provider: 'anthropic', apiKey: 'test-key', baseUrl: server.url, agentRequest: PLAIN_BODY, force: true, outputDir: tmp(), usage, onLog: (e: any) => logs.push(e),
+      })
+      expect(result.summaryRequest).toBe('shared')
+      const said = logs.map((e) => e.message).find((m: string) => m.includes('the loop caches'))
+      expect(said).toContain(`the usage passed shows ${usage.cache_creation_input_tokens} tokens written to the cache`)
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+// Skipped only when ../shared/data/real is absent (shared/ must sit beside the repository).
+describe.skipIf(realSessions.length === 0)('a per-request-breakpoint loop on a real Claude Code session', () => {
+  it('cc-spotter-gqc-pre: auto shares on the usage alone and pays the shared price, not the transcript', async () => {
+    const name = 'cc-spotter-gqc-pre'
+    const messages = JSON.parse(readFileSync(join(REAL, `${name}.json`), 'utf8'))
+    const recorded = JSON.parse(readFileSync(join(REAL, `${name}.usage.json`), 'utf8'))
+    const last = recorded.at(-1).message_index_after_which_the_request_was_made
+    const agentRequest = { ...ANTHROPIC_BODY, model: recorded.at(-1).model, system: CLAUDE_CODE_SYSTEM }
+    const run = async (usage: boolean, summaryRequest: 'auto' | 'transcript') => {
+      const server = await startAnthropicServer()
+      try {
+        const sent: any = loopRequest(agentRequest, messages.slice(0, last + 1))
+        sent.system = [{ type: 'text', text: CLAUDE_CODE_SYSTEM, cache_control: { type: 'ephemeral' } }]
+        await post(`${server.url}/v1/messages`, sent, { 'x-api-key': 'test-key', 'anthropic-version': '2023-06-01' })
+        const result = await compactMessages(messages, {
+          provider: 'anthropic', apiKey: 'test-key', baseUrl: server.url, agentRequest, force: true, outputDir: tmp(), summaryRequest,
+          ...(usage ? { usage: server.requests[0].response.usage } : {}),
+        })
+        expect(result.compacted, JSON.stringify(result.error)).toBe(true)
+        expect(checkMessages(result.messages)).toEqual([])
+        return result
+      } finally {
+        await server.close()
+      }
+    }
+    // Relative prices of Anthropic's input tokens: written 1.25×, read 0.1×.
+    const price = (u: any) => u.inputTokens + 1.25 * u.cacheWriteTokens + 0.1 * u.cacheReadTokens
+    const withUsage = await run(true, 'auto')
+    const transcript = await run(false, 'transcript')
+    expect(withUsage.summaryRequest).toBe('shared')
+    expect(withUsage.warnings.filter((w: string) => w.includes('cache'))).toEqual([])
+    // The benchmark measures it at about a sixth of the transcript's cost.
+    expect(price(withUsage.summaryUsage)).toBeLessThan(price(transcript.summaryUsage) / 3)
+  })
+})

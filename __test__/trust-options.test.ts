@@ -82,7 +82,11 @@ const INTEGERS: IntegerOption[] = [
   { path: 'usage.inputTokens', min: 0, max: 1_000_000_000 },
 ]
 
-const RATIOS = ['thresholdRatio', 'tailRetentionRatio']
+// Each ratio, and whether it may be 0 (tailRetentionRatio: 0 is the PRD's empty tail).
+const RATIOS: [string, boolean][] = [
+  ['thresholdRatio', false],
+  ['tailRetentionRatio', true],
+]
 
 /** `{a: {b: value}}` for the path `a.b`, with what a nested option needs beside it. */
 function optionsAt(path: string, value: unknown): Record<string, any> {
@@ -143,18 +147,20 @@ describe('every numeric option: one TypeError per kind of mistake, naming the op
     })
   }
 
-  for (const name of RATIOS) {
+  for (const [name, zero] of RATIOS) {
     it(name, async () => {
+      const range = zero ? 'a number from 0 to 1' : 'a number greater than 0 and at most 1'
       for (const [label, value] of [...VALUES, ['just over one', 1.0000001] as [string, unknown], ['five', 5] as [string, unknown]]) {
         const outcome = await attempt({ [name]: value })
-        const valid = typeof value === 'number' && value > 0 && value <= 1
+        const valid = typeof value === 'number' && (zero ? value >= 0 : value > 0) && value <= 1
         expect(outcome.ok, `${name} = ${label}`).toBe(valid)
         if (!valid) {
           expect((outcome as any).error).toBeInstanceOf(TypeError)
-          expect((outcome as any).error.message).toBe(`options.${name}: expected a number greater than 0 and at most 1, got ${shown(value)}`)
+          expect((outcome as any).error.message).toBe(`options.${name}: expected ${range}, got ${shown(value)}`)
         }
       }
       expect((await attempt({ [name]: 1 })).ok).toBe(true)
+      expect((await attempt({ [name]: 0 })).ok).toBe(zero)
     })
   }
 

@@ -5,7 +5,9 @@
 // implementing the providers' documented prompt-cache accounting: benchmark/CACHE-RULES.md):
 //   1. the agent loop's last request before compaction is sent as the loop sends it (its
 //      `agentRequest`, the messages up to that request, Claude Code's breakpoint on the last
-//      block of the last message and on the system prompt), which writes the prompt cache;
+//      block of the last message and on the system prompt), which writes the prompt cache; the
+//      Claude sessions also run with the other ways a loop asks for caching (ANTHROPIC_LOOPS,
+//      among them a loop that adds its breakpoints per request and passes only its `usage`);
 //   2. compactMessages runs with that `agentRequest`, once with `summaryRequest: 'shared'`, once
 //      with `'auto'` (the default: the cheaper of the two) and once with `'transcript'` (each after
 //      a fresh server and a fresh loop request);
@@ -77,20 +79,30 @@ const sameMessage = (a, b) => JSON.stringify(stripCacheControl(a)) === JSON.stri
 // every prompt of 1,024 tokens or more):
 // - 'breakpoints': as Claude Code does, a breakpoint on the system prompt and one on the last block
 //   of the last message;
+// - 'per-request': the same breakpoints, but added as the loop builds each request, so neither the
+//   messages it keeps nor the body it gives as `agentRequest` carry one (Claude Code's own loop
+//   works so); it passes its last response's `usage`, which shows the cache writes;
+// - 'per-request-no-usage': that loop without passing `usage`: nothing the compaction sees says
+//   it caches;
 // - 'top-level': the README's loop, Anthropic's top-level `cache_control` (automatic caching: the
 //   breakpoint moves to the last cacheable block of each request);
 // - 'none': a loop that never asks for caching, as the README's loop was first written.
-const ANTHROPIC_LOOPS = ['breakpoints', 'top-level', 'none']
+const ANTHROPIC_LOOPS = ['breakpoints', 'per-request', 'per-request-no-usage', 'top-level', 'none']
+const PER_REQUEST = new Set(['per-request', 'per-request-no-usage'])
 
 /** The loop's request: its `agentRequest` with the messages it had sent, marked as the loop marks them. */
 function loopRequest(format, loop, agentRequest, messages) {
   const sent = structuredClone(messages)
-  if (format === 'anthropic' && loop === 'breakpoints') {
+  if (format === 'anthropic' && (loop === 'breakpoints' || PER_REQUEST.has(loop))) {
     // Claude Code (and the Anthropic SDK examples) put a breakpoint on the last block of the
     // last message, so the next request reads the conversation so far.
     const last = sent.at(-1)
     if (typeof last.content === 'string') last.content = [{ type: 'text', text: last.content }]
     last.content.at(-1).cache_control = { type: 'ephemeral' }
+  }
+  if (format === 'anthropic' && PER_REQUEST.has(loop)) {
+    // …and on the system prompt, as it builds the request: `agentRequest` has a plain one.
+    return { ...agentRequest, system: [{ type: 'text', text: agentRequest.system, cache_control: { type: 'ephemeral' } }], messages: sent }
   }
   return { ...agentRequest, messages: sent }
 }
@@ -250,6 +262,8 @@ for (const entry of manifest) {
       model,
       agentRequest,
       summaryRequest: mode,
+      // The loop's last response's usage, as the per-request loop passes it.
+      ...(loop === 'per-request' ? { usage: server.requests[0].response.usage } : {}),
       force: true,
       contextTokenLimit,
       outputDir: mkdtempSync(join(tmpdir(), 'cc-economics-')),

@@ -16,8 +16,9 @@ const { runCustomStrategy } = require('./custom-strategy.js')
 
 // `held`: what a Compactor holds for this call — `checkpoints` (the JSON of the checkpoint
 // records it keeps), `onCheckpoint` (receives the record the call made or reused),
-// `precomputed` (the JSON of a summary prepared in the background) and `onBackground`
-// (receives what the addon did with it).
+// `precomputed` (the JSON of a summary prepared in the background), `onBackground`
+// (receives what the addon did with it) and `declined` (`{ code, message }`: no summary is paid
+// for this call, see compactor.js).
 async function runCompaction(messages, opts, counts, calibration, markMap, held) {
   // Unknown option names: warnings in the result (a TypeError with strict: true), before anything runs.
   const unknown = unknownOptionWarnings(opts)
@@ -37,7 +38,7 @@ async function compactWith(messages, opts, counts, calibration, markMap, held) {
   const signal = checkSignal(opts)
   const store = checkArchiveStore(opts.archiveStore)
   const outcomeJson = await withArchiveStore(store, (storeId) => {
-    const optsJson = optionsJson(opts, storeId)
+    const optsJson = optionsJson(opts, storeId, held?.declined ?? null)
     return withSignal(signal, (cancelId) =>
       native.compactJson(
         messages,

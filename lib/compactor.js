@@ -6,7 +6,7 @@
 
 const native = require('./native.js')
 const { describe, invalidArgument, callNative, checkedMessages, checkOptions, checkFunction } = require('./validate.js')
-const { formatOf, encodingOf, needsToolBytes, unknownOptionWarnings, withNonFinite } = require('./options.js')
+const { formatOf, encodingOf, needsToolBytes, unknownOptionWarnings, withNonFinite, isCustomStrategy } = require('./options.js')
 const { wrapLog, reportWarnings } = require('./callbacks.js')
 const { checkArchiveStore } = require('./store.js')
 const { measureCounts } = require('./counting.js')
@@ -19,6 +19,13 @@ const { Background } = require('./background.js')
 
 // How many checkpoint records a Compactor keeps in memory.
 const MAX_CHECKPOINTS = 8
+
+// No death spiral: after a compaction that left the list over the threshold (STILL_OVER_LIMIT),
+// another summary is paid for only once the list has grown by a tenth of the window; after this
+// many in a row, not until the list changes by that much (what it held before, removed or
+// edited: the message that keeps it over is gone or shorter).
+const OVER_LIMIT_STREAK = 3
+const MEANINGFUL_CHANGE = 0.1
 
 class Compactor {
   #options
@@ -46,6 +53,10 @@ class Compactor {
   #checkpoints = []
   // `background`: the summary prepared before the threshold (background.js).
   #background
+  // After STILL_OVER_LIMIT: the cache entries of the list the last compaction returned (a
+  // message unchanged since keeps its entry), their tokens, the tokens added since the last
+  // summary paid for, and how many compactions in a row ended over the threshold. null: none.
+  #overLimit = null
 
 
   constructor(options) {
@@ -317,7 +328,12 @@ class Compactor {
         background = this.#background.maybeStart(messages, counts, measure, opts, this.#calibration)
       }
     }
+    // No death spiral (see OVER_LIMIT_STREAK). A Compactor told of an overflow pays: the API
+    // has just refused the list.
+    const backoff = opts.overflow === undefined || opts.overflow === null ? this.#backoff(entries, opts) : null
+    if (backoff !== null) held.declined = backoff.declined
     const result = await runCompaction(messages, opts, counts, this.#calibration, this.#markMap, held)
+    this.#afterCompaction(messages, result, backoff)
     if (this.#background.enabled) result.background = background
     if (result.compactionUnavailable) this.#compactionUnavailable.add(result.compactionUnavailable)
     if (result.compacted) {
@@ -330,6 +346,78 @@ class Compactor {
       this.#lastMessages = result.messages
     }
     return result
+  }
+
+  // Whether this call declines to pay for a summary (null: it pays), after STILL_OVER_LIMIT.
+  // Measured against the list the last compaction returned: what the caller added since (on
+  // top of what was added since the last summary paid for) and what it removed or changed.
+  #backoff(entries, opts) {
+    const last = this.#overLimit
+    if (last === null || isCustomStrategy(opts.strategy)) return null
+    let kept = 0
+    let added = 0
+    for (const entry of entries) {
+      if (last.entries.has(entry)) kept += entry.tokens
+      else added += entry.tokens
+    }
+    const window = measureCounts([], [], opts, null).window
+    const step = Math.max(1, Math.ceil(window * MEANINGFUL_CHANGE))
+    if (last.tokens - kept >= step) {
+      // The caller changed the list: the message that kept it over may be gone.
+      this.#overLimit = null
+      return null
+    }
+    const grown = last.grown + added
+    if (last.streak < OVER_LIMIT_STREAK && grown >= step) return null
+    const message =
+      last.streak < OVER_LIMIT_STREAK
+        ? `no summary was paid for: the last compaction of this session left the list over the threshold (STILL_OVER_LIMIT), and it has grown by ${grown} tokens since; another summary is made once it grows by ${step} (a tenth of the ${window}-token window)`
+        : `no summary was paid for: the last ${last.streak} compactions of this session in a row left the list over the threshold (STILL_OVER_LIMIT); summaries stop until ${step} tokens (a tenth of the ${window}-token window) of what the list held are removed or shortened, e.g. the message that keeps it over (offload: 'all' shortens user and assistant text)`
+    return { grown, declined: { code: 'SUMMARY_SKIPPED', message } }
+  }
+
+  // What the backoff remembers of a compaction (`backoff`: the call declined to pay).
+  #afterCompaction(messages, result, backoff) {
+    const code = result.error?.code ?? null
+    const streak = this.#overLimit?.streak ?? 0
+    if (backoff === null) {
+      // A summary could be paid for: over the threshold again is one more in a row (a list that
+      // would not get smaller after one counts too); under it, the backoff ends.
+      if (code === 'STILL_OVER_LIMIT' || (code === 'NOT_SMALLER' && streak > 0)) {
+        this.#overLimit = { ...this.#entriesOf(result.compacted ? result.messages : messages), grown: 0, streak: streak + 1 }
+      } else if (result.compacted) {
+        this.#overLimit = null
+      }
+      return
+    }
+    if (!result.compacted) {
+      // Declined, and the list stands (below the threshold nothing was due: no error). Over it,
+      // the result says why no summary was paid for, with what the summary written without an
+      // LLM met when it was tried (the list reached the window).
+      if (code !== null && code !== 'SUMMARY_SKIPPED') {
+        const why = `; written without an LLM instead, it was not compacted: ${code}: ${result.error.message}`
+        result.error = { code: 'SUMMARY_SKIPPED', message: backoff.declined.message + why, attempts: result.error.attempts ?? 0 }
+      }
+      return
+    }
+    // Declined, and the summary written without an LLM replaced part of the list: what was
+    // added since the last paid summary still counts toward the next one.
+    if (code === 'STILL_OVER_LIMIT') {
+      this.#overLimit = { ...this.#entriesOf(result.messages), grown: backoff.grown, streak }
+    } else {
+      this.#overLimit = null
+    }
+  }
+
+  // The cache entries of a list and their tokens (for the backoff).
+  #entriesOf(list) {
+    const entries = new WeakSet()
+    let tokens = 0
+    for (const entry of this.#entries(list)) {
+      entries.add(entry)
+      tokens += entry.tokens
+    }
+    return { entries, tokens }
   }
 
   // Keeps a checkpoint record (one per covered prefix; the most recent few: a longer prefix

@@ -77,6 +77,7 @@ function measureCounts(messages, counts, opts, calibration, toolBytes = 0) {
     source: measure.source,
     factor: measure.factor,
     threshold: measure.threshold,
+    window: measure.window,
     // `force` is about compact(), not about whether the conversation needs it.
     shouldCompact: trigger !== null && trigger !== 'force',
     trigger: trigger === 'force' ? null : trigger,

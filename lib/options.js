@@ -6,8 +6,9 @@
 const { describe, invalidArgument } = require('./validate.js')
 
 // Options that are functions or objects the addon cannot read; everything else is passed on.
-// `archiveStoreId` is set by optionsJson alone (it names a store registered for the call).
-const JS_ONLY_OPTIONS = new Set(['summarizer', 'signal', 'onEvent', 'onBeforeCompact', 'onLog', 'logger', 'logLevel', 'overflow', 'archiveStore', 'archiveStoreId'])
+// `archiveStoreId` and `summaryDeclined` are set by optionsJson alone (a store registered for
+// the call; a Compactor declining to pay for a summary, see compactor.js), never by a caller.
+const JS_ONLY_OPTIONS = new Set(['summarizer', 'signal', 'onEvent', 'onBeforeCompact', 'onLog', 'logger', 'logLevel', 'overflow', 'archiveStore', 'archiveStoreId', 'summaryDeclined'])
 
 // A custom strategy (an object with a `compress` method, type seed) runs in JS.
 function isCustomStrategy(strategy) {
@@ -24,14 +25,16 @@ function withNonFinite(key, value) {
 }
 
 // `archiveStoreId`: the id of the caller's `archiveStore` registered for this call (see
-// withArchiveStore in store.js), which the addon uses instead of `outputDir`.
-function optionsJson(options, archiveStoreId = null) {
+// withArchiveStore in store.js), which the addon uses instead of `outputDir`. `declined`: the
+// `{ code, message }` of a Compactor that does not pay for a summary this call.
+function optionsJson(options, archiveStoreId = null, declined = null) {
   const plain = {}
   for (const [key, value] of Object.entries(options)) {
     if (key === 'strategy' && isCustomStrategy(value)) continue
     if (!JS_ONLY_OPTIONS.has(key) && value !== undefined) plain[key] = value
   }
   if (archiveStoreId != null) plain.archiveStoreId = archiveStoreId
+  if (declined != null) plain.summaryDeclined = declined
   try {
     return JSON.stringify(plain, withNonFinite)
   } catch (error) {
@@ -48,7 +51,7 @@ const OPTION_NAMES = [
   'force', 'requireArchive', 'keepRecentTurns', 'strategy', 'selectiveRules', 'keepRecentMessages', 'compression',
   'maxMessages', 'maxToolOutputBytes', 'summaryMaxChars', 'userMessagesMaxTokens', 'rehydrate', 'extractMemory',
   'checkpoints', 'background', 'offload', 'thinking', 'compactionUnavailableModels', 'overflow', 'onBeforeCompact',
-  'planMaxTokens', 'planTools', 'latestFailureMaxTokens', 'agentModel', 'usage', 'system', 'tools', 'agentRequest', 'summaryRequest', 'signal', 'onEvent', 'onLog', 'logger', 'logLevel',
+  'planMaxTokens', 'planTools', 'latestFailureMaxTokens', 'agentModel', 'usage', 'system', 'tools', 'agentRequest', 'summaryRequest', 'summaryFallback', 'signal', 'onEvent', 'onLog', 'logger', 'logLevel',
   'strict',
 ]
 const KNOWN_OPTIONS = new Set(OPTION_NAMES)

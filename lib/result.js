@@ -100,6 +100,7 @@ function resultFields(fields = {}) {
     summaryUsage: null,
     summaryModelLearnt: null,
     summaryRequest: null,
+    summaryFallback: null,
     checkpoint: null,
     background: null,
     rehydrated: [],
@@ -142,6 +143,7 @@ function buildResult(messages, outcome) {
     summaryUsage: outcome.summaryUsage ?? null,
     summaryModelLearnt: outcome.summaryModelLearnt ?? null,
     summaryRequest: outcome.summaryRequest ?? null,
+    summaryFallback: outcome.summaryFallback ?? null,
     checkpoint: outcome.checkpoint ?? null,
     // A Compactor with `background` says what happened to its prepared summary.
     background: null,

@@ -382,6 +382,7 @@ pub(crate) fn outcome_json(outcome: &CompactOutcome, format: Format) -> Value {
         "summaryUsage": outcome.summary_usage,
         "summaryModelLearnt": outcome.summary_model_learnt,
         "summaryRequest": outcome.summary_request,
+        "summaryFallback": outcome.summary_fallback,
         "checkpoint": outcome.checkpoint,
         "checkpointRecord": outcome.checkpoint_record,
         "background": outcome.background,

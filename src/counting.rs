@@ -92,7 +92,8 @@ pub(crate) fn parse_calibration(calibration_json: Option<String>) -> Result<Opti
     }
 }
 
-/// The trigger's estimate as JSON (`Measure`: rawTokens, tokens, source, factor, threshold),
+/// The trigger's estimate as JSON (`Measure`: rawTokens, tokens, source, factor, threshold,
+/// window),
 /// given the messages' total tokens and the tokens after the last assistant message (counted by
 /// the caller, possibly from a cache).
 ///
@@ -123,6 +124,9 @@ pub fn measure_json(
             options.calibration.as_ref(),
         );
         let mut out = serde_json::to_value(measure).unwrap_or_default();
+        if let Value::Object(map) = &mut out {
+            map.insert("window".into(), json!(options.context_token_limit));
+        }
         if let (Some(count), Value::Object(map)) = (message_count, &mut out) {
             let fired = options.fired(
                 &measure,

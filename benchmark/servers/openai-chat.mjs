@@ -215,8 +215,9 @@ function normalizeReply(reply, defaultText) {
   }
   return {
     kind: 'message',
-    content: reply.content === undefined ? (reply.tool_calls ? null : defaultText()) : reply.content,
+    content: reply.content === undefined ? (reply.tool_calls || reply.refusal ? null : defaultText()) : reply.content,
     tool_calls: reply.tool_calls,
+    refusal: reply.refusal ?? null,
     finish_reason: reply.finish_reason,
     completion_tokens: reply.completion_tokens,
     headers: reply.headers ?? {},
@@ -234,7 +235,7 @@ const mask = (key) => (key.length > 12 ? `${key.slice(0, 7)}${'*'.repeat(4)}${ke
 
 /**
  * Starts the server. Options as for `startAnthropicServer`: `apiKey`, `respond(request, context)`
- * (a string, `{ content?, tool_calls?, finish_reason?, completion_tokens?, delayMs?, headers? }`,
+ * (a string, `{ content?, tool_calls?, refusal?, finish_reason?, completion_tokens?, delayMs?, headers? }`,
  * or `{ status, body?, message?, headers?, delayMs? }`), `now()`, `delayMs`.
  */
 export async function startOpenAIServer(options = {}) {
@@ -316,7 +317,8 @@ export async function startOpenAIServer(options = {}) {
       completion = limit
       finishReason = 'length'
     }
-    const message = { role: 'assistant', content, refusal: null }
+    // A refusal comes as `message.refusal` with `content: null` (the API's refusal field).
+    const message = { role: 'assistant', content, refusal: reply.refusal }
     if (reply.tool_calls) message.tool_calls = clone(reply.tool_calls)
     const usage = {
       ...usageIn,

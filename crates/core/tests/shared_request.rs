@@ -642,3 +642,237 @@ async fn auto_shares_on_openai_which_caches_on_its_own() {
     assert_eq!(outcome.summary_request, Some(SummaryRequestKind::Shared));
     assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
 }
+
+/// The loop of a README user as it is stored: no `cache_control` in its request body nor in its
+/// messages. A loop that adds its breakpoints as it builds each request (as Claude Code does)
+/// looks the same here: only its usage, or breakpoints it keeps, show the cache.
+fn per_request_agent_request() -> Value {
+    let mut agent = anthropic_agent_request();
+    agent["system"] = json!("You are a coding agent.");
+    agent
+}
+
+/// Whether the server saw the shared request: the loop's messages up to its last assistant
+/// message byte for byte (its unanswered tool call removed), then one instruction.
+fn saw_the_loops_prefix(seen: &[(Value, String)], messages: &[Value]) -> bool {
+    let last = messages.len() - 1;
+    seen.len() == 1
+        && seen[0].1.contains(&prefix_bytes(&messages[..last]))
+        && seen[0].0["messages"].as_array().map(Vec::len) == Some(messages.len() + 1)
+}
+
+#[tokio::test]
+async fn auto_reads_the_usage_the_loop_passes() {
+    // 'auto' with the usage of the loop's last response, in each shape an SDK reports it: cache
+    // reads or writes say the loop caches, whatever its stored messages carry.
+    let messages = anthropic_session(40);
+    let shapes = [
+        json!({"input_tokens": 1, "cache_creation_input_tokens": 128_130, "cache_read_input_tokens": 0, "output_tokens": 301}),
+        json!({"input_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 30_000, "output_tokens": 301}),
+        json!({"prompt_tokens": 31_000, "completion_tokens": 301, "prompt_tokens_details": {"cached_tokens": 30_000}}),
+        json!({"input_tokens": 31_000, "output_tokens": 301, "input_tokens_details": {"cached_tokens": 30_000}}),
+        json!({"inputTokens": 31_000, "outputTokens": 301, "cachedInputTokens": 30_000}),
+        json!({"inputTokens": 31_000, "outputTokens": 301, "inputTokenDetails": {"noCacheTokens": 1_000, "cacheReadTokens": 0, "cacheWriteTokens": 30_000}}),
+        json!({"input_tokens": 31_000, "output_tokens": 301, "total_tokens": 31_301, "input_token_details": {"cache_read": 30_000}}),
+        json!({"inputTokens": 1_000, "outputTokens": 301, "cacheReadInputTokens": 30_000, "cacheWriteInputTokens": 0}),
+    ];
+    for usage in shapes {
+        let (server, _) = anthropic_server(false).await;
+        let (options, raw, _dir) = configure(
+            "anthropic",
+            &server,
+            per_request_agent_request(),
+            json!({"summaryRequest": "auto", "usage": usage}),
+        );
+        let outcome = run(&messages, &options, &raw).await;
+        assert!(outcome.compacted, "{usage}: {:?}", outcome.error);
+        assert_eq!(
+            outcome.summary_request,
+            Some(SummaryRequestKind::Shared),
+            "{usage}: {:?}",
+            outcome.warnings
+        );
+        assert!(
+            outcome.warnings.is_empty(),
+            "{usage}: {:?}",
+            outcome.warnings
+        );
+        assert!(
+            saw_the_loops_prefix(&bodies(&server).await, &messages),
+            "{usage}"
+        );
+    }
+
+    // A usage without cache tokens, and no breakpoint anywhere: the transcript, and the warning
+    // says what was looked at and how to turn caching on.
+    let (server, _) = anthropic_server(false).await;
+    let (options, raw, _dir) = configure(
+        "anthropic",
+        &server,
+        per_request_agent_request(),
+        json!({"summaryRequest": "auto", "usage": {"input_tokens": 31_000, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 301}}),
+    );
+    let outcome = run(&messages, &options, &raw).await;
+    assert!(outcome.compacted, "{:?}", outcome.error);
+    assert_eq!(
+        outcome.summary_request,
+        Some(SummaryRequestKind::Transcript)
+    );
+    let seen = bodies(&server).await;
+    assert!(seen
+        .iter()
+        .all(|(body, _)| body.get("tools").is_none()
+            && body["messages"].as_array().unwrap().len() == 1));
+    assert_eq!(outcome.warnings.len(), 1, "{:?}", outcome.warnings);
+    let warning = &outcome.warnings[0];
+    for said in [
+        "the transcript request",
+        "no sign the loop caches",
+        "no top-level `cache_control` in agentRequest",
+        "none in the messages",
+        "the usage passed shows no cache reads or writes",
+        "`usage`",
+    ] {
+        assert!(warning.contains(said), "{said}: {warning}");
+    }
+    assert!(
+        !warning.contains("asks for no"),
+        "it says what it saw: {warning}"
+    );
+
+    // No usage at all: the warning says none was passed.
+    let (server, _) = anthropic_server(false).await;
+    let (options, raw, _dir) = configure(
+        "anthropic",
+        &server,
+        per_request_agent_request(),
+        json!({"summaryRequest": "auto"}),
+    );
+    let outcome = run(&messages, &options, &raw).await;
+    assert_eq!(
+        outcome.summary_request,
+        Some(SummaryRequestKind::Transcript)
+    );
+    assert!(
+        outcome
+            .warnings
+            .iter()
+            .any(|w| w.contains("no usage was passed")),
+        "{:?}",
+        outcome.warnings
+    );
+}
+
+#[tokio::test]
+async fn auto_reads_the_breakpoints_wherever_the_loop_keeps_them() {
+    let messages = anthropic_session(40);
+    let ephemeral = json!({"type": "ephemeral"});
+    // Each place a loop may keep a breakpoint: a tool result, a block inside one, a text block,
+    // a leading system message, a tool of agentRequest, and agentRequest's top level.
+    let mut on_tool_result = messages.clone();
+    on_tool_result[60]["content"][0]["cache_control"] = ephemeral.clone();
+    let mut inside_tool_result = messages.clone();
+    inside_tool_result[62]["content"][0]["content"] =
+        json!([{"type": "text", "text": "fn f() {}", "cache_control": ephemeral}]);
+    let mut on_text = messages.clone();
+    on_text[59]["content"][0]["cache_control"] = ephemeral.clone();
+    let mut with_system = vec![json!({"role": "system", "content": [
+        {"type": "text", "text": "You are a coding agent.", "cache_control": ephemeral}
+    ]})];
+    with_system.extend(messages.iter().cloned());
+    let plain = per_request_agent_request();
+    let mut on_tool = plain.clone();
+    on_tool["tools"][1]["cache_control"] = ephemeral.clone();
+    let mut top_level = plain.clone();
+    top_level["cache_control"] = ephemeral.clone();
+    let mut system_block = plain.clone();
+    system_block["system"] =
+        json!([{"type": "text", "text": "You are a coding agent.", "cache_control": ephemeral}]);
+    let cases = [
+        ("a tool result", on_tool_result, plain.clone()),
+        (
+            "a block of a tool result",
+            inside_tool_result,
+            plain.clone(),
+        ),
+        ("a text block", on_text, plain.clone()),
+        ("a leading system message", with_system, plain.clone()),
+        ("a tool", messages.clone(), on_tool),
+        ("the top level", messages.clone(), top_level),
+        ("the system prompt", messages.clone(), system_block),
+    ];
+    for (place, list, agent) in cases {
+        let (server, _) = anthropic_server(false).await;
+        let (options, raw, _dir) = configure(
+            "anthropic",
+            &server,
+            agent,
+            json!({"summaryRequest": "auto"}),
+        );
+        let outcome = run(&list, &options, &raw).await;
+        assert!(outcome.compacted, "{place}: {:?}", outcome.error);
+        assert_eq!(
+            outcome.summary_request,
+            Some(SummaryRequestKind::Shared),
+            "{place}: {:?}",
+            outcome.warnings
+        );
+        assert!(
+            outcome.warnings.is_empty(),
+            "{place}: {:?}",
+            outcome.warnings
+        );
+        let seen = bodies(&server).await;
+        // A leading system message is the request's `system`, not one of its messages.
+        let sent = if place == "a leading system message" {
+            &list[1..]
+        } else {
+            &list[..]
+        };
+        assert!(saw_the_loops_prefix(&seen, sent), "{place}");
+    }
+}
+
+#[tokio::test]
+async fn auto_on_openai_says_why_a_short_conversation_is_not_shared() {
+    // Under 1,024 tokens OpenAI caches nothing by itself; with no other sign, the transcript,
+    // and the warning names the size.
+    let messages = vec![
+        json!({"role": "user", "content": "Fix the parser. SHARED-TASK-7"}),
+        json!({"role": "assistant", "content": "Looking at src/parser.rs and its tests. ".repeat(20)}),
+        json!({"role": "user", "content": "go on"}),
+        json!({"role": "assistant", "content": "Done."}),
+        json!({"role": "user", "content": "thanks"}),
+    ];
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4.1",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "<summary>The parser was fixed.</summary>"}}],
+            "usage": {"prompt_tokens": 300, "completion_tokens": 20}
+        })))
+        .mount(&server)
+        .await;
+    let (options, raw, _dir) = configure(
+        "openai",
+        &server,
+        openai_agent_request(),
+        json!({"summaryRequest": "auto", "contextTokenLimit": 1_000, "compression": {"targetTokens": 0}}),
+    );
+    let outcome = run(&messages, &options, &raw).await;
+    assert!(outcome.compacted, "{:?}", outcome.error);
+    assert_eq!(
+        outcome.summary_request,
+        Some(SummaryRequestKind::Transcript)
+    );
+    assert!(
+        outcome
+            .warnings
+            .iter()
+            .any(|w| w.contains("no sign the loop caches")
+                && w.contains("tokens OpenAI caches from")),
+        "{:?}",
+        outcome.warnings
+    );
+}

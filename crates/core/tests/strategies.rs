@@ -453,6 +453,9 @@ fn failures_are_reported_as_failed_events() {
     let messages = session(6, 10);
     let mut opts = options(dir.path(), 100, 0.5);
     opts.max_retries = 0;
+    // The list is over its 100-token window: by default the summary would be written without an
+    // LLM (summaryFallback, tests/summary_fallback.rs); here the failure is the result.
+    opts.summary_fallback = context_compact_core::options::SummaryFallback::None;
     let hooks = Recorder::new(true);
     let outcome = run(&messages, &opts, &Failing, &hooks);
     assert_eq!(outcome.error.unwrap().code, ErrorCode::EmptySummary);

@@ -525,19 +525,19 @@ async fn a_truncated_summary_is_asked_again_with_more_room() {
     let messages = prose_session(40, 750);
     let s = summarizer(Api::Anthropic, &mock, "claude-sonnet-4-5");
     let mut opts = options(dir.path(), "claude-sonnet-4-5");
-    opts.summary_max_tokens = 1024;
+    opts.summary_max_tokens = 2048;
     let outcome = compact_with(&messages, &opts, s.as_ref()).await;
     let seen = assert_fits(&outcome, &server, 0);
     assert!(seen[0].cut && !seen.last().unwrap().cut);
     let sequence: Vec<u64> = seen.iter().map(|s| s.max_tokens).collect();
     assert!(sequence.windows(2).all(|w| w[0] < w[1]), "{sequence:?}");
-    assert_eq!(sequence[0], 1024);
+    assert_eq!(sequence[0], 2048);
     assert_eq!(*sequence.last().unwrap(), 8192, "{sequence:?}");
     assert!(
         outcome
             .warnings
             .iter()
-            .any(|w| w.contains("cut at max_tokens 1024; it was asked again with max_tokens 2048")),
+            .any(|w| w.contains("cut at max_tokens 2048; it was asked again with max_tokens 4096")),
         "{:?}",
         outcome.warnings
     );

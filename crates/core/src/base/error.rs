@@ -119,6 +119,9 @@ pub enum ErrorCode {
     /// The compacted list is still at or over the threshold (the result is returned, smaller;
     /// e.g. one user message larger than the window).
     StillOverLimit,
+    /// A `Compactor` did not pay for another summary: its last compactions ended
+    /// `STILL_OVER_LIMIT` and the list has not changed enough since for a summary to help.
+    SummarySkipped,
     /// The compacted list would not be smaller than the input: the input is returned.
     NotSmaller,
     /// A custom strategy's `compress` failed or returned messages that cannot be used.
@@ -147,6 +150,7 @@ impl ErrorCode {
             ErrorCode::Declined => "DECLINED",
             ErrorCode::MissingApiKey => "MISSING_API_KEY",
             ErrorCode::StillOverLimit => "STILL_OVER_LIMIT",
+            ErrorCode::SummarySkipped => "SUMMARY_SKIPPED",
             ErrorCode::NotSmaller => "NOT_SMALLER",
             ErrorCode::StrategyFailed => "STRATEGY_FAILED",
         }

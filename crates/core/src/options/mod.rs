@@ -29,8 +29,11 @@ use crate::plan::offload::Scope;
 use crate::plan::selective::SelectiveRules;
 use crate::plan::strategy::Strategy;
 use crate::plan::thinking::ThinkingPolicy;
+use crate::summary::cache_evidence::CacheTokens;
 
-pub use crate::pipeline::options::{token_budget, CompactOptions, PromptStyle, SummaryRequestMode};
+pub use crate::pipeline::options::{
+    token_budget, CompactOptions, PromptStyle, SummaryFallback, SummaryRequestMode,
+};
 
 // ---------------------------------------------------------------------------------------------
 // Reading the options from JSON
@@ -128,6 +131,21 @@ pub fn get_ratio(map: &Map<String, Value>, name: &str) -> Result<Option<f64>, Va
             .filter(|n| n.is_finite() && *n > 0.0 && *n <= 1.0)
             .map(Some)
             .ok_or_else(|| wrong(name, "a number greater than 0 and at most 1", value)),
+    }
+}
+
+/// A ratio option that may be 0 (none of it): a number from 0 to 1.
+pub fn get_ratio_or_zero(
+    map: &Map<String, Value>,
+    name: &str,
+) -> Result<Option<f64>, ValidationError> {
+    match field(map, name) {
+        None => Ok(None),
+        Some(value) => value
+            .as_f64()
+            .filter(|n| n.is_finite() && (0.0..=1.0).contains(n))
+            .map(Some)
+            .ok_or_else(|| wrong(name, "a number from 0 to 1", value)),
     }
 }
 
@@ -291,7 +309,8 @@ impl CompactOptions {
         if let Some(v) = get_ratio(&map, "thresholdRatio")? {
             o.threshold_ratio = v;
         }
-        if let Some(v) = get_ratio(&map, "tailRetentionRatio")? {
+        // 0: the PRD's extreme case, an empty tail (the head and the summary message).
+        if let Some(v) = get_ratio_or_zero(&map, "tailRetentionRatio")? {
             o.tail_retention_ratio = v;
         }
         if let Some(v) = get_int(&map, "maxRetries", ranges::RETRIES)? {
@@ -309,6 +328,20 @@ impl CompactOptions {
         }
         o.summary_context_tokens =
             get_int(&map, "summaryContextTokens", ranges::TOKENS)?.map(|v| v as usize);
+        if let Some(name) = get_string(&map, "summaryFallback")? {
+            o.summary_fallback = SummaryFallback::parse(&name).ok_or_else(|| {
+                ValidationError::argument(
+                    "options.summaryFallback",
+                    format!("expected 'extractive' or 'none', got {name:?}"),
+                )
+            })?;
+        }
+        // Set by a `Compactor` (never by the caller: the JS layer drops it from their options).
+        if let Some(declined) = field(&map, "summaryDeclined") {
+            o.summary_declined = Some(serde_json::from_value(declined.clone()).map_err(|e| {
+                ValidationError::argument("options.summaryDeclined", e.to_string())
+            })?);
+        }
         o.custom_instructions = get_string(&map, "customInstructions")?;
         if let Some(style) = get_string(&map, "promptStyle")? {
             o.prompt_style = match style.as_str() {
@@ -468,7 +501,10 @@ impl CompactOptions {
         }
         match field(&map, "usage") {
             None => {}
-            Some(value) => o.usage = Some(parse_usage(value)?),
+            Some(value) => {
+                o.usage = Some(parse_usage(value)?);
+                o.usage_cache = Some(CacheTokens::from_usage(value));
+            }
         }
         if let Some(name) = get_string(&map, "strategy")? {
             o.strategy = Strategy::parse(&name).ok_or_else(|| {
@@ -764,6 +800,33 @@ mod tests {
                 "options.thresholdRatio: expected a number greater than 0 and at most 1, got "
             ));
         }
+        // The tail budget may be 0 (the PRD's empty tail); nothing outside 0..=1.
+        for value in [json!(1.5), json!({ NON_FINITE_KEY: "NaN" }), json!(-0.1)] {
+            let e = CompactOptions::from_json(&json!({"tailRetentionRatio": value})).unwrap_err();
+            assert!(e
+                .to_string()
+                .starts_with("options.tailRetentionRatio: expected a number from 0 to 1, got "));
+        }
+        let empty_tail = CompactOptions::from_json(&json!({"tailRetentionRatio": 0})).unwrap();
+        assert_eq!(empty_tail.tail_retention_ratio, 0.0);
+        assert_eq!(empty_tail.tail_retention_tokens(), 0);
+        empty_tail.validate().unwrap();
+        // summaryFallback: 'extractive' (the default) or 'none'.
+        assert_eq!(
+            CompactOptions::default().summary_fallback,
+            SummaryFallback::Extractive
+        );
+        assert_eq!(
+            CompactOptions::from_json(&json!({"summaryFallback": "none"}))
+                .unwrap()
+                .summary_fallback,
+            SummaryFallback::None
+        );
+        let e = CompactOptions::from_json(&json!({"summaryFallback": "llm"})).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "options.summaryFallback: expected 'extractive' or 'none', got \"llm\""
+        );
         // Not capped: refused.
         let e = CompactOptions::from_json(&json!({"maxRetries": 1_000_000_000})).unwrap_err();
         assert_eq!(

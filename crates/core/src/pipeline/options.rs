@@ -21,6 +21,7 @@ use crate::plan::partition::TailRules;
 use crate::plan::selective::SelectiveRules;
 use crate::plan::strategy::Strategy;
 use crate::plan::thinking::ThinkingPolicy;
+use crate::summary::cache_evidence::CacheTokens;
 use crate::summary::providers::anthropic_compaction::AnthropicCompactionClient;
 use crate::summary::summarize::BoxFuture;
 
@@ -60,6 +61,29 @@ impl SummaryRequestMode {
     }
 }
 
+/// What a compaction does when every summary attempt failed and the list reaches the context
+/// window (`summaryFallback`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SummaryFallback {
+    /// The summary is written without an LLM (the extractive summary and the library's
+    /// sections): the loop gets a list it can send, and the result says the summary is degraded.
+    /// The default.
+    #[default]
+    Extractive,
+    /// The PRD's rule everywhere: the input comes back unchanged with the error.
+    None,
+}
+
+impl SummaryFallback {
+    pub fn parse(name: &str) -> Option<SummaryFallback> {
+        match name {
+            "extractive" => Some(SummaryFallback::Extractive),
+            "none" => Some(SummaryFallback::None),
+            _ => None,
+        }
+    }
+}
+
 /// Options of a compaction. Every field has a default (`CompactOptions::default()`), so zero
 /// configuration works.
 #[derive(Debug, Clone)]
@@ -69,6 +93,7 @@ pub struct CompactOptions {
     /// Compact when tokens ≥ limit × this. Default 0.92 (PRD `COMPACT_THRESHOLD_RATIO`).
     pub threshold_ratio: f64,
     /// The tail keeps about limit × this many tokens. Default 0.10 (PRD `TAIL_RETENTION_RATIO`).
+    /// 0 is the PRD's extreme case: an empty tail, the result is the head and the summary.
     pub tail_retention_ratio: f64,
     /// Retries after the first summary attempt. Default 2 (PRD `COMPACT_MAX_RETRIES`).
     pub max_retries: u32,
@@ -90,6 +115,14 @@ pub struct CompactOptions {
     /// taught earlier (kept per model in the session store): the parts are sized with it when it
     /// is above the model family's. Internal, not an option of the JS API.
     pub summary_factor_learnt: Option<f64>,
+    /// What happens when every summary attempt failed and the list reaches the window.
+    /// Default [`SummaryFallback::Extractive`].
+    pub summary_fallback: SummaryFallback,
+    /// The caller declined to pay for a summary this time (a `Compactor` backing off after
+    /// `STILL_OVER_LIMIT`): no LLM is called. When the list reaches the window and
+    /// `summary_fallback` allows it, the summary is written without one; otherwise the input
+    /// stands with this error. Default none.
+    pub summary_declined: Option<crate::base::error::CompactError>,
     /// Appended to the summary instructions.
     pub custom_instructions: Option<String>,
     /// Which prompt to use. Default structured.
@@ -121,6 +154,9 @@ pub struct CompactOptions {
     pub agent_model: Option<String>,
     /// The usage the API reported for the last assistant message.
     pub usage: Option<Usage>,
+    /// The cache tokens that usage shows (`None` when no usage was given): under
+    /// `summaryRequest: 'auto'`, tokens read or written say the loop caches.
+    pub usage_cache: Option<CacheTokens>,
     /// What a `Compactor` learned from earlier usage.
     pub calibration: Option<Calibration>,
     /// How to compact. Default [`Strategy::Summary`].
@@ -256,6 +292,8 @@ impl Default for CompactOptions {
             summary_context_tokens: None,
             summary_window_learnt: None,
             summary_factor_learnt: None,
+            summary_fallback: SummaryFallback::Extractive,
+            summary_declined: None,
             custom_instructions: None,
             prompt_style: PromptStyle::Structured,
             output_dir: PathBuf::from(archive::DEFAULT_OUTPUT_DIR),
@@ -269,6 +307,7 @@ impl Default for CompactOptions {
             keep_recent_turns: 0,
             agent_model: None,
             usage: None,
+            usage_cache: None,
             calibration: None,
             strategy: Strategy::Summary,
             selective_rules: SelectiveRules::default(),
@@ -340,7 +379,18 @@ impl CompactOptions {
             1_000_000_000,
         )?;
         ratio("thresholdRatio", self.threshold_ratio)?;
-        ratio("tailRetentionRatio", self.tail_retention_ratio)?;
+        // 0 is allowed: the PRD's empty tail (F-005's extreme case).
+        if !(self.tail_retention_ratio.is_finite()
+            && (0.0..=1.0).contains(&self.tail_retention_ratio))
+        {
+            return Err(ValidationError::argument(
+                "options.tailRetentionRatio",
+                format!(
+                    "expected a number from 0 to 1, got number {}",
+                    self.tail_retention_ratio
+                ),
+            ));
+        }
         int("maxRetries", self.max_retries as usize, 0, 100)?;
         int(
             "summaryMaxTokens",

@@ -147,6 +147,10 @@ pub struct CompactOutcome {
     /// Which request wrote the summary that was used (`result.summaryRequest`); `None` when
     /// no summary request was made.
     pub summary_request: Option<SummaryRequestKind>,
+    /// The summary was written without an LLM because every summary attempt failed, or a
+    /// `Compactor` declined to pay for one, while the list reached the window
+    /// (`result.summaryFallback`); `None` when the summary is the one asked for.
+    pub summary_fallback: Option<SummaryFallbackReport>,
     /// What checkpoints did for this call (`result.checkpoint`); `None` when none was reused
     /// or recorded.
     pub checkpoint: Option<CheckpointReport>,
@@ -157,6 +161,18 @@ pub struct CompactOutcome {
     pub background: Option<BackgroundReport>,
     /// The files whose current content follows the summary (`rehydrate`), last touched first.
     pub rehydrated: Vec<RehydratedFile>,
+}
+
+/// A summary written without an LLM in place of the one asked for (`result.summaryFallback`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryFallbackReport {
+    /// What wrote it: `extractive`.
+    pub used: &'static str,
+    /// Why: `<code>: <message>` of the failure (or of the decline).
+    pub reason: String,
+    /// The code alone, to branch on.
+    pub code: crate::base::error::ErrorCode,
 }
 
 /// What checkpoints did for a call (`result.checkpoint`).
@@ -258,6 +274,7 @@ impl CompactOutcome {
             summary_usage: None,
             summary_model_learnt: None,
             summary_request: None,
+            summary_fallback: None,
             checkpoint: None,
             checkpoint_record: None,
             background: None,

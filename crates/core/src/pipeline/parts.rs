@@ -49,10 +49,6 @@ const SPLIT_MARGIN: f64 = 0.9;
 /// Refusals for size a part may meet before the compaction fails.
 pub const MAX_REFUSALS: u32 = 3;
 
-/// Summaries cut at `max_tokens` a part may meet before the compaction fails (each one asks
-/// with more room or for less, so the requests differ).
-const MAX_TRUNCATIONS: u32 = 6;
-
 /// The smallest prompt budget: below it, no part holds anything useful.
 const MIN_PROMPT_TOKENS: usize = 1_000;
 
@@ -417,8 +413,10 @@ pub(super) async fn summarize_in_parts(
                 out.warnings.push(warning);
             }
             Attempted::Truncated(error) => {
+                // A cut summary is a failed attempt (SPEC §5): retried `maxRetries` times, each
+                // time with more room or for less, so that no request is sent twice.
                 truncations += 1;
-                if truncations > MAX_TRUNCATIONS {
+                if truncations > options.max_retries {
                     return Err(SummaryFailure::Failed(CompactError {
                         attempts: out.attempts,
                         status: error.status,

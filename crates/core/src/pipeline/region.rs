@@ -16,6 +16,7 @@ use crate::model::added::{self, OwnSummaries};
 use crate::model::tokens;
 use crate::pipeline::options::SummaryRequestMode;
 use crate::pipeline::options::{CompactOptions, PromptStyle};
+use crate::summary::cache_evidence::{self, Sources};
 use crate::summary::prompt::{self, Landmark, RenderLimits, SharedScope, SharedStyle};
 use crate::summary::providers::shared::leading_system;
 use crate::summary::sections::strip_sections;
@@ -106,9 +107,17 @@ fn can_share(
         }
     }
     if options.summary_request == SummaryRequestMode::Auto {
-        summarizer
-            .loop_is_cached(&shared, estimate)
-            .map_err(NotShared::NotCached)?;
+        let evidence = cache_evidence::find(
+            &Sources {
+                agent_request: Some(agent_request),
+                items: messages,
+                format,
+                usage: options.usage_cache,
+            },
+            summarizer.caches_by_itself(estimate),
+        )
+        .map_err(NotShared::NotCached)?;
+        tracing::debug!("summaryRequest 'auto': the loop caches: {evidence}");
         shared_is_cheaper(
             messages,
             counts,

@@ -17,7 +17,8 @@ use super::record;
 use super::reporter::{completed_event, Planned, Reporter};
 use crate::base::error::{CompactError, ErrorCode};
 use crate::model::added;
-use crate::plan::offload::Offloaded;
+use crate::model::message::{carries_tool_results, role_of, Role};
+use crate::plan::offload::{Offloaded, Scope};
 use crate::plan::partition::Partition;
 use crate::summary::memory;
 use crate::summary::summarize::Summarizer;
@@ -81,8 +82,9 @@ impl Reporter<'_> {
         }
         if estimate >= threshold {
             let message = format!(
-                "the compacted list is still over the threshold: about {estimate} tokens (from {}), threshold {threshold}; {}",
+                "the compacted list is still over the threshold: about {estimate} tokens (from {}), threshold {threshold}; {}{}",
                 self.measured.measure.tokens,
+                self.largest_kept(&pieces, &sources, &fitting),
                 self.cannot_fit_reason(&fitting)
             );
             tracing::warn!("{message}");
@@ -183,6 +185,57 @@ impl Reporter<'_> {
         }
     }
 
+    /// The message that keeps a result over the threshold, for its error message: the largest
+    /// one of the result, by its index and role in the input (or as the summary), its size, and
+    /// the option that would shorten it. Empty when the result has no message.
+    fn largest_kept(
+        &self,
+        pieces: &[Piece],
+        sources: &[Option<usize>],
+        fitting: &Fitting,
+    ) -> String {
+        let encoding = self.options.encoding;
+        let Some((position, tokens)) = pieces
+            .iter()
+            .map(|piece| match piece {
+                Piece::Original(i) => self.counts[*i],
+                Piece::New(message) => crate::model::tokens::count_message(encoding, message),
+            })
+            .enumerate()
+            .max_by_key(|&(position, tokens)| (tokens, std::cmp::Reverse(position)))
+        else {
+            return String::new();
+        };
+        let message = match &pieces[position] {
+            Piece::Original(i) => &self.messages[*i],
+            Piece::New(message) => message,
+        };
+        let Some(index) = sources.get(position).copied().flatten() else {
+            return format!(
+                "the largest message is the summary the library wrote (message {position} of the result, {tokens} tokens): lower userMessagesMaxTokens, planMaxTokens or summaryMaxTokens, or use a model with a larger window. "
+            );
+        };
+        let role = role_of(message).map_or("unknown", Role::as_str);
+        let shortened = fitting.cuts.iter().any(|(i, _)| *i == index);
+        let tool = carries_tool_results(message);
+        let help = match self.options.offload {
+            _ if role_of(message).is_some_and(Role::is_system) => {
+                "a system prompt is never shortened; shorten it, or use a model with a larger window"
+            }
+            _ if shortened => {
+                "it was shortened as far as offload allows; lower tailRetentionRatio or start a new conversation"
+            }
+            Scope::Off if tool => "offload: 'tool-results' would shorten it (the original stays in the archive)",
+            Scope::Off | Scope::ToolResults if !tool => {
+                "offload: 'all' would shorten its text (the original stays in the archive)"
+            }
+            _ => "it holds nothing offload can shorten (tool-call inputs, images, system text); lower tailRetentionRatio or start a new conversation",
+        };
+        format!(
+            "message {index} ({role}, {tokens} tokens; at {position} in the result) keeps it over: {help}. "
+        )
+    }
+
     /// Why a result could not be brought under the threshold, for its error message.
     fn cannot_fit_reason(&self, fitting: &Fitting) -> String {
         match self.options.offload {
@@ -229,6 +282,7 @@ fn said_of_replacement(
         outcome.summary_usage = summary.usage;
         outcome.summary_model_learnt = summary.learnt.clone();
         outcome.summary_request = Some(summary.request);
+        outcome.summary_fallback = summary.fallback.clone();
     }
     if let Replacement::Rewrite(rewrite) = &draft.replacement {
         outcome.removed = Some(rewrite.removal.clone());

@@ -15,7 +15,7 @@ use crate::base::error::CompactError;
 use crate::model::added::{self, OwnSummaries};
 use crate::model::tokens;
 use crate::pipeline::options::CompactOptions;
-use crate::pipeline::outcome::Aborted;
+use crate::pipeline::outcome::{Aborted, SummaryFallbackReport};
 use crate::plan::partition::{is_user_turn, partition, Partition};
 use crate::summary::summarize::{
     AttemptObserver, Summarizer, SummaryFailure, SummaryModelLearnt, SummaryRequestKind,
@@ -41,6 +41,8 @@ pub(crate) struct Summarized {
     pub request: SummaryRequestKind,
     /// What the summary model's answers taught (a window, a factor).
     pub learnt: Option<SummaryModelLearnt>,
+    /// Written without an LLM in place of the summary asked for, and why (`summaryFallback`).
+    pub fallback: Option<SummaryFallbackReport>,
 }
 
 /// A failed summary: why, what its calls cost, and what they taught.
@@ -197,6 +199,7 @@ impl Rounds<'_> {
             usage: None,
             request: region.request,
             learnt: None,
+            fallback: None,
         })
     }
 

@@ -5,21 +5,28 @@
 //! over the threshold (`rounds`); or the notice of a strategy without a summary. Then
 //! the thinking policy for the kept turns ([`crate::plan::thinking`]), and the warning for the
 //! user's messages the summary could not hold.
+//!
+//! When the summary cannot be had from the LLM (every attempt failed, or a `Compactor` declined
+//! to pay for it) and the list reaches the context window, the summary is written without one
+//! (`summaryFallback: 'extractive'`): the loop always gets a list it can send.
 
 use super::background::{Precomputed, PrecomputedSummary};
 use super::call::Call;
 use super::draft::{Draft, Replacement};
 use super::middle::earlier_body;
 use super::native::{summarize_natively, NativeFallback, NativeSummarized};
-use super::outcome::{Aborted, CompactOutcome};
+use super::options::{CompactOptions, SummaryFallback, SummaryRequestMode};
+use super::outcome::{Aborted, CompactOutcome, SummaryFallbackReport};
 use super::plan::Plan;
 use super::reporter::{Planned, Reporter};
 use super::rounds::{self, Summarized};
 use super::session::{own_summaries, stand_in_archive_path};
+use crate::base::error::CompactError;
 use crate::model::added::{self, OwnSummaries};
 use crate::plan::partition::Partition;
 use crate::plan::thinking;
-use crate::summary::summarize::Summarizer;
+use crate::summary::extractive::ExtractiveSummarizer;
+use crate::summary::summarize::{Summarizer, SummaryModelLearnt, SummaryUsage};
 
 // The summary calls this step makes, under the names they had when they lived here.
 pub use super::middle::{cap_chars, summarize_middle, Summary};
@@ -81,6 +88,25 @@ async fn summary<'a>(
 ) -> Result<Result<Drafted<'a>, CompactOutcome>, Aborted> {
     let (messages, options) = (call.messages, call.options);
     let own = own_summaries(messages, options);
+    // A `Compactor` declined to pay for this summary (its last ones left the list over the
+    // threshold): no LLM call — the summary without one when the list reaches the window, the
+    // input standing otherwise. The built-in summarizer costs nothing: it is not declined.
+    if let Some(declined) = options
+        .summary_declined
+        .as_ref()
+        .filter(|_| call.summarizer.provider() != EXTRACTIVE.provider())
+    {
+        if !falls_back(call) {
+            return Ok(Err(report.failed(declined.clone(), planned)));
+        }
+        let failed = Failed {
+            error: declined.clone(),
+            usage: None,
+            learnt: None,
+            native: None,
+        };
+        return extractive(call, partition, own, failed, planned, report).await;
+    }
     let native = match precomputed {
         Some(pre) => match pre.native() {
             Some(native) => Some(Ok(native)),
@@ -129,6 +155,15 @@ async fn summary<'a>(
             draft.native_fallback = native_fallback;
             Ok(Ok((draft, Some(call.summarizer))))
         }
+        Err((error, usage, learnt)) if falls_back(call) => {
+            let failed = Failed {
+                error,
+                usage,
+                learnt,
+                native: native_fallback,
+            };
+            extractive(call, partition, own, failed, planned, report).await
+        }
         Err((error, usage, learnt)) => {
             let attempts = error.attempts;
             let mut outcome = report.failed(error, planned);
@@ -144,6 +179,99 @@ async fn summary<'a>(
             Ok(Err(outcome))
         }
     }
+}
+
+/// The summarizer that writes without an LLM, for the fallback (`'static`: the draft names the
+/// summarizer that wrote its summary).
+static EXTRACTIVE: ExtractiveSummarizer = ExtractiveSummarizer;
+
+/// Whether a summary that cannot be had from the LLM is written without one
+/// (`summaryFallback: 'extractive'`): only when the list reaches the context window, so that the
+/// loop could not send it as it is. Under the window the PRD's rule stands (retry, then skip):
+/// the loop sends its list unchanged and the next call tries the summary again.
+fn falls_back(call: &Call<'_>) -> bool {
+    call.options.summary_fallback == SummaryFallback::Extractive
+        && call.measured.measure.tokens >= call.options.context_token_limit as u64
+}
+
+/// Why the summary asked for could not be had: the failure (or a `Compactor`'s decline), what
+/// the failed calls cost, and why on-demand compaction was not used when it was asked for.
+struct Failed {
+    error: CompactError,
+    usage: Option<SummaryUsage>,
+    /// What the summary model's answers taught before it failed.
+    learnt: Option<SummaryModelLearnt>,
+    native: Option<NativeFallback>,
+}
+
+/// The draft of `partition` with the summary written without an LLM (the extractive summary,
+/// then the library's sections, in rounds like any summary while still over the threshold),
+/// saying in the result that the summary is degraded and why.
+async fn extractive<'a>(
+    call: &Call<'a>,
+    partition: Partition,
+    own: OwnSummaries,
+    failed: Failed,
+    planned: &Planned,
+    report: &Reporter<'_>,
+) -> Result<Result<Drafted<'a>, CompactOutcome>, Aborted> {
+    let Failed {
+        error,
+        usage,
+        learnt,
+        native,
+    } = failed;
+    // The transcript form, once: the built-in summarizer reads the messages, sends nothing.
+    let options = CompactOptions {
+        summary_request: SummaryRequestMode::Transcript,
+        agent_request: None,
+        max_retries: 0,
+        ..call.options.clone()
+    };
+    let summarized = rounds::summarize(
+        call.messages,
+        call.counts,
+        partition,
+        &call.measured.estimator,
+        &stand_in_archive_path(&options),
+        &options,
+        &own,
+        &EXTRACTIVE,
+        call.cancel,
+        call.observer,
+        None,
+    )
+    .await?;
+    let mut summarized = match summarized {
+        Ok(summarized) => summarized,
+        // The built-in summarizer does not fail; if it did, the first failure is the one to say.
+        Err(_) => {
+            let mut outcome = report.failed(error, planned);
+            outcome.summary_usage = usage;
+            outcome.summary_model_learnt = learnt;
+            return Ok(Err(outcome));
+        }
+    };
+    let reason = format!("{}: {}", error.code.as_str(), error.message);
+    let warning = format!(
+        "the summary was written without an LLM (summaryFallback: 'extractive'): the list ({} tokens) reaches the context window ({} tokens), and the summary model's summary could not be had ({reason}); the originals are in the archive",
+        call.measured.measure.tokens, call.options.context_token_limit
+    );
+    tracing::warn!("{warning}");
+    summarized.warnings.insert(0, warning);
+    // The attempts of the summary model: the built-in summarizer makes none.
+    summarized.attempts = error.attempts;
+    summarized.usage = usage;
+    summarized.learnt = learnt;
+    summarized.fallback = Some(SummaryFallbackReport {
+        used: "extractive",
+        reason,
+        code: error.code,
+    });
+    let region = summarized.region.clone();
+    let mut draft = Draft::new(region, Replacement::Summary(summarized), call.options, own);
+    draft.native_fallback = native;
+    Ok(Ok((draft, Some(&EXTRACTIVE as &dyn Summarizer))))
 }
 
 /// The thinking policy for the kept turns (SPEC §3), decided from the agent's model; and the
@@ -197,6 +325,7 @@ impl Precomputed {
                 usage: *usage,
                 request: *request,
                 learnt: None,
+                fallback: None,
             }),
             PrecomputedSummary::Native { .. } => None,
         }

@@ -34,7 +34,8 @@ pub struct TailRules {
 ///
 /// - Head: the leading run of `system` (or `developer`) messages.
 /// - Tail: scanning backwards from the end, messages are added one by one until their tokens
-///   reach `tail_retention_tokens`; the message that crosses the budget is kept whole.
+///   reach `tail_retention_tokens`; the message that crosses the budget is kept whole. A budget
+///   of 0 is reached before any message: the tail is empty (F-005's extreme case).
 /// - A single message is the tail, whatever its role (PRD boundary condition).
 /// - Then the tail is extended backwards while it begins with a tool result (an Anthropic
 ///   `tool_result` block or an OpenAI `role: 'tool'` message): a result cut off from the
@@ -58,14 +59,13 @@ pub fn partition(
     }
     let head_len = head_len(messages);
 
+    // The scan stops as soon as the tail holds the budget: a budget of 0 is held by the empty
+    // tail (the PRD's extreme case, F-005: the result is the head and the summary message).
     let mut tail_start = len;
     let mut tail_tokens = 0usize;
-    while tail_start > head_len {
+    while tail_start > head_len && tail_tokens < tail_retention_tokens {
         tail_start -= 1;
         tail_tokens += counts[tail_start];
-        if tail_tokens >= tail_retention_tokens {
-            break;
-        }
     }
 
     if rules.keep_recent_turns > 0 {
@@ -168,6 +168,29 @@ mod tests {
         // Exactly reaching the budget stops the scan (≥).
         assert_eq!(cut(&m, &[100, 100, 7, 5], 12), (0, 2));
         assert_eq!(cut(&m, &[100, 100, 6, 5], 12), (0, 1));
+    }
+
+    #[test]
+    fn a_budget_of_zero_leaves_the_tail_empty() {
+        // F-005's extreme case: the result is the head and the summary message.
+        let m = json!([
+            {"role": "system", "content": "s"}, {"role": "user", "content": "a"},
+            {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}
+        ]);
+        assert_eq!(cut(&m, &[1, 5, 5, 5], 0), (1, 4));
+        // A budget of one token still keeps the last message whole.
+        assert_eq!(cut(&m, &[1, 5, 5, 5], 1), (1, 3));
+        // One message is the tail whatever the budget (F-003's boundary condition).
+        assert_eq!(
+            cut(&json!([{"role": "user", "content": "a"}]), &[5], 0),
+            (0, 0)
+        );
+        // Rules beyond the budget still hold: the last user turn, when asked for.
+        let rules = TailRules {
+            keep_recent_turns: 1,
+        };
+        let p = partition(m.as_array().unwrap(), &[1, 5, 5, 5], 0, rules);
+        assert_eq!((p.head_len, p.tail_start), (1, 3));
     }
 
     #[test]

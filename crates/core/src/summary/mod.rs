@@ -4,8 +4,9 @@
 //! (the ledger of file operations and failures, the agent's task list, the user's messages, the
 //! latest failure), key-information extraction (memory) and recognising the providers' overflow
 //! errors.
-//! Imports [`crate::base`], [`crate::model`], [`crate::plan`].
+//! Imports [`crate::base`], [`crate::model`], [`crate::formats`], [`crate::plan`].
 
+pub mod cache_evidence;
 pub mod extractive;
 pub mod latest_error;
 pub mod ledger;

@@ -327,16 +327,16 @@ pub trait Summarizer: Send + Sync {
         ))
     }
 
-    /// Whether the provider serves the loop's own requests from its prompt cache, so that a
-    /// shared request reads the conversation instead of paying for it again: `Err` says why
-    /// not. `prompt_tokens` is the conversation's size. Only asked under `summaryRequest:
-    /// 'auto'`, of summarizers whose [`Summarizer::can_share`] said yes.
-    fn loop_is_cached(
-        &self,
-        _shared: &SharedRequest<'_>,
-        _prompt_tokens: u64,
-    ) -> Result<(), String> {
-        Ok(())
+    /// Whether the provider caches the loop's requests without being asked (OpenAI, prompts of
+    /// 1,024 tokens or more): `Ok` says so, `Err` says why not, for the warning when nothing
+    /// else shows that the loop caches ([`crate::summary::cache_evidence::find`]).
+    /// `prompt_tokens` is the conversation's size. Only asked under `summaryRequest: 'auto'`,
+    /// of summarizers whose [`Summarizer::can_share`] said yes.
+    fn caches_by_itself(&self, _prompt_tokens: u64) -> Result<String, String> {
+        Err(format!(
+            "the {} provider caches only what a request asks it to",
+            self.provider()
+        ))
     }
 
     /// True for summarizers that render the prompt only if they need it (a JS callback may

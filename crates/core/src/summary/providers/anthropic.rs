@@ -196,11 +196,7 @@ impl Summarizer for AnthropicSummarizer {
         shared::check_thinking(request, &self.http.model)
     }
 
-    fn loop_is_cached(
-        &self,
-        request: &SharedRequest<'_>,
-        _prompt_tokens: u64,
-    ) -> Result<(), String> {
-        shared::check_anthropic_caching(request)
+    fn caches_by_itself(&self, _prompt_tokens: u64) -> Result<String, String> {
+        Err(shared::ANTHROPIC_CACHES_WHEN_ASKED.into())
     }
 }

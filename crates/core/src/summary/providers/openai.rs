@@ -231,11 +231,7 @@ impl Summarizer for OpenAiSummarizer {
         shared::check_openai_messages(request.conversation)
     }
 
-    fn loop_is_cached(
-        &self,
-        _request: &SharedRequest<'_>,
-        prompt_tokens: u64,
-    ) -> Result<(), String> {
+    fn caches_by_itself(&self, prompt_tokens: u64) -> Result<String, String> {
         shared::check_openai_caching(prompt_tokens)
     }
 }

@@ -161,26 +161,19 @@ pub fn keeps_prior_thinking(model: &str) -> bool {
 /// breakpoint", or a top-level `cache_control` that places one on the last cacheable block
 /// ([PC] "Automatic caching"). A loop whose requests carry neither wrote nothing to the cache,
 /// so a shared request would read nothing and write the whole conversation at 1.25× the input
-/// price: dearer than the transcript. `Err` then, and `'auto'` uses the transcript.
-pub fn check_anthropic_caching(shared: &SharedRequest<'_>) -> Result<(), String> {
-    let asked = shared.agent_request.contains_key("cache_control")
-        || shared
-            .agent_request
-            .values()
-            .any(|v| count_breakpoints(v) > 0)
-        || shared.conversation.iter().any(|m| count_breakpoints(m) > 0);
-    if asked {
-        Ok(())
-    } else {
-        Err("the loop's requests ask for no prompt caching (no top-level `cache_control` in agentRequest, no `cache_control` breakpoint in its system prompt, tools or messages), so nothing of the conversation is in the cache and the shared request would write all of it at 1.25× the input price. Add `cache_control: { type: 'ephemeral' }` at the top level of your loop's request (and so of agentRequest): the loop's own requests then read the conversation from the cache, and so does a compaction".into())
-    }
-}
+/// price: dearer than the transcript. Said when nothing shows the loop caches
+/// ([`crate::summary::cache_evidence::find`]), with what to change.
+pub const ANTHROPIC_CACHES_WHEN_ASKED: &str = "Anthropic caches only what a request asks it to, so the shared request would write the whole conversation at 1.25× the input price. Add `cache_control: { type: 'ephemeral' }` at the top level of your loop's request (and so of agentRequest): the loop's own requests then read the conversation from the cache, and so does a compaction. If your loop sets its breakpoints as it builds each request, pass its last response's `usage`";
 
 /// OpenAI caches every prompt of 1,024 tokens or more on its own ("Prompt caching": "enabled
 /// automatically for prompts that are 1024 tokens or longer"); a shorter one is never cached.
-pub fn check_openai_caching(prompt_tokens: u64) -> Result<(), String> {
+/// OpenAI-compatible servers reached through the same provider (OpenRouter, vLLM with prefix
+/// caching) cache prefixes by themselves too.
+pub fn check_openai_caching(prompt_tokens: u64) -> Result<String, String> {
     if prompt_tokens >= OPENAI_MIN_CACHED_TOKENS {
-        Ok(())
+        Ok(format!(
+            "OpenAI caches prompts of {OPENAI_MIN_CACHED_TOKENS} tokens or more by itself (this conversation: {prompt_tokens} tokens)"
+        ))
     } else {
         Err(format!(
             "the conversation ({prompt_tokens} tokens) is shorter than the {OPENAI_MIN_CACHED_TOKENS} tokens OpenAI caches from"
