@@ -2007,6 +2007,13 @@ export interface CompactResult<M extends AnyMessage = Message> {
    * log (`events.jsonl`) and the CLI's statistics.
    */
   summaryUsage: SummaryUsage | null
+  /**
+   * What the summary model's own answers taught in this call, failed or not: the window a
+   * refusal ("prompt is too long: N tokens > M maximum", `context_length_exceeded`, …) stated,
+   * and the factor between the input it billed and the library's count of the same request.
+   * `null` when they taught nothing (no LLM call, requests too small to tell).
+   */
+  summaryModelLearnt: SummaryModelLearnt | null
   /** Which request wrote the summary (see `summaryRequest`); `null` when none was asked for. */
   summaryRequest: 'shared' | 'transcript' | null
   /**
@@ -2161,6 +2168,16 @@ export interface SummaryUsage {
   cacheWriteTokens: number
   /** Output tokens: the summaries. */
   outputTokens: number
+}
+
+/** What the summary model's answers taught (`result.summaryModelLearnt`). */
+export interface SummaryModelLearnt {
+  /** The summary model. */
+  model: string
+  /** The maximum a refusal stated, in the model's tokens. */
+  window?: number
+  /** The input the model billed per token of the library's count (o200k by default), the largest seen. */
+  factor?: number
 }
 
 /** The three regions of a message list: slices of your array, your objects. */

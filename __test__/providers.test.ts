@@ -214,8 +214,9 @@ describe('anthropic provider', () => {
     }
     for (const window of [undefined, 6000]) {
       const server = await startServer(() => anthropicOk('## Goal\nEdit the modules'))
-      // The same list summarized twice, once by each summarizer: no checkpoint in between.
-      const options = { ...base(server.url, tempDir()), customInstructions: 'Mention the files.', summaryContextTokens: window, checkpoints: false }
+      // The same list summarized twice, once by each summarizer: no checkpoint in between. Both
+      // name the summary model, whose factor sizes the parts.
+      const options = { ...base(server.url, tempDir()), model: 'claude-sonnet-4-6', customInstructions: 'Mention the files.', summaryContextTokens: window, checkpoints: false }
       await compactMessages(messages, { ...options, provider: 'anthropic' })
       const prompts: string[] = []
       await compactMessages(messages, {
@@ -237,6 +238,27 @@ describe('anthropic provider', () => {
       expect(prompts.map(keyless)).toEqual(sent.map(keyless))
       expect(new Set([...prompts, ...sent].map((p) => /The key of this request is ([0-9a-f]{16});/.exec(p)![1])).size).toBe(prompts.length + sent.length)
     }
+  })
+
+  it('a summary request refused as too long is split again; result.summaryModelLearnt keeps what the refusal stated', async () => {
+    // The first request (the whole middle) is refused with the count and the maximum, as the
+    // Messages API states them; the smaller parts that follow are accepted.
+    const server = await startServer((_request, index) =>
+      index === 0
+        ? anthropicError(400, 'invalid_request_error', 'prompt is too long: 4000 tokens > 2000 maximum')
+        : anthropicOk('## Goal\nEdit the modules'),
+    )
+    const result = await compactMessages(conversation(), { ...base(server.url, tempDir()), provider: 'anthropic', summaryMaxTokens: 256 })
+    expect(result.compacted, JSON.stringify([result.error, result.warnings, server.requests.length])).toBe(true)
+    expect(result.warnings).toContainEqual(expect.stringMatching(/^the summary model refused a part of 4000 tokens \(maximum 2000\) as too long; it was split into \d+ parts$/))
+    const sizes = server.requests.map((r) => r.body.messages[0].content.length)
+    expect(sizes.length).toBeGreaterThan(2)
+    // Each later request is a part, smaller than the refused one: none is sent again.
+    for (const size of sizes.slice(1)) expect(size).toBeLessThan(sizes[0] / 2)
+    expect(result.summaryModelLearnt).toMatchObject({ model: 'claude-sonnet-4-6', window: 2000 })
+    expect(result.summaryModelLearnt!.factor).toBeGreaterThan(1)
+    // Refusals are not billed: the usage counts the accepted requests.
+    expect(result.summaryUsage!.requests).toBe(sizes.length - 1)
   })
 
   it('529 every time: compacted false, the input array itself, OVERLOADED after 3 attempts', async () => {

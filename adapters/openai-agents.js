@@ -42,7 +42,8 @@ const SESSION_METHODS = ['getSessionId', 'getItems', 'addItems', 'popItem', 'cle
 // The fields of a Compactor's result that a failed write-back keeps.
 const MEASURED_FIELDS = [
   'provider', 'model', 'warnings', 'tokens', 'threshold', 'measure', 'strategy', 'trigger', 'rounds', 'removed',
-  'fallback', 'extracted', 'compactionUnavailable', 'summaryUsage', 'summaryRequest', 'checkpoint', 'background',
+  'fallback', 'extracted', 'compactionUnavailable', 'summaryUsage', 'summaryModelLearnt', 'summaryRequest', 'checkpoint',
+  'background',
 ]
 // Options that say something about one call, not about the session.
 const PER_CALL_OPTIONS = {

@@ -380,6 +380,7 @@ pub(crate) fn outcome_json(outcome: &CompactOutcome, format: Format) -> Value {
         "thinkingArchivePath": outcome.thinking_archive_path.as_ref().map(|p| p.display().to_string()),
         "compactionUnavailable": outcome.native_unavailable,
         "summaryUsage": outcome.summary_usage,
+        "summaryModelLearnt": outcome.summary_model_learnt,
         "summaryRequest": outcome.summary_request,
         "summaryFallback": outcome.summary_fallback,
         "checkpoint": outcome.checkpoint,

@@ -872,8 +872,15 @@ async fn anthropic_reply_fails(reply: Value, expected: ErrorCode) {
     .await;
     let e = run_failed(anthropic(&server).as_ref(), 1).await;
     assert_eq!(e.code, expected);
-    assert_eq!(e.attempts, 2, "failed summaries are retried");
-    assert_eq!(requests(&server).await.len(), 2);
+    assert_failed_attempts(&e, requests(&server).await.len());
+}
+
+/// Failed summaries are retried, except one cut at `max_tokens`: the same request would be
+/// cut again, so it is sent once (the summary parts ask again with more room).
+fn assert_failed_attempts(e: &CompactError, sent: usize) {
+    let expected = if e.code == ErrorCode::Truncated { 1 } else { 2 };
+    assert_eq!(e.attempts, expected, "{e:?}");
+    assert_eq!(sent, expected as usize);
 }
 
 async fn openai_reply_fails(message: Value, finish_reason: &str, expected: ErrorCode) {
@@ -888,8 +895,7 @@ async fn openai_reply_fails(message: Value, finish_reason: &str, expected: Error
     .await;
     let e = run_failed(openai(&server).as_ref(), 1).await;
     assert_eq!(e.code, expected);
-    assert_eq!(e.attempts, 2, "failed summaries are retried");
-    assert_eq!(requests(&server).await.len(), 2);
+    assert_failed_attempts(&e, requests(&server).await.len());
 }
 
 #[tokio::test]

@@ -1,11 +1,12 @@
 //! The summary of a middle as a transcript request (F-004) — bounded to what the summary model
-//! can read, in chunks when it cannot read all of it, an earlier summary updated rather than
-//! summarized as chat (UC-002) — and the sections the library appends after the model's text
-//! (the ledger, SPEC §4.5).
+//! can read, in parts sized in its tokens when it cannot read all of it ([`super::parts`]), an
+//! earlier summary updated rather than summarized as chat (UC-002) — and the sections the
+//! library appends after the model's text (the ledger, SPEC §4.5).
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::parts::summarize_in_parts;
 use crate::model::added::{self, OwnSummaries};
 use crate::pipeline::options::{CompactOptions, PromptStyle};
 use crate::summary::ledger::Ledger;
@@ -89,14 +90,12 @@ pub(super) fn append(body: &mut String, sections: &str) {
 pub struct Summary {
     pub body: String,
     pub attempts: u32,
+    /// What happened on the way that the caller should know (parts resized, refused, cut).
+    pub warnings: Vec<String>,
 }
 
-/// How many characters of transcript fit in a token budget, conservatively (≈ 3 chars a token;
-/// real text averages ~4, code ~3.5).
-const CHARS_PER_TOKEN: usize = 3;
-
 /// Summarizes the middle: finds an earlier summary to update, bounds the transcript to what
-/// the summary model can read (shortening tool results, then summarizing in chunks folded with
+/// the summary model can read (shortening tool results, then summarizing in parts folded with
 /// the update prompt), and appends the ledger. `origins` maps each middle message to the
 /// compaction's input (see [`SummaryRequest::origins`]).
 #[allow(clippy::too_many_arguments)]
@@ -158,140 +157,71 @@ pub(super) async fn summarize_after(
     observer: &dyn AttemptObserver,
 ) -> Result<Summary, SummaryFailure> {
     let sections = appended_sections(earlier, middle, options, own);
-    let policy = RetryPolicy {
-        max_retries: options.max_retries,
-        base_delay: options.retry_base_delay,
-    };
-    let max_tokens = options.summary_max_tokens;
-
-    let window = options
-        .summary_context_tokens
-        .or_else(|| summarizer.context_window());
-    let budget_chars =
-        window.map(|w| w.saturating_sub(max_tokens as usize + 2_000).max(1_000) * CHARS_PER_TOKEN);
-
-    let chunks = if summarizer.wants_prompt() {
-        plan_chunks(middle, budget_chars, own)
+    let previous_summary = previous_summary.as_deref().map(strip_sections);
+    let (text, attempts, warnings) = if summarizer.wants_prompt() {
+        let parts = summarize_in_parts(
+            previous_summary,
+            middle,
+            middle_start,
+            origins,
+            options,
+            own,
+            summarizer,
+            usage,
+            cancel,
+            observer,
+        )
+        .await?;
+        (parts.text, parts.attempts, parts.warnings)
     } else {
-        vec![Chunk {
-            range: 0..middle.len(),
-            limits: RenderLimits::default(),
-        }]
-    };
-
-    let mut running_summary = previous_summary.as_deref().map(strip_sections);
-    let mut attempts = 0;
-    for chunk in chunks {
-        let messages = &middle[chunk.range.clone()];
+        // A summarizer that reads the messages itself (the extractive one): one request.
         let instructions = match options.prompt_style {
             PromptStyle::Structured => prompt::instructions(
-                running_summary.as_deref(),
+                previous_summary.as_deref(),
                 options.custom_instructions.as_deref(),
             ),
             PromptStyle::Continuation => {
                 prompt::continuation_instructions(options.custom_instructions.as_deref())
             }
         };
-        let mut request = SummaryRequest {
-            messages,
-            range: middle_start + chunk.range.start..middle_start + chunk.range.end,
-            origins: &origins[chunk.range.clone()],
+        let request = SummaryRequest {
+            messages: middle,
+            range: middle_start..middle_start + middle.len(),
+            origins,
             prompt: String::new(),
             instructions,
-            render_limits: chunk.limits,
-            previous_summary: running_summary.clone(),
+            render_limits: RenderLimits::default(),
+            previous_summary: previous_summary.clone(),
             model: options.model.clone(),
             custom_instructions: options.custom_instructions.clone(),
-            max_tokens,
+            max_tokens: options.summary_max_tokens,
             attempt: 0,
             shared: None,
             usage,
             own,
         };
-        if summarizer.wants_prompt() && !summarizer.renders_prompt_on_demand() {
-            request.prompt = request.render_prompt();
-        }
-        let (text, used) =
+        let policy = RetryPolicy {
+            max_retries: options.max_retries,
+            base_delay: options.retry_base_delay,
+        };
+        let (text, attempts) =
             summarize_with_retries(summarizer, request, policy, cancel, observer).await?;
-        attempts += used;
-        running_summary = Some(strip_sections(&unwrap_summary_tags(&text)));
-    }
-    let mut body = running_summary.unwrap_or_default();
+        (
+            Some(strip_sections(&unwrap_summary_tags(&text))),
+            attempts,
+            Vec::new(),
+        )
+    };
+    let mut body = text.unwrap_or_default();
     if let Some(max) = options.summary_max_chars {
         body = cap_chars(&body, max);
     }
     append(&mut body, &sections);
-    Ok(Summary { body, attempts })
-}
-
-/// A part of the middle summarized in one request.
-struct Chunk {
-    range: std::ops::Range<usize>,
-    limits: RenderLimits,
-}
-
-/// Tool results longer than this are shortened first when the transcript is too long.
-const SHORTENED_TOOL_RESULT_CHARS: usize = 2_000;
-
-fn plan_chunks(middle: &[Value], budget_chars: Option<usize>, own: &OwnSummaries) -> Vec<Chunk> {
-    let Some(budget) = budget_chars else {
-        return vec![Chunk {
-            range: 0..middle.len(),
-            limits: RenderLimits::default(),
-        }];
-    };
-    let full = RenderLimits::default();
-    let sizes: Vec<usize> = middle
-        .iter()
-        .map(|m| approx_rendered_chars(m, full, own))
-        .collect();
-    if sizes.iter().sum::<usize>() <= budget {
-        return vec![Chunk {
-            range: 0..middle.len(),
-            limits: full,
-        }];
-    }
-    let short = RenderLimits {
-        max_tool_result_chars: SHORTENED_TOOL_RESULT_CHARS,
-        ..RenderLimits::default()
-    };
-    let sizes: Vec<usize> = middle
-        .iter()
-        .map(|m| approx_rendered_chars(m, short, own))
-        .collect();
-    if sizes.iter().sum::<usize>() <= budget {
-        return vec![Chunk {
-            range: 0..middle.len(),
-            limits: short,
-        }];
-    }
-    // Chunks that each fit (a single oversized message gets a chunk of its own; its long
-    // parts are clipped by the render limits).
-    let mut chunks = Vec::new();
-    let mut start = 0;
-    let mut used = 0;
-    for (i, size) in sizes.iter().enumerate() {
-        if i > start && used + size > budget {
-            chunks.push(Chunk {
-                range: start..i,
-                limits: short,
-            });
-            start = i;
-            used = 0;
-        }
-        used += size;
-    }
-    chunks.push(Chunk {
-        range: start..middle.len(),
-        limits: short,
-    });
-    chunks
-}
-
-fn approx_rendered_chars(message: &Value, limits: RenderLimits, own: &OwnSummaries) -> usize {
-    // Any key of the length of the real one measures the same.
-    let key = prompt::TranscriptKey::fixed("0000000000000000");
-    prompt::render_transcript(std::slice::from_ref(message), limits, own, &key).len()
+    Ok(Summary {
+        body,
+        attempts,
+        warnings,
+    })
 }
 
 /// The summary length cap (`summaryMaxChars`, the Pi Agent seed's `summary_max_length`): the
@@ -317,11 +247,4 @@ pub fn cap_chars(text: &str, max: usize) -> String {
     out
 }
 
-pub(super) fn unwrap_summary_tags(text: &str) -> String {
-    match (text.find("<summary>"), text.rfind("</summary>")) {
-        (Some(start), Some(end)) if end > start => {
-            text[start + "<summary>".len()..end].trim().to_string()
-        }
-        _ => text.trim().to_string(),
-    }
-}
+pub(super) use super::parts::unwrap_summary_tags;

@@ -55,6 +55,7 @@ pub(crate) mod native;
 pub mod offload;
 pub mod options;
 pub mod outcome;
+pub(crate) mod parts;
 pub(crate) mod pieces;
 pub mod plan;
 pub mod precompute;

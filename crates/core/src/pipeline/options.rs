@@ -107,6 +107,14 @@ pub struct CompactOptions {
     pub summary_max_tokens: u32,
     /// The summary model's context window; by default from the model table.
     pub summary_context_tokens: Option<usize>,
+    /// The summary model's window as an earlier refusal stated it (kept per model in the
+    /// session store): the summary parts are sized within it as well. Internal, not an option
+    /// of the JS API.
+    pub summary_window_learnt: Option<usize>,
+    /// The factor between what the summary model bills and our count of a request, as its usage
+    /// taught earlier (kept per model in the session store): the parts are sized with it when it
+    /// is above the model family's. Internal, not an option of the JS API.
+    pub summary_factor_learnt: Option<f64>,
     /// What happens when every summary attempt failed and the list reaches the window.
     /// Default [`SummaryFallback::Extractive`].
     pub summary_fallback: SummaryFallback,
@@ -286,6 +294,8 @@ impl Default for CompactOptions {
             model: None,
             summary_max_tokens: 4096,
             summary_context_tokens: None,
+            summary_window_learnt: None,
+            summary_factor_learnt: None,
             summary_fallback: SummaryFallback::Extractive,
             summary_declined: None,
             custom_instructions: None,

@@ -12,7 +12,7 @@ use crate::plan::offload::Offloaded;
 use crate::plan::partition::Partition;
 use crate::plan::strategy::{Removal, Strategy};
 use crate::summary::memory::Extracted;
-use crate::summary::summarize::{SummaryRequestKind, SummaryUsage};
+use crate::summary::summarize::{SummaryModelLearnt, SummaryRequestKind, SummaryUsage};
 
 pub use crate::model::piece::Piece;
 
@@ -140,6 +140,10 @@ pub struct CompactOutcome {
     pub native_unavailable: Option<String>,
     /// What the summary calls cost (`result.summaryUsage`); `None` when no LLM was called.
     pub summary_usage: Option<SummaryUsage>,
+    /// What the summary model's answers taught in this compaction (`result.summaryModelLearnt`):
+    /// the window a refusal stated, the factor between what it billed and our count. `None`
+    /// when they taught nothing.
+    pub summary_model_learnt: Option<SummaryModelLearnt>,
     /// Which request wrote the summary that was used (`result.summaryRequest`); `None` when
     /// no summary request was made.
     pub summary_request: Option<SummaryRequestKind>,
@@ -268,6 +272,7 @@ impl CompactOutcome {
             thinking_archive_path: None,
             native_unavailable: None,
             summary_usage: None,
+            summary_model_learnt: None,
             summary_request: None,
             summary_fallback: None,
             checkpoint: None,

@@ -76,7 +76,7 @@ pub async fn precompute(
             .await?;
             let summarized = match summarized {
                 Ok(summarized) => summarized,
-                Err((error, _)) => return Ok(Err(error)),
+                Err((error, _, _)) => return Ok(Err(error)),
             };
             (
                 summarized.region.end,

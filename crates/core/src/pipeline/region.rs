@@ -10,9 +10,10 @@ use super::middle::{
     append, appended_sections, cap_chars, earlier_body, summarize_middle, unwrap_summary_tags,
     Summary,
 };
-use crate::base::error::ErrorCode;
+use crate::base::error::{CompactError, ErrorCode};
 use crate::formats::Format;
 use crate::model::added::{self, OwnSummaries};
+use crate::model::tokens;
 use crate::pipeline::options::SummaryRequestMode;
 use crate::pipeline::options::{CompactOptions, PromptStyle};
 use crate::summary::cache_evidence::{self, Sources};
@@ -20,8 +21,8 @@ use crate::summary::prompt::{self, Landmark, RenderLimits, SharedScope, SharedSt
 use crate::summary::providers::shared::leading_system;
 use crate::summary::sections::strip_sections;
 use crate::summary::summarize::{
-    summarize_with_retries, AttemptObserver, RetryPolicy, SharedRequest, Summarizer,
-    SummaryFailure, SummaryRequest, SummaryRequestKind, UsageMeter,
+    summarize_or_resize, AttemptError, AttemptObserver, Attempted, RetryPolicy, SharedRequest,
+    Summarizer, SummaryFailure, SummaryRequest, SummaryRequestKind, UsageMeter,
 };
 
 /// A region's summary and how it was asked for.
@@ -260,7 +261,9 @@ pub async fn summarize_region(
 }
 
 /// Failures of a shared request that the transcript request may not meet: the model called a
-/// tool or wrote nothing, or the API rejected the loop's request (its model, tools or size).
+/// tool or wrote nothing, or the API rejected the loop's request (its model, tools or size: a
+/// refusal as too long is a `BAD_REQUEST` whatever its status, and the transcript is then sent
+/// in parts that fit).
 /// Authentication, quota and availability failures would meet it too, so they stand.
 fn shared_failure_falls_back(code: ErrorCode) -> bool {
     matches!(
@@ -346,12 +349,49 @@ pub(super) async fn summarize_shared(
         max_retries: options.max_retries,
         base_delay: options.retry_base_delay,
     };
-    let (text, attempts) =
-        summarize_with_retries(summarizer, request, policy, cancel, observer).await?;
+    let mut request = request;
+    let (outcome, attempts) =
+        summarize_or_resize(summarizer, &mut request, policy, cancel, observer).await?;
+    let text = match outcome {
+        Attempted::Summary(text) => text,
+        Attempted::TooLong(error) => {
+            // What the refusal stated sizes the transcript parts that follow it (the caller
+            // falls back to them): the window, and the model's count over ours of the request.
+            let stated = error.too_long.unwrap_or_default();
+            let counted = tokens::count_messages(options.encoding, messages)
+                + options.extra_tokens()
+                + tokens::count_text(options.encoding, &instruction);
+            let model = summarizer
+                .model()
+                .or(options.model.as_deref())
+                .unwrap_or(summarizer.provider());
+            meter.learn(
+                model,
+                stated.maximum,
+                stated.prompt.map(|n| n as f64 / counted.max(1) as f64),
+            );
+            return Err(final_failure(error, attempts));
+        }
+        Attempted::Truncated(error) => return Err(final_failure(error, attempts)),
+    };
     let mut body = strip_sections(&unwrap_summary_tags(&text));
     if let Some(max) = options.summary_max_chars {
         body = cap_chars(&body, max);
     }
     append(&mut body, &sections);
-    Ok(Summary { body, attempts })
+    Ok(Summary {
+        body,
+        attempts,
+        warnings: Vec::new(),
+    })
+}
+
+/// A failure that the same request would meet again (a refusal for size, a summary cut at
+/// `max_tokens`): the end of the shared request's attempts.
+fn final_failure(error: AttemptError, attempts: u32) -> SummaryFailure {
+    SummaryFailure::Failed(CompactError {
+        attempts,
+        status: error.status,
+        ..CompactError::new(error.code, error.message)
+    })
 }

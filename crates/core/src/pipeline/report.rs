@@ -280,6 +280,7 @@ fn said_of_replacement(
         outcome.attempts = summary.attempts;
         outcome.rounds = summary.rounds;
         outcome.summary_usage = summary.usage;
+        outcome.summary_model_learnt = summary.learnt.clone();
         outcome.summary_request = Some(summary.request);
         outcome.summary_fallback = summary.fallback.clone();
     }

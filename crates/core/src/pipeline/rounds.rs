@@ -18,7 +18,8 @@ use crate::pipeline::options::CompactOptions;
 use crate::pipeline::outcome::{Aborted, SummaryFallbackReport};
 use crate::plan::partition::{is_user_turn, partition, Partition};
 use crate::summary::summarize::{
-    AttemptObserver, Summarizer, SummaryFailure, SummaryRequestKind, SummaryUsage, UsageMeter,
+    AttemptObserver, Summarizer, SummaryFailure, SummaryModelLearnt, SummaryRequestKind,
+    SummaryUsage, UsageMeter,
 };
 
 /// The most summary rounds one compaction runs: the first, and at most two more when the
@@ -38,9 +39,18 @@ pub(crate) struct Summarized {
     pub usage: Option<SummaryUsage>,
     /// Which request wrote the summary (the first round's; later rounds use the same).
     pub request: SummaryRequestKind,
+    /// What the summary model's answers taught (a window, a factor).
+    pub learnt: Option<SummaryModelLearnt>,
     /// Written without an LLM in place of the summary asked for, and why (`summaryFallback`).
     pub fallback: Option<SummaryFallbackReport>,
 }
+
+/// A failed summary: why, what its calls cost, and what they taught.
+pub(crate) type Failed = (
+    CompactError,
+    Option<SummaryUsage>,
+    Option<SummaryModelLearnt>,
+);
 
 /// Summarizes the middle of `plan`, then, while the result (estimated with `stand_in` as the
 /// archive path) is still over the threshold and its tail holds more than one user turn, folds
@@ -65,7 +75,7 @@ pub(crate) async fn summarize(
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
     first: Option<Summarized>,
-) -> Result<Result<Summarized, (CompactError, Option<SummaryUsage>)>, Aborted> {
+) -> Result<Result<Summarized, Failed>, Aborted> {
     let origins: Vec<Option<usize>> = (0..messages.len()).map(Some).collect();
     let meter = UsageMeter::default();
     let rounds = Rounds {
@@ -94,7 +104,9 @@ pub(crate) async fn summarize(
         {
             Ok(summarized) => summarized,
             Err(SummaryFailure::Aborted) => return Err(Aborted),
-            Err(SummaryFailure::Failed(error)) => return Ok(Err((error, meter.total()))),
+            Err(SummaryFailure::Failed(error)) => {
+                return Ok(Err((error, meter.total(), meter.learnt())))
+            }
         },
     };
     let head_tokens: usize = counts[..plan.head_len].iter().sum();
@@ -126,6 +138,7 @@ pub(crate) async fn summarize(
                 summarized.region = region.start..fold.end;
                 summarized.body = summary.body;
                 summarized.attempts += summary.attempts;
+                summarized.warnings.extend(summary.warnings);
                 summarized.rounds += 1;
             }
             Err(SummaryFailure::Aborted) => return Err(Aborted),
@@ -139,6 +152,7 @@ pub(crate) async fn summarize(
         }
     }
     summarized.usage = meter.total();
+    summarized.learnt = meter.learnt();
     Ok(Ok(summarized))
 }
 
@@ -174,14 +188,17 @@ impl Rounds<'_> {
             self.observer,
         )
         .await?;
+        let mut warnings = region.warnings;
+        warnings.extend(region.summary.warnings);
         Ok(Summarized {
             region: plan.middle(),
             body: region.summary.body,
             attempts: region.summary.attempts,
             rounds: 1,
-            warnings: region.warnings,
+            warnings,
             usage: None,
             request: region.request,
+            learnt: None,
             fallback: None,
         })
     }

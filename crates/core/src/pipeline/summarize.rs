@@ -26,7 +26,7 @@ use crate::model::added::{self, OwnSummaries};
 use crate::plan::partition::Partition;
 use crate::plan::thinking;
 use crate::summary::extractive::ExtractiveSummarizer;
-use crate::summary::summarize::{Summarizer, SummaryUsage};
+use crate::summary::summarize::{Summarizer, SummaryModelLearnt, SummaryUsage};
 
 // The summary calls this step makes, under the names they had when they lived here.
 pub use super::middle::{cap_chars, summarize_middle, Summary};
@@ -102,6 +102,7 @@ async fn summary<'a>(
         let failed = Failed {
             error: declined.clone(),
             usage: None,
+            learnt: None,
             native: None,
         };
         return extractive(call, partition, own, failed, planned, report).await;
@@ -154,18 +155,20 @@ async fn summary<'a>(
             draft.native_fallback = native_fallback;
             Ok(Ok((draft, Some(call.summarizer))))
         }
-        Err((error, usage)) if falls_back(call) => {
+        Err((error, usage, learnt)) if falls_back(call) => {
             let failed = Failed {
                 error,
                 usage,
+                learnt,
                 native: native_fallback,
             };
             extractive(call, partition, own, failed, planned, report).await
         }
-        Err((error, usage)) => {
+        Err((error, usage, learnt)) => {
             let attempts = error.attempts;
             let mut outcome = report.failed(error, planned);
             outcome.summary_usage = usage;
+            outcome.summary_model_learnt = learnt;
             outcome.provider = Some(call.summarizer.provider().to_string());
             outcome.model = call.summarizer.model().map(str::to_string);
             outcome.attempts = attempts;
@@ -196,6 +199,8 @@ fn falls_back(call: &Call<'_>) -> bool {
 struct Failed {
     error: CompactError,
     usage: Option<SummaryUsage>,
+    /// What the summary model's answers taught before it failed.
+    learnt: Option<SummaryModelLearnt>,
     native: Option<NativeFallback>,
 }
 
@@ -213,6 +218,7 @@ async fn extractive<'a>(
     let Failed {
         error,
         usage,
+        learnt,
         native,
     } = failed;
     // The transcript form, once: the built-in summarizer reads the messages, sends nothing.
@@ -242,6 +248,7 @@ async fn extractive<'a>(
         Err(_) => {
             let mut outcome = report.failed(error, planned);
             outcome.summary_usage = usage;
+            outcome.summary_model_learnt = learnt;
             return Ok(Err(outcome));
         }
     };
@@ -255,6 +262,7 @@ async fn extractive<'a>(
     // The attempts of the summary model: the built-in summarizer makes none.
     summarized.attempts = error.attempts;
     summarized.usage = usage;
+    summarized.learnt = learnt;
     summarized.fallback = Some(SummaryFallbackReport {
         used: "extractive",
         reason,
@@ -316,6 +324,7 @@ impl Precomputed {
                 warnings: warnings.clone(),
                 usage: *usage,
                 request: *request,
+                learnt: None,
                 fallback: None,
             }),
             PrecomputedSummary::Native { .. } => None,

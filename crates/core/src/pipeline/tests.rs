@@ -278,10 +278,11 @@ async fn an_oversized_middle_is_summarized_in_chunks() {
     let requests = s.requests.lock().unwrap();
     assert!(requests.len() > 1, "{} requests", requests.len());
     for (i, (prompt_text, previous, _)) in requests.iter().enumerate() {
+        // Parts are sized in tokens: each prompt and the output budget fit the window.
+        let tokens = crate::model::tokens::count_text(opts.encoding, prompt_text);
         assert!(
-            prompt_text.len() <= (12_000 - 4096) * 3 + 10_000,
-            "chunk {i} too long: {}",
-            prompt_text.len()
+            tokens + 4096 <= 12_000,
+            "part {i} too long: {tokens} tokens"
         );
         assert_eq!(previous.is_some(), i > 0);
     }

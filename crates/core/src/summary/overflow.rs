@@ -28,8 +28,6 @@ use std::sync::LazyLock;
 use regex::{Regex, RegexSet};
 use serde_json::Value;
 
-use crate::summary::providers::http::is_quota_code;
-
 /// What an error says about itself, gathered from wherever it was found (the SDK's error
 /// object, its parsed body, its `cause` chain): HTTP statuses, machine codes (`code`, `type`,
 /// `name`, `error_code`, `status` strings such as `INVALID_ARGUMENT`) and human messages.
@@ -161,6 +159,34 @@ impl ErrorSignals {
         }
         signals
     }
+}
+
+/// Error codes that mean a spend limit, quota or exhausted balance: waiting does not help, so a
+/// 429 carrying one is not retried. Where they sit in the body:
+/// - OpenAI: `error.type` / `error.code` `insufficient_quota`, and the codes of its spend-limit
+///   guide: `organization_spend_limit_exceeded`, `project_spend_limit_exceeded`,
+///   `organization_usage_limit_exceeded`, `credit_balance_exhausted`;
+/// - Anthropic: `error.type` is `rate_limit_error` and the code is in `error.details.error_code`
+///   (`enforced_spend_limit_reached`: the tier's monthly cap, sent without `retry-after`;
+///   `contract_spend_limit_reached`), as the official SDK's error classes read it;
+/// - older or compatible servers: the remaining names, as `type` or `code`.
+const QUOTA_ERRORS: &[&str] = &[
+    "insufficient_quota",
+    "organization_spend_limit_exceeded",
+    "project_spend_limit_exceeded",
+    "organization_usage_limit_exceeded",
+    "credit_balance_exhausted",
+    "enforced_spend_limit_reached",
+    "contract_spend_limit_reached",
+    "spend_limit_reached",
+    "billing_hard_limit_reached",
+    "billing_error",
+    "credit_balance_too_low",
+];
+
+/// True for a spend-limit / quota code (case-insensitive), wherever it was found.
+pub fn is_quota_code(code: &str) -> bool {
+    QUOTA_ERRORS.iter().any(|q| q.eq_ignore_ascii_case(code))
 }
 
 /// Error codes that name a context overflow outright.
@@ -610,6 +636,41 @@ pub fn refusal_numbers(signals: &ErrorSignals) -> RefusalNumbers {
     found
 }
 
+/// What a refusal for size states about the request (the summary request's view of
+/// [`refusal_numbers`]): the prompt as the provider counted it (N) and the most the model takes
+/// (M). M is the model's window, or its input maximum where the provider states that instead
+/// (Anthropic's "N tokens > M maximum" is the window less `max_tokens`); sizing against it less
+/// the output budget is conservative either way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StatedLimits {
+    /// The prompt's size in the provider's tokens (N), without the requested output where the
+    /// text tells the two apart.
+    pub prompt: Option<u64>,
+    /// The maximum (M).
+    pub maximum: Option<u64>,
+}
+
+/// What a refusal for size states about the request, when [`is_context_overflow`] says it is
+/// one (`None` otherwise): the count N and the maximum M where it states them, else what it
+/// states of the two, else neither (Bedrock's "Input is too long for requested model.", OpenAI's
+/// Responses "exceeds the context window").
+pub fn stated_limits(signals: &ErrorSignals) -> Option<StatedLimits> {
+    if !is_context_overflow(signals) {
+        return None;
+    }
+    let numbers = refusal_numbers(signals);
+    Some(StatedLimits {
+        prompt: numbers.prompt,
+        maximum: numbers.maximum,
+    })
+}
+
+/// [`stated_limits`] of an HTTP error response (the numbers a body carries as fields, such as
+/// llama.cpp's `n_prompt_tokens` / `n_ctx`, included).
+pub fn stated_limits_response(status: u16, body: &[u8]) -> Option<StatedLimits> {
+    stated_limits(&ErrorSignals::from_response(status, body))
+}
+
 /// [`is_context_overflow`] of an HTTP error response (status and raw body).
 pub fn is_context_overflow_response(status: u16, body: &[u8]) -> bool {
     is_context_overflow(&ErrorSignals::from_response(status, body))
@@ -926,6 +987,147 @@ mod tests {
         // Words of the table in another sense.
         assert!(!text("For context, here is the error"));
         assert!(!text("too many tokens"));
+    }
+
+    fn limits(status: u16, value: Value) -> Option<StatedLimits> {
+        stated_limits_response(status, value.to_string().as_bytes())
+    }
+
+    fn limits_text(message: &str) -> Option<StatedLimits> {
+        let mut s = ErrorSignals::default();
+        s.add_message(message);
+        stated_limits(&s)
+    }
+
+    fn both(prompt: u64, maximum: u64) -> Option<StatedLimits> {
+        Some(StatedLimits {
+            prompt: Some(prompt),
+            maximum: Some(maximum),
+        })
+    }
+
+    // The count N and the maximum M each provider states, read from its own body or text.
+    #[test]
+    fn refusals_state_the_count_and_the_maximum() {
+        // Anthropic Messages (earendil-works/pi#102; issue 35's 1.3× server).
+        assert_eq!(
+            limits(
+                400,
+                json!({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 235122 tokens > 195904 maximum"}})
+            ),
+            both(235_122, 195_904)
+        );
+        // Anthropic, input + max_tokens over the window (continuedev/continue#6080).
+        assert_eq!(
+            limits_text("input length and `max_tokens` exceed context limit: 199759 + 8192 > 200000, decrease input length or `max_tokens` and try again"),
+            both(199_759, 200_000)
+        );
+        // Claude through Bedrock (daisuke-awaji/moca#254).
+        assert_eq!(
+            limits_text("The model returned the following errors: prompt is too long: 200049 tokens > 200000 maximum"),
+            both(200_049, 200_000)
+        );
+        // OpenAI Chat Completions `context_length_exceeded` (NextChat#2358).
+        assert_eq!(
+            limits(
+                400,
+                json!({"error":{"message":"This model's maximum context length is 16385 tokens. However, your messages resulted in 16468 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}})
+            ),
+            both(16_468, 16_385)
+        );
+        // OpenAI / DeepSeek / vLLM with the completion: the messages are the prompt.
+        assert_eq!(
+            limits(
+                400,
+                json!({"object":"error","message":"This model's maximum context length is 16384 tokens. However, you requested 122946 tokens (112946 in the messages, 10000 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400})
+            ),
+            both(112_946, 16_384)
+        );
+        // vLLM's newer wording (vllm-project/vllm#33425).
+        assert_eq!(
+            limits_text("This model's maximum context length is 2048 tokens. However, your request has 3000 input tokens plus 45 'max_tokens'. Please reduce one or the other."),
+            both(3_000, 2_048)
+        );
+        // OpenRouter (refly-ai/refly#1177).
+        assert_eq!(
+            limits_text("400 This endpoint's maximum context length is 32768 tokens. However, you requested about 42832 tokens (42832 of text input). Please reduce the length of either one"),
+            both(42_832, 32_768)
+        );
+        // Gemini API and Vertex AI (google-gemini/gemini-cli#6678).
+        assert_eq!(
+            limits(
+                400,
+                json!({"error":{"code":400,"message":"The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}})
+            ),
+            both(1_200_293, 1_048_576)
+        );
+        // Bedrock Titan.
+        assert_eq!(
+            limits_text("ValidationException: 400 Bad Request: Too many input tokens. Max input tokens: 8192, request input token count: 9279 "),
+            both(9_279, 8_192)
+        );
+        // llama.cpp: the body's fields, and its newer text.
+        assert_eq!(
+            limits(
+                400,
+                json!({"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":14429,"n_ctx":8192}})
+            ),
+            both(14_429, 8_192)
+        );
+        assert_eq!(
+            limits(
+                400,
+                json!({"error":{"code":400,"message":"request (4476 tokens) exceeds the available context size (4096 tokens)","type":"exceed_context_size_error"}})
+            ),
+            both(4_476, 4_096)
+        );
+        // Mistral, xAI, Together, LiteLLM, TGI, Copilot, Kimi.
+        for (message, n, m) in [
+            ("Prompt contains 65673 tokens, too large for model with 32768 maximum context length", 65_673, 32_768),
+            ("This model's maximum prompt length is 131072 but the request contains 136973 tokens.", 136_973, 131_072),
+            ("The input (516368 tokens) is longer than the model's context length (262144 tokens).", 516_368, 262_144),
+            ("Input length (265330) exceeds model's maximum context length (262144).", 265_330, 262_144),
+            ("Input validation error: `inputs` tokens + `max_new_tokens` must be <= 8192. Given: 8204 `inputs` tokens and 2047 `max_new_tokens`", 8_204, 8_192),
+            ("prompt token count of 200000 exceeds the limit of 128000", 200_000, 128_000),
+            ("Your request exceeded model token limit: 262144 (requested: 300000)", 300_000, 262_144),
+            ("The decoder prompt (length 12324) is longer than the maximum model length of 8192.", 12_324, 8_192),
+        ] {
+            assert_eq!(limits_text(message), both(n, m), "{message}");
+        }
+    }
+
+    #[test]
+    fn refusals_that_state_less() {
+        // The maximum alone.
+        assert_eq!(
+            limits_text("Requested token count exceeds the model's maximum context length of 131072 tokens."),
+            Some(StatedLimits {
+                prompt: None,
+                maximum: Some(131_072)
+            })
+        );
+        // Neither: Bedrock, OpenAI Responses, Ollama, llama.cpp's first text.
+        for message in [
+            "Input is too long for requested model.",
+            "Your input exceeds the context window of this model. Please adjust your input and try again.",
+            "prompt too long; exceeded max context length by 4 tokens",
+            "the request exceeds the available context size. try increasing the context size or enable context shift",
+        ] {
+            assert_eq!(
+                limits_text(message),
+                Some(StatedLimits::default()),
+                "{message}"
+            );
+        }
+        // Not a refusal for size: nothing.
+        assert_eq!(
+            limits(
+                429,
+                json!({"error":{"message":"Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Requested 50000.","code":"rate_limit_exceeded"}})
+            ),
+            None
+        );
+        assert_eq!(limits_text("max_tokens is too large: 20480"), None);
     }
 
     #[test]

@@ -341,11 +341,14 @@ pub fn continuation_instructions(custom_instructions: Option<&str>) -> String {
 
 /// How long one tool result may be in the transcript before it is shortened (in chars), and
 /// one tool call's input. `usize::MAX` renders everything.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RenderLimits {
     pub max_tool_result_chars: usize,
     /// Default 4 000: a summary model needs what a call did, not a whole file it wrote.
     pub max_tool_input_chars: usize,
+    /// Default unlimited: the user's and the agent's own words are kept whole, unless one
+    /// message alone is larger than the summary model reads (its part is then clipped to fit).
+    pub max_text_chars: usize,
 }
 
 impl Default for RenderLimits {
@@ -353,6 +356,7 @@ impl Default for RenderLimits {
         RenderLimits {
             max_tool_result_chars: usize::MAX,
             max_tool_input_chars: 4_000,
+            max_text_chars: usize::MAX,
         }
     }
 }
@@ -363,6 +367,7 @@ impl RenderLimits {
         RenderLimits {
             max_tool_result_chars: usize::MAX,
             max_tool_input_chars: usize::MAX,
+            max_text_chars: usize::MAX,
         }
     }
 }
@@ -513,7 +518,11 @@ fn render_message<'a>(
             match message.get("content") {
                 Some(Value::String(text)) => {
                     headers.write(out, role);
-                    let _ = writeln!(out, "\n{}\n", text.trim_end());
+                    let _ = writeln!(
+                        out,
+                        "\n{}\n",
+                        clip_middle(text.trim_end(), limits.max_text_chars)
+                    );
                 }
                 Some(Value::Array(blocks)) => {
                     let mut wrote_header = false;
@@ -577,17 +586,24 @@ fn render_block<'a>(
             let _ = writeln!(
                 out,
                 "{}\n",
-                block
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .trim_end()
+                clip_middle(
+                    block
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .trim_end(),
+                    limits.max_text_chars
+                )
             );
         }
         "thinking" => {
             header(out, headers);
             let thinking = block.get("thinking").and_then(Value::as_str).unwrap_or("");
-            let _ = writeln!(out, "(thinking) {}\n", clip_middle(thinking.trim(), 2_000));
+            let _ = writeln!(
+                out,
+                "(thinking) {}\n",
+                clip_middle(thinking.trim(), limits.max_text_chars.min(2_000))
+            );
         }
         "tool_use" | "server_tool_use" => {
             let id = block.get("id").and_then(Value::as_str).unwrap_or("");

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::base::error::{CompactError, ErrorCode};
 use crate::model::added::OwnSummaries;
+use crate::summary::overflow::StatedLimits;
 use crate::summary::prompt::{self, RenderLimits};
 
 /// A boxed future, so that the trait stays object-safe.
@@ -88,25 +89,71 @@ impl SummaryUsage {
     }
 }
 
-/// Where the providers add the usage of each request they made; shared by the attempts and
-/// rounds of one compaction.
+/// What the summary model's own answers taught within one compaction (`result.summaryModelLearnt`),
+/// so that it can be kept for the next: the window a refusal named (its maximum), and the
+/// factor between what the model billed and our count of the same request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryModelLearnt {
+    /// The summary model.
+    pub model: String,
+    /// The maximum a refusal stated, in the model's tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<u64>,
+    /// Billed input / our count of the request, the largest seen (usage, or a refusal's count).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub factor: Option<f64>,
+}
+
+/// Where the providers add the usage of each request they made, and where the summary parts
+/// note what the model taught; shared by the attempts and rounds of one compaction.
 #[derive(Debug, Default)]
-pub struct UsageMeter(Mutex<SummaryUsage>);
+pub struct UsageMeter {
+    usage: Mutex<SummaryUsage>,
+    learnt: Mutex<Option<SummaryModelLearnt>>,
+}
 
 impl UsageMeter {
     pub fn add(&self, usage: &SummaryUsage) {
-        if let Ok(mut total) = self.0.lock() {
+        if let Ok(mut total) = self.usage.lock() {
             total.add(usage);
         }
     }
 
     /// The sum so far; `None` when no request was billed.
     pub fn total(&self) -> Option<SummaryUsage> {
-        self.0
+        self.usage
             .lock()
             .ok()
             .map(|usage| *usage)
             .filter(|usage| usage.requests > 0)
+    }
+
+    /// What the summary model taught so far.
+    pub fn learnt(&self) -> Option<SummaryModelLearnt> {
+        self.learnt.lock().ok().and_then(|learnt| learnt.clone())
+    }
+
+    /// Notes a window (the smallest stated wins) and a factor (the largest seen wins) for
+    /// `model`.
+    pub fn learn(&self, model: &str, window: Option<u64>, factor: Option<f64>) {
+        if window.is_none() && factor.is_none() {
+            return;
+        }
+        if let Ok(mut learnt) = self.learnt.lock() {
+            let entry = learnt.get_or_insert_with(|| SummaryModelLearnt {
+                model: model.to_string(),
+                window: None,
+                factor: None,
+            });
+            if let Some(window) = window {
+                entry.window = Some(entry.window.map_or(window, |w| w.min(window)));
+            }
+            if let Some(factor) = factor.filter(|f| f.is_finite() && *f > 0.0) {
+                let factor = (factor * 1000.0).round() / 1000.0;
+                entry.factor = Some(entry.factor.map_or(factor, |f| f.max(factor)));
+            }
+        }
     }
 }
 
@@ -136,7 +183,7 @@ pub struct SharedRequest<'a> {
 /// What a summarizer is asked to summarize.
 #[derive(Debug, Clone)]
 pub struct SummaryRequest<'a> {
-    /// The messages to summarize, exactly as given (the middle, or one chunk of it).
+    /// The messages to summarize, exactly as given (the middle, or one part of it).
     pub messages: &'a [Value],
     /// Their indices in the list the compaction round works on: the list passed to
     /// `compactMessages` in the first round, that round's result in a later one.
@@ -203,6 +250,10 @@ pub struct AttemptError {
     pub retry: Retry,
     /// A wait the server asked for (`retry-after-ms` / `retry-after`), already clamped.
     pub retry_after: Option<Duration>,
+    /// The request was refused as longer than the model reads, and what the refusal stated
+    /// (the provider's count, its maximum): the same request would be refused again, a
+    /// smaller one may not.
+    pub too_long: Option<StatedLimits>,
 }
 
 impl AttemptError {
@@ -213,6 +264,7 @@ impl AttemptError {
             status: None,
             retry,
             retry_after: None,
+            too_long: None,
         }
     }
 
@@ -250,6 +302,13 @@ pub trait Summarizer: Send + Sync {
     /// `None`: no limit is known.
     fn context_window(&self) -> Option<usize> {
         self.model().and_then(crate::model::models::context_window)
+    }
+
+    /// The most output tokens one response may have (`max_tokens` is clamped to it); `None`:
+    /// no limit is known.
+    fn max_output_tokens(&self) -> Option<u32> {
+        self.model()
+            .and_then(crate::model::models::max_output_tokens)
     }
 
     /// False for summarizers that read the messages themselves and ignore the prompt (the
@@ -470,7 +529,8 @@ where
 /// Calls `summarizer` until it produces a non-empty summary, retrying as SPEC §5 says.
 /// Returns the trimmed summary and the number of attempts it took. The request is taken whole
 /// (its `attempt` is set for each attempt) rather than cloned per attempt: its prompt can be
-/// the size of the whole middle.
+/// the size of the whole middle. A summary cut at `max_tokens` is not retried: the same
+/// request would be cut again ([`summarize_or_resize`] asks with more room instead).
 pub async fn summarize_with_retries(
     summarizer: &dyn Summarizer,
     mut request: SummaryRequest<'_>,
@@ -479,15 +539,68 @@ pub async fn summarize_with_retries(
     observer: &dyn AttemptObserver,
 ) -> Result<(String, u32), SummaryFailure> {
     let mut retries = Retries::new(summarizer.provider(), "summary", policy, cancel, observer);
+    match attempt_until_resized(summarizer, &mut request, &mut retries).await? {
+        Attempted::Summary(text) => Ok((text, retries.attempt())),
+        Attempted::TooLong(mut error) | Attempted::Truncated(mut error) => {
+            // Not retried: `failed` ends the attempts with it.
+            error.retry = Retry::No;
+            let attempts = retries.attempt();
+            let fallback = SummaryFailure::Failed(CompactError {
+                attempts,
+                status: error.status,
+                ..CompactError::new(error.code, error.message.clone())
+            });
+            Err(retries.failed(error).await.err().unwrap_or(fallback))
+        }
+    }
+}
+
+/// How one request for a summary ended, for a caller that can change the request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Attempted {
+    /// The trimmed, non-empty summary.
+    Summary(String),
+    /// The model refused the request as too long ([`AttemptError::too_long`]): a smaller one
+    /// is needed.
+    TooLong(AttemptError),
+    /// The summary was cut at `max_tokens`: more room, or less to summarize, is needed.
+    Truncated(AttemptError),
+}
+
+/// [`summarize_with_retries`] for a caller that resizes the request itself: a refusal for size
+/// and a summary cut at `max_tokens` end the attempts at once (the same request would meet
+/// them again), as `TooLong` / `Truncated`; other failures are retried as SPEC §5 says.
+/// Returns the outcome and the number of attempts made.
+pub async fn summarize_or_resize(
+    summarizer: &dyn Summarizer,
+    request: &mut SummaryRequest<'_>,
+    policy: RetryPolicy,
+    cancel: &CancellationToken,
+    observer: &dyn AttemptObserver,
+) -> Result<(Attempted, u32), SummaryFailure> {
+    let mut retries = Retries::new(summarizer.provider(), "summary", policy, cancel, observer);
+    let outcome = attempt_until_resized(summarizer, request, &mut retries).await?;
+    Ok((outcome, retries.attempt()))
+}
+
+async fn attempt_until_resized(
+    summarizer: &dyn Summarizer,
+    request: &mut SummaryRequest<'_>,
+    retries: &mut Retries<'_>,
+) -> Result<Attempted, SummaryFailure> {
     loop {
         request.attempt = retries.begin()?;
-        let outcome = retries.run(summarizer.summarize(&request)).await?;
+        let outcome = retries.run(summarizer.summarize(request)).await?;
         let error = match outcome {
             Ok(text) if !text.trim().is_empty() => {
-                return Ok((text.trim().to_string(), request.attempt))
+                return Ok(Attempted::Summary(text.trim().to_string()))
             }
             Ok(_) => {
                 AttemptError::new(ErrorCode::EmptySummary, "the summary was empty", Retry::Yes)
+            }
+            Err(error) if error.too_long.is_some() => return Ok(Attempted::TooLong(error)),
+            Err(error) if error.code == ErrorCode::Truncated => {
+                return Ok(Attempted::Truncated(error))
             }
             Err(error) => error,
         };

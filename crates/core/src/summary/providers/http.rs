@@ -14,6 +14,7 @@ use reqwest::{StatusCode, Url};
 use serde_json::Value;
 
 use crate::base::error::ErrorCode;
+use crate::summary::overflow;
 use crate::summary::summarize::{AttemptError, Retry, MAX_RETRY_AFTER};
 
 /// How long establishing a connection (TCP + TLS) may take.
@@ -324,33 +325,9 @@ pub fn retry_after_from_headers(headers: &HeaderMap, now: SystemTime) -> Option<
     retry_after(get("retry-after-ms"), get("retry-after"), now)
 }
 
-/// Error codes that mean a spend limit, quota or exhausted balance: waiting does not help, so a
-/// 429 carrying one is not retried. Where they sit in the body:
-/// - OpenAI: `error.type` / `error.code` `insufficient_quota`, and the codes of its spend-limit
-///   guide: `organization_spend_limit_exceeded`, `project_spend_limit_exceeded`,
-///   `organization_usage_limit_exceeded`, `credit_balance_exhausted`;
-/// - Anthropic: `error.type` is `rate_limit_error` and the code is in `error.details.error_code`
-///   (`enforced_spend_limit_reached`: the tier's monthly cap, sent without `retry-after`;
-///   `contract_spend_limit_reached`), as the official SDK's error classes read it;
-/// - older or compatible servers: the remaining names, as `type` or `code`.
-const QUOTA_ERRORS: &[&str] = &[
-    "insufficient_quota",
-    "organization_spend_limit_exceeded",
-    "project_spend_limit_exceeded",
-    "organization_usage_limit_exceeded",
-    "credit_balance_exhausted",
-    "enforced_spend_limit_reached",
-    "contract_spend_limit_reached",
-    "spend_limit_reached",
-    "billing_hard_limit_reached",
-    "billing_error",
-    "credit_balance_too_low",
-];
-
-/// True for a spend-limit / quota code (case-insensitive), wherever it was found.
-pub fn is_quota_code(code: &str) -> bool {
-    QUOTA_ERRORS.iter().any(|q| q.eq_ignore_ascii_case(code))
-}
+// The spend-limit and quota codes live beside the overflow texts, which must tell them apart
+// from an overflow; they are used here for the retry decision.
+pub use crate::summary::overflow::is_quota_code;
 
 /// The error code and retry decision for an HTTP status (SPEC §5):
 /// retried: 408, 409, 429, 5xx (529 and `overloaded_error` are `OVERLOADED`);
@@ -497,8 +474,17 @@ pub fn status_error(
             message.push_str(&excerpt(body));
         }
     }
+    // A refusal for size is final for this request whatever its status (llama.cpp's first
+    // version sent it as a 500): the same request would be refused again, so it is not
+    // retried, and it is a bad request the caller can make smaller.
+    let too_long = overflow::stated_limits_response(status.as_u16(), body);
+    let (code, retry) = match too_long {
+        Some(_) => (ErrorCode::BadRequest, Retry::No),
+        None => (code, retry),
+    };
     let mut error = AttemptError::new(code, message, retry).with_status(status.as_u16());
     error.retry_after = retry_after_from_headers(headers, now);
+    error.too_long = too_long;
     error
 }
 
@@ -639,6 +625,56 @@ mod tests {
                 .contains("(rate_limit_error/enforced_spend_limit_reached)"),
             "{}",
             error.message
+        );
+    }
+
+    #[test]
+    fn a_refusal_for_size_is_final_and_says_what_it_stated() {
+        let error = |status: u16, body: &[u8]| {
+            status_error(
+                StatusCode::from_u16(status).unwrap(),
+                &HeaderMap::new(),
+                body,
+                Protocol::OpenAi,
+                SystemTime::now(),
+            )
+        };
+        let refused = error(
+            400,
+            br#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 235122 tokens > 195904 maximum"}}"#,
+        );
+        assert_eq!(
+            (refused.code, refused.retry),
+            (ErrorCode::BadRequest, Retry::No)
+        );
+        assert_eq!(
+            refused.too_long,
+            Some(overflow::StatedLimits {
+                prompt: Some(235_122),
+                maximum: Some(195_904)
+            })
+        );
+        // llama.cpp's first version said it with a 500: not retried, the same request would
+        // meet it again.
+        let old_llama = error(
+            500,
+            br#"{"error":{"code":500,"message":"the request exceeds the available context size. try increasing the context size or enable context shift"}}"#,
+        );
+        assert_eq!(
+            (old_llama.code, old_llama.retry),
+            (ErrorCode::BadRequest, Retry::No)
+        );
+        assert_eq!(old_llama.too_long, Some(overflow::StatedLimits::default()));
+        // Other 400s and 500s are what they were.
+        let other = error(
+            400,
+            br#"{"error":{"message":"messages: roles must alternate"}}"#,
+        );
+        assert_eq!(other.too_long, None);
+        let down = error(500, br#"{"error":{"message":"internal error"}}"#);
+        assert_eq!(
+            (down.code, down.retry, down.too_long),
+            (ErrorCode::ServerError, Retry::Yes, None)
         );
     }
 
