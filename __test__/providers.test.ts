@@ -261,6 +261,34 @@ describe('anthropic provider', () => {
     expect(result.summaryUsage!.requests).toBe(sizes.length - 1)
   })
 
+  it('what a refusal taught the summary model is kept in the store: the next call on it sizes its parts with it, no refusal', async () => {
+    const outputDir = tempDir()
+    const first = await startServer((_request, index) =>
+      index === 0
+        ? anthropicError(400, 'invalid_request_error', 'prompt is too long: 4000 tokens > 2000 maximum')
+        : anthropicOk('## Goal\nEdit the modules'),
+    )
+    const taught = await compactMessages(conversation(), { ...base(first.url, outputDir), provider: 'anthropic', summaryMaxTokens: 256 })
+    expect(taught.summaryModelLearnt).toMatchObject({ window: 2000 })
+    const refused = first.requests[0].body.messages[0].content.length
+    const accepted = Math.max(...first.requests.slice(1).map((r) => r.body.messages[0].content.length))
+    // Another conversation, same store and summary model: a server that refuses what the first
+    // refused. Its parts are sized from the start by what the store kept.
+    const second = await startServer((request) =>
+      request.body.messages[0].content.length >= refused
+        ? anthropicError(400, 'invalid_request_error', 'prompt is too long: 4000 tokens > 2000 maximum')
+        : anthropicOk('## Goal\nEdit the modules'),
+    )
+    const result = await compactMessages(conversation(), { ...base(second.url, outputDir), sessionId: 'another', provider: 'anthropic', summaryMaxTokens: 256 })
+    expect(result.compacted, JSON.stringify([result.error, result.warnings])).toBe(true)
+    expect(result.warnings.filter((w) => /refused/.test(w))).toEqual([])
+    for (const r of second.requests) expect(r.body.messages[0].content.length).toBeLessThanOrEqual(accepted * 1.5)
+    // A store without the record: the whole middle is asked first, as in the first call.
+    const fresh = await startServer(() => anthropicOk('## Goal\nEdit the modules'))
+    await compactMessages(conversation(), { ...base(fresh.url, tempDir()), provider: 'anthropic', summaryMaxTokens: 256 })
+    expect(fresh.requests[0].body.messages[0].content.length).toBe(refused)
+  })
+
   it('529 every time: compacted false, the input array itself, OVERLOADED after 3 attempts', async () => {
     const server = await startServer(() => anthropicError(529, 'overloaded_error', 'Overloaded'))
     const outputDir = tempDir()

@@ -18,8 +18,9 @@ const { runCustomStrategy } = require('./custom-strategy.js')
 // `held`: what a Compactor holds for this call — `checkpoints` (the JSON of the checkpoint
 // records it keeps), `onCheckpoint` (receives the record the call made or reused),
 // `precomputed` (the JSON of a summary prepared in the background), `onBackground`
-// (receives what the addon did with it) and `declined` (`{ code, message }`: no summary is paid
-// for this call, see compactor.js).
+// (receives what the addon did with it), `declined` (`{ code, message }`: no summary is paid
+// for this call, see compactor.js) and `learntModels` (what the store's record holds of every
+// model, learnt.js: the summary model's window and factor size its request).
 async function runCompaction(messages, opts, counts, calibration, markMap, held) {
   // Unknown option names: warnings in the result (a TypeError with strict: true), before anything runs.
   const unknown = unknownOptionWarnings(opts)
@@ -39,7 +40,7 @@ async function compactWith(messages, opts, counts, calibration, markMap, held) {
   const signal = checkSignal(opts)
   const store = checkArchiveStore(opts.archiveStore)
   const outcomeJson = await withArchiveStore(store, (storeId) => {
-    const optsJson = optionsJson(opts, storeId, held?.declined ?? null)
+    const optsJson = optionsJson(opts, storeId, held?.declined ?? null, held?.learntModels ?? null)
     return withSignal(signal, (cancelId) =>
       native.compactJson(
         messages,
@@ -74,7 +75,9 @@ async function compactMessages(messages, options) {
   const counts = overflow || usage ? countEach(messages, opts) : undefined
   if (overflow) calibration = overflowCalibration(messages, counts, opts, calibration)
   const factor = usage ? usageFactor(messages, counts, opts) : null
-  const result = await runCompaction(messages, overflow ? { ...opts, force: true } : opts, counts, calibration)
+  const result = await runCompaction(messages, overflow ? { ...opts, force: true } : opts, counts, calibration, undefined, {
+    learntModels: learnt.models,
+  })
   const updates = learntUpdates(opts, { window: calibration?.window, factor }, learnt.entry, summaryModelLearnt(result))
   const warnings = [...learnt.warnings, ...(await recordLearnt(opts, updates))]
   if (warnings.length > 0) {

@@ -61,7 +61,7 @@ class Compactor {
   // What the store learnt about the agent's model (learnt.js), read once: `saved` is what the
   // store holds (so that only what is new is written), `warnings` what reading it said (given
   // with the next result), `pending` the read of a JS archiveStore, which is asynchronous.
-  #learnt = { loaded: false, saved: {}, warnings: [], pending: null }
+  #learnt = { loaded: false, saved: {}, models: {}, warnings: [], pending: null }
 
 
   constructor(options) {
@@ -78,7 +78,7 @@ class Compactor {
     this.#background = new Background(this.#options.background)
     // A JS archiveStore can only be read asynchronously: started now, used once it answered
     // (compact() waits for it). A directory or an object-store URL is read at the first use.
-    if (this.#options.archiveStore && learntModelOf(this.#options) !== null) {
+    if (this.#options.archiveStore) {
       this.#learnt.pending = readLearnt(this.#options).then((read) => this.#applyLearnt(read))
     }
   }
@@ -94,6 +94,7 @@ class Compactor {
     this.#learnt.loaded = true
     this.#learnt.pending = null
     this.#learnt.saved = { ...read.entry }
+    this.#learnt.models = { ...read.models }
     this.#learnt.warnings.push(...read.warnings)
     reportWarnings(this.#options, read.warnings)
     this.#calibration = withLearnt(this.#calibration, read.entry)
@@ -107,6 +108,12 @@ class Compactor {
     const updates = learntUpdates(opts, learnt, this.#learnt.saved, summaryModelLearnt(result))
     const warnings = this.#learnt.warnings.splice(0)
     const failed = await recordLearnt(opts, updates)
+    // The summary model's later parts in this session are sized with what it taught, kept or not.
+    for (const u of updates) {
+      const key = u.model.trim().toLowerCase()
+      const known = this.#learnt.models[key] ?? {}
+      this.#learnt.models[key] = { window: u.window ?? known.window ?? null, factor: u.factor ?? known.factor ?? null }
+    }
     if (failed.length === 0) {
       for (const u of updates) {
         if (u.model !== learntModelOf(opts)) continue
@@ -365,6 +372,7 @@ class Compactor {
       onCheckpoint: (record) => this.#keepCheckpoint(record),
       precomputed: null,
       onBackground: null,
+      learntModels: this.#learnt.models,
     }
     // `background`: below the threshold, maybe start the summary; at it, the prepared one (a
     // running one awaited) goes to the addon, which uses it if what it covers is unchanged.

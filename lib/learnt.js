@@ -37,18 +37,22 @@ function parseRead(json) {
   const entry = {}
   if (Number.isInteger(read.window)) entry.window = read.window
   if (typeof read.factor === 'number') entry.factor = read.factor
-  return { entry, warnings: Array.isArray(read.warnings) ? read.warnings : [] }
+  // Every model's window and factor: the core looks the summary model up in it once it has
+  // chosen one (a provider's default included).
+  const models = read.models !== null && typeof read.models === 'object' ? read.models : {}
+  return { entry, models, warnings: Array.isArray(read.warnings) ? read.warnings : [] }
 }
 
 function failedRead(opts, error) {
-  return { entry: {}, warnings: [`what was learnt about models could not be read from ${outputDirOf(opts)}: ${error && error.message}`] }
+  return { entry: {}, models: {}, warnings: [`what was learnt about models could not be read from ${outputDirOf(opts)}: ${error && error.message}`] }
 }
 
 // Synchronously, for a Compactor's first measure (a directory or an object-store URL). `null`
 // with a JS archiveStore, which is read with readLearnt.
 function readLearntSync(opts) {
-  const model = learntModelOf(opts)
-  if (model === null) return { entry: {}, warnings: [] }
+  // Without a model named, the record is still read: the summary model (a provider's default)
+  // looks itself up in `models`.
+  const model = learntModelOf(opts) ?? ''
   if (opts.archiveStore) return null
   try {
     return parseRead(native.readLearntModelsSyncJson(outputDirOf(opts), storeJson(opts, null), model))
@@ -58,8 +62,7 @@ function readLearntSync(opts) {
 }
 
 async function readLearnt(opts) {
-  const model = learntModelOf(opts)
-  if (model === null) return { entry: {}, warnings: [] }
+  const model = learntModelOf(opts) ?? ''
   try {
     const json = await withArchiveStore(opts.archiveStore, (id) => native.readLearntModelsJson(outputDirOf(opts), storeJson(opts, id), model))
     return parseRead(json)

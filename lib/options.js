@@ -6,9 +6,10 @@
 const { describe, invalidArgument } = require('./validate.js')
 
 // Options that are functions or objects the addon cannot read; everything else is passed on.
-// `archiveStoreId` and `summaryDeclined` are set by optionsJson alone (a store registered for
-// the call; a Compactor declining to pay for a summary, see compactor.js), never by a caller.
-const JS_ONLY_OPTIONS = new Set(['summarizer', 'signal', 'onEvent', 'onBeforeCompact', 'onLog', 'logger', 'logLevel', 'overflow', 'archiveStore', 'archiveStoreId', 'summaryDeclined'])
+// `archiveStoreId`, `summaryDeclined` and `learntModels` are set by optionsJson alone (a store
+// registered for the call; a Compactor declining to pay for a summary, see compactor.js; what the
+// store's record holds of every model, see learnt.js), never by a caller.
+const JS_ONLY_OPTIONS = new Set(['summarizer', 'signal', 'onEvent', 'onBeforeCompact', 'onLog', 'logger', 'logLevel', 'overflow', 'archiveStore', 'archiveStoreId', 'summaryDeclined', 'learntModels'])
 
 // A custom strategy (an object with a `compress` method, type seed) runs in JS.
 function isCustomStrategy(strategy) {
@@ -26,8 +27,9 @@ function withNonFinite(key, value) {
 
 // `archiveStoreId`: the id of the caller's `archiveStore` registered for this call (see
 // withArchiveStore in store.js), which the addon uses instead of `outputDir`. `declined`: the
-// `{ code, message }` of a Compactor that does not pay for a summary this call.
-function optionsJson(options, archiveStoreId = null, declined = null) {
+// `{ code, message }` of a Compactor that does not pay for a summary this call. `learntModels`:
+// what the store's record holds of every model (`{ [model]: { window, factor } }`).
+function optionsJson(options, archiveStoreId = null, declined = null, learntModels = null) {
   const plain = {}
   for (const [key, value] of Object.entries(options)) {
     if (key === 'strategy' && isCustomStrategy(value)) continue
@@ -35,6 +37,7 @@ function optionsJson(options, archiveStoreId = null, declined = null) {
   }
   if (archiveStoreId != null) plain.archiveStoreId = archiveStoreId
   if (declined != null) plain.summaryDeclined = declined
+  if (learntModels != null && Object.keys(learntModels).length > 0) plain.learntModels = learntModels
   // The refusal itself stays in JS (overflow.js reads it); the addon only needs to know there was one.
   if (options.overflow !== undefined && options.overflow !== null) plain.overflow = true
   try {

@@ -26,6 +26,20 @@ fn read_for(
     };
     if let Value::Object(map) = &mut out {
         map.insert("warnings".into(), json!(read.warnings));
+        // Every model's window and factor, keyed as the record keys them: the summary model is
+        // chosen in the core (a provider's default), which looks itself up here.
+        let models: serde_json::Map<String, Value> = read
+            .record
+            .models
+            .iter()
+            .map(|(key, entry)| {
+                (
+                    key.clone(),
+                    json!({ "window": entry.window, "factor": entry.factor }),
+                )
+            })
+            .collect();
+        map.insert("models".into(), Value::Object(models));
     }
     out.to_string()
 }

@@ -336,6 +336,11 @@ impl CompactOptions {
                 )
             })?;
         }
+        // Set by the JS layer from the store's record (never by the caller: it drops the key
+        // from their options). A record it cannot read stands for none.
+        if let Some(models) = field(&map, "learntModels") {
+            o.learnt_models = serde_json::from_value(models.clone()).unwrap_or_default();
+        }
         // Set by a `Compactor` (never by the caller: the JS layer drops it from their options).
         if let Some(declined) = field(&map, "summaryDeclined") {
             o.summary_declined = Some(serde_json::from_value(declined.clone()).map_err(|e| {

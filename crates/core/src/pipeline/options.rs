@@ -115,6 +115,10 @@ pub struct CompactOptions {
     /// taught earlier (kept per model in the session store): the parts are sized with it when it
     /// is above the model family's. Internal, not an option of the JS API.
     pub summary_factor_learnt: Option<f64>,
+    /// What the store's record holds of every model (`archive::learnt`, keyed by
+    /// `archive::learnt::model_key`): the summary model looks itself up here once it is chosen.
+    /// Internal, set by the JS layer from the record it read.
+    pub learnt_models: std::collections::BTreeMap<String, LearntFacts>,
     /// What happens when every summary attempt failed and the list reaches the window.
     /// Default [`SummaryFallback::Extractive`].
     pub summary_fallback: SummaryFallback,
@@ -277,6 +281,16 @@ impl std::fmt::Debug for Rehydrate {
     }
 }
 
+/// A model's window and factor as the store's record keeps them (what its refusals and usage
+/// taught earlier).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Deserialize)]
+pub struct LearntFacts {
+    #[serde(default)]
+    pub window: Option<u64>,
+    #[serde(default)]
+    pub factor: Option<f64>,
+}
+
 /// The default budget of the task list after a summary: a long list of short items.
 pub const DEFAULT_PLAN_MAX_TOKENS: usize = 2_000;
 /// The default budget of the latest failure after a summary: the call and a few lines.
@@ -296,6 +310,7 @@ impl Default for CompactOptions {
             summary_context_tokens: None,
             summary_window_learnt: None,
             summary_factor_learnt: None,
+            learnt_models: Default::default(),
             summary_fallback: SummaryFallback::Extractive,
             summary_declined: None,
             custom_instructions: None,

@@ -21,6 +21,7 @@ use std::ops::Range;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::archive::learnt::model_key;
 use crate::base::error::{CompactError, ErrorCode};
 use crate::model::added::OwnSummaries;
 use crate::model::encoding::Encoding;
@@ -103,10 +104,18 @@ impl Sizing {
         let configured = options
             .summary_context_tokens
             .or_else(|| summarizer.context_window());
+        // What the store kept of this model from earlier compactions.
+        let stored = summarizer
+            .model()
+            .or(options.model.as_deref())
+            .and_then(|m| options.learnt_models.get(&model_key(m)))
+            .copied()
+            .unwrap_or_default();
         // A window a refusal stated is the truth for this model: the smallest known wins.
         let window = [
             configured,
             options.summary_window_learnt,
+            stored.window.map(|w| w as usize),
             learnt.as_ref().and_then(|l| l.window).map(|w| w as usize),
         ]
         .into_iter()
@@ -119,6 +128,7 @@ impl Sizing {
         let factor = [
             Some(family),
             options.summary_factor_learnt,
+            stored.factor,
             learnt.as_ref().and_then(|l| l.factor),
         ]
         .into_iter()
