@@ -191,7 +191,7 @@ static EXTRACTIVE: ExtractiveSummarizer = ExtractiveSummarizer;
 /// the loop sends its list unchanged and the next call tries the summary again.
 fn falls_back(call: &Call<'_>) -> bool {
     call.options.summary_fallback == SummaryFallback::Extractive
-        && call.measured.measure.tokens >= call.options.context_token_limit as u64
+        && call.measured.measure.tokens >= call.options.context_limit() as u64
 }
 
 /// Why the summary asked for could not be had: the failure (or a `Compactor`'s decline), what
@@ -255,7 +255,7 @@ async fn extractive<'a>(
     let reason = format!("{}: {}", error.code.as_str(), error.message);
     let warning = format!(
         "the summary was written without an LLM (summaryFallback: 'extractive'): the list ({} tokens) reaches the context window ({} tokens), and the summary model's summary could not be had ({reason}); the originals are in the archive",
-        call.measured.measure.tokens, call.options.context_token_limit
+        call.measured.measure.tokens, call.options.context_limit()
     );
     tracing::warn!("{warning}");
     summarized.warnings.insert(0, warning);
