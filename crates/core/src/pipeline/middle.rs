@@ -40,42 +40,46 @@ pub(crate) fn appended_sections(
     options: &CompactOptions,
     own: &OwnSummaries,
 ) -> String {
-    let mut parts = Vec::new();
-    let ledger = match earlier.and_then(Ledger::parse) {
-        Some(earlier) => Ledger::extract(middle).merged_after(&earlier),
-        None => Ledger::extract(middle),
-    };
-    if !ledger.is_empty() {
-        parts.push(ledger.render());
-    }
+    let summary_budget = options.summary_budget();
     let plan = todos::section(
         earlier,
         middle,
         &options.plan_tools,
-        options.plan_max_tokens,
+        options.plan_budget(),
         options.encoding,
     );
-    if !plan.is_empty() {
-        parts.push(plan);
-    }
+    let mut users = String::new();
     let budget = options.user_messages_budget();
     if budget > 0 {
-        let users = match (earlier, earlier.and_then(UserMessages::parse)) {
+        let carried = match (earlier, earlier.and_then(UserMessages::parse)) {
             (_, Some(carried)) => UserMessages::extract(middle, own).merged_after(&carried),
             // An earlier summary without the section carried none: no task either.
             (Some(_), None) => UserMessages::extract(middle, own),
             (None, None) => UserMessages::extract_session(middle, own),
         };
-        let users = users.fit(budget, options.encoding);
-        if !users.is_empty() {
-            parts.push(users.render(budget));
+        let carried = carried.fit(budget, options.encoding);
+        if !carried.is_empty() {
+            users = carried.render(budget);
         }
     }
+    // The ledger's room: its share, and what the task list and the user's messages left.
+    let count = |text: &str| crate::model::tokens::count_text(options.encoding, text);
+    let room = summary_budget.ledger_room(count(&plan), count(&users));
+    let ledger = Ledger::of_region(middle, earlier).render_within(room, options.encoding);
+    let parts: Vec<String> = [ledger, plan, users]
+        .into_iter()
+        .filter(|part| !part.is_empty())
+        .collect();
     parts.join("\n\n")
 }
 
-/// `sections` after the model's text of a summary body.
-pub(super) fn append(body: &mut String, sections: &str) {
+/// `sections` after the model's text of a summary body, the text fitted first to what the
+/// summary budget leaves it beside them ([`crate::summary::budget`]).
+pub(super) fn append(body: &mut String, sections: &str, options: &CompactOptions) {
+    let room = options
+        .summary_budget()
+        .body_room(sections, options.encoding);
+    *body = crate::summary::budget::fit_text(body, room, options.encoding);
     if sections.is_empty() {
         return;
     }
@@ -220,7 +224,7 @@ pub(super) async fn summarize_after(
     if let Some(max) = options.summary_max_chars {
         body = cap_chars(&body, max);
     }
-    append(&mut body, &sections);
+    append(&mut body, &sections, options);
     Ok(Summary { body, attempts })
 }
 

@@ -6,6 +6,7 @@
 //! errors.
 //! Imports [`crate::base`], [`crate::model`], [`crate::plan`].
 
+pub mod budget;
 pub mod extractive;
 pub mod latest_error;
 pub mod ledger;
