@@ -634,6 +634,9 @@ mod tests {
             (json!({"archive": 3}), "`archive` must be a string"),
             (json!("text"), "takes an object"),
             (json!({"query": "absent words"}), "Nothing in archive"),
+            (json!({"ledger": "yes"}), "`ledger` must be a boolean"),
+            // No ledger beside an archive written without one.
+            (json!({"ledger": true}), "No ledger is recorded"),
         ] {
             let out = ask(dir.path(), input.clone(), 8_000);
             assert!(out.contains(expected), "{input}: {out}");

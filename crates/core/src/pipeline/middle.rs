@@ -73,6 +73,53 @@ pub(crate) fn appended_sections(
     parts.join("\n\n")
 }
 
+/// What the summary budget left out of a summary of `middle` whose sections are `text`: the
+/// task list and the latest failure, when their own options would have held them but their
+/// shares of `summaryBudgetTokens` did not (`latest_failure_tokens`: the share the draft
+/// writes the latest failure with). Said once, as warnings, like the sections that give way
+/// for the result to fit.
+pub(crate) fn budget_losses(
+    text: &str,
+    middle: &[Value],
+    latest_failure_tokens: usize,
+    options: &CompactOptions,
+    own: &OwnSummaries,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let share = |tokens: usize| {
+        format!("it does not fit its share of the summary budget ({tokens} tokens; raise summaryBudgetTokens to keep it)")
+    };
+    let earlier = earlier_body(middle, own);
+    if crate::summary::sections::split(text).plan.is_none()
+        && options.plan_max_tokens > 0
+        && !todos::section(
+            earlier,
+            middle,
+            &options.plan_tools,
+            options.plan_max_tokens,
+            options.encoding,
+        )
+        .is_empty()
+    {
+        warnings.push(format!(
+            "the agent's task list was left out of the summary: {}",
+            share(options.plan_budget())
+        ));
+    }
+    let failure =
+        |tokens| crate::summary::latest_error::section(middle, None, tokens, options.encoding, own);
+    if latest_failure_tokens < options.latest_failure_max_tokens
+        && failure(latest_failure_tokens).is_empty()
+        && !failure(options.latest_failure_max_tokens).is_empty()
+    {
+        warnings.push(format!(
+            "the latest failed tool call was left out of the summary: {}",
+            share(latest_failure_tokens)
+        ));
+    }
+    warnings
+}
+
 /// `sections` after the model's text of a summary body, the text fitted first to what the
 /// summary budget leaves it beside them ([`crate::summary::budget`]).
 pub(super) fn append(body: &mut String, sections: &str, options: &CompactOptions) {

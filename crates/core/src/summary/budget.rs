@@ -20,12 +20,12 @@ pub const DEFAULT_FLOOR_TOKENS: usize = 4_000;
 pub const MAX_SHARE_PERCENT: usize = 15;
 
 /// Each part's share of the budget, in percent (they add up to 100).
-pub const BODY_PERCENT: usize = 20;
+pub const BODY_PERCENT: usize = 15;
 pub const LEDGER_PERCENT: usize = 35;
 pub const USER_MESSAGES_PERCENT: usize = 25;
 pub const PLAN_PERCENT: usize = 10;
 pub const LATEST_FAILURE_PERCENT: usize = 5;
-pub const RECALL_PERCENT: usize = 5;
+pub const RECALL_PERCENT: usize = 10;
 
 /// The summary budget, in tokens, and the share of each part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
