@@ -1417,7 +1417,7 @@ export interface CompactOptions {
    * | `## User messages (verbatim)` | 25 % (and at most {@link CompactOptions.userMessagesMaxTokens}) |
    * | `## Task list` | 10 % (and at most {@link CompactOptions.planMaxTokens}) |
    * | `## Latest failure` | 5 % (and at most {@link CompactOptions.latestFailureMaxTokens}) |
-   * | `## Archived originals (recall)` | 10 % |
+   * | `## Archived originals (recall)` | 10 %, and at least room for this compaction's line (80 tokens, out of the ledger's room) |
    *
    * A summary's text over its room loses its oldest items first (the `- ` lines under each
    * `## ` header, from the section that holds the most), then is cut at a line end with a

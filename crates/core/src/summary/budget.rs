@@ -26,6 +26,9 @@ pub const USER_MESSAGES_PERCENT: usize = 25;
 pub const PLAN_PERCENT: usize = 10;
 pub const LATEST_FAILURE_PERCENT: usize = 5;
 pub const RECALL_PERCENT: usize = 10;
+/// The recall section with this compaction's line: its header, the line that says how to read
+/// it, one `Recall:` line and the count of earlier ones left out.
+pub const RECALL_FLOOR_TOKENS: usize = 80;
 
 /// The summary budget, in tokens, and the share of each part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,17 +67,23 @@ impl SummaryBudget {
     pub fn latest_failure(&self) -> usize {
         self.percent(LATEST_FAILURE_PERCENT)
     }
+    /// The recall lines' share, and at least room for this compaction's line (the pointer
+    /// the recall tool needs most), up to a quarter of a very small budget; what that takes
+    /// beyond the share comes out of the ledger's room.
     pub fn recall(&self) -> usize {
         self.percent(RECALL_PERCENT)
+            .max(RECALL_FLOOR_TOKENS.min(self.total / 4))
     }
 
     /// What the ledger may take: its share, and what the task list and the user's messages
     /// (`plan_tokens`, `user_tokens`, as written) leave of theirs. The ledger is the part of a
     /// summary nothing else can give back; the others are bounded by their own options too.
     pub fn ledger_room(&self, plan_tokens: usize, user_tokens: usize) -> usize {
-        self.ledger()
+        let recall_beyond_share = self.recall() - self.percent(RECALL_PERCENT);
+        (self.ledger()
             + self.plan().saturating_sub(plan_tokens)
-            + self.user_messages().saturating_sub(user_tokens)
+            + self.user_messages().saturating_sub(user_tokens))
+        .saturating_sub(recall_beyond_share)
     }
 
     /// What the summary's text may take beside `sections` (the ledger, task list and user's
@@ -242,6 +251,11 @@ mod tests {
             RECALL_PERCENT,
         ];
         assert_eq!(shares.iter().sum::<usize>(), 100);
+        // A small budget keeps room for this compaction's recall line, out of the ledger's.
+        let small = SummaryBudget { total: 500 };
+        assert_eq!(small.recall(), RECALL_FLOOR_TOKENS);
+        assert_eq!(small.ledger_room(50, 125), 175 - (RECALL_FLOOR_TOKENS - 50));
+        assert_eq!(SummaryBudget { total: 20 }.recall(), 5);
     }
 
     #[test]
