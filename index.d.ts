@@ -1349,7 +1349,8 @@ export interface CompactOptions {
    * A message that only starts like one of the library's summaries (`[context-compact]`) is the
    * user's and carried as one entry, word for word. An integer from 0 to 1 000 000 000, or a
    * boolean: `0` or `false` turns this off; `true` is the default.
-   * @default a quarter of the tail budget (`contextTokenLimit × tailRetentionRatio / 4`): 5 000 tokens at the defaults
+   * Within its share of {@link CompactOptions.summaryBudgetTokens} (a quarter of it).
+   * @default a quarter of the tail budget (`contextTokenLimit × tailRetentionRatio / 4`), within a quarter of `summaryBudgetTokens`: 5 000 tokens at the defaults
    */
   userMessagesMaxTokens?: number | boolean | undefined
   /**
@@ -1367,7 +1368,8 @@ export interface CompactOptions {
    *
    * Over the budget, completed items are left out first, then the explanation, then the last
    * open items, and how many is said. An integer from 0 to 1 000 000 000, or a boolean: `0` or
-   * `false` turns the section off; `true` is the default.
+   * `false` turns the section off; `true` is the default. Within its share of
+   * {@link CompactOptions.summaryBudgetTokens} (10 % of it).
    * @default 2000
    */
   planMaxTokens?: number | boolean | undefined
@@ -1400,10 +1402,37 @@ export interface CompactOptions {
    * finding nothing) is not a failure. The ledger of every summary reads failures the same way:
    * a failed create or edit never lists its file as created or modified, and each failed call
    * is listed with the line that says why. An integer from 0 to 1 000 000 000, or a boolean: `0`
-   * or `false` turns the section off; `true` is the default.
+   * or `false` turns the section off; `true` is the default. Within its share of
+   * {@link CompactOptions.summaryBudgetTokens} (5 % of it).
    * @default 300
    */
   latestFailureMaxTokens?: number | boolean | undefined
+  /**
+   * One budget, in tokens, for everything the library writes into a summary message, so that
+   * the summary stays the same size however many compactions it has been carried through: the
+   * summary's own text (the model's, your `summarizer`'s or the extractive summarizer's), the
+   * ledger, the user's messages, the task list, the latest failure and the recall lines. Each
+   * part has a share of it:
+   *
+   * | part | share |
+   * |---|---|
+   * | the summary's text | 15 %, and whatever the sections below leave |
+   * | `## Ledger` | 35 %, and what the task list and the user's messages leave of theirs |
+   * | `## User messages (verbatim)` | 25 % (and at most {@link CompactOptions.userMessagesMaxTokens}) |
+   * | `## Task list` | 10 % (and at most {@link CompactOptions.planMaxTokens}) |
+   * | `## Latest failure` | 5 % (and at most {@link CompactOptions.latestFailureMaxTokens}) |
+   * | `## Archived originals (recall)` | 10 %, and at least room for this compaction's line (80 tokens, out of the ledger's room) |
+   *
+   * A summary's text over its room loses its oldest items first (the `- ` lines under each
+   * `## ` header, from the section that holds the most), then is cut at a line end with a
+   * marker. A ledger over its share names the most recent files and the most edited ones, and
+   * counts the others per folder (`(41 more files under src/parsers/)`); the full ledger is
+   * recorded beside the archive, where the recall tool reads it (`ledger: true`). The recall
+   * lines of the earliest compactions give way first. The files of
+   * {@link CompactOptions.rehydrate} have their own budget. An integer from 1 to 1 000 000 000.
+   * @default 10 % of `contextTokenLimit` (of `compression.threshold` when that is lower), at least 4 000 tokens and at most 15 % of it: 20 000 tokens at the defaults
+   */
+  summaryBudgetTokens?: number | undefined
   /**
    * Show the current content of the files the agent worked on most recently right after the
    * summary, so that it does not have to read each of them again after a compaction
@@ -2969,6 +2998,12 @@ export interface RecallInput {
   to?: number | undefined
   /** Words or a phrase to search the archived messages for (case-insensitive for ASCII letters). */
   query?: string | undefined
+  /**
+   * `true`: the full ledger of the session (every file read, created, modified or deleted, the
+   * commands run, the failed calls), recorded beside each archive; a summary's ledger carries
+   * what fits its share of {@link CompactOptions.summaryBudgetTokens}.
+   */
+  ledger?: boolean | undefined
 }
 
 /** The JSON schema of {@link RecallInput} (a type alias, so the SDKs' schema types with an index signature accept it). */
@@ -2977,9 +3012,9 @@ export type RecallInputSchema = {
   type: 'object'
   /** One schema per field of {@link RecallInput}. */
   properties: Record<
-    'archive' | 'from' | 'to' | 'query',
+    'archive' | 'from' | 'to' | 'query' | 'ledger',
     {
-      /** The JSON type: `'string'` or `'integer'`. */
+      /** The JSON type: `'string'`, `'integer'` or `'boolean'`. */
       type: string
       /** What the field means, for the model. */
       description: string

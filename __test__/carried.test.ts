@@ -95,6 +95,9 @@ describe.each(FORMATS)('%s', (format) => {
           ({
             format,
             contextTokenLimit: Math.max(600, countTokens(list, { format } as any)),
+            // The sections' own budgets (planMaxTokens, latestFailureMaxTokens) rather than
+            // their shares of a window this small.
+            summaryBudgetTokens: 20_000,
             tailRetentionRatio: 0.05,
             force: true,
             provider: 'extractive',
@@ -200,7 +203,8 @@ describe('the task list and the latest failure', () => {
       expect(without.compacted).toBe(true)
       if (without.summary) expect(without.summary).not.toContain(PLAN)
       const dir = tempDir()
-      const result = await compactMessages(session, { provider: 'extractive', force: true, contextTokenLimit: 8_000, outputDir: dir, strategy, planTools: ['set_tasks'], selective: { toolResults: 'drop' } as any })
+      // A summary budget with room for both sections (an 8 000-token window gives it 1 200).
+      const result = await compactMessages(session, { provider: 'extractive', force: true, contextTokenLimit: 8_000, summaryBudgetTokens: 20_000, outputDir: dir, strategy, planTools: ['set_tasks'], selective: { toolResults: 'drop' } as any })
       expect(result.compacted).toBe(true)
       if (result.summary === null) continue // a selective compaction that did not need a summary
       const plan = entries(result.summary, PLAN)!
@@ -241,7 +245,7 @@ describe('the task list and the latest failure', () => {
 
   it('budgets and tool names are validated: a TypeError naming the option', async () => {
     const session = planSession()
-    const base = { force: true, provider: 'extractive' as const, contextTokenLimit: 8_000, outputDir: tempDir() }
+    const base = { force: true, provider: 'extractive' as const, contextTokenLimit: 8_000, summaryBudgetTokens: 20_000, outputDir: tempDir() }
     for (const [name, value] of [
       ['planMaxTokens', Number.NaN],
       ['planMaxTokens', Number.POSITIVE_INFINITY],
@@ -253,6 +257,11 @@ describe('the task list and the latest failure', () => {
       ['latestFailureMaxTokens', Number.NEGATIVE_INFINITY],
       ['latestFailureMaxTokens', -3],
       ['latestFailureMaxTokens', {}],
+      ['summaryBudgetTokens', 0],
+      ['summaryBudgetTokens', -5],
+      ['summaryBudgetTokens', 1.5],
+      ['summaryBudgetTokens', true],
+      ['summaryBudgetTokens', Number.NaN],
       ['planTools', 'TodoWrite'],
       ['planTools', [1]],
       ['planTools', ['']],
@@ -289,7 +298,7 @@ describe('the task statement', () => {
   it('is always among the user messages, beside the most recent, through successive compactions', async () => {
     const dir = tempDir()
     const list = session(20)
-    const opts = { provider: 'extractive' as const, force: true, contextTokenLimit: 12_000, userMessagesMaxTokens: 600, outputDir: dir }
+    const opts = { provider: 'extractive' as const, force: true, contextTokenLimit: 12_000, summaryBudgetTokens: 20_000, userMessagesMaxTokens: 600, outputDir: dir }
     const once = await compactMessages(list, opts)
     const section1 = entries(once.summary!, USERS)!
     expect(section1.entries[0].label).toBe("task (the user's first request)")
@@ -405,7 +414,8 @@ describe.skipIf(!existsSync(REAL))('failures as the agents report them', () => {
     const result = await compactMessages(messages, { summarizer: async () => 'Nothing to report.', force: true, contextTokenLimit: 8_000, tailRetentionRatio: 0.01, outputDir: tempDir() })
     expect(result.compacted).toBe(true)
     const ledger = result.summary!.slice(result.summary!.indexOf('## Ledger'))
-    expect(ledger).toContain('Files created: (none)')
+    // No file was created: the ledger has no such list (an empty list is left out).
+    expect(ledger).not.toContain('Files created:')
     expect(ledger).toContain("- str_replace_editor `/workspace/hello.py`: Ran into [Errno 2] No such file or directory: '/workspace/hello.py' while trying to write to /workspace/hello.py")
     expect(ledger).toContain('- str_replace_editor `hello.py`: Invalid `path` parameter: hello.py. The path should be an absolute path, starting with `/`.')
   })

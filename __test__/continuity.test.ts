@@ -159,7 +159,8 @@ describe.skipIf(all.length === 0).each(all.map((s) => [s.name, s] as const))('%s
   const gaveWay = (result: { warnings: string[] }) => result.warnings.some((w) => w.includes("the user's messages carried in the summary were cut"))
 
   it('every user message of the middle is in the summary, verbatim and in order, when they fit the budget', async () => {
-    const { result, expected } = await compact({ userMessagesMaxTokens: 1_000_000 })
+    // The user's messages take at most a quarter of the summary budget: it is raised with them.
+    const { result, expected } = await compact({ userMessagesMaxTokens: 1_000_000, summaryBudgetTokens: 4_000_000 })
     expect(expected.length).toBeGreaterThan(0)
     const section = verbatimSection(result.summary!)
     if (gaveWay(result)) {
@@ -217,6 +218,7 @@ it.skipIf(all.length === 0)('most real sessions carry their user messages withou
       outputDir: tempDir(),
       contextTokenLimit: Math.floor(countTokens(session.messages) * 0.9),
       userMessagesMaxTokens: 1_000_000,
+      summaryBudgetTokens: 4_000_000,
     })
     if (verbatimSection(result.summary!) !== null) carried++
   }
@@ -262,6 +264,7 @@ describe.each(FORMATS)('%s: the user messages of the middle', (format) => {
             summarizer,
             thinking: 'keep',
             userMessagesMaxTokens: 100_000,
+            summaryBudgetTokens: 400_000,
             outputDir: dir,
             sessionId,
           })

@@ -64,7 +64,7 @@ describe.skipIf(real.length === 0)('real sessions', () => {
   const small = real.filter((s: any) => ['cc-spotter-gqc-pre', 'openhands-sdk-sonnet4-hello', 'mini-gemini3-pytest-6197'].includes(s.name))
   it.each(small.map((s: any) => [s.name, s]))('%s: the guarantees hold, once and three times in a row', async (_name, session: any) => {
     for (const rounds of [1, 3]) {
-      const run = await runCase(session, { rounds, kind: 'nothing', options: { userMessagesMaxTokens: 100_000 } })
+      const run = await runCase(session, { rounds, kind: 'nothing', options: { userMessagesMaxTokens: 100_000, summaryBudgetTokens: 400_000 } })
       if (run.skipped) continue
       run.session = session
       expectGuarantees(run, `${session.name} ×${rounds}`)

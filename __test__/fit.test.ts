@@ -105,6 +105,8 @@ describe('never grow', () => {
     const events: CompactEvent[] = []
     const result = await compactMessages(messages, {
       contextTokenLimit: 3000,
+      // A summary budget that lets the long summary through (the default would cut it).
+      summaryBudgetTokens: 1_000_000,
       force: true,
       outputDir: tempDir(),
       summarizer: async () => 'a very long summary '.repeat(300),

@@ -131,7 +131,8 @@ describe("provider: 'anthropic-compaction'", () => {
   it("the user's messages of the middle are beside the block, verbatim, and carried into the next compaction", async () => {
     const dir = tempDir()
     const messages = session(12)
-    const opts = { ...options(dir), contextTokenLimit: 8000, userMessagesMaxTokens: 3000 }
+    // userMessagesMaxTokens is a cap inside its quarter of the summary budget: room for it.
+    const opts = { ...options(dir), contextTokenLimit: 8000, summaryBudgetTokens: 12_000, userMessagesMaxTokens: 3000 }
     const asked = (list: Message[]) => list.filter((m) => m.role === 'user' && typeof m.content === 'string').map((m) => m.content as string)
     /** The section beside the block holds `texts`, in this order. */
     const expectInOrder = (text: string, texts: string[]) => {

@@ -54,7 +54,8 @@ function conversation(tag: string, turns: number, secret?: { at: number; text: s
   return messages
 }
 
-const SMALL = { provider: 'extractive' as const, contextTokenLimit: 4000, tailRetentionRatio: 0.1, force: true }
+// A summary budget with room for every recall line (a 4 000-token window gives it 600).
+const SMALL = { provider: 'extractive' as const, contextTokenLimit: 4000, summaryBudgetTokens: 4000, tailRetentionRatio: 0.1, force: true }
 
 describe('the range a summary names', () => {
   it('gives back the exact original text of those messages', async () => {
@@ -308,7 +309,7 @@ describe('the definition in each format', () => {
   it('has the API’s own tool shape', () => {
     const schema = createRecallTool().inputSchema
     expect(schema).toMatchObject({ type: 'object', additionalProperties: false })
-    expect(Object.keys(schema.properties)).toEqual(['archive', 'from', 'to', 'query'])
+    expect(Object.keys(schema.properties)).toEqual(['archive', 'from', 'to', 'query', 'ledger'])
     const tool = (format: any) => createRecallTool({ format }).definition as any
     expect(tool(undefined)).toEqual({ name: 'recall', description: expect.any(String), input_schema: schema })
     expect(tool('anthropic')).toEqual(tool(undefined))

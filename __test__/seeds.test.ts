@@ -567,6 +567,8 @@ describe('Pi Agent seed: confirmation, events, summary cap, recursive compaction
     const result = await compactMessages(session(6, 20), {
       force: true,
       contextTokenLimit: 1000,
+      // A window of 1 000 tokens gives the summary 150: room for the capped text and the ledger.
+      summaryBudgetTokens: 10_000,
       summaryMaxChars: 300,
       outputDir: tempDir(),
       summarizer: async () => 'The agent fixed several bugs. '.repeat(100),
@@ -634,6 +636,8 @@ describe('Pi Agent seed: confirmation, events, summary cap, recursive compaction
       contextTokenLimit: total,
       thresholdRatio: 0.5,
       tailRetentionRatio: 0.0001,
+      // A summary budget that lets the long summary through (the default would cut it).
+      summaryBudgetTokens: 1_000_000,
       outputDir: tempDir(),
       summarizer: async () => {
         singleCalls += 1

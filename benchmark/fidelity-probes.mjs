@@ -120,7 +120,11 @@ export function ledgerLists(text) {
   for (const line of text.slice(at).split('\n').slice(1)) {
     if (line.startsWith('## ')) break
     if (line.startsWith('- ')) {
-      if (current) lists[current].push(line.slice(2))
+      const item = line.slice(2)
+      // A shortened ledger counts the files it does not name per folder: no file is claimed.
+      if (/^\(\d+ more files? (under .*|elsewhere)\)$/.test(item)) continue
+      // A file written more than once says how many times.
+      if (current) lists[current].push(item.replace(/ \((\d+) edits\)$/, ''))
       continue
     }
     current = /^Files (created|modified):/.test(line) ? 'modified' : /^Files read:/.test(line) ? 'read' : /^Files deleted:/.test(line) ? 'deleted' : null

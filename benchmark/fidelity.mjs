@@ -40,7 +40,8 @@ const sessions = [...realSessions().map((s) => ({ ...s, group: 'real' })), ...AG
 const WRITERS = [
   { kind: 'nothing', label: 'nothing' },
   { kind: 'extractive', label: 'extractive' },
-  { kind: 'nothing', label: 'nothing, userMessagesMaxTokens 100 000', options: { userMessagesMaxTokens: 100_000 } },
+  // The user's messages take at most a quarter of the summary budget: it is raised with them.
+  { kind: 'nothing', label: 'nothing, userMessagesMaxTokens 100 000', options: { userMessagesMaxTokens: 100_000, summaryBudgetTokens: 400_000 } },
 ]
 
 const rows = []

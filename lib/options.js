@@ -56,7 +56,7 @@ const OPTION_NAMES = [
   'force', 'requireArchive', 'keepRecentTurns', 'strategy', 'selectiveRules', 'keepRecentMessages', 'compression',
   'maxMessages', 'maxToolOutputBytes', 'summaryMaxChars', 'userMessagesMaxTokens', 'rehydrate', 'extractMemory',
   'checkpoints', 'background', 'offload', 'thinking', 'compactionUnavailableModels', 'overflow', 'onBeforeCompact',
-  'planMaxTokens', 'planTools', 'latestFailureMaxTokens', 'agentModel', 'usage', 'system', 'tools', 'agentRequest', 'summaryRequest', 'summaryFallback', 'signal', 'onEvent', 'onLog', 'logger', 'logLevel',
+  'planMaxTokens', 'planTools', 'latestFailureMaxTokens', 'summaryBudgetTokens', 'agentModel', 'usage', 'system', 'tools', 'agentRequest', 'summaryRequest', 'summaryFallback', 'signal', 'onEvent', 'onLog', 'logger', 'logLevel',
   'strict',
 ]
 const KNOWN_OPTIONS = new Set(OPTION_NAMES)

@@ -21,8 +21,9 @@ const DESCRIPTION =
   'A summary names each compacted range in a line "Recall: archive=<file> from=<first> to=<end>": pass those ' +
   'values to read exactly those messages (from inclusive, to exclusive; a part of the range is fine). Or pass ' +
   'query (words or a phrase, case-insensitive) to find the passages that mention it across every archive of ' +
-  'the conversation (or in one archive, with archive). Use it when the summary lacks a detail you need: an ' +
-  'exact error message, a value, what the user said.'
+  'the conversation (or in one archive, with archive). Or pass ledger: true for the full list of the files ' +
+  'touched and the commands run, when the summary\'s ledger counts some of them per folder. Use it when the ' +
+  'summary lacks a detail you need: an exact error message, a value, what the user said.'
 
 const INPUT_SCHEMA = Object.freeze({
   type: 'object',
@@ -31,6 +32,7 @@ const INPUT_SCHEMA = Object.freeze({
     from: { type: 'integer', minimum: 0, description: 'The first message to read (inclusive); default 0' },
     to: { type: 'integer', minimum: 0, description: 'The message after the last one to read (exclusive); default the end of the archive' },
     query: { type: 'string', description: 'Words or a phrase to search the archived messages for (case-insensitive)' },
+    ledger: { type: 'boolean', description: 'true for the full ledger of this conversation: every file read, created, modified or deleted, the commands run, the failed calls (a summary lists what fits it)' },
   },
   additionalProperties: false,
 })

@@ -180,6 +180,8 @@ fn a_compaction_that_would_grow_the_list_returns_the_input() {
     ];
     let mut opts = options(dir.path(), 3_000);
     opts.force = true;
+    // A summary budget that lets the verbose summary through (the default would cut it).
+    opts.summary_budget_tokens = Some(100_000);
     let outcome = run_with(&messages, &opts, &Verbose);
     assert!(!outcome.compacted);
     assert!(outcome.pieces.is_empty());

@@ -508,6 +508,8 @@ fn recursive_rounds_end_below_the_threshold_or_after_the_last_round() {
     let mut opts = options(dir.path(), total, 0.5);
     opts.output_dir = dir.path().to_path_buf();
     opts.tail_retention_ratio = 0.0001;
+    // A summary budget that lets the long summary through (the default would cut it).
+    opts.summary_budget_tokens = Some(1_000_000);
     let s = Counting::new(&"long summary ".repeat(2_000));
     let outcome = run(&messages, &opts, &s, &NoHooks);
     assert_eq!(s.calls(), 1);
@@ -524,6 +526,8 @@ fn the_summary_cap_cuts_the_model_text_and_keeps_the_ledger() {
     let messages = session(6, 10);
     let mut opts = options(dir.path(), 100, 0.5);
     opts.summary_max_chars = Some(200);
+    // A window of 100 tokens gives the summary 15: room for the ledger here.
+    opts.summary_budget_tokens = Some(10_000);
     let s = Counting::new(&"The agent fixed many bugs. ".repeat(100));
     let outcome = run(&messages, &opts, &s, &NoHooks);
     let summary = outcome.summary.unwrap();

@@ -19,6 +19,7 @@ use super::{ArchiveSource, DirSource};
 use crate::model::added::{self, OwnSummaries};
 use crate::model::message::{role_of, Role};
 use crate::model::tokens::{self, Encoding};
+use crate::summary::ledger::Ledger;
 use crate::summary::prompt::{clip_middle, render_each, RenderLimits};
 
 /// The default budget of one answer, in tokens.
@@ -38,6 +39,9 @@ pub struct RecallRequest {
     pub from: Option<usize>,
     pub to: Option<usize>,
     pub query: Option<String>,
+    /// The session's full ledger (the files touched, the commands run, the failed calls), of
+    /// which a summary carries what fits its budget.
+    pub ledger: bool,
 }
 
 impl RecallRequest {
@@ -88,14 +92,24 @@ impl RecallRequest {
             from: index("from")?,
             to: index("to")?,
             query: text("query")?,
+            ledger: match fields.get("ledger") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(on)) => *on,
+                Some(other) => {
+                    return Err(format!(
+                        "`ledger` must be a boolean, got {}. {USAGE}",
+                        crate::model::message::type_name(other)
+                    ))
+                }
+            },
         })
     }
 }
 
 const USAGE: &str =
     "Give `archive` (a file name from a summary's recall lines) with `from` and `to` \
-(message indices, to exclusive) to read archived messages, or `query` to search every archive of \
-this session.";
+(message indices, to exclusive) to read archived messages, `query` to search every archive of \
+this session, or `ledger: true` for the full ledger of the files touched and commands run.";
 
 /// Answers `input` (see [`RecallRequest::from_json`]) from the archives of `session_id` at
 /// `location`, within `max_tokens`.
@@ -127,6 +141,9 @@ pub fn recall(
         encoding,
         max_tokens,
     };
+    if request.ledger {
+        return reader.ledger(&archives);
+    }
     match (&request.archive, &request.query) {
         (_, Some(query)) if query.trim().is_empty() => format!(
             "The query is empty: give a word or phrase to search the archived messages for. {USAGE}"
@@ -208,6 +225,44 @@ impl Reader<'_> {
         // The messages the compaction replaced (not the originals of the kept messages it
         // changed, which the summary's markers name on their own).
         .map(|body| body.messages)
+    }
+
+    /// The metadata recorded beside the archive `name`, if there is any.
+    fn meta(&self, name: &str) -> Option<Value> {
+        match self.location {
+            Location::Dir(dir) => DirSource(&dir.join(self.session_id)).read_meta(name),
+            Location::Store(store) => super::store::session::StoreSource {
+                store,
+                session_id: self.session_id,
+            }
+            .read_meta(name),
+        }
+    }
+
+    /// The session's full ledger: the ledgers recorded beside its archives (each whole, where
+    /// the summaries carry what fits their budget), as one, within the answer's budget.
+    fn ledger(&self, archives: &[ArchiveInfo]) -> String {
+        let ledgers: Vec<Ledger> = archives
+            .iter()
+            .filter_map(|info| self.meta(&info.file_name))
+            .filter_map(|meta| {
+                meta.get("ledger")
+                    .and_then(Value::as_str)
+                    .and_then(Ledger::parse)
+            })
+            .collect();
+        if ledgers.is_empty() {
+            return "No ledger is recorded beside this session's archives: no summary listed any \
+file operation, command or failed call."
+                .into();
+        }
+        let text = Ledger::union(&ledgers).render_within(self.max_tokens, self.encoding);
+        if text.is_empty() {
+            return "The full ledger does not fit this answer's budget; search the archives with \
+`query` (a path or a folder) instead."
+                .into();
+        }
+        text
     }
 
     fn tokens(&self, text: &str) -> usize {
@@ -579,6 +634,9 @@ mod tests {
             (json!({"archive": 3}), "`archive` must be a string"),
             (json!("text"), "takes an object"),
             (json!({"query": "absent words"}), "Nothing in archive"),
+            (json!({"ledger": "yes"}), "`ledger` must be a boolean"),
+            // No ledger beside an archive written without one.
+            (json!({"ledger": true}), "No ledger is recorded"),
         ] {
             let out = ask(dir.path(), input.clone(), 8_000);
             assert!(out.contains(expected), "{input}: {out}");

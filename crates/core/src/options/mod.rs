@@ -561,6 +561,8 @@ impl CompactOptions {
                     )
                 })?;
         }
+        o.summary_budget_tokens =
+            get_int(&map, "summaryBudgetTokens", ranges::TOKENS)?.map(|v| v as usize);
         match field(&map, "userMessagesMaxTokens") {
             None => {}
             // `false` turns the verbatim user messages off, `true` is the default budget.

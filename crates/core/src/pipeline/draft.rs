@@ -34,6 +34,8 @@ pub(crate) struct Draft {
     pub rehydrated: String,
     /// Which recall lines the summary carries (all, unless a tight window needs their tokens).
     pub recall: sections::RecallLines,
+    /// The recall lines' share of the summary budget, in tokens.
+    pub recall_max_tokens: usize,
     /// The budget of the latest failure of the region after the summary (`0` when off, or
     /// when a tight window needs its tokens).
     pub latest_failure: latest_error::Budget,
@@ -70,6 +72,7 @@ impl Draft {
             warnings: Vec::new(),
             rehydrated: String::new(),
             recall: sections::RecallLines::All,
+            recall_max_tokens: options.summary_budget().recall(),
             latest_failure: options.latest_failure_budget(),
             own,
         }
@@ -140,6 +143,8 @@ impl Draft {
                 archive,
                 self.recall,
                 &self.own,
+                self.recall_max_tokens,
+                self.latest_failure.encoding,
             );
             if !recall.is_empty() {
                 text.push_str("\n\n");

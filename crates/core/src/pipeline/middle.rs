@@ -41,42 +41,93 @@ pub(crate) fn appended_sections(
     options: &CompactOptions,
     own: &OwnSummaries,
 ) -> String {
-    let mut parts = Vec::new();
-    let ledger = match earlier.and_then(Ledger::parse) {
-        Some(earlier) => Ledger::extract(middle).merged_after(&earlier),
-        None => Ledger::extract(middle),
-    };
-    if !ledger.is_empty() {
-        parts.push(ledger.render());
-    }
+    let summary_budget = options.summary_budget();
     let plan = todos::section(
         earlier,
         middle,
         &options.plan_tools,
-        options.plan_max_tokens,
+        options.plan_budget(),
         options.encoding,
     );
-    if !plan.is_empty() {
-        parts.push(plan);
-    }
+    let mut users = String::new();
     let budget = options.user_messages_budget();
     if budget > 0 {
-        let users = match (earlier, earlier.and_then(UserMessages::parse)) {
+        let carried = match (earlier, earlier.and_then(UserMessages::parse)) {
             (_, Some(carried)) => UserMessages::extract(middle, own).merged_after(&carried),
             // An earlier summary without the section carried none: no task either.
             (Some(_), None) => UserMessages::extract(middle, own),
             (None, None) => UserMessages::extract_session(middle, own),
         };
-        let users = users.fit(budget, options.encoding);
-        if !users.is_empty() {
-            parts.push(users.render(budget));
+        let carried = carried.fit(budget, options.encoding);
+        if !carried.is_empty() {
+            users = carried.render(budget);
         }
     }
+    // The ledger's room: its share, and what the task list and the user's messages left.
+    let count = |text: &str| crate::model::tokens::count_text(options.encoding, text);
+    let room = summary_budget.ledger_room(count(&plan), count(&users));
+    let ledger = Ledger::of_region(middle, earlier).render_within(room, options.encoding);
+    let parts: Vec<String> = [ledger, plan, users]
+        .into_iter()
+        .filter(|part| !part.is_empty())
+        .collect();
     parts.join("\n\n")
 }
 
-/// `sections` after the model's text of a summary body.
-pub(super) fn append(body: &mut String, sections: &str) {
+/// What the summary budget left out of a summary of `middle` whose sections are `text`: the
+/// task list and the latest failure, when their own options would have held them but their
+/// shares of `summaryBudgetTokens` did not (`latest_failure_tokens`: the share the draft
+/// writes the latest failure with). Said once, as warnings, like the sections that give way
+/// for the result to fit.
+pub(crate) fn budget_losses(
+    text: &str,
+    middle: &[Value],
+    latest_failure_tokens: usize,
+    options: &CompactOptions,
+    own: &OwnSummaries,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let share = |tokens: usize| {
+        format!("it does not fit its share of the summary budget ({tokens} tokens; raise summaryBudgetTokens to keep it)")
+    };
+    let earlier = earlier_body(middle, own);
+    if crate::summary::sections::split(text).plan.is_none()
+        && options.plan_max_tokens > 0
+        && !todos::section(
+            earlier,
+            middle,
+            &options.plan_tools,
+            options.plan_max_tokens,
+            options.encoding,
+        )
+        .is_empty()
+    {
+        warnings.push(format!(
+            "the agent's task list was left out of the summary: {}",
+            share(options.plan_budget())
+        ));
+    }
+    let failure =
+        |tokens| crate::summary::latest_error::section(middle, None, tokens, options.encoding, own);
+    if latest_failure_tokens < options.latest_failure_max_tokens
+        && failure(latest_failure_tokens).is_empty()
+        && !failure(options.latest_failure_max_tokens).is_empty()
+    {
+        warnings.push(format!(
+            "the latest failed tool call was left out of the summary: {}",
+            share(latest_failure_tokens)
+        ));
+    }
+    warnings
+}
+
+/// `sections` after the model's text of a summary body, the text fitted first to what the
+/// summary budget leaves it beside them ([`crate::summary::budget`]).
+pub(super) fn append(body: &mut String, sections: &str, options: &CompactOptions) {
+    let room = options
+        .summary_budget()
+        .body_room(sections, options.encoding);
+    *body = crate::summary::budget::fit_text(body, room, options.encoding);
     if sections.is_empty() {
         return;
     }
@@ -216,7 +267,7 @@ pub(super) async fn summarize_after(
     if let Some(max) = options.summary_max_chars {
         body = cap_chars(&body, max);
     }
-    append(&mut body, &sections);
+    append(&mut body, &sections, options);
     Ok(Summary {
         body,
         attempts,

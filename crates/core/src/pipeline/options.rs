@@ -21,6 +21,7 @@ use crate::plan::partition::TailRules;
 use crate::plan::selective::SelectiveRules;
 use crate::plan::strategy::Strategy;
 use crate::plan::thinking::ThinkingPolicy;
+use crate::summary::budget::SummaryBudget;
 use crate::summary::cache_evidence::CacheTokens;
 use crate::summary::providers::anthropic_compaction::AnthropicCompactionClient;
 use crate::summary::summarize::BoxFuture;
@@ -217,6 +218,12 @@ pub struct CompactOptions {
     /// A summary prepared in the background (`Compactor` `background`), applied in place of
     /// the summary call when the messages it covers are unchanged.
     pub precomputed: Option<Arc<super::background::Precomputed>>,
+    /// The budget in tokens of everything the library writes into a summary message
+    /// (`summaryBudgetTokens`, [`crate::summary::budget`]): the summary's text, the ledger,
+    /// the user's messages, the task list, the latest failure and the recall lines. Default
+    /// (`None`): 10 % of the window (of `compression.threshold` when lower), at least 4 000
+    /// tokens, at most 15 % of it.
+    pub summary_budget_tokens: Option<usize>,
     /// The budget in tokens of the user's messages carried verbatim into a summary
     /// (`userMessagesMaxTokens`, SPEC §4.12); `Some(0)` turns them off. Default (`None`): a
     /// quarter of the tail budget, 5 000 tokens at the defaults.
@@ -347,6 +354,7 @@ impl Default for CompactOptions {
             checkpoints: true,
             known_checkpoints: Vec::new(),
             precomputed: None,
+            summary_budget_tokens: None,
             user_messages_max_tokens: None,
             plan_tools: Vec::new(),
             plan_max_tokens: DEFAULT_PLAN_MAX_TOKENS,
@@ -427,6 +435,9 @@ impl CompactOptions {
         if let Some(chars) = self.summary_max_chars {
             int("summaryMaxChars", chars, 1, 100_000_000)?;
         }
+        if let Some(total) = self.summary_budget_tokens {
+            int("summaryBudgetTokens", total, 1, 1_000_000_000)?;
+        }
         if let Some(threshold) = self.threshold_override {
             int("compression.threshold", threshold, 1, 1_000_000_000)?;
         }
@@ -478,15 +489,43 @@ impl CompactOptions {
     /// The budget of the user's messages carried verbatim into a summary: the option, else a
     /// quarter of the tail budget (the tail is what the agent keeps word for word; its own
     /// words from before are worth a fraction of that). 0: none are carried.
+    ///
+    /// Within the summary budget: at most its share of it ([`SummaryBudget::user_messages`]).
     pub fn user_messages_budget(&self) -> usize {
         self.user_messages_max_tokens
             .unwrap_or_else(|| self.tail_retention_tokens() / 4)
+            .min(self.summary_budget().user_messages())
     }
 
-    /// The budget of the latest failure carried after a summary.
+    /// The budget of everything the library writes into a summary message: the option, else
+    /// [`SummaryBudget::default_for`] the window, or for `compression.threshold` when it is
+    /// lower (the summary has to fit under it).
+    pub fn summary_budget(&self) -> SummaryBudget {
+        match self.summary_budget_tokens {
+            Some(total) => SummaryBudget { total },
+            None => {
+                let window = match self.threshold_override {
+                    Some(threshold) => threshold.min(self.context_token_limit),
+                    None => self.context_token_limit,
+                };
+                SummaryBudget::default_for(window)
+            }
+        }
+    }
+
+    /// The budget of the task list carried after a summary: `planMaxTokens`, within its share
+    /// of the summary budget.
+    pub fn plan_budget(&self) -> usize {
+        self.plan_max_tokens.min(self.summary_budget().plan())
+    }
+
+    /// The budget of the latest failure carried after a summary: `latestFailureMaxTokens`,
+    /// within its share of the summary budget.
     pub fn latest_failure_budget(&self) -> crate::summary::latest_error::Budget {
         crate::summary::latest_error::Budget {
-            max_tokens: self.latest_failure_max_tokens,
+            max_tokens: self
+                .latest_failure_max_tokens
+                .min(self.summary_budget().latest_failure()),
             encoding: self.encoding,
         }
     }

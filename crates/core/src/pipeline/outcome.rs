@@ -161,6 +161,9 @@ pub struct CompactOutcome {
     pub background: Option<BackgroundReport>,
     /// The files whose current content follows the summary (`rehydrate`), last touched first.
     pub rehydrated: Vec<RehydratedFile>,
+    /// The ledger of everything the summary stands for, before it was shortened to its share
+    /// of the summary budget: recorded beside the archive, where the recall tool reads it.
+    pub full_ledger: Option<String>,
 }
 
 /// A summary written without an LLM in place of the one asked for (`result.summaryFallback`).
@@ -279,6 +282,7 @@ impl CompactOutcome {
             checkpoint_record: None,
             background: None,
             rehydrated: Vec::new(),
+            full_ledger: None,
         }
     }
 }

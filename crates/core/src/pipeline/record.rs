@@ -57,6 +57,10 @@ pub struct ArchiveMeta {
         skip_serializing_if = "Option::is_none"
     )]
     pub summary_message_sha256: Option<String>,
+    /// The ledger of everything the summary stands for, whole: the summary carries it within
+    /// its share of the budget, and the recall tool answers `ledger: true` from these.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<String>,
 }
 
 /// Records a finished compaction call: metadata and summary file when it compacted, and one
@@ -273,5 +277,6 @@ fn build_meta(options: &CompactOptions, outcome: &CompactOutcome) -> Option<Arch
             }
             _ => None,
         },
+        ledger: outcome.full_ledger.clone(),
     })
 }

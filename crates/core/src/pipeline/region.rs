@@ -378,7 +378,7 @@ pub(super) async fn summarize_shared(
     if let Some(max) = options.summary_max_chars {
         body = cap_chars(&body, max);
     }
-    append(&mut body, &sections);
+    append(&mut body, &sections, options);
     Ok(Summary {
         body,
         attempts,

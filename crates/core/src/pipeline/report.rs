@@ -128,6 +128,17 @@ impl Reporter<'_> {
         outcome.fallback = planned.fallback;
         outcome.trigger = self.measured.trigger;
         outcome.measure = Some(self.measured.measure);
+        if matches!(
+            draft.replacement,
+            Replacement::Summary(_) | Replacement::Native(_)
+        ) {
+            let compacted = &self.messages[draft.region.clone()];
+            let ledger = crate::summary::ledger::Ledger::of_region(
+                compacted,
+                super::middle::earlier_body(compacted, &draft.own),
+            );
+            outcome.full_ledger = (!ledger.is_empty()).then(|| ledger.render());
+        }
         record::record_outcome(self.options, &mut outcome);
         // A reused checkpoint's messages too: what was extracted from them before is not
         // appended again, and a session that did not extract then gets it now.

@@ -122,6 +122,7 @@ pub(crate) fn summarizer_config(
         "planTools": options.plan_tools,
         "planMaxTokens": options.plan_max_tokens,
         "latestFailureMaxTokens": options.latest_failure_max_tokens,
+        "summaryBudgetTokens": options.summary_budget().total,
     });
     let digest = ring::digest::digest(&ring::digest::SHA256, request.to_string().as_bytes());
     SummarizerConfig {

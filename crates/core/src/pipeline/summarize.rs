@@ -300,6 +300,12 @@ fn kept_turns(call: &Call<'_>, draft: &mut Draft) {
             .sections_text_mut()
             .and_then(|text| crate::summary::user_messages::losses_warning(text, earlier));
         draft.warnings.extend(warning);
+        let (failure_tokens, own) = (draft.latest_failure.max_tokens, draft.own.clone());
+        let region = &messages[draft.region.clone()];
+        let losses = draft
+            .sections_text_mut()
+            .map(|text| super::middle::budget_losses(text, region, failure_tokens, options, &own));
+        draft.warnings.extend(losses.into_iter().flatten());
     }
 }
 

@@ -206,66 +206,238 @@ pub fn extractive_summary_of(
         }
     }
 
-    let mut out = String::new();
-    if let Some(previous) = previous {
-        let _ = writeln!(
-            out,
-            "Earlier summary (kept as written):\n{}\n",
-            previous.trim()
-        );
-        out.push_str("Since then:\n\n");
-    }
-    let section = |out: &mut String, index: usize, lines: &[String]| {
-        let _ = writeln!(out, "{}", SECTION_HEADERS[index]);
-        if lines.is_empty() {
-            out.push_str("(none)\n");
+    let new = Extracted {
+        first_request,
+        latest_request,
+        decisions,
+        preferences,
+        errors,
+        last_assistant,
+        tool_uses,
+        messages: messages.len(),
+        user_turns,
+    };
+    let earlier = previous.map(Earlier::parse).unwrap_or_default();
+    render(&earlier.merged_with(new))
+}
+
+/// What one pass over the messages found.
+struct Extracted {
+    first_request: Option<String>,
+    latest_request: Option<String>,
+    decisions: Vec<String>,
+    preferences: Vec<String>,
+    errors: Vec<String>,
+    last_assistant: Option<String>,
+    tool_uses: BTreeMap<String, (usize, usize)>,
+    messages: usize,
+    user_turns: usize,
+}
+
+/// A summary being updated, read by its section headers ([`SECTION_HEADERS`]): its items (the
+/// `- ` lines, and other lines of text) under each, whoever wrote it. The extractive
+/// summarizer's own lines (the requests, the tool counts, the counts of messages) are read back
+/// as such, so they are updated rather than repeated.
+#[derive(Debug, Default)]
+struct Earlier {
+    sections: Vec<Vec<String>>,
+}
+
+const FIRST_REQUEST: &str = "First request: ";
+const LATEST_REQUEST: &str = "Latest request: ";
+const LAST_ASSISTANT: &str = "Last assistant message: ";
+const SEE_LEDGER: &str = "See the ledger below.";
+const NEXT_STEP: &str = "Continue from the latest request and the recent messages.";
+const SIGNATURE: &str =
+    "(Summary written by the built-in extractive summarizer: quotes, not paraphrase.)";
+/// The lines an earlier version wrote between stacked summaries.
+const OLD_FRAMES: [&str; 2] = ["Earlier summary (kept as written):", "Since then:"];
+
+impl Earlier {
+    fn parse(text: &str) -> Earlier {
+        let mut sections: Vec<Vec<String>> = vec![Vec::new(); SECTION_HEADERS.len()];
+        // Text before any header (a summary in prose) counts as the state it described.
+        let mut current = 4;
+        for line in text.lines() {
+            let line = line.trim();
+            if let Some(index) = SECTION_HEADERS.iter().position(|h| *h == line) {
+                current = index;
+                continue;
+            }
+            let item = line.strip_prefix("- ").unwrap_or(line).trim();
+            if item.is_empty()
+                || item == "(none)"
+                || item == SIGNATURE
+                || OLD_FRAMES.contains(&item)
+                || item.starts_with("## ")
+            {
+                continue;
+            }
+            sections[current].push(item.to_string());
         }
+        Earlier { sections }
+    }
+
+    /// The earlier summary updated with `new`: each request, count and last message replaced
+    /// or added up, each list merged without repeats and bounded (the latest kept).
+    fn merged_with(mut self, new: Extracted) -> Vec<Vec<String>> {
+        if self.sections.is_empty() {
+            self.sections = vec![Vec::new(); SECTION_HEADERS.len()];
+        }
+        let take = |s: &mut Vec<Vec<String>>, i: usize| std::mem::take(&mut s[i]);
+        let mut out: Vec<Vec<String>> = vec![Vec::new(); SECTION_HEADERS.len()];
+
+        // Goal: the first request of the whole session, the latest one, and what another
+        // writer said of the goal.
+        let goal = take(&mut self.sections, 0);
+        let earlier_first = goal
+            .iter()
+            .find_map(|i| i.strip_prefix(FIRST_REQUEST))
+            .map(str::to_string);
+        let earlier_latest = goal
+            .iter()
+            .find_map(|i| i.strip_prefix(LATEST_REQUEST))
+            .map(str::to_string);
+        let other: Vec<String> = goal
+            .into_iter()
+            .filter(|i| !i.starts_with(FIRST_REQUEST) && !i.starts_with(LATEST_REQUEST))
+            .collect();
+        out[0].extend(bounded(other, Vec::new(), MAX_ITEMS / 3));
+        let first = earlier_first.or(new.first_request);
+        let latest = new.latest_request.or(earlier_latest);
+        if let Some(first) = &first {
+            out[0].push(format!("{FIRST_REQUEST}{first}"));
+        }
+        if let Some(latest) = latest.filter(|l| Some(l) != first.as_ref()) {
+            out[0].push(format!("{LATEST_REQUEST}{latest}"));
+        }
+
+        out[1] = bounded(take(&mut self.sections, 1), new.decisions, MAX_ITEMS);
+
+        // File operations: the ledger says them; what another writer listed is kept, bounded.
+        let files: Vec<String> = take(&mut self.sections, 2)
+            .into_iter()
+            .filter(|i| i != SEE_LEDGER)
+            .collect();
+        out[2] = bounded(files, Vec::new(), MAX_ITEMS);
+
+        // Tool calls: counted over the whole session.
+        let mut uses = new.tool_uses;
+        let mut other = Vec::new();
+        for item in take(&mut self.sections, 3) {
+            match parse_tool_count(&item) {
+                Some((name, calls, failed)) => {
+                    let entry = uses.entry(name).or_default();
+                    entry.0 += calls;
+                    entry.1 += failed;
+                }
+                None => other.push(item),
+            }
+        }
+        out[3] = bounded(other, Vec::new(), MAX_ITEMS / 3);
+        // The most used tools, at most a list's worth.
+        let mut counted: Vec<(&String, &(usize, usize))> = uses.iter().collect();
+        counted.sort_by_key(|(name, (calls, _))| (std::cmp::Reverse(*calls), (*name).clone()));
+        counted.truncate(MAX_ITEMS);
+        counted.sort_by_key(|(name, _)| (*name).clone());
+        out[3].extend(
+            counted
+                .into_iter()
+                .map(|(name, (calls, failures))| match failures {
+                    0 => format!("{name}: {calls} call(s)"),
+                    f => format!("{name}: {calls} call(s), {f} failed"),
+                }),
+        );
+
+        // Current state: the messages summarized so far, and the last thing the assistant said.
+        let (mut messages, mut user_turns) = (new.messages, new.user_turns);
+        let mut last = None;
+        let mut other = Vec::new();
+        for item in take(&mut self.sections, 4) {
+            if let Some((m, u)) = parse_message_count(&item) {
+                messages += m;
+                user_turns += u;
+            } else if let Some(text) = item.strip_prefix(LAST_ASSISTANT) {
+                last = Some(text.to_string());
+            } else {
+                other.push(item);
+            }
+        }
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        out[4] = bounded(other, Vec::new(), MAX_ITEMS / 3);
+        out[4].push(format!(
+            "{messages} message{} summarized ({user_turns} user turn{}).",
+            plural(messages),
+            plural(user_turns)
+        ));
+        if let Some(last) = new.last_assistant.or(last) {
+            out[4].push(format!("{LAST_ASSISTANT}{last}"));
+        }
+
+        out[5] = bounded(take(&mut self.sections, 5), new.errors, MAX_ITEMS);
+        out[6] = bounded(take(&mut self.sections, 6), new.preferences, MAX_ITEMS);
+        let next: Vec<String> = take(&mut self.sections, 7)
+            .into_iter()
+            .filter(|i| i != NEXT_STEP)
+            .collect();
+        out[7] = bounded(next, Vec::new(), MAX_ITEMS / 3);
+        out[7].push(NEXT_STEP.to_string());
+        out
+    }
+}
+
+/// `earlier` then `new`, each item once (at its latest place), the last `max` kept.
+fn bounded(earlier: Vec<String>, new: Vec<String>, max: usize) -> Vec<String> {
+    let mut list: Vec<String> = Vec::new();
+    for item in earlier.into_iter().chain(new) {
+        let item = item.replace('\n', " ");
+        if let Some(at) = list.iter().position(|x| *x == item) {
+            list.remove(at);
+        }
+        list.push(item);
+    }
+    let excess = list.len().saturating_sub(max);
+    list.drain(..excess);
+    list
+}
+
+/// `name: N call(s)` or `name: N call(s), F failed`.
+fn parse_tool_count(item: &str) -> Option<(String, usize, usize)> {
+    let (name, rest) = item.rsplit_once(": ")?;
+    let (calls, failed) = match rest.split_once(" call(s), ") {
+        Some((calls, failed)) => (calls, failed.strip_suffix(" failed")?.parse().ok()?),
+        None => (rest.strip_suffix(" call(s)")?, 0),
+    };
+    Some((name.to_string(), calls.parse().ok()?, failed))
+}
+
+/// `N message(s) summarized (U user turn(s)).`
+fn parse_message_count(item: &str) -> Option<(usize, usize)> {
+    let (messages, rest) = item.split_once(' ')?;
+    let rest = rest
+        .strip_prefix("messages summarized (")
+        .or_else(|| rest.strip_prefix("message summarized ("))?;
+    let (turns, rest) = rest.split_once(' ')?;
+    if rest != "user turns)." && rest != "user turn)." {
+        return None;
+    }
+    Some((messages.parse().ok()?, turns.parse().ok()?))
+}
+
+/// The summary: each section that has something to say, then the signature.
+fn render(sections: &[Vec<String>]) -> String {
+    let mut out = String::new();
+    for (header, lines) in SECTION_HEADERS.iter().zip(sections) {
+        if lines.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "{header}");
         for line in lines {
             let _ = writeln!(out, "- {}", line.replace('\n', " "));
         }
         out.push('\n');
-    };
-    let mut goal = Vec::new();
-    if let Some(first) = &first_request {
-        goal.push(format!("First request: {first}"));
     }
-    if let (Some(latest), Some(first)) = (&latest_request, &first_request) {
-        if latest != first {
-            goal.push(format!("Latest request: {latest}"));
-        }
-    }
-    section(&mut out, 0, &goal);
-    section(&mut out, 1, &decisions);
-    section(&mut out, 2, &["See the ledger below.".to_string()]);
-    let tools: Vec<String> = tool_uses
-        .iter()
-        .map(|(name, (calls, failures))| match failures {
-            0 => format!("{name}: {calls} call(s)"),
-            f => format!("{name}: {calls} call(s), {f} failed"),
-        })
-        .collect();
-    section(&mut out, 3, &tools);
-    let plural = |n: usize| if n == 1 { "" } else { "s" };
-    let mut state = vec![format!(
-        "{} message{} summarized ({user_turns} user turn{}).",
-        messages.len(),
-        plural(messages.len()),
-        plural(user_turns)
-    )];
-    if let Some(last) = &last_assistant {
-        state.push(format!("Last assistant message: {last}"));
-    }
-    section(&mut out, 4, &state);
-    section(&mut out, 5, &errors);
-    section(&mut out, 6, &preferences);
-    section(
-        &mut out,
-        7,
-        &["Continue from the latest request and the recent messages.".to_string()],
-    );
-    out.push_str(
-        "(Summary written by the built-in extractive summarizer: quotes, not paraphrase.)",
-    );
+    out.push_str(SIGNATURE);
     out
 }
 
@@ -327,8 +499,14 @@ mod tests {
         assert!(summary.contains("bash: 1 call(s), 1 failed"));
         assert!(summary.contains("Last assistant message: Added nom"));
         for header in SECTION_HEADERS {
-            assert!(summary.contains(header));
+            // Every section but the file operations (the ledger says them) has something.
+            assert_eq!(
+                summary.contains(header),
+                *header != "## File operations",
+                "{header}: {summary}"
+            );
         }
+        assert!(!summary.contains("(none)"), "{summary}");
     }
 
     #[test]
@@ -355,10 +533,77 @@ mod tests {
         assert!(!summary.contains("RUN  v3.2.4"), "{summary}");
     }
 
+    fn turn(i: usize, file: &str) -> Vec<Value> {
+        vec![
+            json!({"role": "user", "content": format!("step {i}: please fix {file}. Always run the tests {i}.")}),
+            json!({"role": "assistant", "content": [{"type": "text", "text": format!("We decided to patch {file} ({i}).")}, {"type": "tool_use", "id": format!("c{i}"), "name": "bash", "input": {"command": format!("cargo test {i}")}}]}),
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("c{i}"), "is_error": i.is_multiple_of(3), "content": format!("error: failure number {i}")}]}),
+        ]
+    }
+
     #[test]
-    fn keeps_the_previous_summary() {
-        let messages = json!([{"role": "user", "content": "next"}]);
-        let summary = extractive_summary(messages.as_array().unwrap(), Some("## Goal\nold"));
-        assert!(summary.starts_with("Earlier summary (kept as written):\n## Goal\nold"));
+    fn an_update_merges_and_drops_instead_of_stacking() {
+        let mut summary: Option<String> = None;
+        let mut sizes = Vec::new();
+        for round in 0..40 {
+            let messages = turn(round, &format!("src/f{round}.rs"));
+            let next = extractive_summary(&messages, summary.as_deref());
+            sizes.push(next.len());
+            summary = Some(next);
+        }
+        let summary = summary.unwrap();
+        // Each header once, no earlier summary kept whole, no empty section.
+        for header in SECTION_HEADERS {
+            assert!(summary.matches(header).count() <= 1, "{summary}");
+        }
+        assert!(!summary.contains("Earlier summary"), "{summary}");
+        assert!(!summary.contains("(none)"), "{summary}");
+        assert_eq!(summary.matches(SIGNATURE).count(), 1);
+        // The session's first request stays; the latest replaces the one before.
+        assert!(
+            summary.contains("First request: step 0: please fix src/f0.rs"),
+            "{summary}"
+        );
+        assert!(summary.contains("Latest request: step 39:"), "{summary}");
+        assert!(!summary.contains("Latest request: step 38:"), "{summary}");
+        // Counts add up over the session.
+        assert!(summary.contains("bash: 40 call(s), 14 failed"), "{summary}");
+        assert!(
+            summary.contains("120 messages summarized (40 user turns)."),
+            "{summary}"
+        );
+        // Lists keep their latest items, bounded.
+        assert!(summary.contains("We decided to patch src/f39.rs (39)"));
+        assert!(!summary.contains("We decided to patch src/f0.rs (0)"));
+        assert!(summary.contains("failure number 39"));
+        // The size stops growing.
+        assert!(sizes[39] < sizes[15] + 200, "{sizes:?}");
+    }
+
+    #[test]
+    fn another_writers_summary_is_updated_section_by_section() {
+        let earlier = "## Goal\n- Port the parser to Rust\n\n## Key decisions\n- use nom\n\n## Errors and fixes\n(none)\n\n## Next steps\n- add tests";
+        let messages = turn(1, "src/lexer.rs");
+        let summary = extractive_summary(&messages, Some(earlier));
+        assert!(
+            summary.starts_with("## Goal\n- Port the parser to Rust\n- First request: step 1"),
+            "{summary}"
+        );
+        assert!(
+            summary
+                .contains("## Key decisions\n- use nom\n- We decided to patch src/lexer.rs (1)."),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("## Next steps\n- add tests\n- Continue"),
+            "{summary}"
+        );
+        assert!(!summary.contains("(none)"));
+        // A summary in an earlier version's stacked form is read the same way.
+        let stacked =
+            format!("Earlier summary (kept as written):\n{earlier}\n\nSince then:\n\n{earlier}");
+        let summary = extractive_summary(&messages, Some(&stacked));
+        assert_eq!(summary.matches("## Goal").count(), 1);
+        assert_eq!(summary.matches("use nom").count(), 1);
     }
 }

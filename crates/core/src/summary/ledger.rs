@@ -10,11 +10,12 @@ mod shell;
 
 pub(crate) use shell::FileOp;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
 use crate::model::message::{tool_calls, tool_result_text, tool_results};
+use crate::model::tokens::{self, Encoding};
 use crate::summary::sections::LEDGER_HEADER;
 
 /// Caps that keep the ledger bounded however long the session runs (newest kept).
@@ -31,7 +32,16 @@ pub struct Ledger {
     pub files_deleted: Vec<String>,
     pub commands: Vec<String>,
     pub failed_calls: Vec<String>,
+    /// How many times each created or modified file was written (a file written once: 1).
+    pub edit_counts: BTreeMap<String, usize>,
+    /// What an earlier, shortened ledger no longer names (see [`Ledger::render_within`]): by
+    /// list (0–3 the file lists in the order of [`Ledger::sections`], 4 commands, 5 failed
+    /// calls) and folder (`""` for commands and failed calls), how many.
+    pub elided: BTreeMap<(usize, String), usize>,
 }
+
+/// The line of a shortened ledger that says where the full one is.
+pub const FULL_LEDGER_NOTE: &str = "(Shortened to fit the summary. The full ledger is kept beside the archive: call the recall tool with ledger: true.)";
 
 /// A call whose file operations wait for its result: a file tool whose result is an error did
 /// nothing, so its operations are dropped then (an error flagged or said in the text:
@@ -153,13 +163,6 @@ fn push_unique(list: &mut Vec<String>, item: String) {
     list.push(item);
 }
 
-fn cap(list: &mut Vec<String>, max: usize) {
-    if list.len() > max {
-        let excess = list.len() - max;
-        list.drain(..excess);
-    }
-}
-
 /// One file operation of the tool calls, in the order they took effect (when their results
 /// came; a call without a result, at the end).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -265,6 +268,15 @@ impl Ledger {
         Ledger::walk(messages, &mut ledger, &mut |_| {});
         ledger.cap();
         ledger
+    }
+
+    /// The ledger of a compacted region: the ledger `earlier` (the body of the summary the
+    /// region holds, being updated) carries, then the region's own tool calls.
+    pub fn of_region(messages: &[Value], earlier: Option<&str>) -> Ledger {
+        match earlier.and_then(Ledger::parse) {
+            Some(earlier) => Ledger::extract(messages).merged_after(&earlier),
+            None => Ledger::extract(messages),
+        }
     }
 
     /// Reads the tool calls of `messages` in order: commands and failed calls into `ledger`,
@@ -403,12 +415,32 @@ impl Ledger {
     }
 
     fn cap(&mut self) {
-        cap(&mut self.files_read, MAX_FILES);
-        cap(&mut self.files_created, MAX_FILES);
-        cap(&mut self.files_modified, MAX_FILES);
-        cap(&mut self.files_deleted, MAX_FILES);
-        cap(&mut self.commands, MAX_COMMANDS);
-        cap(&mut self.failed_calls, MAX_FAILURES);
+        for (index, max) in [
+            (0, MAX_FILES),
+            (1, MAX_FILES),
+            (2, MAX_FILES),
+            (3, MAX_FILES),
+            (4, MAX_COMMANDS),
+            (5, MAX_FAILURES),
+        ] {
+            let list = self.list_mut(index);
+            let excess = list.len().saturating_sub(max);
+            let dropped: Vec<String> = list.drain(..excess).collect();
+            for item in dropped {
+                let folder = if index < 4 {
+                    folder_of(&item)
+                } else {
+                    String::new()
+                };
+                *self.elided.entry((index, folder)).or_default() += 1;
+            }
+        }
+        let written: std::collections::HashSet<&String> = self
+            .files_created
+            .iter()
+            .chain(&self.files_modified)
+            .collect();
+        self.edit_counts.retain(|path, _| written.contains(path));
     }
 
     pub fn is_empty(&self) -> bool {
@@ -418,11 +450,19 @@ impl Ledger {
             && self.files_deleted.is_empty()
             && self.commands.is_empty()
             && self.failed_calls.is_empty()
+            && self.elided.is_empty()
     }
 
     /// `earlier` followed by `self`: the union of both, newest last, bounded. A file's latest
     /// status wins, as within one extraction.
     pub fn merged_after(&self, earlier: &Ledger) -> Ledger {
+        let mut merged = self.merged_whole(earlier);
+        merged.cap();
+        merged
+    }
+
+    /// [`Ledger::merged_after`] without the bounds of one summary's ledger.
+    fn merged_whole(&self, earlier: &Ledger) -> Ledger {
         let mut merged = earlier.clone();
         // Writes before reads: a file this ledger created and then read is still created.
         for (op, items) in [
@@ -443,8 +483,42 @@ impl Ledger {
                 push_unique(into, item.clone());
             }
         }
-        merged.cap();
+        for (path, n) in &self.edit_counts {
+            *merged.edit_counts.entry(path.clone()).or_default() += n;
+        }
+        for (key, n) in &self.elided {
+            *merged.elided.entry(key.clone()).or_default() += n;
+        }
         merged
+    }
+
+    /// The ledgers of one session's compactions, oldest first, as one, unbounded: every file
+    /// each of them names under what happened to it last, each edit count the highest any of them says (each
+    /// carries the earlier ones'), nothing left out that one of them names. What the recall tool
+    /// answers for the full ledger.
+    pub fn union<'a>(ledgers: impl IntoIterator<Item = &'a Ledger>) -> Ledger {
+        let mut all = Ledger::default();
+        for ledger in ledgers {
+            let mut named = ledger.clone();
+            named.elided.clear();
+            let counts = std::mem::take(&mut named.edit_counts);
+            all = named.merged_whole(&all);
+            for (path, n) in counts {
+                let slot = all.edit_counts.entry(path).or_default();
+                *slot = (*slot).max(n);
+            }
+        }
+        let written: std::collections::HashSet<&String> = all
+            .files_created
+            .iter()
+            .chain(&all.files_modified)
+            .collect();
+        let counts = std::mem::take(&mut all.edit_counts);
+        all.edit_counts = counts
+            .into_iter()
+            .filter(|(path, _)| written.contains(path))
+            .collect();
+        all
     }
 
     fn sections(&self) -> [(&'static str, &Vec<String>); 6] {
@@ -458,24 +532,166 @@ impl Ledger {
         ]
     }
 
-    /// Renders the ledger as the plain-text section appended to summaries.
+    /// Renders the ledger as the plain-text section appended to summaries: every list that
+    /// has something to say (an empty one is left out), a file written more than once with
+    /// its count.
     pub fn render(&self) -> String {
-        let mut out = String::from(LEDGER_HEADER);
-        out.push('\n');
-        for (title, items) in self.sections() {
-            if items.is_empty() {
-                out.push_str(&format!("{title}: (none)\n"));
-            } else {
-                out.push_str(&format!("{title}:\n"));
-                for item in items {
-                    out.push_str("- ");
-                    // An item comes from a tool call: on its line whatever it holds.
-                    out.push_str(&super::reserved::one_line(item));
-                    out.push('\n');
-                }
+        self.render_keeping([usize::MAX; 4])
+    }
+
+    /// The ledger within `max_tokens` (its share of the summary budget). Past it, each list
+    /// keeps by name its most recent items and, of the files written, the most edited; the
+    /// other files are counted per folder ("41 more files under src/parsers/"), folders merged
+    /// into their parents when there are many, and the commands and failed calls left out are
+    /// counted; a line says where the full ledger is. Empty when not even that fits.
+    pub fn render_within(&self, max_tokens: usize, encoding: Encoding) -> String {
+        let fits = |text: &String| tokens::count_text(encoding, text) <= max_tokens;
+        let full = self.render();
+        if fits(&full) {
+            return full;
+        }
+        // What gives way first: the commands (the least use to a resumed agent, and the
+        // longest lines), then the failed calls down to the last few (the latest failure has
+        // its own section), then the files read, then the files written and deleted, then the
+        // last failed calls.
+        const LEVELS: [usize; 8] = [64, 32, 16, 8, 4, 2, 1, 0];
+        let all = usize::MAX;
+        let mut plans: Vec<[usize; 4]> = Vec::new();
+        plans.extend(LEVELS.iter().map(|&c| [all, all, c, all]));
+        plans.extend(LEVELS[..5].iter().map(|&f| [all, all, 0, f]));
+        plans.extend(LEVELS.iter().map(|&r| [r, all, 0, 4]));
+        plans.extend(LEVELS.iter().map(|&w| [0, w, 0, 4]));
+        plans.push([0, 0, 0, 0]);
+        for keep in plans {
+            let text = self.render_keeping(keep);
+            if fits(&text) {
+                return text;
             }
         }
-        out.trim_end().to_string()
+        let files: usize = (0..4).map(|i| self.list(i).len()).sum::<usize>()
+            + self
+                .elided
+                .iter()
+                .filter(|((i, _), _)| *i < 4)
+                .map(|(_, n)| n)
+                .sum::<usize>();
+        let text = format!("{LEDGER_HEADER}\n({files} files touched.) {FULL_LEDGER_NOTE}");
+        if fits(&text) {
+            text
+        } else {
+            String::new()
+        }
+    }
+
+    /// The ledger naming at most `keep` items of each list — files read, files written
+    /// (created, modified, deleted; and as many again of the most edited), commands, failed
+    /// calls; `usize::MAX`: all of them.
+    fn render_keeping(&self, keep: [usize; 4]) -> String {
+        let mut out = String::from(LEDGER_HEADER);
+        let mut shortened = false;
+        for (index, (title, items)) in self.sections().into_iter().enumerate() {
+            let keep = match index {
+                0 => keep[0],
+                1..=3 => keep[1],
+                4 => keep[2],
+                _ => keep[3],
+            };
+            let (named, more) = self.kept_of(index, items, keep);
+            if named.is_empty() && more.is_empty() {
+                continue;
+            }
+            shortened |= !more.is_empty();
+            out.push_str(&format!("\n{title}:"));
+            for item in named {
+                out.push_str("\n- ");
+                // An item comes from a tool call: on its line whatever it holds.
+                out.push_str(&super::reserved::one_line(item));
+                if index == 1 || index == 2 {
+                    if let Some(n) = self.edit_counts.get(item).filter(|n| **n > 1) {
+                        out.push_str(&format!(" ({n} edits)"));
+                    }
+                }
+            }
+            for line in more {
+                out.push_str("\n- ");
+                out.push_str(&line);
+            }
+        }
+        if shortened {
+            out.push('\n');
+            out.push_str(FULL_LEDGER_NOTE);
+        }
+        out
+    }
+
+    /// Of list `index`, the items named (in their order) and the lines counting the rest.
+    fn kept_of<'a>(
+        &self,
+        index: usize,
+        items: &'a [String],
+        keep: usize,
+    ) -> (Vec<&'a String>, Vec<String>) {
+        let recent = items.len().saturating_sub(keep);
+        let mut named: Vec<bool> = (0..items.len()).map(|i| i >= recent).collect();
+        if index == 1 || index == 2 {
+            // The most edited files, beside the most recent.
+            let mut by_edits: Vec<usize> = (0..items.len())
+                .filter(|i| self.edit_counts.get(&items[*i]).is_some_and(|n| *n > 1))
+                .collect();
+            // The most edits first; of equal counts, the more recent.
+            by_edits.sort_by_key(|i| {
+                (
+                    std::cmp::Reverse(self.edit_counts[&items[*i]]),
+                    std::cmp::Reverse(*i),
+                )
+            });
+            for i in by_edits.into_iter().take(keep.div_ceil(2)) {
+                named[i] = true;
+            }
+        }
+        let kept: Vec<&String> = items
+            .iter()
+            .zip(&named)
+            .filter(|(_, n)| **n)
+            .map(|(item, _)| item)
+            .collect();
+        let mut counts: BTreeMap<String, usize> = self
+            .elided
+            .iter()
+            .filter(|((i, _), _)| *i == index)
+            .map(|((_, folder), n)| (folder.clone(), *n))
+            .collect();
+        for (item, _) in items.iter().zip(&named).filter(|(_, n)| !**n) {
+            let folder = if index < 4 {
+                folder_of(item)
+            } else {
+                String::new()
+            };
+            *counts.entry(folder).or_default() += 1;
+        }
+        if counts.is_empty() {
+            return (kept, Vec::new());
+        }
+        if index >= 4 {
+            let n: usize = counts.values().sum();
+            let what = if index == 4 {
+                "commands"
+            } else {
+                "failed calls"
+            };
+            return (kept, vec![format!("({n} earlier {what} not listed)")]);
+        }
+        let max_groups = (keep / 2).clamp(2, 12);
+        let counts = group_folders(counts, max_groups);
+        let lines = counts
+            .into_iter()
+            .map(|(folder, n)| group_line(n, &folder))
+            .collect();
+        (kept, lines)
+    }
+
+    fn list(&self, index: usize) -> &Vec<String> {
+        self.sections()[index].1
     }
 
     /// Reads back the ledger section of a summary written by [`Ledger::render`].
@@ -493,6 +709,17 @@ impl Ledger {
             }
             if let Some(item) = line.strip_prefix("- ") {
                 if let Some(index) = current {
+                    if let Some((n, folder)) = parse_group_line(item, index) {
+                        *ledger.elided.entry((index, folder)).or_default() += n;
+                        continue;
+                    }
+                    let (item, edits) = match index {
+                        1 | 2 => split_edit_count(item),
+                        _ => (item, 1),
+                    };
+                    if index == 1 || index == 2 {
+                        ledger.edit_counts.insert(item.to_string(), edits);
+                    }
                     let list = ledger.list_mut(index);
                     list.push(item.to_string());
                 }
@@ -524,6 +751,108 @@ impl Ledger {
     }
 }
 
+/// The folder of a path, with its trailing slash (`src/parsers/` of `src/parsers/a.rs`; `./`
+/// for a bare file name).
+fn folder_of(path: &str) -> String {
+    match path.trim_end_matches('/').rfind(['/', '\\']) {
+        Some(at) => path[..=at].to_string(),
+        None => "./".to_string(),
+    }
+}
+
+/// The folder above `folder` (`src/` of `src/parsers/`), if there is one.
+fn parent_folder(folder: &str) -> Option<String> {
+    if folder == "./" || folder == "/" || folder.is_empty() {
+        return None;
+    }
+    Some(folder_of(folder.trim_end_matches(['/', '\\'])))
+}
+
+/// Per-folder counts merged into their parent folders, the deepest first, until there are at
+/// most `max` of them; past that, the smallest are counted together as "elsewhere" (an empty
+/// folder).
+fn group_folders(mut counts: BTreeMap<String, usize>, max: usize) -> Vec<(String, usize)> {
+    while counts.len() > max {
+        let deepest = counts
+            .keys()
+            .filter(|f| parent_folder(f).is_some())
+            .max_by_key(|f| f.matches('/').count())
+            .cloned();
+        let Some(folder) = deepest else {
+            break;
+        };
+        let depth = folder.matches('/').count();
+        // Every folder of that depth at once: siblings meet in their parent.
+        let level: Vec<String> = counts
+            .keys()
+            .filter(|f| f.matches('/').count() == depth && parent_folder(f).is_some())
+            .cloned()
+            .collect();
+        for folder in level {
+            let n = counts.remove(&folder).unwrap_or(0);
+            let parent = parent_folder(&folder).unwrap_or_default();
+            *counts.entry(parent).or_default() += n;
+        }
+    }
+    let mut groups: Vec<(String, usize)> = counts.into_iter().collect();
+    groups.sort_by_key(|(folder, n)| (std::cmp::Reverse(*n), folder.clone()));
+    if groups.len() > max {
+        let rest: usize = groups.drain(max.saturating_sub(1)..).map(|(_, n)| n).sum();
+        groups.push((String::new(), rest));
+    }
+    groups
+}
+
+/// The line counting `n` files of a folder a shortened ledger does not name.
+fn group_line(n: usize, folder: &str) -> String {
+    let files = if n == 1 { "file" } else { "files" };
+    if folder.is_empty() {
+        format!("({n} more {files} elsewhere)")
+    } else {
+        format!(
+            "({n} more {files} under {})",
+            super::reserved::one_line(folder)
+        )
+    }
+}
+
+/// Reads a line of [`group_line`] (or the count of commands or failed calls left out) back:
+/// how many, and the folder.
+fn parse_group_line(item: &str, index: usize) -> Option<(usize, String)> {
+    let inner = item.strip_prefix('(')?.strip_suffix(')')?;
+    let (n, rest) = inner.split_once(' ')?;
+    let n: usize = n.parse().ok()?;
+    if index >= 4 {
+        let what = if index == 4 {
+            "earlier commands not listed"
+        } else {
+            "earlier failed calls not listed"
+        };
+        return (rest == what).then(|| (n, String::new()));
+    }
+    let rest = rest
+        .strip_prefix("more files ")
+        .or_else(|| rest.strip_prefix("more file "))?;
+    if rest == "elsewhere" {
+        return Some((n, String::new()));
+    }
+    rest.strip_prefix("under ").map(|f| (n, f.to_string()))
+}
+
+/// A file item and its edit count (`src/a.rs (3 edits)`; 1 without one).
+fn split_edit_count(item: &str) -> (&str, usize) {
+    if let Some(rest) = item.strip_suffix(" edits)") {
+        if let Some((path, n)) = rest.rsplit_once(" (") {
+            if let Ok(n) = n.parse::<usize>() {
+                if n > 1 {
+                    return (path, n);
+                }
+            }
+        }
+    }
+    (item, 1)
+}
+
 /// One file operation takes effect.
 fn settle(
     ledger: &mut Ledger,
@@ -542,6 +871,9 @@ fn settle(
         content,
         succeeded,
     });
+    if matches!(op, FileOp::Create | FileOp::Modify) {
+        *ledger.edit_counts.entry(path.clone()).or_default() += 1;
+    }
     ledger.record(op, path);
 }
 
@@ -826,5 +1158,106 @@ mod tests {
         assert_eq!(merged.files_created, vec!["c.py"]);
         assert_eq!(merged.files_modified, vec!["b.py"]);
         assert_eq!(merged.files_deleted, vec!["a.py"]);
+    }
+
+    #[test]
+    fn past_its_share_the_ledger_keeps_recent_and_most_edited_files_and_counts_the_rest() {
+        let enc = Encoding::O200kBase;
+        let mut messages = Vec::new();
+        let mut id = 0;
+        let mut write = |path: String, messages: &mut Vec<Value>| {
+            id += 1;
+            let call = id.to_string();
+            messages.push(tool_use(
+                &call,
+                "Write",
+                json!({"file_path": path, "content": "x"}),
+            ));
+            messages.push(tool_result(&call, false, "ok"));
+        };
+        // A file edited many times early on, then many files once each.
+        write("src/core/engine.rs".into(), &mut messages);
+        for _ in 0..9 {
+            write("src/core/engine.rs".into(), &mut messages);
+        }
+        for i in 0..41 {
+            write(format!("src/parsers/p{i}.rs"), &mut messages);
+        }
+        for i in 0..30 {
+            write(format!("tests/t{i}.rs"), &mut messages);
+        }
+        let ledger = Ledger::extract(&messages);
+        assert_eq!(ledger.edit_counts["src/core/engine.rs"], 10);
+        let full = ledger.render();
+        assert!(full.contains("- src/core/engine.rs (10 edits)"), "{full}");
+        let budget = 150;
+        let short = ledger.render_within(budget, enc);
+        assert!(tokens::count_text(enc, &short) <= budget, "{short}");
+        // The most edited by name, the most recent by name, the rest per folder.
+        assert!(short.contains("- src/core/engine.rs (10 edits)"), "{short}");
+        assert!(short.contains("- tests/t29.rs"), "{short}");
+        assert!(
+            short.contains("- (41 more files under src/parsers/)"),
+            "{short}"
+        );
+        assert!(short.contains(FULL_LEDGER_NOTE), "{short}");
+        // Read back, the counts stay counts (not files), and carry into the next merge.
+        let parsed = Ledger::parse(&short).unwrap();
+        assert!(!parsed.files_created.iter().any(|f| f.starts_with('(')));
+        assert_eq!(parsed.elided[&(1, "src/parsers/".to_string())], 41);
+        assert_eq!(parsed.edit_counts["src/core/engine.rs"], 10);
+        let more: Vec<Value> = (0..5)
+            .flat_map(|i| {
+                let call = format!("m{i}");
+                vec![
+                    tool_use(
+                        &call,
+                        "Write",
+                        json!({"file_path": format!("src/parsers/q{i}.rs"), "content": "x"}),
+                    ),
+                    tool_result(&call, false, "ok"),
+                ]
+            })
+            .collect();
+        let merged = Ledger::extract(&more).merged_after(&parsed);
+        let again = merged.render_within(budget, enc);
+        assert!(tokens::count_text(enc, &again) <= budget, "{again}");
+        assert!(again.contains("src/parsers/"), "{again}");
+        // Nothing fits: nothing is written.
+        assert_eq!(ledger.render_within(5, enc), "");
+        // Many folders merge into their parents.
+        let groups = group_folders(
+            (0..30)
+                .map(|i| (format!("src/m{i}/"), 1))
+                .chain([("docs/".to_string(), 2)])
+                .collect(),
+            3,
+        );
+        assert_eq!(
+            groups,
+            vec![("src/".to_string(), 30), ("docs/".to_string(), 2)]
+        );
+        assert_eq!(folder_of("a.rs"), "./");
+        assert_eq!(parent_folder("src/parsers/"), Some("src/".to_string()));
+        assert_eq!(parent_folder("src/"), Some("./".to_string()));
+    }
+
+    #[test]
+    fn the_union_of_a_sessions_ledgers_names_every_file_once() {
+        let first = Ledger {
+            files_modified: vec!["a.rs".into(), "b.rs".into()],
+            edit_counts: [("a.rs".to_string(), 3), ("b.rs".to_string(), 1)].into(),
+            ..Ledger::default()
+        };
+        let second = Ledger {
+            files_modified: vec!["a.rs".into(), "c.rs".into()],
+            edit_counts: [("a.rs".to_string(), 5), ("c.rs".to_string(), 1)].into(),
+            elided: [((2, "src/".to_string()), 7)].into(),
+            ..Ledger::default()
+        };
+        let all = Ledger::union([&first, &second]);
+        assert_eq!(all.files_modified, vec!["b.rs", "a.rs", "c.rs"]);
+        assert_eq!(all.edit_counts["a.rs"], 5);
+        assert!(all.elided.is_empty());
     }
 }

@@ -6,6 +6,7 @@
 //! errors.
 //! Imports [`crate::base`], [`crate::model`], [`crate::formats`], [`crate::plan`].
 
+pub mod budget;
 pub mod cache_evidence;
 pub mod extractive;
 pub mod latest_error;

@@ -16,6 +16,7 @@
 use serde_json::Value;
 
 use crate::model::added::{self, OwnSummaries};
+use crate::model::tokens::Encoding;
 use crate::summary::reserved;
 
 // Every header lives here, with the code that finds the sections by them: the modules that
@@ -238,11 +239,17 @@ const MAX_EARLIER_RECALL_LINES: usize = 20;
 /// Every line is rebuilt from what it names ([`parse_recall_line`]: an archive file name and a
 /// range), never copied: a message that only starts like a summary names nothing, and a line
 /// that is not exactly of the library's form is dropped.
+///
+/// Within `max_tokens` (its share of the summary budget): the earliest lines give way first,
+/// the number left out said; when not even this compaction's line fits, the section is left
+/// out (the summary's first line still names its archive).
 pub fn recall_section(
     region: &[Value],
     archive: Option<&str>,
     lines_kept: RecallLines,
     own: &OwnSummaries,
+    max_tokens: usize,
+    encoding: Encoding,
 ) -> String {
     let mut earlier: Vec<String> = Vec::new();
     if lines_kept == RecallLines::All {
@@ -269,28 +276,37 @@ pub fn recall_section(
     }
     let mut seen = std::collections::HashSet::new();
     earlier.retain(|line| seen.insert(line.clone()));
-    let left_out = earlier.len().saturating_sub(MAX_EARLIER_RECALL_LINES);
-    let mut lines: Vec<String> = earlier.split_off(left_out);
-    if lines_kept != RecallLines::None {
-        lines.extend(archive.map(|path| recall_line(path, Some((0, region.len())))));
+    let current: Option<String> = match lines_kept {
+        RecallLines::None => None,
+        _ => archive.map(|path| recall_line(path, Some((0, region.len())))),
+    };
+    let mut left_out = earlier.len().saturating_sub(MAX_EARLIER_RECALL_LINES);
+    loop {
+        let lines: Vec<&String> = earlier[left_out..].iter().chain(current.as_ref()).collect();
+        if lines.is_empty() {
+            return String::new();
+        }
+        let mut out = format!(
+            "{RECALL_HEADER}\nThe originals, for the recall tool (to is exclusive; or search them with a query):"
+        );
+        if left_out > 0 {
+            out.push_str(&format!(
+                "\n({left_out} earlier archive{} not listed; the recall tool lists them all.)",
+                if left_out == 1 { "" } else { "s" }
+            ));
+        }
+        for line in lines {
+            out.push('\n');
+            out.push_str(line);
+        }
+        if crate::model::tokens::count_text(encoding, &out) <= max_tokens {
+            return out;
+        }
+        if left_out == earlier.len() {
+            return String::new();
+        }
+        left_out += 1;
     }
-    if lines.is_empty() {
-        return String::new();
-    }
-    let mut out = format!(
-        "{RECALL_HEADER}\nThe originals, for the recall tool (to is exclusive; or search them with a query):"
-    );
-    if left_out > 0 {
-        out.push_str(&format!(
-            "\n({left_out} earlier archive{} not listed; the recall tool lists them all.)",
-            if left_out == 1 { "" } else { "s" }
-        ));
-    }
-    for line in lines {
-        out.push('\n');
-        out.push_str(&line);
-    }
-    out
 }
 
 /// The header line of one entry of a section of user or file text: `[label · N characters]`,
@@ -442,6 +458,8 @@ mod tests {
         assert_eq!(sections.files, None);
     }
 
+    const ENC: Encoding = Encoding::O200kBase;
+
     #[test]
     fn recall_lines_carry_the_earlier_compactions_first() {
         use serde_json::json;
@@ -452,6 +470,8 @@ mod tests {
                 Some("/d/s/compact-20260101T000000Z-1.json"),
                 RecallLines::All,
                 &OwnSummaries::none(),
+                usize::MAX,
+                Encoding::O200kBase,
             )
         );
         let earlier = json!({"role": "user", "content": added::summary_message_text(
@@ -471,7 +491,7 @@ mod tests {
         ];
         let own = OwnSummaries::of([&region[0], &region[1]]);
         let archive = Some("s3://b/s/compact-20260101T000000Z-3.json");
-        let section = recall_section(&region, archive, RecallLines::All, &own);
+        let section = recall_section(&region, archive, RecallLines::All, &own, usize::MAX, ENC);
         let lines: Vec<&str> = section
             .lines()
             .filter(|l| l.starts_with(RECALL_LINE))
@@ -486,11 +506,18 @@ mod tests {
         );
         assert_eq!(split(&section).recall, Some(section.as_str()));
         assert_eq!(
-            recall_section(&region[2..], None, RecallLines::All, &own),
+            recall_section(&region[2..], None, RecallLines::All, &own, usize::MAX, ENC),
             ""
         );
         // Giving way: this compaction's line only, then nothing.
-        let current = recall_section(&region, archive, RecallLines::Current, &own);
+        let current = recall_section(
+            &region,
+            archive,
+            RecallLines::Current,
+            &own,
+            usize::MAX,
+            ENC,
+        );
         assert_eq!(
             current.lines().last(),
             Some("Recall: archive=compact-20260101T000000Z-3.json from=0 to=4")
@@ -503,7 +530,56 @@ mod tests {
             1
         );
         assert_eq!(
-            recall_section(&region, archive, RecallLines::None, &own),
+            recall_section(&region, archive, RecallLines::None, &own, usize::MAX, ENC),
+            ""
+        );
+    }
+
+    #[test]
+    fn recall_lines_give_way_oldest_first_to_their_budget() {
+        use serde_json::json;
+        // A summary carrying the lines of 15 earlier compactions.
+        let carried: Vec<String> = (1..=15)
+            .map(|n| recall_line(&format!("compact-20260101T000000Z-{n}.json"), Some((0, 9))))
+            .collect();
+        let body = format!(
+            "## Goal\nx\n\n{RECALL_HEADER}\nThe originals:\n{}",
+            carried.join("\n")
+        );
+        let earlier = json!({"role": "user", "content": added::summary_message_text(
+            9, Some("/d/s/compact-20260101T000000Z-15.json"), &body)});
+        let region = vec![earlier, json!({"role": "user", "content": "more"})];
+        let own = OwnSummaries::of([&region[0]]);
+        let archive = Some("/d/s/compact-20260101T000000Z-16.json");
+        let all = recall_section(&region, archive, RecallLines::All, &own, usize::MAX, ENC);
+        assert_eq!(all.matches(RECALL_LINE).count(), 16);
+        let budget = crate::model::tokens::count_text(ENC, &all) / 2;
+        let fitted = recall_section(&region, archive, RecallLines::All, &own, budget, ENC);
+        assert!(
+            crate::model::tokens::count_text(ENC, &fitted) <= budget,
+            "{fitted}"
+        );
+        let lines: Vec<&str> = fitted
+            .lines()
+            .filter(|l| l.starts_with(RECALL_LINE))
+            .collect();
+        assert!(lines.len() > 1 && lines.len() < 16, "{fitted}");
+        // The latest stay, this compaction's last; the number left out is said.
+        assert_eq!(
+            lines.last(),
+            Some(&"Recall: archive=compact-20260101T000000Z-16.json from=0 to=2")
+        );
+        assert!(
+            lines[0].contains(&format!("-{}.json", 17 - lines.len())),
+            "{fitted}"
+        );
+        assert!(fitted.contains(&format!(
+            "({} earlier archives not listed",
+            16 - lines.len()
+        )));
+        // Not even this compaction's line fits: no section.
+        assert_eq!(
+            recall_section(&region, archive, RecallLines::All, &own, 10, ENC),
             ""
         );
     }
