@@ -229,6 +229,13 @@ fn display(output_dir: &Path, store: Option<&ArchiveStore>) -> String {
     }
 }
 
+fn absent(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
+}
+
 fn read_file(path: &Path) -> Result<Option<Vec<u8>>, String> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => {
@@ -242,7 +249,9 @@ fn read_file(path: &Path) -> Result<Option<Vec<u8>>, String> {
             ))
         }
         Ok(_) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        // No record there: none was kept, or the directory cannot exist (a file on its path,
+        // which the archive's own warning reports).
+        Err(e) if absent(&e) => return Ok(None),
         Err(e) => return Err(format!("it cannot be read: {e}")),
     }
     let mut bytes = Vec::new();
@@ -251,7 +260,7 @@ fn read_file(path: &Path) -> Result<Option<Vec<u8>>, String> {
             .take(MAX_LEARNT_BYTES + 1)
             .read_to_end(&mut bytes)
             .map_err(|e| format!("it cannot be read: {e}"))?,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if absent(&e) => return Ok(None),
         Err(e) => return Err(format!("it cannot be read: {e}")),
     };
     if bytes.len() as u64 > MAX_LEARNT_BYTES {
