@@ -5,7 +5,9 @@
 // turn with the middleware, at its 12th without. Run with LangChain's own fake chat model, offline.
 import { AIMessage } from '@langchain/core/messages'
 import { createAgent, fakeModel, tool } from 'langchain'
-import { describe, expect, it } from 'vitest'
+import { rmSync } from 'node:fs'
+
+import { afterAll, describe, expect, it } from 'vitest'
 
 import { contextCompactMiddleware } from '../adapters/langchain'
 import { tempDir } from './helpers'
@@ -26,11 +28,16 @@ function model(turns: number) {
   return m
 }
 
+const dirs: string[] = []
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+})
+
 /** Whether a run of `turns` tool turns completes under the default recursionLimit. */
 async function completes(turns: number, withMiddleware: boolean, recursionLimit?: number): Promise<boolean> {
-  const middleware = withMiddleware
-    ? [contextCompactMiddleware({ summarizer: async () => 'summary', contextTokenLimit: 200_000, outputDir: tempDir('cc-lc-steps-') })]
-    : []
+  const outputDir = tempDir('cc-lc-steps-')
+  dirs.push(outputDir)
+  const middleware = withMiddleware ? [contextCompactMiddleware({ summarizer: async () => 'summary', contextTokenLimit: 200_000, outputDir })] : []
   const agent = createAgent({ model: model(turns), tools: [readFile], middleware })
   try {
     const state = await agent.invoke({ messages: [{ role: 'user', content: 'Read the files.' }] }, recursionLimit ? { recursionLimit } : {})
