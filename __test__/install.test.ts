@@ -12,6 +12,8 @@ import { delimiter, dirname, join } from 'node:path'
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
+import { links } from './markdown'
+
 const root = join(__dirname, '..')
 const PLATFORM = 'linux-x64-gnu'
 const BINARY = `context-compact.${PLATFORM}.node`
@@ -182,6 +184,21 @@ describe.skipIf(!supported)(`npm install of the packed packages (${PLATFORM}) wi
     const platformDir = join(project, 'node_modules', `context-compact-${PLATFORM}`)
     expect(existsSync(join(platformDir, BINARY))).toBe(true)
     console.log(`installed context-compact-${PLATFORM}: ${MB(dirSize(platformDir))}; context-compact: ${MB(dirSize(installed))}`)
+  })
+
+  it('the README and the guides installed with it: every relative link leads to an installed file', () => {
+    const installed = join(project, 'node_modules', 'context-compact')
+    const guides = readdirSync(join(installed, 'docs')).filter((f) => f.endsWith('.md'))
+    expect(guides).toContain('langchain.md')
+    const dead: string[] = []
+    for (const file of ['README.md', ...guides.map((g) => `docs/${g}`)]) {
+      for (const { target, where } of links(readFileSync(join(installed, file), 'utf8'), file)) {
+        if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('#')) continue
+        const path = join(installed, dirname(file), decodeURIComponent(target.split('#')[0]))
+        if (!existsSync(path)) dead.push(`${where}: ${target}`)
+      }
+    }
+    expect(dead).toEqual([])
   })
 
   it('require() and compactMessages (force, extractive provider)', () => {
