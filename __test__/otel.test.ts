@@ -248,6 +248,24 @@ describe('the summary call span (GenAI conventions)', () => {
     expect(ms(chat.endTime) - ms(chat.startTime)).toBeGreaterThanOrEqual(35)
   })
 
+  it('your own summarizer: provider custom, its time, no usage', async () => {
+    const result = await compactMessages(conversation(30), {
+      contextTokenLimit: 2000, outputDir: tmp(),
+      summarizer: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 40))
+        return '## Task\nAnswer the questions about the modules.'
+      },
+    })
+    expect(result.compacted).toBe(true)
+    expect(result.provider).toBe('custom')
+    const compact = only('context_compact.compact')
+    const [chat] = exporter.getFinishedSpans().filter((s: any) => s.name.startsWith('chat'))
+    expect(parentId(chat)).toBe(compact.spanContext().spanId)
+    expect(chat.attributes['gen_ai.provider.name']).toBe('custom')
+    expect(chat.attributes['gen_ai.usage.input_tokens']).toBeUndefined()
+    expect(ms(chat.endTime) - ms(chat.startTime)).toBeGreaterThanOrEqual(35)
+  })
+
   it('a retried attempt is an event on it', async () => {
     const server = await startAnthropicServer({ respond: (_body: any, { index }: any) => (index === 0 ? { status: 529 } : undefined) })
     servers.push(server)
