@@ -10,7 +10,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
+import { AIMessage, HumanMessage } from '@langchain/core/messages'
+import { createAgent, fakeModel, tool } from 'langchain'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+
+import { contextCompactMiddleware } from '../adapters/langchain'
 
 // @ts-ignore: plain ESM JavaScript shared with the node benchmark scripts
 import { startAnthropicServer } from '../benchmark/servers/anthropic-messages.mjs'
@@ -394,5 +398,46 @@ for (let i = 0; i < 30; i++) messages.push({ role: 'user', content: 'question ' 
     )
     const out = execFileSync(process.execPath, ['--require', hide, script], { encoding: 'utf8' })
     expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual({ loadedAtStart: 0, lookups: 1, loaded: [], compacted: [true, false, true] })
+  })
+})
+
+describe('LangChain: each compaction is also a custom event of the run', () => {
+  it('context_compact.compaction reaches the run\'s callbacks with what the compaction did, beside the span', async () => {
+    const readFile = tool(async (input: { path: string }) => `contents of ${input.path}: ` + 'fn parse(input) { return tokens } '.repeat(60), {
+      name: 'read_file',
+      description: 'Reads a file.',
+      schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false } as const,
+    })
+    const model = fakeModel()
+    for (let i = 0; i < 8; i++) model.respond(new AIMessage({ content: `Reading f${i}.`, tool_calls: [{ name: 'read_file', args: { path: `src/f${i}.rs` }, id: `call_${i}`, type: 'tool_call' }] }))
+    model.respond(new AIMessage('All read.'))
+    const compaction = contextCompactMiddleware({ summarizer: async () => '## Goal\nRead the files.', contextTokenLimit: 3000, outputDir: tmp() })
+    const agent = createAgent({ model, tools: [readFile], middleware: [compaction] })
+    const events: Array<{ name: string; data: any }> = []
+    await agent.invoke(
+      { messages: [new HumanMessage('Read the files src/f0.rs to src/f7.rs.')] },
+      { configurable: { thread_id: 'otel-thread' }, recursionLimit: 50, callbacks: [{ handleCustomEvent: (name: string, data: any) => void events.push({ name, data }) }] },
+    )
+    const compactions = spans('context_compact.compact')
+    expect(compactions.length).toBeGreaterThanOrEqual(1)
+    expect(events.map((e) => e.name)).toEqual(compactions.map(() => 'context_compact.compaction'))
+    const [first] = events
+    const span = compactions[0]
+    expect(first.data).toEqual({
+      trigger: span.attributes['context_compact.trigger'],
+      strategy: 'summary',
+      status: 'compacted',
+      tokensBefore: span.attributes['context_compact.tokens_before'],
+      tokensAfter: span.attributes['context_compact.tokens_after'],
+      messagesBefore: span.attributes['context_compact.messages_before'],
+      messagesAfter: span.attributes['context_compact.messages_after'],
+      summaryRequest: span.attributes['context_compact.summary_request'],
+      checkpoint: span.attributes['context_compact.checkpoint'],
+      archive: span.attributes['context_compact.archive'],
+      compacted: true,
+      error: null,
+      sessionId: 'otel-thread',
+    })
+    expect(first.data.tokensAfter).toBeLessThan(first.data.tokensBefore)
   })
 })

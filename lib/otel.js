@@ -94,27 +94,46 @@ function checkpointOf(result) {
   return checkpoint.recorded ? 'written' : 'none'
 }
 
-function describeCompaction(api, span, messages, result) {
-  const status = statusOf(result)
+// What one compaction did, in plain values: the span's attributes, and what the adapters send
+// on their framework's own channel (LangChain's custom events). `messages` is the caller's list.
+function compactionFacts(messages, result) {
   const stats = result.stats ?? {}
   // Nothing compacted: the list is unchanged, and the trigger's estimate is its size.
   const before = result.compacted ? stats.originalTokenCount : result.tokens
   const after = result.compacted ? stats.compactedTokenCount : result.tokens
-  const attributes = {
-    'context_compact.strategy': result.strategy,
-    'context_compact.status': status,
-    'context_compact.tokens_before': before ?? 0,
-    'context_compact.tokens_after': after ?? 0,
-    'context_compact.messages_before': Array.isArray(messages) ? messages.length : 0,
-    'context_compact.messages_after': Array.isArray(result.messages) ? result.messages.length : 0,
-    'context_compact.checkpoint': checkpointOf(result),
+  return {
+    trigger: result.trigger ?? null,
+    strategy: result.strategy,
+    status: statusOf(result),
+    tokensBefore: before ?? 0,
+    tokensAfter: after ?? 0,
+    messagesBefore: Array.isArray(messages) ? messages.length : 0,
+    messagesAfter: Array.isArray(result.messages) ? result.messages.length : 0,
+    summaryRequest: result.summaryRequest ?? null,
+    checkpoint: checkpointOf(result),
+    archive: result.archivePath ?? null,
+    compacted: result.compacted === true,
+    error: result.error ? result.error.code : null,
   }
-  if (result.trigger) attributes['context_compact.trigger'] = result.trigger
-  if (result.summaryRequest) attributes['context_compact.summary_request'] = result.summaryRequest
-  if (result.archivePath) attributes['context_compact.archive'] = result.archivePath
-  if (result.compacted) attributes['gen_ai.conversation.compacted'] = true
+}
+
+function describeCompaction(api, span, messages, result) {
+  const facts = compactionFacts(messages, result)
+  const attributes = {
+    'context_compact.strategy': facts.strategy,
+    'context_compact.status': facts.status,
+    'context_compact.tokens_before': facts.tokensBefore,
+    'context_compact.tokens_after': facts.tokensAfter,
+    'context_compact.messages_before': facts.messagesBefore,
+    'context_compact.messages_after': facts.messagesAfter,
+    'context_compact.checkpoint': facts.checkpoint,
+  }
+  if (facts.trigger) attributes['context_compact.trigger'] = facts.trigger
+  if (facts.summaryRequest) attributes['context_compact.summary_request'] = facts.summaryRequest
+  if (facts.archive) attributes['context_compact.archive'] = facts.archive
+  if (facts.compacted) attributes['gen_ai.conversation.compacted'] = true
   span.setAttributes(attributes)
-  if (status === 'failed') {
+  if (facts.status === 'failed') {
     span.setAttribute('error.type', result.error.code)
     span.setStatus({ code: api.SpanStatusCode.ERROR, message: `${result.error.code}: ${result.error.message}` })
   }
@@ -196,6 +215,7 @@ function summaryFailure(result) {
 }
 
 module.exports = {
+  compactionFacts,
   loadOtelApi,
   tracedCompaction,
 }
