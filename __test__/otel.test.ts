@@ -11,10 +11,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { AIMessage, HumanMessage } from '@langchain/core/messages'
+import { Agent, MemorySession, run as runAgent, setTraceProcessors, setTracingDisabled, tool as agentsTool, Usage } from '@openai/agents'
+import { ScriptedModel, assistantMessage, functionCall, modelResponder } from '@openai/agents-core/testing'
 import { createAgent, fakeModel, tool } from 'langchain'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 
 import { contextCompactMiddleware } from '../adapters/langchain'
+import { CompactingSession } from '../adapters/openai-agents'
 
 // @ts-ignore: plain ESM JavaScript shared with the node benchmark scripts
 import { startAnthropicServer } from '../benchmark/servers/anthropic-messages.mjs'
@@ -439,5 +442,71 @@ describe('LangChain: each compaction is also a custom event of the run', () => {
       sessionId: 'otel-thread',
     })
     expect(first.data.tokensAfter).toBeLessThan(first.data.tokensBefore)
+  })
+})
+
+describe('OpenAI Agents: each compaction is also a custom span of the run\'s trace', () => {
+  it('context_compact.compact in the SDK\'s own trace, with the same facts as the OpenTelemetry span', async () => {
+    const ended: any[] = []
+    setTraceProcessors([
+      {
+        onTraceStart: async () => {},
+        onTraceEnd: async () => {},
+        onSpanStart: async () => {},
+        onSpanEnd: async (span: any) => void ended.push(span),
+        shutdown: async () => {},
+        forceFlush: async () => {},
+      },
+    ])
+    setTracingDisabled(false)
+    try {
+      const readFile = agentsTool({
+        name: 'read_file',
+        description: 'Reads a file.',
+        strict: false,
+        parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false },
+        execute: async (input: any) => `contents of ${input.path}: ` + 'export function f(x: number) { return x * 2 } '.repeat(60),
+      })
+      let calls = 0
+      const model = new ScriptedModel(
+        Array.from({ length: 200 }, () =>
+          modelResponder(() => {
+            calls += 1
+            const usage = new Usage({ requests: 1, inputTokens: 100, outputTokens: 10, totalTokens: 110 })
+            const output = calls % 4 === 0 ? [assistantMessage('Done.')] : [functionCall('read_file', { path: `src/f${calls}.ts` }, { callId: `call_${calls}` })]
+            return { usage, output, responseId: `resp_${calls}` }
+          }),
+        ),
+      )
+      const agent = new Agent({ name: 'coder', instructions: 'You are a coding agent.', model, tools: [readFile] })
+      const session = new CompactingSession(new MemorySession(), { summarizer: async () => '## Goal\nRead the files.', contextTokenLimit: 3000, outputDir: tmp() })
+      for (let i = 0; i < 6 && !session.lastResult?.compacted; i++) await runAgent(agent, `Task ${i}`, { session })
+      expect(session.lastResult?.compacted).toBe(true)
+      const custom = ended.filter((span) => span.spanData.type === 'custom' && span.spanData.name === 'context_compact.compact')
+      expect(custom.length).toBeGreaterThanOrEqual(1)
+      const otel = spans('context_compact.compact').filter((span: any) => span.attributes['context_compact.status'] === 'compacted')
+      expect(otel).toHaveLength(custom.filter((span) => span.spanData.data.status === 'compacted').length)
+      const data = custom.find((span) => span.spanData.data.status === 'compacted').spanData.data
+      expect(data).toEqual({
+        trigger: otel[0].attributes['context_compact.trigger'],
+        strategy: 'summary',
+        status: 'compacted',
+        tokensBefore: otel[0].attributes['context_compact.tokens_before'],
+        tokensAfter: otel[0].attributes['context_compact.tokens_after'],
+        messagesBefore: otel[0].attributes['context_compact.messages_before'],
+        messagesAfter: otel[0].attributes['context_compact.messages_after'],
+        summaryRequest: otel[0].attributes['context_compact.summary_request'],
+        checkpoint: otel[0].attributes['context_compact.checkpoint'],
+        archive: otel[0].attributes['context_compact.archive'],
+        compacted: true,
+        error: null,
+      })
+      // In the run's trace: the trace every other span of that run has.
+      const traceId = custom[0].traceId
+      expect(ended.filter((span) => span.traceId === traceId && span.spanData.type === 'agent')).not.toHaveLength(0)
+    } finally {
+      setTracingDisabled(true)
+      setTraceProcessors([])
+    }
   })
 })
