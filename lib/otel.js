@@ -10,7 +10,7 @@
 const { version: VERSION } = require('../package.json')
 
 const SPAN_NAME = 'context_compact.compact'
-// The summarizers that are model calls; `'extractive'` is the library's own, no model is asked.
+// The library's own summarizer: no model is asked, so there is no summary span.
 const EXTRACTIVE = 'extractive'
 // `gen_ai.provider.name` for the library's provider names (OpenTelemetry's well-known values).
 const GEN_AI_PROVIDER = { anthropic: 'anthropic', 'anthropic-compaction': 'anthropic', openai: 'openai' }
