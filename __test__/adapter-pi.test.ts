@@ -1,0 +1,267 @@
+// context-compact/pi: a full pi-agent-core 1.6 `Agent` run whose model is a stream function test
+// double (pi's StreamFn contract: an AssistantMessageEventStream ending in `done`), with real tools,
+// compacting through `prepareRequest`.
+import { createRequire } from 'node:module'
+import { afterEach, describe, expect, it } from 'vitest'
+
+import { startAnthropicServer } from '../benchmark/servers/anthropic-messages.mjs'
+import { countTokens, type Message } from '../index'
+import { compactionRequest, recallTool } from '../adapters/pi'
+import { pairingProblems, tempDir, textOfTokens } from './helpers'
+
+type Json = Record<string, any>
+
+const require = createRequire(import.meta.url)
+const present = (() => {
+  try {
+    require.resolve('@earendil-works/pi-agent-core/package.json')
+    return true
+  } catch {
+    return false
+  }
+})()
+
+const SYSTEM = 'You are a careful coding agent. Read files with read_file, then report.'
+const LIMIT = 16_000
+const READ_TOOL_SCHEMA = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] }
+
+const servers: { close: () => Promise<void> }[] = []
+afterEach(async () => {
+  while (servers.length > 0) await servers.pop()!.close()
+})
+
+// The test's own reading of what a provider is sent: pi's LLM messages in the Anthropic shape.
+function anthropicOf(messages: Json[]): { system: string; tools: Json[]; list: Json[] } {
+  let system = ''
+  const tools: Json[] = []
+  const list: Json[] = []
+  for (const m of messages) {
+    if (m.role === 'system') {
+      system += typeof m.content === 'string' ? m.content : m.content.map((b: Json) => b.text).join('')
+      for (const t of m.toolsAdded ?? []) tools.push({ name: t.name, description: t.description, input_schema: t.parameters })
+    } else if (m.role === 'user') {
+      list.push({ role: 'user', content: typeof m.content === 'string' ? m.content : m.content.map((b: Json) => ({ type: 'text', text: b.text })) })
+    } else if (m.role === 'assistant') {
+      list.push({
+        role: 'assistant',
+        content: m.content.map((b: Json) => (b.type === 'toolCall' ? { type: 'tool_use', id: b.id, name: b.name, input: b.arguments } : { type: 'text', text: b.text })),
+      })
+    } else if (m.role === 'toolResult') {
+      const block = { type: 'tool_result', tool_use_id: m.toolCallId, content: m.content.map((b: Json) => ({ type: 'text', text: b.text })), is_error: m.isError }
+      const last = list[list.length - 1]
+      if (last && last.role === 'user' && Array.isArray(last.content) && last.content[0]?.type === 'tool_result') last.content.push(block)
+      else list.push({ role: 'user', content: [block] })
+    }
+  }
+  return { system, tools, list }
+}
+
+// What the provider adds to every request and bills (its own tool-use instructions): seen only
+// through the usage it reports, so a trigger that did not read pi's usage would send requests over.
+const HIDDEN = 1500
+
+function billedTokens(messages: Json[]): number {
+  const { system, tools, list } = anthropicOf(messages)
+  return HIDDEN + countTokens(list as Message[]) + countTokens([{ role: 'user', content: system + JSON.stringify(tools) }])
+}
+
+interface Sent {
+  messages: Json[]
+  billed: number
+}
+
+// pi's stream function contract, as a test double: reads the transcript it is sent, bills it
+// (10 % fresh input, 90 % read from the cache, as pi reports usage), and answers with a tool call
+// until `calls` replies were given, then a final text.
+async function piModel(toolCalls: () => number) {
+  const { createAssistantMessageEventStream } = await import('@earendil-works/pi-ai')
+  const sent: Sent[] = []
+  const model = {
+    id: 'test-model',
+    name: 'test model',
+    api: 'test-api',
+    provider: 'test',
+    baseUrl: 'http://127.0.0.1:1',
+    reasoning: false,
+    input: ['text'],
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    contextWindow: LIMIT,
+    maxTokens: 4096,
+  }
+  const streamFn = (_model: unknown, context: Json) => {
+    const messages = context.messages as Json[]
+    const billed = billedTokens(messages)
+    sent.push({ messages, billed })
+    const n = sent.length
+    const wantsTool = toolCalls() > 0
+    const content = wantsTool ? [{ type: 'toolCall', id: `call_${n}`, name: 'read_file', arguments: { path: `src/file_${n}.rs` } }] : [{ type: 'text', text: `Done after ${n} calls.` }]
+    const cacheRead = Math.floor(billed * 0.9)
+    const message = {
+      role: 'assistant',
+      content,
+      api: 'test-api',
+      provider: 'test',
+      model: 'test-model',
+      usage: { input: billed - cacheRead, output: 20, cacheRead, cacheWrite: 0, totalTokens: billed + 20, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+      stopReason: wantsTool ? 'toolUse' : 'stop',
+      timestamp: Date.now(),
+    }
+    const stream = createAssistantMessageEventStream()
+    queueMicrotask(() => {
+      stream.push({ type: 'start', partial: message } as any)
+      stream.push({ type: 'done', reason: message.stopReason, message } as any)
+      stream.end(message as any)
+    })
+    return stream
+  }
+  return { model, streamFn, sent }
+}
+
+function readFileTool() {
+  let runs = 0
+  return {
+    tool: {
+      name: 'read_file',
+      label: 'Read file',
+      description: 'Reads a file of the project.',
+      parameters: READ_TOOL_SCHEMA,
+      execute: async (_id: string, params: { path: string }) => {
+        runs++
+        return { content: [{ type: 'text', text: `// ${params.path}\n${textOfTokens(1100)}` }], details: undefined }
+      },
+    },
+    runs: () => runs,
+  }
+}
+
+function summarizerCounting() {
+  const requests: Json[] = []
+  const summarizer = async (request: Json) => {
+    requests.push(request)
+    return `## Goal\nSummary ${requests.length} of ${request.messages.length} messages${request.previousSummary ? ', updating the previous one' : ''}.`
+  }
+  return { requests, summarizer }
+}
+
+function checkRequest(messages: Json[]) {
+  // The system prompt and the read_file declaration are still the leading system message.
+  expect(messages[0].role).toBe('system')
+  expect(messages[0].toolsAdded.map((t: Json) => t.name)).toContain('read_file')
+  const { list } = anthropicOf(messages)
+  expect(list[0].role).toBe('user')
+  expect(pairingProblems(list as Message[])).toEqual([])
+  for (const m of messages) expect(['system', 'user', 'assistant', 'toolResult']).toContain(m.role)
+}
+
+async function newAgent(options: Json, calls: { left: number }) {
+  const { Agent } = await import('@earendil-works/pi-agent-core')
+  const { model, streamFn, sent } = await piModel(() => calls.left--)
+  const read = readFileTool()
+  const prepare = compactionRequest({ contextTokenLimit: LIMIT, ...options })
+  // What prepareRequest hands pi: the context of the run from then on.
+  const contexts: Json[][] = []
+  const prepareRequest = async (request: any, signal?: AbortSignal) => {
+    const update = await prepare(request, signal)
+    contexts.push(update?.context?.messages ?? request.context.messages)
+    return update
+  }
+  const agent = new Agent({ initialState: { systemPrompt: SYSTEM, model: model as any, tools: [read.tool as any] }, streamFn: streamFn as any, prepareRequest })
+  return { agent, prepare, sent, read, contexts }
+}
+
+describe.runIf(present)('context-compact/pi with pi-agent-core 1.6', () => {
+  it('a 34-call tool loop compacts mid-run at each threshold crossing; every later request valid and under it; the next prompt reuses the checkpoint; restore is exact', async () => {
+    const outputDir = tempDir('cc-pi-')
+    const { requests, summarizer } = summarizerCounting()
+    const calls = { left: 33 }
+    const results: Json[] = []
+    const { agent, prepare, sent, read, contexts } = await newAgent({ outputDir, sessionId: 'pi-run', summarizer }, calls)
+    await agent.prompt('Read the project files one by one, then report.')
+    expect(agent.state.errorMessage).toBeUndefined()
+    expect(sent.length).toBe(34)
+    expect(read.runs()).toBe(33)
+
+    // Where the run compacted: a request much smaller than the one before it.
+    const threshold = Math.floor(LIMIT * 0.92)
+    const compactedAt = sent.map((s, i) => (i > 0 && s.messages.length < sent[i - 1].messages.length ? i : -1)).filter((i) => i >= 0)
+    expect(compactedAt.length).toBeGreaterThanOrEqual(2)
+    expect(requests.length).toBe(compactedAt.length)
+    // Mid-loop: the request before each compaction ended with a tool result.
+    for (const i of compactedAt) expect(sent[i].messages[sent[i].messages.length - 1].role).toBe('toolResult')
+    for (const [i, s] of sent.entries()) {
+      checkRequest(s.messages)
+      expect(s.billed, `request ${i}`).toBeLessThan(threshold)
+    }
+    // The summary is a user message, which pi's default convertToLlm passes to the model.
+    const last = sent[sent.length - 1].messages
+    expect(last.some((m) => m.role === 'user' && typeof m.content === 'string' && m.content.includes('Summary'))).toBe(true)
+    results.push(prepare.lastResult!)
+    expect(prepare.lastResult!.compacted).toBe(true)
+
+    // pi keeps the whole transcript: 1 prompt + 34 replies + 33 tool results (+ the system message).
+    const full = agent.state.messages as Json[]
+    expect(full.filter((m) => m.role !== 'system').length).toBe(1 + 34 + 33)
+
+    // Restore: the run's context (the list prepareRequest returned last, which pi went on appending
+    // to) gives back the whole transcript, exactly: the very message objects agent.state.messages holds.
+    const restored = await prepare.restore(contexts[contexts.length - 1])
+    expect(restored.map((m) => m.role)).toEqual(full.map((m) => m.role))
+    restored.forEach((m, i) => expect(m, `message ${i}`).toBe(full[i]))
+
+    // The next prompt starts from the whole transcript again: the summary written before comes back
+    // from the checkpoint, so the first request costs no second summary call for that part.
+    const before = requests.length
+    calls.left = 0
+    const sentBefore = sent.length
+    await agent.prompt('Now summarize what you found.')
+    expect(agent.state.errorMessage).toBeUndefined()
+    const first = sent[sentBefore]
+    checkRequest(first.messages)
+    expect(first.billed).toBeLessThan(threshold)
+    // No summary call: the run's compacted context comes back, with the new prompt after it.
+    expect(requests.length).toBe(before)
+    const runContext = contexts[contexts.length - 2]
+    expect(first.messages.slice(0, runContext.length).map((m) => m.content)).toEqual(runContext.map((m) => m.content))
+    expect(first.messages.length).toBe(runContext.length + 1)
+  }, 120_000)
+
+  it('the summarizer down (a server answering 500): the run still completes, every request valid', async () => {
+    const server = await startAnthropicServer({ respond: () => ({ status: 500 }) })
+    servers.push(server)
+    const calls = { left: 33 }
+    const { agent, prepare, sent } = await newAgent(
+      { outputDir: tempDir('cc-pi-down-'), sessionId: 'down', provider: 'anthropic', model: 'claude-sonnet-4-5', apiKey: 'test-key', baseUrl: server.url, maxRetries: 1, retryBaseDelayMs: 0 },
+      calls,
+    )
+    await agent.prompt('Read the project files one by one, then report.')
+    expect(agent.state.errorMessage).toBeUndefined()
+    expect(sent.length).toBe(34)
+    for (const s of sent) checkRequest(s.messages)
+    expect(prepare.lastResult).not.toBeNull()
+    // The summary could not be written by the server: the fallback kept the list under the limit.
+    expect(sent[sent.length - 1].billed).toBeLessThan(LIMIT)
+  }, 120_000)
+
+  it('the recall tool is a pi AgentTool reading the archives', async () => {
+    const outputDir = tempDir('cc-pi-recall-')
+    const { summarizer } = summarizerCounting()
+    const calls = { left: 33 }
+    const { agent } = await newAgent({ outputDir, sessionId: 'recall', summarizer }, calls)
+    await agent.prompt('Read the project files one by one, then report.')
+    const tool = recallTool({ outputDir, sessionId: 'recall' })
+    expect(tool.name).toBe('recall')
+    expect(typeof tool.label).toBe('string')
+    expect(tool.parameters.type).toBe('object')
+    const answer = await tool.execute('call_r', { query: 'src/file_2.rs' })
+    expect(answer.content[0].type).toBe('text')
+    expect(answer.content[0].text).toContain('src/file_2.rs')
+  }, 120_000)
+
+  it('bad input: a clear TypeError naming the option', () => {
+    expect(() => compactionRequest({ usage: { input: 1 } } as any)).toThrow(/options\.usage/)
+    expect(() => compactionRequest({ system: 'x' } as any)).toThrow(/options\.system/)
+    expect(() => compactionRequest('x' as any)).toThrow(TypeError)
+    const prepare = compactionRequest({ contextTokenLimit: LIMIT })
+    return expect(prepare({ context: { messages: 'no' } } as any)).rejects.toThrow(/request\.context\.messages/)
+  })
+})
