@@ -73,7 +73,7 @@ interface Sent {
 // pi's stream function contract, as a test double: reads the transcript it is sent, bills it
 // (10 % fresh input, 90 % read from the cache, as pi reports usage), and answers with a tool call
 // until `calls` replies were given, then a final text.
-async function piModel(toolCalls: () => number) {
+async function piModel(toolCalls: () => number, refuse: (n: number) => boolean = () => false) {
   const { createAssistantMessageEventStream } = await import('@earendil-works/pi-ai')
   const sent: Sent[] = []
   const model = {
@@ -93,6 +93,20 @@ async function piModel(toolCalls: () => number) {
     const billed = billedTokens(messages)
     sent.push({ messages, billed })
     const n = sent.length
+    if (refuse(n)) {
+      // Anthropic's refusal of a prompt over the window, as pi reports a provider error: an error reply.
+      const message = {
+        role: 'assistant', content: [], api: 'test-api', provider: 'test', model: 'test-model',
+        usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+        stopReason: 'error', errorMessage: `400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: ${billed + 200000} tokens > 200000 maximum"}}`, timestamp: Date.now(),
+      }
+      const stream = createAssistantMessageEventStream()
+      queueMicrotask(() => {
+        stream.push({ type: 'error', reason: 'error', error: message } as any)
+        stream.end(message as any)
+      })
+      return stream
+    }
     const wantsTool = toolCalls() > 0
     const content = wantsTool ? [{ type: 'toolCall', id: `call_${n}`, name: 'read_file', arguments: { path: `src/file_${n}.rs` } }] : [{ type: 'text', text: `Done after ${n} calls.` }]
     const cacheRead = Math.floor(billed * 0.9)
@@ -153,9 +167,9 @@ function checkRequest(messages: Json[]) {
   for (const m of messages) expect(['system', 'user', 'assistant', 'toolResult']).toContain(m.role)
 }
 
-async function newAgent(options: Json, calls: { left: number }) {
+async function newAgent(options: Json, calls: { left: number }, refuse?: (n: number) => boolean) {
   const { Agent } = await import('@earendil-works/pi-agent-core')
-  const { model, streamFn, sent } = await piModel(() => calls.left--)
+  const { model, streamFn, sent } = await piModel(() => calls.left--, refuse)
   const read = readFileTool()
   const prepare = compactionRequest({ contextTokenLimit: LIMIT, ...options })
   // What prepareRequest hands pi: the context of the run from then on.
@@ -166,7 +180,7 @@ async function newAgent(options: Json, calls: { left: number }) {
     return update
   }
   const agent = new Agent({ initialState: { systemPrompt: SYSTEM, model: model as any, tools: [read.tool as any] }, streamFn: streamFn as any, prepareRequest })
-  return { agent, prepare, sent, read, contexts }
+  return { agent, prepare, sent, read, contexts, model }
 }
 
 describe.runIf(present)('context-compact/pi with pi-agent-core 1.6', () => {
@@ -240,6 +254,33 @@ describe.runIf(present)('context-compact/pi with pi-agent-core 1.6', () => {
     expect(prepare.lastResult).not.toBeNull()
     // The summary could not be written by the server: the fallback kept the list under the limit.
     expect(sent[sent.length - 1].billed).toBeLessThan(LIMIT)
+  }, 120_000)
+
+  it('an overflow ends the run with an error reply; compact with `overflow`, then continue: the run completes', async () => {
+    const { isContextOverflow } = await import('@earendil-works/pi-ai')
+    const { requests, summarizer } = summarizerCounting()
+    const calls = { left: 20 }
+    // The 8th request is refused as too long, far below the threshold (a provider counting more).
+    const { agent, prepare, sent, model } = await newAgent({ outputDir: tempDir('cc-pi-overflow-'), sessionId: 'overflow', summarizer }, calls, (n) => n === 8)
+    await agent.prompt('Read the project files one by one, then report.')
+    const last = agent.state.messages.at(-1) as Json
+    expect(last.stopReason).toBe('error')
+    expect(isContextOverflow(last as any, model.contextWindow)).toBe(true)
+    expect(requests.length).toBe(0)
+
+    // The guide's recovery.
+    const { messages, result } = await prepare.compact(agent.state.messages.slice(0, -1), { overflow: last.errorMessage })
+    expect(result?.compacted).toBe(true)
+    expect(requests.length).toBe(1)
+    agent.state.messages = messages
+    const sentBefore = sent.length
+    await agent.continue()
+    expect(agent.state.errorMessage).toBeUndefined()
+    expect(sent.length - sentBefore).toBe(14) // the 13 tool calls left, then the answer
+    expect(sent[sentBefore].messages.length).toBeLessThan(sent[7].messages.length)
+    for (const s of sent.slice(sentBefore)) checkRequest(s.messages)
+    // The overflow raised the calibration: the trigger compacted again before the window was reached.
+    expect(requests.length).toBeGreaterThan(1)
   }, 120_000)
 
   it('the recall tool is a pi AgentTool reading the archives', async () => {
