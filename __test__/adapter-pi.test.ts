@@ -298,6 +298,35 @@ describe.runIf(present)('context-compact/pi with pi-agent-core 1.6', () => {
     expect(answer.content[0].text).toContain('src/file_2.rs')
   }, 120_000)
 
+  it('called directly: the given list is not mutated; system messages and messages of other roles are kept, uncounted and unsummarized', async () => {
+    const { summarizer } = summarizerCounting()
+    const prepare = compactionRequest({ contextTokenLimit: LIMIT, outputDir: tempDir('cc-pi-direct-'), sessionId: 'direct', summarizer })
+    const tool = { name: 'read_file', description: 'Reads a file.', parameters: READ_TOOL_SCHEMA }
+    const messages: Json[] = [{ role: 'system', content: SYSTEM, toolsAdded: [tool], timestamp: 1 }, { role: 'user', content: 'Read everything.', timestamp: 2 }]
+    for (let i = 1; i <= 16; i++) {
+      messages.push({ role: 'assistant', content: [{ type: 'toolCall', id: `c${i}`, name: 'read_file', arguments: { path: `f${i}` } }], api: 'a', provider: 'p', model: 'm', usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'toolUse', timestamp: 10 + i })
+      messages.push({ role: 'toolResult', toolCallId: `c${i}`, toolName: 'read_file', content: [{ type: 'text', text: textOfTokens(1100) }], isError: false, timestamp: 10 + i })
+      if (i === 3) messages.push({ role: 'system', content: 'From now on, answer in French.', timestamp: 100 })
+      if (i === 4) messages.push({ role: 'notification', text: 'UI only', timestamp: 101 } as Json)
+    }
+    const before = structuredClone(messages)
+    const update = await prepare({ context: { messages: messages as any }, model: {} as any, thinkingLevel: 'off' })
+    expect(messages).toEqual(before)
+    expect(prepare.lastResult?.compacted).toBe(true)
+    const list = update!.context!.messages as Json[]
+    expect(list.length).toBeLessThan(messages.length)
+    // Every system message and the app's own message are still there, in their order.
+    const kept = list.filter((m) => m.role === 'system' || m.role === 'notification')
+    expect(kept).toEqual(messages.filter((m) => m.role === 'system' || m.role === 'notification'))
+    expect(list[0]).toBe(messages[0])
+    // What pi's default convertToLlm sends: all but the app's own roles.
+    checkRequest(list.filter((m) => m.role !== 'notification'))
+    // The kept tail: the very objects given.
+    expect(list[list.length - 1]).toBe(messages[messages.length - 1])
+    const restored = await prepare.restore(list as any)
+    expect(restored.filter((m: Json) => m.role !== 'system' && m.role !== 'notification')).toEqual(messages.filter((m) => m.role !== 'system' && m.role !== 'notification'))
+  })
+
   it('bad input: a clear TypeError naming the option', () => {
     expect(() => compactionRequest({ usage: { input: 1 } } as any)).toThrow(/options\.usage/)
     expect(() => compactionRequest({ system: 'x' } as any)).toThrow(/options\.system/)

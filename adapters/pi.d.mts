@@ -8,6 +8,26 @@
 import type { AgentMessage, AgentRequestUpdate, AgentTool, PrepareRequestContext } from '@earendil-works/pi-agent-core'
 import type { CompactOptions, CompactResult, Compactor, Message, RecallToolOptions } from '../index.js'
 
+/** A tool definition to count: pi's `Tool` shape, or the Anthropic one. */
+export interface PiToolDefinition {
+  /** The tool's name. */
+  name: string
+  /** What the tool does, for the model. */
+  description?: string
+  /** The input's JSON schema (pi's `Tool`). */
+  parameters?: object
+  /** The input's JSON schema (Anthropic's shape). */
+  input_schema?: object
+}
+
+/** What {@link CompactionRequest.compact} resolves with. */
+export interface PiCompaction {
+  /** The list to continue from: pi's messages, the given list itself when nothing changed. */
+  messages: AgentMessage[]
+  /** The compaction's result (in the Anthropic shape the compaction works in), or `null`. */
+  result: CompactResult<Message> | null
+}
+
 /**
  * The options of {@link compactionRequest}: the {@link Compactor}'s options (archives `outputDir` /
  * `sessionId` / `archiveStore`, `contextTokenLimit`, the summary `provider` or `summarizer`,
@@ -19,11 +39,11 @@ import type { CompactOptions, CompactResult, Compactor, Message, RecallToolOptio
  */
 export interface CompactionRequestOptions extends Omit<CompactOptions, 'format' | 'system' | 'tools' | 'usage' | 'force' | 'overflow'> {
   /**
-   * The tools counted into every estimate. By default the tools the transcript's system messages
-   * declare (`toolsAdded`, `toolsRemoved`), else the request's `context.tools`.
+   * The tools counted into every estimate, instead of the tools the transcript's system messages
+   * declare (`toolsAdded`, `toolsRemoved`; else the request's `context.tools`), which are the default.
    * @default undefined (the transcript's tools)
    */
-  tools?: ReadonlyArray<AgentTool<any> | { name: string; description?: string; parameters?: object }>
+  tools?: ReadonlyArray<AgentTool<any> | PiToolDefinition>
 }
 
 /** The options of {@link CompactionRequest.compact}: one compaction's own options. */
@@ -55,7 +75,7 @@ export interface CompactionRequest {
    * long, `compact(messages, { overflow: errorMessage })`. Resolves with the list to continue from
    * (the list itself when nothing changed) and the result.
    */
-  compact(messages: AgentMessage[], options?: PiCompactOptions): Promise<{ messages: AgentMessage[]; result: CompactResult<Message> | null }>
+  compact(messages: AgentMessage[], options?: PiCompactOptions): Promise<PiCompaction>
   /**
    * Gives back the whole transcript a compacted list stands for. Messages this function saw come
    * back as the very objects pi held; messages only the archive holds (another process) come back

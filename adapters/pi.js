@@ -55,7 +55,7 @@ function textOf(content) {
 }
 
 // The system prompt and tools the transcript's system messages declare, replayed in order.
-function replaySystem(messages, contextTools) {
+function replaySystem(messages, contextTools, givenTools) {
   const parts = []
   const sections = new Map()
   const tools = new Map()
@@ -76,14 +76,17 @@ function replaySystem(messages, contextTools) {
       for (const ref of message.toolsRemoved) tools.delete(typeof ref === 'string' ? ref : ref && ref.name)
     }
   }
-  if (tools.size === 0 && Array.isArray(contextTools)) {
-    for (const tool of contextTools) if (tool && typeof tool.name === 'string') tools.set(tool.name, tool)
+  // The tools option, when given, is what is counted; else the transcript's, else the context's.
+  const fallback = Array.isArray(givenTools) ? givenTools : tools.size === 0 && Array.isArray(contextTools) ? contextTools : null
+  if (fallback !== null) {
+    tools.clear()
+    for (const tool of fallback) if (tool && typeof tool.name === 'string') tools.set(tool.name, tool)
   }
   const system = parts.concat([...sections.values()]).join('\n\n')
   const definitions = [...tools.values()].map((tool) => ({
     name: tool.name,
     ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
-    input_schema: tool.parameters && typeof tool.parameters === 'object' ? tool.parameters : { type: 'object', properties: {} },
+    input_schema: [tool.parameters, tool.input_schema].find((schema) => schema && typeof schema === 'object') ?? { type: 'object', properties: {} },
   }))
   return { system, tools: definitions }
 }
@@ -217,7 +220,7 @@ function compactionRequest(options) {
   async function compactList(given, overrides, decide) {
     const messages = shorten(given)
     const { anthropic, sources, aside } = toAnthropic(messages)
-    const replay = replaySystem(messages, tools ?? overrides.contextTools)
+    const replay = replaySystem(messages, overrides.contextTools, tools)
     const call = { ...overrides, tools: replay.tools, ...(replay.system === '' ? {} : { system: replay.system }) }
     delete call.contextTools
     if (decide && !compactor.shouldCompact(anthropic, call)) return { messages, result: null }
