@@ -279,6 +279,26 @@ describe.skipIf(!supported)(`npm install of the packed packages (${PLATFORM}) wi
     expect(esm.stdout.trim()).toBe('function function')
   })
 
+  it('context-compact/pi: shipped, and loads and compacts without pi-agent-core (an optional peer dependency, not installed)', () => {
+    const list = run('tar', ['-tzf', tarballs.root])
+    for (const file of ['package/adapters/pi.js', 'package/adapters/pi.mjs', 'package/adapters/pi.d.mts', 'package/adapters/pi.d.cts']) expect(list.stdout.split('\n')).toContain(file)
+    expect(existsSync(join(project, 'node_modules', '@earendil-works', 'pi-agent-core'))).toBe(false)
+    // The adapter needs nothing of pi at run time: pi's messages are plain objects.
+    const script = `
+      const { compactionRequest, recallTool } = require('context-compact/pi')
+      const prepare = compactionRequest({ contextTokenLimit: 100000, outputDir: './archives' })
+      const messages = [{ role: 'system', content: 'You are terse.', timestamp: 1 }, { role: 'user', content: 'hello', timestamp: 2 }]
+      prepare({ context: { messages }, model: {}, thinkingLevel: 'off' })
+        .then((update) => console.log(JSON.stringify({ update: update ?? null, tool: recallTool({ outputDir: './archives' }).name })))
+    `
+    const child = run('node', ['-e', script], { cwd: project, env })
+    expect(child.status, child.output).toBe(0)
+    expect(JSON.parse(child.stdout.trim())).toEqual({ update: null, tool: 'recall' })
+    const esm = run('node', ['--input-type=module', '-e', "import { compactionRequest, recallTool } from 'context-compact/pi'; console.log(typeof compactionRequest, typeof recallTool)"], { cwd: project, env })
+    expect(esm.status, esm.output).toBe(0)
+    expect(esm.stdout.trim()).toBe('function function')
+  })
+
   it('context-compact/langchain in a project without LangChain: the subpath loads (require and import), the middleware says what to install', () => {
     const script = `
       const adapter = require('context-compact/langchain')
