@@ -254,3 +254,102 @@ describe('the CLI in its own words', () => {
     expect(JSON.parse(run.stdout)).toEqual(made.messages)
   })
 })
+
+// Small synthetic session files of several versions of each agent, written from the shapes those
+// versions document or were seen to write (./fixtures/sessions/), beside the real ones above.
+const FIXTURES = join(__dirname, 'fixtures', 'sessions')
+
+describe('session files of several agent versions', () => {
+  it('Codex 0.46 (instructions as a string, a compaction with its message only) reads', async () => {
+    const cwd = tempDir()
+    const file = join(FIXTURES, 'codex-0.46.jsonl')
+    const count = await cli(['count', file, '--json'], cwd)
+    expect(count.code, count.stderr).toBe(0)
+    const counted = JSON.parse(count.stdout)
+    expect(counted.session).toMatchObject({ agent: 'Codex', model: 'gpt-5-codex', format: 'openai-responses', recordedUsage: 2 })
+    // The compaction: the user's message and the summary as a user message, then what followed
+    // (the ghost snapshot is Codex's bookkeeping, not sent).
+    expect(counted.messages).toBe(6)
+    const check = await cli(['check', file, '--json'], cwd)
+    expect(check.code, check.stderr).toBe(0)
+    const checked = JSON.parse(check.stdout)
+    expect(checked.valid).toBe(true)
+    expect(checked.measure.source).toBe('usage')
+    expect(checked.measure.tokens).toBeGreaterThanOrEqual(340)
+    const text = await cli(['count', file], cwd)
+    expect(text.stderr).toContain('note: Codex compacted this session: the list starts from its replacement history')
+    expect(text.stderr).not.toMatch(/does not know/)
+  })
+
+  it('Codex 0.146: record types added since are skipped and counted, the encrypted compaction is used, and check judges the Responses list by its own rules', async () => {
+    const cwd = tempDir()
+    const file = join(FIXTURES, 'codex-0.146.jsonl')
+    const count = await cli(['count', file, '--json'], cwd)
+    expect(count.code, count.stderr).toBe(0)
+    const counted = JSON.parse(count.stdout)
+    expect(counted.session).toMatchObject({ agent: 'Codex', sessionId: '019ab3c4-0146-7000-8000-000000000146', model: 'gpt-5.3-codex', recordedUsage: 2 })
+    // The replacement history (the user's message and the encrypted summary), then the
+    // developer message, the patch call and its output, the reply.
+    expect(counted.messages).toBe(6)
+    expect(counted.byRole.compaction).toMatchObject({ messages: 1 })
+    const text = await cli(['check', file], cwd)
+    expect(text.code, text.stderr).toBe(0)
+    expect(text.stdout).toContain('validity: OK (no problems found)')
+    expect(text.stderr).toContain('note: 8 Codex records of types this reader does not know skipped (world_state ×4, inter_agent_communication_metadata ×4)')
+    expect(text.stderr).toContain('its summary is encrypted')
+    expect(text.stderr).not.toMatch(/system|Anthropic/)
+    // The history as the API takes it: a developer message mid-list is the Responses API's to accept.
+    const restoredList = JSON.parse((await cli(['compact', file, '--limit', '1000000'], cwd)).stdout)
+    expect(restoredList.map((item: any) => item.type === 'message' ? `${item.role}` : item.type)).toEqual(['user', 'compaction', 'developer', 'function_call', 'function_call_output', 'assistant'])
+    expect(restoredList[1]).toEqual({ type: 'compaction', encrypted_content: 'gAAAAB-summary-encrypted' })
+  })
+
+  it('a record line that is not a record still makes the file no Codex rollout (the error names the file, not a type list)', async () => {
+    const cwd = tempDir()
+    const file = join(cwd, 'rollout.jsonl')
+    const lines = readFileSync(join(FIXTURES, 'codex-0.146.jsonl'), 'utf8').trimEnd().split('\n')
+    writeFileSync(file, [...lines, JSON.stringify({ event: 'click' })].join('\n'))
+    expectOneLine(await cli(['check', file], cwd), 1, /rollout\.jsonl: one JSON value a line, but not a session file of Claude Code, pi or Codex/)
+  })
+})
+
+describe('check judges a list by its own format', () => {
+  const responses = [
+    { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'Be brief.' }] },
+    { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Ready.' }] },
+    { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Run it.' }] },
+    { type: 'function_call', call_id: 'call_1', name: 'run', arguments: '{}' },
+    { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'Mode changed.' }] },
+    { type: 'function_call_output', call_id: 'call_9', output: 'ok' },
+  ]
+
+  it('Responses items: no Anthropic role rules; pairing in the Responses API\'s words, at the item itself', () => {
+    for (const options of [undefined, { format: 'openai-responses' as const }]) {
+      expect(checkMessages(responses as any, options)).toEqual([
+        { index: 3, kind: 'missing_tool_result', message: 'No tool output found for function call call_1.' },
+        { index: 5, kind: 'orphan_tool_result', message: 'No tool call found for function call output with call_id call_9.' },
+      ])
+    }
+    // The same developer message after the start, answered calls: valid.
+    const valid = [...responses.slice(0, 4), { type: 'function_call_output', call_id: 'call_1', output: 'done' }, responses[4]]
+    expect(checkMessages(valid as any)).toEqual([])
+    expect(checkMessages([{ type: 'message', role: 'user', content: [] }] as any)).toEqual([
+      { index: 0, kind: 'empty_content', message: "Invalid 'input[0].content': empty array. Expected an array with minimum length 1, but got an empty array instead." },
+    ])
+  })
+
+  it('Anthropic messages keep Anthropic\'s rules and words', () => {
+    expect(checkMessages([{ role: 'system', content: 's' }, { role: 'user', content: 'u' }, { role: 'system', content: 'late' }] as any)).toEqual([
+      expect.objectContaining({ index: 2, kind: 'system_not_at_start', message: expect.stringContaining('Anthropic API') }),
+    ])
+  })
+
+  it('the CLI: a Responses request body with a late developer message is valid (exit 0)', async () => {
+    const cwd = tempDir()
+    const file = join(cwd, 'body.json')
+    writeFileSync(file, JSON.stringify({ model: 'gpt-5', input: [...responses.slice(0, 4), { type: 'function_call_output', call_id: 'call_1', output: 'done' }, responses[4]] }))
+    const run = await cli(['check', file], cwd)
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout).toContain('validity: OK')
+  })
+})

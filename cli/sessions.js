@@ -57,7 +57,12 @@ function detectAgent(values) {
   if (objects.length === 0 || objects.length !== values.length) return null
   // pi: the header comes first (pi's own isValidSessionFile test).
   if (objects[0].type === 'session' && typeof objects[0].id === 'string') return 'pi'
-  if (objects.every((v) => CODEX_TYPES.has(v.type) && isObject(v.payload))) return 'codex'
+  // Codex: every line is a `{timestamp, type, payload}` record, read by that shape rather than
+  // by a list of types (each version adds some: 0.146 wrote `world_state` and
+  // `inter_agent_communication_metadata`); the known ones carry an object payload, and a
+  // session has its metadata or the model's items.
+  const codexShaped = (v) => typeof v.type === 'string' && 'payload' in v && (!CODEX_TYPES.has(v.type) || isObject(v.payload))
+  if (objects.every(codexShaped) && objects.some((v) => v.type === 'session_meta' || v.type === 'response_item')) return 'codex'
   const claude = objects.filter((v) => CLAUDE_TYPES.has(v.type))
   const spoken = claude.some((v) => (v.type === 'user' || v.type === 'assistant') && isObject(v.message) && (typeof v.uuid === 'string' || typeof v.sessionId === 'string'))
   if (spoken && claude.length === objects.length) return 'claude-code'
@@ -368,6 +373,17 @@ const CODEX_HISTORY = new Set([
   'tool_search_output',
   'compaction',
 ])
+// Codex's own records that carry nothing the model is sent.
+const CODEX_BOOKKEEPING = new Set(['ghost_snapshot'])
+
+/** A history item as the Responses API takes it: Codex's older `compaction_summary` (its
+ * encrypted summary) is the API's `compaction` item. */
+function codexItem(item) {
+  if (item.type === 'compaction_summary') return { ...item, type: 'compaction' }
+  return item
+}
+const isCodexHistory = (item) => isObject(item) && (CODEX_HISTORY.has(item.type) || item.type === 'compaction_summary')
+const isEncrypted = (item) => item.type === 'compaction' && typeof item.encrypted_content === 'string'
 const isCodexOutput = (item) => item.type === 'message' ? item.role === 'assistant' : !/_output$/.test(item.type)
 
 function readCodex(values) {
@@ -381,7 +397,16 @@ function readCodex(values) {
   // output item.
   let requestEnd = null
   let lastCount = null
+  // Records (and history items) of types this reader does not know: skipped, and counted in a
+  // note, so that a newer Codex's file still reads.
+  const skipped = new Map()
+  const skip = (type) => skipped.set(type, (skipped.get(type) ?? 0) + 1)
+  let compactedNote = null
   for (const { type, payload } of values) {
+    if (!CODEX_TYPES.has(type)) {
+      skip(type)
+      continue
+    }
     if (type === 'session_meta') {
       if (typeof payload.id === 'string') sessionId = payload.id
       const instructions = isObject(payload.base_instructions) ? payload.base_instructions.text : payload.instructions
@@ -389,26 +414,32 @@ function readCodex(values) {
     } else if (type === 'turn_context') {
       if (typeof payload.model === 'string') model = payload.model
     } else if (type === 'response_item') {
-      if (!CODEX_HISTORY.has(payload.type)) continue
+      if (!isCodexHistory(payload)) {
+        if (!CODEX_BOOKKEEPING.has(payload.type)) skip(`response_item ${String(payload.type)}`)
+        continue
+      }
       if (isCodexOutput(payload)) {
         if (requestEnd === null) requestEnd = history.length - 1
       } else {
         requestEnd = null
       }
-      history.push(payload)
+      history.push(codexItem(payload))
     } else if (type === 'compacted') {
       // The history Codex carries on with: the replacement it recorded, else (older versions)
       // the user's messages and the summary as a user message.
       if (Array.isArray(payload.replacement_history)) {
-        history = payload.replacement_history.filter((item) => isObject(item) && CODEX_HISTORY.has(item.type))
+        history = payload.replacement_history.filter(isCodexHistory).map(codexItem)
       } else {
         const users = history.filter((item) => item.type === 'message' && item.role === 'user')
         history = [...users, { type: 'message', role: 'user', content: [{ type: 'input_text', text: String(payload.message ?? '') }] }]
       }
       usage = []
       requestEnd = null
-      notes.length = 0
-      notes.push('Codex compacted this session: the list starts from its replacement history')
+      // A remote compaction's summary is encrypted (a `compaction` item the API decrypts):
+      // sent as it is, counted by its size.
+      compactedNote = history.some(isEncrypted)
+        ? 'Codex compacted this session: the list starts from its replacement history (its summary is encrypted: an opaque compaction item, sent as it is)'
+        : 'Codex compacted this session: the list starts from its replacement history'
     } else if (type === 'event_msg') {
       if (payload.type === 'token_count' && isObject(payload.info) && isObject(payload.info.last_token_usage)) {
         const u = payload.info.last_token_usage
@@ -437,6 +468,12 @@ function readCodex(values) {
         }
       }
     }
+  }
+  if (compactedNote) notes.push(compactedNote)
+  if (skipped.size > 0) {
+    const total = [...skipped.values()].reduce((a, b) => a + b, 0)
+    const kinds = [...skipped].map(([t, n]) => `${t} ×${n}`).join(', ')
+    notes.push(`${total} Codex record${total === 1 ? '' : 's'} of types this reader does not know skipped (${kinds})`)
   }
   return { messages: history, usage, model, sessionId, system, notes }
 }
