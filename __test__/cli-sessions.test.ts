@@ -141,7 +141,7 @@ describe.skipIf(!present)('the session files agents write', () => {
       expect(html).toContain(`<span>last billed prompt</span><b>${fmt(lastPrompt)}</b>`)
       const after = await cli(['report', out, '-o', join(elsewhere, 'after.html')], elsewhere)
       expect(after.code, after.stderr).toBe(0)
-      expect(after.stderr).toMatch(/1 compaction,/)
+      expect(after.stderr).toMatch(/1 compaction \(1 from this list's summaries\),/)
     }
   })
 
@@ -190,6 +190,37 @@ describe.skipIf(!present)('the session files agents write', () => {
     // From stdin too.
     const piped = await cli(['count', '-', '--json'], dir, readFileSync(cases[3].file, 'utf8'))
     expect(JSON.parse(piped.stdout).session.agent).toBe('Codex')
+  })
+
+  it('report on a session file never compacted: no compaction from another run unless asked, each one said where it comes from, and the estimate check gives', async () => {
+    const work = tempDir('cc-cli-report-origin-')
+    for (const { name, file, made } of cases.filter((c) => c.name !== 'claude-code-compacted.jsonl')) {
+      // Another run compacts the session under its own id (./.context-compact/<id>).
+      const out = join(work, `${name}.out.json`)
+      expect((await cli(['compact', file, '-o', out, '-q', '--limit', '60000'], work)).code).toBe(0)
+      expect(existsSync(join(work, '.context-compact', made.sessionId))).toBe(true)
+      const check = JSON.parse((await cli(['check', file, '--json'], work)).stdout)
+
+      const page = join(work, `${name}.html`)
+      const report = await cli(['report', file, '-o', page], work)
+      expect(report.code, report.stderr).toBe(0)
+      expect(report.stderr, name).toMatch(/, 0 compactions \(no summary in this list names an archive; --output-dir or --session-id reads a session's records\)/)
+      const html = readFileSync(page, 'utf8')
+      expect(html).not.toContain('data-compaction="')
+      // One estimate: the number check gives for the same file.
+      expect(html, name).toContain(`<span>trigger estimate now</span><b>${fmt(check.measure.tokens)}</b>`)
+
+      // Asked for: the other run's compaction, said to be the audit log's, not this file's.
+      const asked = await cli(['report', file, '-o', page, '--session-id', made.sessionId], work)
+      expect(asked.code, asked.stderr).toBe(0)
+      expect(asked.stderr).toContain(`1 compaction (1 from the audit log of session "${made.sessionId}" in ./.context-compact only, not this list's)`)
+      expect(readFileSync(page, 'utf8')).toMatch(/data-compaction="1" data-origin="log"/)
+
+      // The compacted list: its own compaction.
+      const own = await cli(['report', out, '-o', page], work)
+      expect(own.stderr).toContain("1 compaction (1 from this list's summaries)")
+      expect(readFileSync(page, 'utf8')).toMatch(/data-compaction="1" data-origin="list"/)
+    }
   })
 
   it('restore finds the archives the summary names, also given --session-id (and says so when they are not there)', async () => {
