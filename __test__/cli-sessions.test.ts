@@ -384,3 +384,53 @@ describe('check judges a list by its own format', () => {
     expect(run.stdout).toContain('validity: OK')
   })
 })
+
+describe('Claude Code transcripts of several versions', () => {
+  // The text of a message, its blocks joined.
+  const textOf = (m: any) => (typeof m.content === 'string' ? m.content : m.content.map((b: any) => b.text ?? b.type).join('|'))
+
+  it('1.0 (no compaction), 2.0 (a full compaction: a new root), 2.1 and 2.2 (kept messages relinked after the summary)', async () => {
+    const cwd = tempDir()
+    const read = async (version: string) => {
+      const file = join(FIXTURES, `claude-code-${version}.jsonl`)
+      const run = await cli(['compact', file, '--limit', '1000000'], cwd)
+      expect(run.code, run.stderr).toBe(0)
+      const check = await cli(['check', file, '--json'], cwd)
+      expect(check.code, check.stderr).toBe(0)
+      return { messages: JSON.parse(run.stdout), stderr: run.stderr, checked: JSON.parse(check.stdout) }
+    }
+    const v10 = await read('1.0')
+    expect(v10.messages).toHaveLength(10)
+    expect(v10.messages[0]).toEqual({ role: 'user', content: 'Read two files.' })
+    expect(v10.checked.measure.tokens).toBeGreaterThanOrEqual(4 + 1020 + 110)
+
+    const v20 = await read('2.0')
+    expect(v20.messages.map(textOf)).toEqual([
+      expect.stringMatching(/^This session is being continued .*\|Step 3: read file3\.txt$/s),
+      'tool_use',
+      'tool_result',
+      'File 3 read.',
+    ])
+    expect(v20.stderr).toContain('note: Claude Code compacted this session: the list starts with its summary\n')
+
+    for (const version of ['2.1', '2.2']) {
+      const v = await read(version)
+      // The summary, then the turn it kept (written before it in the file), then what followed.
+      expect(v.messages.map(textOf), version).toEqual([
+        expect.stringMatching(/^This session is being continued .*\|Step 3: read file3\.txt$/s),
+        'tool_use',
+        'tool_result',
+        'File 3 read.',
+        'Step 4: read file4.txt',
+        'tool_use',
+        'tool_result',
+        'File 4 read.',
+      ])
+      expect(v.messages.some((m: any) => textOf(m).includes('Step 1') || textOf(m).includes('Step 2'))).toBe(false)
+      expect(v.stderr).toContain('the list starts with its summary, then the 4 entries it kept')
+      // The kept turn's usage was billed before the compaction: only the later requests count.
+      expect(v.checked.session.usage).toMatchObject({ input_tokens: 4, cache_creation_input_tokens: 700 })
+      expect(v.checked.valid).toBe(true)
+    }
+  })
+})

@@ -102,6 +102,44 @@ function readClaudeCode(values) {
   const leaf = candidates[candidates.length - 1]
   if (!leaf) return { messages: [], usage: [], notes: ['the session holds no user or assistant message yet'] }
 
+  // A compaction that kept recent messages (Claude Code's partial compaction) leaves them where
+  // they were in the file, chained to what came before; its boundary names them, and a reader
+  // relinks them after the summary (the anchor): `compactMetadata.preservedSegment {headUuid,
+  // anchorUuid, tailUuid}` (the head's parent becomes the anchor, and what was written after
+  // the anchor follows the tail), or, in later versions, `preservedMessages {anchorUuid, uuids}`
+  // (each kept message follows the one before it, the first the anchor).
+  const relink = new Map()
+  let anchor = null
+  for (const { value, order } of all) {
+    if (value.type !== 'system' || value.subtype !== 'compact_boundary') continue
+    const meta = isObject(value.compactMetadata) ? value.compactMetadata : isObject(value.compact_metadata) ? value.compact_metadata : {}
+    const kept = isObject(meta.preservedMessages) ? meta.preservedMessages : isObject(meta.preserved_messages) ? meta.preserved_messages : null
+    const segment = isObject(meta.preservedSegment) ? meta.preservedSegment : isObject(meta.preserved_segment) ? meta.preserved_segment : null
+    const anchorUuid = kept ? (kept.anchorUuid ?? kept.anchor_uuid) : segment ? (segment.anchorUuid ?? segment.anchor_uuid) : undefined
+    if (typeof anchorUuid !== 'string') continue
+    const uuids = kept && Array.isArray(kept.uuids) ? kept.uuids.filter((u) => typeof u === 'string') : []
+    if (uuids.length > 0) {
+      uuids.forEach((u, i) => relink.set(u, i === 0 ? anchorUuid : uuids[i - 1]))
+      relink.set(`after:${anchorUuid}`, uuids[uuids.length - 1])
+    } else if (segment) {
+      const head = segment.headUuid ?? segment.head_uuid
+      const tail = segment.tailUuid ?? segment.tail_uuid
+      if (typeof head !== 'string' || typeof tail !== 'string') continue
+      relink.set(head, anchorUuid)
+      relink.set(`after:${anchorUuid}`, tail)
+    } else {
+      continue
+    }
+    anchor = { uuid: anchorUuid, order: byUuid.get(anchorUuid)?.order ?? order }
+  }
+  const parentOf = (entry) => {
+    const { uuid, parentUuid } = entry.value
+    if (relink.has(uuid)) return relink.get(uuid)
+    // Written after the summary, before the kept messages were relinked: it follows them.
+    if (typeof parentUuid === 'string' && relink.has(`after:${parentUuid}`) && entry.order > (byUuid.get(parentUuid)?.order ?? Infinity)) return relink.get(`after:${parentUuid}`)
+    return parentUuid
+  }
+
   // The chain from the leaf back to its root (a compaction's boundary is a root).
   const chain = new Set()
   let first = leaf.order
@@ -109,8 +147,14 @@ function readClaudeCode(values) {
     if (chain.has(at.value.uuid)) break
     chain.add(at.value.uuid)
     first = Math.min(first, at.order)
-    at = typeof at.value.parentUuid === 'string' ? byUuid.get(at.value.parentUuid) : undefined
+    const parent = parentOf(at)
+    at = typeof parent === 'string' ? byUuid.get(parent) : undefined
   }
+  // Kept messages relinked after the summary come after it, in their own order; their usage
+  // was billed for the context before the compaction.
+  const relinked = anchor !== null && chain.has(anchor.uuid) ? anchor : null
+  const rank = (entry) => (relinked && entry.order < relinked.order ? relinked.order + 0.5 + entry.order / (all.length + 1) / 2 : entry.order)
+  const stale = (entry) => relinked !== null && entry.order < relinked.order
   const onChain = candidates.filter(({ value, order }) => order >= first && chain.has(value.uuid))
   const ids = new Set(onChain.filter(({ value }) => value.type === 'assistant' && value.message.id).map(({ value }) => value.message.id))
   const included = new Set(onChain)
@@ -137,7 +181,8 @@ function readClaudeCode(values) {
   const usage = []
   let replyAt = new Map()
   let model
-  for (const { value } of [...included].sort((a, b) => a.order - b.order)) {
+  for (const entry of [...included].sort((a, b) => rank(a) - rank(b))) {
+    const { value } = entry
     const m = value.message
     if (value.type === 'assistant') {
       // Claude Code's own error replies ("API Error: …", model "<synthetic>") were never sent.
@@ -154,7 +199,7 @@ function readClaudeCode(values) {
       const index = at ?? messages.length - 1
       const u = anthropicUsage(m.usage)
       // Every block of a reply repeats its usage; the last one has the final output count.
-      if (u) usage[index] = { message_index_after_which_the_request_was_made: index - 1, ...u }
+      if (u && !stale(entry)) usage[index] = { message_index_after_which_the_request_was_made: index - 1, ...u }
       if (typeof m.model === 'string') model = m.model
     } else {
       const blocks = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content.filter((b) => !blankText(b)) : []
@@ -175,7 +220,8 @@ function readClaudeCode(values) {
     }
   }
   const compacted = onChain.some(({ value }) => value.isCompactSummary === true)
-  if (compacted) notes.push('Claude Code compacted this session: the list starts with its summary')
+  const keptCount = relinked ? onChain.filter((entry) => entry.order < relinked.order).length : 0
+  if (compacted) notes.push(`Claude Code compacted this session: the list starts with its summary${keptCount > 0 ? `, then the ${keptCount} entr${keptCount === 1 ? 'y' : 'ies'} it kept` : ''}`)
   return {
     messages,
     usage: usage.filter(Boolean),
