@@ -434,3 +434,83 @@ describe('Claude Code transcripts of several versions', () => {
     }
   })
 })
+
+describe('pi sessions of several file versions', () => {
+  const textOf = (m: any) => (typeof m.content === 'string' ? m.content : m.content.map((b: any) => b.text ?? b.type).join('|'))
+  const read = async (name: string) => {
+    const cwd = tempDir()
+    const file = join(FIXTURES, name)
+    const run = await cli(['compact', file, '--limit', '1000000'], cwd)
+    expect(run.code, run.stderr).toBe(0)
+    const check = await cli(['check', file, '--json'], cwd)
+    expect(check.code, check.stderr).toBe(0)
+    const checked = JSON.parse(check.stdout)
+    expect(checked.valid, JSON.stringify(checked.problems)).toBe(true)
+    return { texts: JSON.parse(run.stdout).map(textOf), stderr: run.stderr, checked }
+  }
+
+  it('version 1 (no ids): the compaction keeps from the entry its index names; the kept replies\' usage is not read', async () => {
+    const v = await read('pi-v1.jsonl')
+    expect(v.texts).toEqual([
+      expect.stringMatching(/^The conversation history before this point was compacted into the following summary:\n\n<summary>\nFile 1 was read\.\n<\/summary>$/),
+      'Read file 2.',
+      'tool_use',
+      'tool_result',
+      'Read 2.',
+      'Read file 3.',
+      'tool_use',
+      'tool_result',
+      'Read 3.',
+    ])
+    expect(v.checked.session.usage).toEqual({ input_tokens: 3, cache_read_input_tokens: 500, cache_creation_input_tokens: 60, output_tokens: 10 })
+  })
+
+  it('version 2 (a tree): the path to the last entry, the abandoned branch as its summary, a hook message', async () => {
+    const v = await read('pi-v2.jsonl')
+    expect(v.texts).toEqual([
+      'Read file 1.',
+      'tool_use',
+      'tool_result',
+      'Read 1.',
+      'The following is a summary of a branch that this conversation came back from:\n\n<summary>\nApproach A was tried and failed.</summary>',
+      'Remember the tests.',
+      'Try approach B.',
+      'B works.',
+    ])
+    expect(v.texts.join(' ')).not.toContain('A failed.')
+    // The trigger reads pi's usage as billed: input + cacheRead + cacheWrite.
+    expect(v.checked.measure.tokens).toBeGreaterThanOrEqual(3 + 900 + 50)
+  })
+
+  it('version 3: custom messages in, extension state, labels, names and settings out, another provider\'s thinking as text, the model of the last change', async () => {
+    const v = await read('pi-v3.jsonl')
+    expect(v.texts).toEqual([
+      expect.stringContaining('<summary>\nFile 1 was read.\n</summary>'),
+      'Read file 2.',
+      'tool_use',
+      'tool_result',
+      'Next: file 3.',
+      'Read file 3 next.|tool_use',
+      'tool_result',
+      'A note from an extension.',
+    ])
+    expect(v.checked.session).toMatchObject({ agent: 'pi', sessionId: 'pi-v3-0000-4000-8000-000000000003' })
+    expect(v.checked.agentModel).toBe('gpt-5.1-codex')
+    expect(v.stderr).not.toMatch(/does not know/)
+  })
+
+  it('an entry type or message role a newer pi adds is skipped and counted, the rest still read', async () => {
+    const cwd = tempDir()
+    const lines = readFileSync(join(FIXTURES, 'pi-v3.jsonl'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l))
+    const lastId = lines[lines.length - 1].id
+    lines.push({ type: 'workspace_snapshot', id: 'ffff0001', parentId: lastId, timestamp: '2026-11-20T10:00:00.000Z', files: [] })
+    lines.push({ type: 'message', id: 'ffff0002', parentId: 'ffff0001', timestamp: '2026-11-20T10:00:00.000Z', message: { role: 'agentNote', content: 'x', timestamp: 1 } })
+    const file = join(cwd, 'session.jsonl')
+    writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n'))
+    const run = await cli(['count', file, '--json'], cwd)
+    expect(run.code, run.stderr).toBe(0)
+    expect(JSON.parse(run.stdout).messages).toBe(8)
+    const text = await cli(['count', file], cwd)
+    expect(text.stderr).toContain('note: 2 pi entries of types this reader does not know skipped (workspace_snapshot ×1, message role agentNote ×1)')
+  })
+})

@@ -260,6 +260,11 @@ function piBlocks(content) {
   })
 }
 
+// pi's entries that never reach the model (session-manager.ts): settings, extension state,
+// bookmarks, the session's name, and the compaction and branch entries read above.
+const PI_OUT_OF_CONTEXT = new Set(['model_change', 'thinking_level_change', 'custom', 'label', 'session_info', 'compaction', 'branch_summary'])
+const PI_ROLES = new Set(['user', 'assistant', 'toolResult', 'bashExecution', 'custom', 'hookMessage', 'branchSummary', 'compactionSummary'])
+
 function readPi(values) {
   const header = values[0]
   const entries = values.slice(1).filter(isObject)
@@ -307,10 +312,15 @@ function readPi(values) {
     order = [...before, ...path.slice(compaction + 1)]
     notes.push('pi compacted this session: the list starts with its summary')
   }
+  // Entries of types this reader does not know (a newer pi adds some) are skipped and counted;
+  // those pi keeps out of the model's context are skipped silently.
+  const skipped = new Map()
+  const skip = (type) => skipped.set(type, (skipped.get(type) ?? 0) + 1)
   for (const { entry: e } of order) {
     if (e.type === 'message' && isObject(e.message)) context.push(e.message)
     else if (e.type === 'custom_message') context.push({ role: 'custom', content: e.content })
     else if (e.type === 'branch_summary' && e.summary) context.push({ role: 'branchSummary', summary: e.summary })
+    else if (!PI_OUT_OF_CONTEXT.has(e.type)) skip(String(e.type))
   }
 
   // convertToLlm, then pi-ai's transformMessages for an Anthropic model.
@@ -339,6 +349,7 @@ function readPi(values) {
   }
   for (const m of context) {
     if (!isObject(m)) continue
+    if (!PI_ROLES.has(m.role)) skip(`message role ${String(m.role)}`)
     switch (m.role) {
       case 'compactionSummary':
         pushUser([{ type: 'text', text: PI_COMPACTION_PREFIX + m.summary + PI_COMPACTION_SUFFIX }])
@@ -397,6 +408,10 @@ function readPi(values) {
     }
   }
   if (pending.some((call) => !answered.has(call.id)) && messages[messages.length - 1]?.role !== 'assistant') closePending()
+  if (skipped.size > 0) {
+    const total = [...skipped.values()].reduce((a, b) => a + b, 0)
+    notes.push(`${total} pi entr${total === 1 ? 'y' : 'ies'} of types this reader does not know skipped (${[...skipped].map(([t, n]) => `${t} ×${n}`).join(', ')})`)
+  }
   return { messages, usage, model, sessionId: header.id, notes }
 }
 
