@@ -340,7 +340,20 @@ describe('session files of several agent versions', () => {
     const file = join(cwd, 'rollout.jsonl')
     const lines = readFileSync(join(FIXTURES, 'codex-0.146.jsonl'), 'utf8').trimEnd().split('\n')
     writeFileSync(file, [...lines, JSON.stringify({ event: 'click' })].join('\n'))
-    expectOneLine(await cli(['check', file], cwd), 1, /rollout\.jsonl: one JSON value a line, but not a session file of Claude Code, pi or Codex/)
+    expectOneLine(await cli(['check', file], cwd), 1, new RegExp(`rollout\\.jsonl: one JSON value a line, but not a session file of Claude Code, pi or Codex: line ${lines.length + 1} \\(an object without a "messages" array\\) is not a Codex record`))
+  })
+
+  it('Claude Code entry types added since are read past and counted', async () => {
+    const cwd = tempDir()
+    const lines = readFileSync(join(FIXTURES, 'claude-code-2.1.jsonl'), 'utf8').trimEnd().split('\n')
+    const file = join(cwd, 'session.jsonl')
+    const extra = [{ type: 'custom-title', customTitle: 'Files', sessionId: '33333333-2121-4000-8000-000000000003' }, { type: 'last-prompt', lastPrompt: 'Step 4', sessionId: '33333333-2121-4000-8000-000000000003' }]
+    writeFileSync(file, [...lines, ...extra.map((e) => JSON.stringify(e))].join('\n'))
+    const run = await cli(['count', file, '--json'], cwd)
+    expect(run.code, run.stderr).toBe(0)
+    expect(JSON.parse(run.stdout).messages).toBe(8)
+    const text = await cli(['count', file], cwd)
+    expect(text.stderr).toContain('note: 2 Claude Code entries of types this reader does not know skipped (custom-title ×1, last-prompt ×1)')
   })
 })
 

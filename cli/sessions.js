@@ -63,10 +63,28 @@ function detectAgent(values) {
   // session has its metadata or the model's items.
   const codexShaped = (v) => typeof v.type === 'string' && 'payload' in v && (!CODEX_TYPES.has(v.type) || isObject(v.payload))
   if (objects.every(codexShaped) && objects.some((v) => v.type === 'session_meta' || v.type === 'response_item')) return 'codex'
-  const claude = objects.filter((v) => CLAUDE_TYPES.has(v.type))
-  const spoken = claude.some((v) => (v.type === 'user' || v.type === 'assistant') && isObject(v.message) && (typeof v.uuid === 'string' || typeof v.sessionId === 'string'))
-  if (spoken && claude.length === objects.length) return 'claude-code'
-  if (spoken && claude.length >= objects.length * 0.9) return 'claude-code'
+  // Claude Code: entries with a `type`, its messages chained by `uuid`; types it adds over
+  // versions (`custom-title`, `last-prompt`, …) are read past, and counted.
+  const spoken = objects.some((v) => (v.type === 'user' || v.type === 'assistant') && isObject(v.message) && (typeof v.uuid === 'string' || typeof v.sessionId === 'string'))
+  if (spoken && objects.every((v) => typeof v.type === 'string' && !('payload' in v))) return 'claude-code'
+  return null
+}
+
+/**
+ * Why values most of which look like one agent's file are not one: `{ agent, at, what }`
+ * (`at`: the index of the first value that does not fit), or null when no agent's shape
+ * dominates. The error then names that line, not the first.
+ */
+function misfit(values) {
+  const codex = (v) => isObject(v) && typeof v.type === 'string' && 'payload' in v && (!CODEX_TYPES.has(v.type) || isObject(v.payload))
+  const claude = (v) => isObject(v) && typeof v.type === 'string' && !('payload' in v)
+  for (const [agent, fits, what] of [
+    ['Codex', codex, 'a Codex record ({timestamp, type, payload})'],
+    ['Claude Code', claude, 'a Claude Code entry (an object with a "type")'],
+  ]) {
+    const count = values.filter(fits).length
+    if (count >= values.length / 2 && count < values.length) return { agent, at: values.findIndex((v) => !fits(v)), what }
+  }
   return null
 }
 
@@ -218,6 +236,12 @@ function readClaudeCode(values) {
     if (message.role === 'user' && Array.isArray(message.content) && message.content.length === 1 && message.content[0].type === 'text' && Object.keys(message.content[0]).length === 2) {
       message.content = message.content[0].text
     }
+  }
+  const unknown = new Map()
+  for (const { value } of all) if (!CLAUDE_TYPES.has(value.type)) unknown.set(value.type, (unknown.get(value.type) ?? 0) + 1)
+  if (unknown.size > 0) {
+    const total = [...unknown.values()].reduce((a, b) => a + b, 0)
+    notes.push(`${total} Claude Code entr${total === 1 ? 'y' : 'ies'} of types this reader does not know skipped (${[...unknown].map(([t, n]) => `${t} ×${n}`).join(', ')})`)
   }
   const compacted = onChain.some(({ value }) => value.isCompactSummary === true)
   const keptCount = relinked ? onChain.filter((entry) => entry.order < relinked.order).length : 0
@@ -584,4 +608,4 @@ function readSession(values) {
   }
 }
 
-module.exports = { parseJsonl, detectAgent, readSession }
+module.exports = { parseJsonl, detectAgent, readSession, misfit }
