@@ -2821,7 +2821,9 @@ export declare function renderReport(messages: readonly AnyMessage[], options?: 
  * your list. An OpenAI Responses list is judged by the Responses API's own rules and words: no
  * role rules (`developer` and `system` items may come anywhere), "No tool output found for
  * function call …" at the call item, "No tool call found for function call output with call_id …"
- * at the output item, and an empty content array.
+ * at the output item, and an empty content array. A list named (or detected) as OpenAI Chat is
+ * judged by the Chat Completions API's rules even without a tool message: no role rules, and
+ * only an empty content array is empty content.
  */
 export type ProblemKind =
   | 'invalid_message'

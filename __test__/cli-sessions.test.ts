@@ -382,6 +382,15 @@ describe('check judges a list by its own format', () => {
     ])
   })
 
+  it('an OpenAI Chat list named as such: no Anthropic role rules, only the empty content array', () => {
+    const chat = [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'yo' }, { role: 'system', content: 'late' }, { role: 'user', content: [] }, { role: 'user', content: '' }]
+    expect(checkMessages(chat as any, { format: 'openai' })).toEqual([
+      { index: 3, kind: 'empty_content', message: "Invalid 'messages[3].content': empty array. Expected an array with minimum length 1, but got an empty array instead." },
+    ])
+    // The same list as Anthropic messages: Anthropic's rules.
+    expect(checkMessages(chat as any, { format: 'anthropic' }).map((p) => p.kind)).toEqual(['system_not_at_start', 'empty_content', 'empty_content'])
+  })
+
   it('Anthropic messages keep Anthropic\'s rules and words', () => {
     expect(checkMessages([{ role: 'system', content: 's' }, { role: 'user', content: 'u' }, { role: 'system', content: 'late' }] as any)).toEqual([
       expect.objectContaining({ index: 2, kind: 'system_not_at_start', message: expect.stringContaining('Anthropic API') }),

@@ -59,7 +59,25 @@ function checkMessages(messages, options) {
       return problems
     }
   }
-  return format === 'openai-responses' ? inResponsesTerms(problems, list) : problems
+  if (format === 'openai-responses') return inResponsesTerms(problems, list)
+  if (format === 'openai') return inChatTerms(problems, list)
+  return problems
+}
+
+/**
+ * The Chat Completions API's rules, for a list named or detected as OpenAI Chat even when it
+ * has no tool message to tell it by (the core then applies Anthropic's role rules): system and
+ * developer messages may come anywhere, the first message need not be a user's; only an
+ * empty content array is rejected.
+ */
+function inChatTerms(problems, messages) {
+  return problems.flatMap((problem) => {
+    if (problem.kind === 'system_not_at_start' || problem.kind === 'first_message_not_user') return []
+    if (problem.kind !== 'empty_content') return [problem]
+    const content = messages[problem.index]?.content
+    if (!Array.isArray(content) || content.length > 0) return []
+    return [{ ...problem, message: `Invalid 'messages[${problem.index}].content': empty array. Expected an array with minimum length 1, but got an empty array instead.` }]
+  })
 }
 
 // A Responses call item and the type of the item that answers it (client tools; hosted tools
