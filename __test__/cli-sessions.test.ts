@@ -335,6 +335,16 @@ describe('session files of several agent versions', () => {
     expect(restoredList[1]).toEqual({ type: 'compaction', encrypted_content: 'gAAAAB-summary-encrypted' })
   })
 
+  it('Codex versions that named the encrypted summary `compaction_summary`: sent as the API\'s `compaction` item', async () => {
+    const cwd = tempDir()
+    const file = join(cwd, 'rollout.jsonl')
+    writeFileSync(file, readFileSync(join(FIXTURES, 'codex-0.146.jsonl'), 'utf8').replace('{"type":"compaction","encrypted_content"', '{"type":"compaction_summary","encrypted_content"'))
+    const run = await cli(['compact', file, '--limit', '1000000'], cwd)
+    expect(run.code, run.stderr).toBe(0)
+    expect(JSON.parse(run.stdout)[1]).toEqual({ type: 'compaction', encrypted_content: 'gAAAAB-summary-encrypted' })
+    expect(run.stderr).toContain('its summary is encrypted')
+  })
+
   it('a record line that is not a record still makes the file no Codex rollout (the error names the file, not a type list)', async () => {
     const cwd = tempDir()
     const file = join(cwd, 'rollout.jsonl')
