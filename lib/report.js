@@ -287,10 +287,6 @@ function positionOf(c, archives, memo, viewEnds, total) {
 // The report
 
 /**
- * The numbers a report shows, computed from the list, its session and the options (the model
- * the page is written from; see renderReport).
- */
-/**
  * The usage the trigger reads for the list as it is: the last billed request's, when its reply
  * (one model message, or a run of Responses output items) is the list's last model output; as
  * `check` reads an agent's session file, so that both say the same estimate.
@@ -326,6 +322,10 @@ function chainOf(current, archives) {
   return chain
 }
 
+/**
+ * The numbers a report shows, computed from the list, its session and the options (the model
+ * the page is written from; see renderReport).
+ */
 async function reportData(messages, options, internal = {}) {
   const { opts, outputDir, sessionId, archiveStore } = checkReportOptions(options)
   const list = checkedMessages(messages)

@@ -119,6 +119,7 @@ async function cmdReport(argv) {
   // id is another run's.
   const asked = values['output-dir'] !== undefined || values['session-id'] !== undefined
   const records = asked || location.from === 'summary'
+  // Loaded through lib() first, so that a missing addon is the CLI's one-line error.
   lib()
   // Invalid messages are a TypeError naming the index (exit 1); bad options exit 2.
   const { html, data } = await call(() => require('../../lib/report.js').renderReportWith(conversation.messages, options, { records }))
