@@ -1,0 +1,187 @@
+// context-compact/mastra: a real Mastra Agent (`@mastra/core` 1.71) run with the AI SDK's mock
+// model (LanguageModelV3, which Mastra 1.71 takes) and a tool whose results fill the context, so
+// the threshold is crossed in the middle of the run.
+
+import { createRequire } from 'node:module'
+
+import { APICallError } from '@ai-sdk/provider'
+import { MockLanguageModelV3 } from 'ai-v6/test'
+import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
+
+import { countTokens } from '../index'
+import { ContextCompactProcessor } from '../adapters/mastra'
+import { tempDir, textOfTokens } from './helpers'
+
+const require = createRequire(import.meta.url)
+const present = (() => {
+  try {
+    require.resolve('@mastra/core/agent')
+    return true
+  } catch {
+    return false
+  }
+})()
+
+const LIMIT = 20_000
+const THRESHOLD = 18_400 // 0.92 × 20,000 (the default thresholdRatio)
+const RESULT_TOKENS = 1_500
+
+type Prompt = Array<{ role: string; content: unknown }>
+
+// A prompt as the provider receives it: every tool call answered by a result right after it, and
+// no result without its call. Returns the problems found.
+function problems(prompt: Prompt): string[] {
+  const out: string[] = []
+  const open = new Set<string>()
+  for (const [i, message] of prompt.entries()) {
+    const parts = Array.isArray(message.content) ? (message.content as Array<Record<string, unknown>>) : []
+    if (message.role === 'tool') {
+      for (const part of parts) {
+        if (part.type !== 'tool-result') continue
+        if (!open.delete(part.toolCallId as string)) out.push(`result ${String(part.toolCallId)} at ${i} has no call`)
+      }
+    } else {
+      if (open.size > 0) out.push(`calls ${[...open].join(', ')} unanswered before message ${i}`)
+      open.clear()
+      if (message.role === 'assistant') for (const part of parts) if (part.type === 'tool-call') open.add(part.toolCallId as string)
+    }
+  }
+  return out
+}
+
+// The prompt's size in tokens, counted as the library counts AI SDK messages (the provider-level
+// prompt Mastra sends has the same shape).
+const promptTokens = (prompt: Prompt) => countTokens(prompt as never, { format: 'ai-sdk' })
+
+// A model that calls the `read` tool `calls - 1` times, then answers. With `window`, it rejects a
+// prompt larger than that as Anthropic does (a 400 naming both sizes).
+function scriptedModel(calls: number, window?: number) {
+  const prompts: Prompt[] = []
+  let n = 0
+  const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } }
+  const model = new MockLanguageModelV3({
+    doGenerate: async (options) => {
+      const prompt = options.prompt as unknown as Prompt
+      prompts.push(prompt)
+      const size = promptTokens(prompt)
+      if (window !== undefined && size > window) {
+        const text = `prompt is too long: ${size} tokens > ${window} maximum`
+        throw new APICallError({
+          message: text,
+          url: 'http://127.0.0.1/v1/messages',
+          requestBodyValues: {},
+          statusCode: 400,
+          responseBody: JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: text } }),
+          isRetryable: false,
+        })
+      }
+      n++
+      if (n < calls) {
+        return {
+          content: [{ type: 'tool-call', toolCallId: `call-${n}`, toolName: 'read', input: JSON.stringify({ page: n }) }],
+          finishReason: { unified: 'tool-calls', raw: 'tool_use' },
+          usage,
+          warnings: [],
+        }
+      }
+      return { content: [{ type: 'text', text: 'All pages read.' }], finishReason: { unified: 'stop', raw: 'end_turn' }, usage, warnings: [] }
+    },
+  })
+  return { model, prompts }
+}
+
+async function agentWith(model: unknown, processor: ContextCompactProcessor, errors: boolean) {
+  const { Agent } = await import('@mastra/core/agent')
+  const { createTool } = await import('@mastra/core/tools')
+  const read = createTool({
+    id: 'read',
+    description: 'Reads one page of the report',
+    inputSchema: z.object({ page: z.number() }),
+    execute: async ({ page }: { page: number }) => ({ page, text: textOfTokens(RESULT_TOKENS) }),
+  })
+  return new Agent({
+    id: 'reader',
+    name: 'reader',
+    instructions: 'You read reports page by page.',
+    model: model as never,
+    tools: { read },
+    inputProcessors: [processor],
+    ...(errors ? { errorProcessors: [processor] } : {}),
+  })
+}
+
+function summarizerCounting() {
+  const requests: unknown[] = []
+  const summarizer = async (request: { messages: unknown[] }) => {
+    requests.push(request)
+    return `## Goal\nRead the report. Summary ${requests.length} of ${request.messages.length} messages.`
+  }
+  return { requests, summarizer }
+}
+
+describe.runIf(present)('ContextCompactProcessor in a Mastra Agent', () => {
+  it('compacts mid-run in processInputStep: every later request valid and under the threshold, the run completes', async () => {
+    const { requests, summarizer } = summarizerCounting()
+    const processor = new ContextCompactProcessor({ contextTokenLimit: LIMIT, outputDir: tempDir('cc-mastra-'), sessionId: 'mastra-run', summarizer })
+    const CALLS = 30
+    const { model, prompts } = scriptedModel(CALLS)
+    const agent = await agentWith(model, processor, false)
+    const result = await agent.generate('Read all the pages of the report.', { maxSteps: CALLS + 5 })
+
+    expect(result.text).toBe('All pages read.')
+    expect(prompts).toHaveLength(CALLS)
+    // 30 results of 1,500 tokens is 45,000 tokens: the threshold is crossed several times.
+    expect(requests.length).toBeGreaterThanOrEqual(2)
+    for (const [i, prompt] of prompts.entries()) {
+      expect(problems(prompt), `request ${i}`).toEqual([])
+      expect(promptTokens(prompt), `request ${i}`).toBeLessThan(THRESHOLD)
+    }
+    const summaries = prompts.filter((p) => JSON.stringify(p).includes('Read the report. Summary'))
+    expect(summaries.length).toBeGreaterThan(0)
+    // The run's own latest steps are kept after a compaction: the last request ends with the
+    // last tool call and its result.
+    const last = prompts[prompts.length - 1]
+    expect(JSON.stringify(last)).toContain(`call-${CALLS - 1}`)
+    expect(last[0].role).toBe('system')
+    expect(JSON.stringify(last[0])).toContain('You read reports page by page.')
+  })
+
+  it('processAPIError: a context-overflow 400 compacts and the retried call succeeds', async () => {
+    const { requests, summarizer } = summarizerCounting()
+    // The processor is told a window far larger than the model's: only the provider's rejection
+    // shows the real one.
+    const WINDOW = 12_000
+    const processor = new ContextCompactProcessor({ contextTokenLimit: 1_000_000, outputDir: tempDir('cc-mastra-'), sessionId: 'mastra-overflow', summarizer })
+    const CALLS = 12
+    const { model, prompts } = scriptedModel(CALLS, WINDOW)
+    const agent = await agentWith(model, processor, true)
+    const result = await agent.generate('Read all the pages of the report.', { maxSteps: CALLS + 5 })
+
+    expect(result.text).toBe('All pages read.')
+    const sizes = prompts.map(promptTokens)
+    const rejected = sizes.findIndex((n) => n > WINDOW)
+    expect(rejected).toBeGreaterThan(0)
+    // Rejected once, then retried after the compaction: smaller, under the window, with the summary.
+    expect(sizes.filter((n) => n > WINDOW)).toHaveLength(1)
+    expect(sizes[rejected + 1]).toBeLessThanOrEqual(WINDOW)
+    expect(JSON.stringify(prompts[rejected + 1])).toContain('Read the report. Summary 1')
+    expect(requests.length).toBeGreaterThanOrEqual(1)
+    // Every answered call: 11 tool calls and the answer, plus the one rejected request.
+    expect(prompts).toHaveLength(CALLS + 1)
+    for (const prompt of prompts) expect(problems(prompt)).toEqual([])
+  })
+
+  it('without errorProcessors the overflow ends the run with the provider error', async () => {
+    const processor = new ContextCompactProcessor({ contextTokenLimit: 1_000_000, outputDir: tempDir('cc-mastra-'), summarizer: async () => 'never' })
+    const { model } = scriptedModel(12, 6_000)
+    const agent = await agentWith(model, processor, false)
+    await expect(agent.generate('Read all the pages.', { maxSteps: 20 })).rejects.toThrow(/prompt is too long/)
+  })
+
+  it('rejects bad options with a TypeError naming them', () => {
+    expect(() => new ContextCompactProcessor({ usage: { inputTokens: 1 } } as never)).toThrow(TypeError)
+    expect(() => new ContextCompactProcessor({ format: 'openai' } as never)).toThrow(/options\.format/)
+    expect(() => new ContextCompactProcessor('x' as never)).toThrow(/options must be an object/)
+  })
+})
