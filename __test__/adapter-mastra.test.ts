@@ -179,6 +179,78 @@ describe.runIf(present)('ContextCompactProcessor in a Mastra Agent', () => {
     await expect(agent.generate('Read all the pages.', { maxSteps: 20 })).rejects.toThrow(/prompt is too long/)
   })
 
+  it('on a MessageList: the run\'s assistant message is split by step, kept messages stay the same objects, the summary comes first', async () => {
+    const { MessageList } = await import('@mastra/core/agent/message-list')
+    const list = new MessageList({ threadId: 't', resourceId: 'r' })
+    const t0 = Date.now() - 60_000
+    const at = (s: number) => new Date(t0 + s * 1000)
+    const big = textOfTokens(800)
+    const user = (id: string, text: string, s: number) => ({ id, role: 'user' as const, createdAt: at(s), content: { format: 2 as const, parts: [{ type: 'text' as const, text }] } })
+    const step = (n: number) => [
+      { type: 'step-start' as const },
+      { type: 'tool-invocation' as const, toolInvocation: { state: 'result' as const, toolCallId: `c${n}`, toolName: 'read', args: { page: n }, result: { text: big } } },
+    ]
+    const memory = [user('u1', 'Read the first report.', 1), { id: 'a1', role: 'assistant' as const, createdAt: at(2), content: { format: 2 as const, parts: [{ type: 'text' as const, text: 'Done: ' + textOfTokens(15_000) }] } }]
+    list.add(memory, 'memory')
+    list.add(user('u2', 'Now read the second one.', 3), 'input')
+    list.add({ id: 'resp', role: 'assistant' as const, createdAt: at(4), content: { format: 2 as const, parts: [1, 2, 3, 4, 5, 6].flatMap(step) } }, 'response')
+    const before = list.get.all.db()
+    const u2 = before.find((m) => m.id === 'u2')
+
+    const { summarizer } = summarizerCounting()
+    const processor = new ContextCompactProcessor({ contextTokenLimit: 20_000, outputDir: tempDir('cc-mastra-'), sessionId: 'mastra-list', summarizer })
+    const returned = await processor.processInputStep({ messageList: list, messages: before, systemMessages: [], stepNumber: 6, steps: [], state: {}, retryCount: 0, abort: (() => { throw new Error('abort') }) as never, model: {} as never })
+    expect(returned).toBe(list)
+    expect(processor.lastResult?.compacted).toBe(true)
+
+    const after = list.get.all.db()
+    // The summary first (a user message), then what was kept, in order; the run's message keeps
+    // its id and its latest steps only.
+    expect(JSON.stringify(after[0])).toContain('Read the report. Summary 1')
+    const resp = after.find((m) => m.id === 'resp')!
+    expect(resp).toBeDefined()
+    expect(after[after.length - 1].id).toBe('resp')
+    const calls = resp.content.parts.filter((p) => p.type === 'tool-invocation').map((p) => (p as { toolInvocation: { toolCallId: string } }).toolInvocation.toolCallId)
+    expect(calls.length).toBeGreaterThan(0)
+    expect(calls.length).toBeLessThan(6)
+    expect(calls[calls.length - 1]).toBe('c6')
+    expect(calls).toEqual(calls.map((_, i) => `c${6 - calls.length + 1 + i}`))
+    // The model's view is valid and under the threshold.
+    const model = list.get.all.aiV5.model()
+    expect(countTokens(model as never, { format: 'ai-sdk' })).toBeLessThan(18_400)
+    expect(before.find((m) => m.id === 'resp')!.content.parts).toHaveLength(12) // the list's own copy was replaced, not edited
+    void u2
+  })
+
+  it('on a MessageList: messages kept whole are the very objects the list had', async () => {
+    const { MessageList } = await import('@mastra/core/agent/message-list')
+    const list = new MessageList({ threadId: 't', resourceId: 'r' })
+    const t0 = Date.now() - 60_000
+    const at = (s: number) => new Date(t0 + s * 1000)
+    list.add(
+      [
+        { id: 'u1', role: 'user', createdAt: at(1), content: { format: 2, parts: [{ type: 'text', text: 'Read the first report.' }] } },
+        { id: 'a1', role: 'assistant', createdAt: at(2), content: { format: 2, parts: [{ type: 'text', text: textOfTokens(10_000) }] } },
+        { id: 'u1b', role: 'user', createdAt: at(2.5), content: { format: 2, parts: [{ type: 'text', text: 'And the appendix.' }] } },
+        { id: 'a1b', role: 'assistant', createdAt: at(2.7), content: { format: 2, parts: [{ type: 'text', text: textOfTokens(9_000) }] } },
+      ],
+      'memory',
+    )
+    list.add({ id: 'u2', role: 'user', createdAt: at(3), content: { format: 2, parts: [{ type: 'text', text: 'Now the second one.' }] } }, 'input')
+    list.add({ id: 'resp', role: 'assistant', createdAt: at(4), content: { format: 2, parts: [{ type: 'step-start' }, { type: 'tool-invocation', toolInvocation: { state: 'result', toolCallId: 'c1', toolName: 'read', args: { page: 1 }, result: { text: 'page one' } } }] } }, 'response')
+    const before = list.get.all.db()
+    const { summarizer } = summarizerCounting()
+    const processor = new ContextCompactProcessor({ contextTokenLimit: 20_000, outputDir: tempDir('cc-mastra-'), sessionId: 'mastra-same', summarizer })
+    await processor.processInputStep({ messageList: list, messages: before, systemMessages: [], stepNumber: 1, steps: [], state: {}, retryCount: 0, abort: (() => { throw new Error('abort') }) as never, model: {} as never })
+    expect(processor.lastResult?.compacted).toBe(true)
+    const after = list.get.all.db()
+    // The tail: the message that crosses its budget (a1b) and everything after it, as they were.
+    expect(after.map((m) => m.id).slice(1)).toEqual(['a1b', 'u2', 'resp'])
+    for (let i = 1; i < after.length; i++) expect(after[i]).toBe(before[i + 2])
+    expect(after[0].role).toBe('user')
+    expect(JSON.stringify(after[0])).toContain('Read the report. Summary 1')
+  })
+
   it('rejects bad options with a TypeError naming them', () => {
     expect(() => new ContextCompactProcessor({ usage: { inputTokens: 1 } } as never)).toThrow(TypeError)
     expect(() => new ContextCompactProcessor({ format: 'openai' } as never)).toThrow(/options\.format/)
