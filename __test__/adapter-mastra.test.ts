@@ -251,6 +251,27 @@ describe.runIf(present)('ContextCompactProcessor in a Mastra Agent', () => {
     expect(JSON.stringify(after[0])).toContain('Read the report. Summary 1')
   })
 
+  it('counts the step\'s tools into the estimate; processAPIError leaves other errors to Mastra', async () => {
+    const { MessageList } = await import('@mastra/core/agent/message-list')
+    const list = new MessageList({ threadId: 't', resourceId: 'r' })
+    list.add({ id: 'u1', role: 'user', createdAt: new Date(), content: { format: 2, parts: [{ type: 'text', text: 'Hello.' }] } }, 'input')
+    const before = list.get.all.db()
+    const base = { messageList: list, messages: before, systemMessages: [], steps: [], state: {}, retryCount: 0, abort: (() => { throw new Error('abort') }) as never }
+    const processor = new ContextCompactProcessor({ contextTokenLimit: 20_000, outputDir: tempDir('cc-mastra-'), summarizer: async () => 'never' })
+    // Without tools the list is far below the threshold: no compaction is even tried.
+    await processor.processInputStep({ ...base, stepNumber: 0, model: {} as never })
+    expect(processor.lastResult).toBeNull()
+    // A tool whose declaration alone is over the threshold: the trigger fires.
+    const tools = { read: { type: 'function', description: textOfTokens(19_000), parameters: { jsonSchema: { type: 'object', properties: { page: { type: 'number' } } } } } }
+    await processor.processInputStep({ ...base, stepNumber: 0, model: {} as never, tools })
+    expect(processor.lastResult?.tokens).toBeGreaterThan(19_000)
+    expect(processor.lastResult?.compacted).toBe(false)
+
+    const other = new APICallError({ message: 'Invalid schema for function read', url: 'http://127.0.0.1', requestBodyValues: {}, statusCode: 400, isRetryable: false })
+    expect(await processor.processAPIError({ ...base, error: other, stepNumber: 1 })).toBeUndefined()
+    expect(list.get.all.db()).toEqual(before)
+  })
+
   it('rejects bad options with a TypeError naming them', () => {
     expect(() => new ContextCompactProcessor({ usage: { inputTokens: 1 } } as never)).toThrow(TypeError)
     expect(() => new ContextCompactProcessor({ format: 'openai' } as never)).toThrow(/options\.format/)

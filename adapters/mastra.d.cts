@@ -12,7 +12,9 @@ import type { CompactOptions, CompactResult, Compactor } from '../index.js'
  * The options of {@link ContextCompactProcessor}: the {@link Compactor}'s options (archives
  * `outputDir` / `sessionId` / `archiveStore`, `contextTokenLimit`, the summary `provider` or
  * `summarizer`, checkpoints, `onEvent`, …). The system prompt is read from the step's system
- * messages and the abort signal from the run.
+ * messages, the tools from the step's tools (their names, descriptions and input schemas are
+ * counted, as the provider bills them; `tools` given here are counted instead), and the abort
+ * signal from the run.
  *
  * Not accepted, because the processor sets them itself: `usage` (measured at each step), `force`,
  * and `overflow` (passed by `processAPIError`).

@@ -63,6 +63,50 @@ function withParts(message, parts) {
   return { ...message, content: { ...content, parts } }
 }
 
+// The AI SDK's marker of its schema wrapper (`jsonSchema()`, `zodSchema()`), a global symbol.
+const SCHEMA = Symbol.for('vercel.ai.schema')
+
+// The step's tools as the provider receives them (name, description, JSON schema), which is what
+// every request is billed for: counted into the estimate like the Compactor's `tools`, never
+// changed. Mastra hands the step its tools converted for the model: `{ type: 'function',
+// description, parameters: { jsonSchema } }`, or a provider's own tool (`type: 'provider-defined'`).
+async function toolDefinitions(tools) {
+  const definitions = []
+  for (const [name, tool] of Object.entries(tools)) {
+    if (tool === null || typeof tool !== 'object') continue
+    const definition = { name }
+    if (typeof tool.description === 'string') definition.description = tool.description
+    if ((tool.type === 'provider-defined' || tool.type === 'provider') && typeof tool.id === 'string') {
+      definition.type = tool.id
+      if (tool.args !== undefined) definition.args = tool.args
+    } else {
+      const schema = await jsonSchemaOf(tool.parameters ?? tool.inputSchema)
+      if (schema !== undefined) definition.input_schema = schema
+    }
+    definitions.push(definition)
+  }
+  return definitions
+}
+
+// A tool's JSON schema where it can be read without the framework (Mastra's converted tools carry
+// it as `jsonSchema`); `undefined` otherwise (the tool is counted by its name and description).
+async function jsonSchemaOf(schema) {
+  try {
+    if (schema === undefined || schema === null) return { type: 'object', properties: {} }
+    if (typeof schema !== 'object') return undefined
+    if (schema[SCHEMA] === true || (schema.jsonSchema !== null && typeof schema.jsonSchema === 'object')) {
+      const json = await schema.jsonSchema
+      return json !== null && typeof json === 'object' ? json : undefined
+    }
+    const standard = schema['~standard']
+    if (standard && standard.jsonSchema && typeof standard.jsonSchema.input === 'function') return standard.jsonSchema.input({ target: 'draft-07' })
+    if (standard === undefined && (typeof schema.type === 'string' || (schema.properties !== null && typeof schema.properties === 'object'))) return schema
+  } catch {
+    // A schema that cannot be read: counted without it.
+  }
+  return undefined
+}
+
 class ContextCompactProcessor {
   constructor(options) {
     if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
@@ -81,7 +125,13 @@ class ContextCompactProcessor {
     this.description = 'Replaces the older part of the conversation with a summary when it nears the context window'
     Object.defineProperty(this, 'compactor', { value: new Compactor({ ...rest, format: 'ai-sdk' }), enumerable: true })
     this.lastResult = null
+    // The tools given in the options (counted at every step) win over the step's own.
+    this.#fixedTools = rest.tools !== undefined && rest.tools !== null
   }
+
+  #fixedTools
+  // The step's tool set last read, and its definitions (Mastra hands the same object each step).
+  #tools = { from: undefined, definitions: undefined }
 
   /** Compacts the step's messages when the trigger fires; the change stays for the later steps. */
   async processInputStep(args) {
@@ -108,6 +158,13 @@ class ContextCompactProcessor {
     const call = { ...overrides }
     if (system !== undefined) call.system = system
     if (args.abortSignal) call.signal = args.abortSignal
+    if (!this.#fixedTools && args.tools !== null && typeof args.tools === 'object') {
+      if (this.#tools.from !== args.tools) this.#tools = { from: args.tools, definitions: await toolDefinitions(args.tools) }
+      if (this.#tools.definitions.length > 0) call.tools = this.#tools.definitions
+    } else if (!this.#fixedTools && this.#tools.definitions !== undefined && hook === 'processAPIError') {
+      // processAPIError is not shown the tools: those of the step that was rejected.
+      call.tools = this.#tools.definitions
+    }
 
     const db = list.get.all.db()
     const pieces = db.flatMap(piecesOf)
@@ -183,7 +240,15 @@ function applyResult(list, db, pieces, output, owner, Empty) {
     }
   }
   flush()
-  // Pieces with no model message (an empty step) stay with their message when it stays.
+  // Pieces the model never sees (no model message: a message of data parts only, an empty step)
+  // were not the Compactor's to drop: those after the first kept piece stay where they were.
+  const order = new Map(pieces.map((piece, i) => [piece, i]))
+  const firstKept = Math.min(...items.filter((item) => item.kind === 'piece').map((item) => order.get(item.piece)))
+  for (const [i, piece] of pieces.entries()) {
+    if (piece.model.length > 0 || i < firstKept) continue
+    const at = items.findIndex((item) => item.kind === 'piece' && order.get(item.piece) > i)
+    items.splice(at === -1 ? items.length : at, 0, { kind: 'piece', piece })
+  }
   const source = typeof list.makeMessageSourceChecker === 'function' ? list.makeMessageSourceChecker() : null
   const next = [] // { message, source }
   const used = new Set()
