@@ -147,6 +147,26 @@ describe.runIf(present)('ContextCompactProcessor in a Mastra Agent', () => {
     expect(JSON.stringify(last[0])).toContain('You read reports page by page.')
   })
 
+  it('with the summarizer down the run still completes, every request valid', async () => {
+    let calls = 0
+    const summarizer = async () => {
+      calls++
+      throw new Error('summary service unavailable')
+    }
+    const processor = new ContextCompactProcessor({ contextTokenLimit: LIMIT, outputDir: tempDir('cc-mastra-'), sessionId: 'mastra-down', summarizer })
+    const CALLS = 20
+    const { model, prompts } = scriptedModel(CALLS)
+    const agent = await agentWith(model, processor, false)
+    const result = await agent.generate('Read all the pages of the report.', { maxSteps: CALLS + 5 })
+    expect(result.text).toBe('All pages read.')
+    expect(prompts).toHaveLength(CALLS)
+    expect(calls).toBeGreaterThan(0)
+    // The library's own extractive summary took over: the run's later requests are back under.
+    expect(processor.lastResult?.compacted).toBe(true)
+    expect(promptTokens(prompts[prompts.length - 1])).toBeLessThan(THRESHOLD)
+    for (const prompt of prompts) expect(problems(prompt)).toEqual([])
+  })
+
   it('processAPIError: a context-overflow 400 compacts and the retried call succeeds', async () => {
     const { requests, summarizer } = summarizerCounting()
     // The processor is told a window far larger than the model's: only the provider's rejection
