@@ -261,8 +261,14 @@ describe.runIf(present)('ContextCompactProcessor in a Mastra Agent', () => {
     const before = list.get.all.db()
     const { summarizer } = summarizerCounting()
     const processor = new ContextCompactProcessor({ contextTokenLimit: 20_000, outputDir: tempDir('cc-mastra-'), sessionId: 'mastra-same', summarizer })
-    await processor.processInputStep({ messageList: list, messages: before, systemMessages: [], stepNumber: 1, steps: [], state: {}, retryCount: 0, abort: (() => { throw new Error('abort') }) as never, model: {} as never })
+    const updates: Array<{ metadata?: Record<string, unknown> }> = []
+    const currentSpan = { update: (options: { metadata?: Record<string, unknown> }) => updates.push(options) }
+    await processor.processInputStep({ messageList: list, messages: before, systemMessages: [], stepNumber: 1, steps: [], state: {}, retryCount: 0, abort: (() => { throw new Error('abort') }) as never, model: {} as never, tracingContext: { currentSpan } as never })
     expect(processor.lastResult?.compacted).toBe(true)
+    // The processor's span (Mastra's own) carries the outcome.
+    expect(updates).toHaveLength(1)
+    expect(updates[0].metadata).toMatchObject({ 'context_compact.status': 'compacted', 'context_compact.trigger': 'threshold', 'gen_ai.conversation.compacted': true })
+    expect(updates[0].metadata!['context_compact.tokens_after'] as number).toBeLessThan(updates[0].metadata!['context_compact.tokens_before'] as number)
     const after = list.get.all.db()
     // The tail: the message that crosses its budget (a1b) and everything after it, as they were.
     expect(after.map((m) => m.id).slice(1)).toEqual(['a1b', 'u2', 'resp'])

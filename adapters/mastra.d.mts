@@ -42,6 +42,9 @@ export interface ContextCompactProcessorOptions
  * after a provider rejection that says the request is over the context window and returns
  * `{ retry: true }`; Mastra calls it only when the agent has `errorProcessors`.
  *
+ * Each compaction's outcome (`context_compact.status`, `.tokens_before`, `.tokens_after`, …) is
+ * added to the metadata of the span Mastra gives the processor run, when tracing is on.
+ *
  * @example
  * ```ts
  * import { Agent } from '@mastra/core/agent'

@@ -183,9 +183,37 @@ class ContextCompactProcessor {
     if (overrides.overflow === undefined && !this.compactor.shouldCompact(model, call)) return false
     const result = await this.compactor.compact(model, call)
     this.lastResult = result
+    annotateSpan(args, hook, result)
     if (!result.compacted) return false
     applyResult(list, db, pieces, result.messages, owner, Empty)
     return true
+  }
+}
+
+// Mastra gives every processor run its own span (when the agent's Mastra instance has
+// observability): the compaction's outcome goes into that span's metadata, under the names the
+// library's own trace attributes use, so a trace shows what the processor did and at what size.
+function annotateSpan(args, hook, result) {
+  const span = (args.tracingContext && args.tracingContext.currentSpan) || (args.tracing && args.tracing.currentSpan)
+  if (!span || typeof span.update !== 'function') return
+  const still = result.error && result.error.code === 'STILL_OVER_LIMIT'
+  const status = result.compacted ? (still ? 'still_over_limit' : 'compacted') : result.error ? 'failed' : 'below_threshold'
+  const metadata = {
+    'context_compact.hook': hook,
+    'context_compact.trigger': hook === 'processAPIError' ? 'overflow' : 'threshold',
+    'context_compact.strategy': result.strategy,
+    'context_compact.status': status,
+    'context_compact.tokens_before': result.tokens,
+    'context_compact.tokens_after': result.compacted ? result.stats.compactedTokenCount : result.tokens,
+    'context_compact.threshold': result.threshold,
+    'context_compact.archive': result.archivePath,
+    'gen_ai.conversation.compacted': result.compacted,
+  }
+  if (result.error) metadata['context_compact.error'] = result.error.code
+  try {
+    span.update({ metadata })
+  } catch {
+    // A tracer that throws does not break the step.
   }
 }
 
