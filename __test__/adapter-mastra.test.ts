@@ -292,6 +292,16 @@ describe.runIf(present)('ContextCompactProcessor in a Mastra Agent', () => {
     await processor.processInputStep({ ...base, stepNumber: 0, model: {} as never, tools })
     expect(processor.lastResult?.tokens).toBeGreaterThan(19_000)
     expect(processor.lastResult?.compacted).toBe(false)
+    // A part Mastra edits in place is read again (the conversions kept from earlier steps are
+    // reused only for pieces that did not change).
+    const fresh = new ContextCompactProcessor({ contextTokenLimit: 20_000, outputDir: tempDir('cc-mastra-'), summarizer: async () => 'never' })
+    await fresh.processInputStep({ ...base, stepNumber: 0, model: {} as never })
+    expect(fresh.lastResult).toBeNull()
+    const part = list.get.all.db()[0].content.parts[0] as { text: string }
+    part.text = textOfTokens(19_000)
+    await fresh.processInputStep({ ...base, stepNumber: 1, model: {} as never })
+    expect(fresh.lastResult?.tokens).toBeGreaterThanOrEqual(19_000)
+    part.text = 'Hello.'
 
     const other = new APICallError({ message: 'Invalid schema for function read', url: 'http://127.0.0.1', requestBodyValues: {}, statusCode: 400, isRetryable: false })
     expect(await processor.processAPIError({ ...base, error: other, stepNumber: 1 })).toBeUndefined()

@@ -107,6 +107,15 @@ async function jsonSchemaOf(schema) {
   return undefined
 }
 
+// A piece's text, to tell whether it changed; `null` for one JSON cannot write (never reused).
+function keyOf(piece) {
+  try {
+    return JSON.stringify(piece)
+  } catch {
+    return null
+  }
+}
+
 class ContextCompactProcessor {
   constructor(options) {
     if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
@@ -130,6 +139,8 @@ class ContextCompactProcessor {
   }
 
   #fixedTools
+  // Each list message's pieces as last converted: { key: the piece as JSON, model: its messages }.
+  #converted = new WeakMap()
   // The step's tool set last read, and its definitions (Mastra hands the same object each step).
   #tools = { from: undefined, definitions: undefined }
 
@@ -167,14 +178,28 @@ class ContextCompactProcessor {
     }
 
     const db = list.get.all.db()
-    const pieces = db.flatMap(piecesOf)
+    const pieces = []
     const Empty = list.constructor
     const owner = new Map() // model message -> its piece
     const model = []
+    for (const message of db) {
+      // A piece converted at an earlier step, unchanged since (Mastra edits parts in place, so
+      // the text is compared), gives the same model messages: the same objects, which the
+      // Compactor has counted already.
+      const cached = this.#converted.get(message)
+      const now = []
+      for (const [i, piece] of piecesOf(message).entries()) {
+        const one = piece.parts === null ? piece.message : withParts(piece.message, piece.parts)
+        const key = keyOf(one)
+        const hit = key !== null && cached && cached[i] && cached[i].key === key ? cached[i] : null
+        piece.model = hit ? hit.model : new Empty().add(one, 'memory').get.all.aiV5.model()
+        now.push({ key, model: piece.model })
+        pieces.push(piece)
+      }
+      this.#converted.set(message, now)
+    }
     for (const piece of pieces) {
-      const one = piece.parts === null ? piece.message : withParts(piece.message, piece.parts)
-      const converted = new Empty().add(one, 'memory').get.all.aiV5.model()
-      piece.model = converted
+      const converted = piece.model
       for (const m of converted) {
         owner.set(m, piece)
         model.push(m)
