@@ -63,8 +63,11 @@ export interface ContextCompactProcessorOptions
  */
 export declare class ContextCompactProcessor implements Processor<string> {
   constructor(options?: ContextCompactProcessorOptions)
+  /** The processor's id, `options.id` (default `'context-compact'`): Mastra names its span after it. */
   readonly id: string
+  /** The processor's name in Mastra's traces: `'Context compaction'`. */
   readonly name: string
+  /** What the processor does, as Mastra shows it. */
   readonly description: string
   /** The Compactor doing the work (its checkpoints, archives, `close()`). */
   readonly compactor: Compactor
