@@ -56,15 +56,18 @@ const promptTokens = (prompt: Prompt) => countTokens(prompt as never, { format: 
 
 // A model that calls the `read` tool `calls - 1` times, then answers. With `window`, it rejects a
 // prompt larger than that as Anthropic does (a 400 naming both sizes).
-function scriptedModel(calls: number, window?: number) {
+// `billed`: the factor of the input tokens it reports to the tokens the library counts (a
+// provider whose tokenizer counts more than o200k); without it, it reports 10 tokens.
+function scriptedModel(calls: number, window?: number, billed?: number) {
   const prompts: Prompt[] = []
   let n = 0
-  const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } }
   const model = new MockLanguageModelV3({
     doGenerate: async (options) => {
       const prompt = options.prompt as unknown as Prompt
       prompts.push(prompt)
       const size = promptTokens(prompt)
+      const input = billed === undefined ? 10 : Math.round(size * billed)
+      const usage = { inputTokens: { total: input, noCache: input, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } }
       if (window !== undefined && size > window) {
         const text = `prompt is too long: ${size} tokens > ${window} maximum`
         throw new APICallError({
@@ -145,6 +148,23 @@ describe.runIf(present)('ContextCompactProcessor in a Mastra Agent', () => {
     expect(JSON.stringify(last)).toContain(`call-${CALLS - 1}`)
     expect(last[0].role).toBe('system')
     expect(JSON.stringify(last[0])).toContain('You read reports page by page.')
+  })
+
+  it('reads the billed usage of the previous step: a provider that bills 1.5 times the estimate gets its compactions in time', async () => {
+    const { requests, summarizer } = summarizerCounting()
+    const processor = new ContextCompactProcessor({ contextTokenLimit: LIMIT, outputDir: tempDir('cc-mastra-'), sessionId: 'mastra-billed', summarizer })
+    const CALLS = 30
+    const BILLED = 1.5
+    const { model, prompts } = scriptedModel(CALLS, undefined, BILLED)
+    const agent = await agentWith(model, processor, false)
+    const result = await agent.generate('Read all the pages of the report.', { maxSteps: CALLS + 5 })
+    expect(result.text).toBe('All pages read.')
+    const billed = prompts.map((p) => Math.round(promptTokens(p) * BILLED))
+    // By the estimate alone the first compaction would come at 18,400 counted tokens (27,600
+    // billed): the billed size is what the trigger reads, so it comes before that.
+    expect(requests.length).toBeGreaterThanOrEqual(3)
+    for (const [i, n] of billed.entries()) expect(n, `request ${i}`).toBeLessThan(THRESHOLD)
+    for (const prompt of prompts) expect(problems(prompt)).toEqual([])
   })
 
   it('with the summarizer down the run still completes, every request valid', async () => {

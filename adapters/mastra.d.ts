@@ -13,8 +13,8 @@ import type { CompactOptions, CompactResult, Compactor } from '../index'
  * counted, as the provider bills them; `tools` given here are counted instead), and the abort
  * signal from the run.
  *
- * Not accepted, because the processor sets them itself: `usage` (measured at each step), `force`,
- * and `overflow` (passed by `processAPIError`).
+ * Not accepted, because the processor sets them itself: `usage` (read from the previous step's
+ * billed usage), `force`, and `overflow` (passed by `processAPIError`).
  */
 export interface ContextCompactProcessorOptions
   extends Omit<CompactOptions, 'format' | 'usage' | 'force' | 'overflow' | 'signal'> {

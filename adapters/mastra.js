@@ -28,7 +28,7 @@ const { describe, invalidArgument } = require('../lib/validate.js')
 
 // Options the processor reads or sets per call itself.
 const STEP_OPTIONS = {
-  usage: 'is measured from the message list at each step',
+  usage: "is read from each step (the previous step's billed usage)",
   force: 'would compact before every step',
   overflow: 'belongs to one rejected request: put the processor in `errorProcessors` and `processAPIError` passes it',
 }
@@ -107,6 +107,41 @@ async function jsonSchemaOf(schema) {
   return undefined
 }
 
+const count = (value) => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined)
+
+// A finished step's usage as the trigger reads it: the input tokens its request was billed,
+// including what was read from or written to the prompt cache, and the output tokens (the reply,
+// which the next request carries). Mastra's steps carry the AI SDK 5 usage, where providers
+// disagree on the cache: Anthropic leaves it out of `inputTokens` (its raw usage is read
+// instead), others count it in; one that leaves it out shows `cachedInputTokens` larger than
+// `inputTokens`. `undefined` when the step has no usable usage.
+function usageOf(step) {
+  const usage = step !== null && typeof step === 'object' ? step.usage : undefined
+  if (usage === null || typeof usage !== 'object') return undefined
+  const output = count(usage.outputTokens) ?? 0
+  const raw = step.providerMetadata && step.providerMetadata.anthropic && step.providerMetadata.anthropic.usage
+  if (raw !== null && typeof raw === 'object' && count(raw.input_tokens) !== undefined) {
+    return {
+      input_tokens: raw.input_tokens,
+      cache_read_input_tokens: count(raw.cache_read_input_tokens) ?? 0,
+      cache_creation_input_tokens: count(raw.cache_creation_input_tokens) ?? 0,
+      output_tokens: count(raw.output_tokens) ?? output,
+    }
+  }
+  let input = count(usage.inputTokens)
+  if (input === undefined) return undefined
+  const cached = count(usage.cachedInputTokens)
+  if (cached !== undefined && cached > input) input += cached
+  return { inputTokens: input, outputTokens: output }
+}
+
+// Whether `list` starts with exactly the message objects of `prefix`.
+function startsWith(list, prefix) {
+  if (prefix.length > list.length) return false
+  for (let i = 0; i < prefix.length; i++) if (list[i] !== prefix[i]) return false
+  return true
+}
+
 // A piece's text, to tell whether it changed; `null` for one JSON cannot write (never reused).
 function keyOf(piece) {
   try {
@@ -141,6 +176,8 @@ class ContextCompactProcessor {
   #fixedTools
   // Each list message's pieces as last converted: { key: the piece as JSON, model: its messages }.
   #converted = new WeakMap()
+  // The model messages the previous step was sent: its usage describes them (and its reply).
+  #sent = null
   // The step's tool set last read, and its definitions (Mastra hands the same object each step).
   #tools = { from: undefined, definitions: undefined }
 
@@ -205,12 +242,22 @@ class ContextCompactProcessor {
         model.push(m)
       }
     }
+    // The previous step's billed usage counts only for the list that step sent, grown by what it
+    // added (the same objects: unchanged pieces keep their conversions); any other list (after a
+    // compaction, messages changed by another processor) is estimated alone.
+    const steps = Array.isArray(args.steps) ? args.steps : []
+    if (hook === 'processInputStep' && steps.length > 0 && this.#sent !== null && startsWith(model, this.#sent)) {
+      const usage = usageOf(steps[steps.length - 1])
+      if (usage !== undefined) call.usage = usage
+    }
+    if (hook === 'processInputStep') this.#sent = model
     if (overrides.overflow === undefined && !this.compactor.shouldCompact(model, call)) return false
     const result = await this.compactor.compact(model, call)
     this.lastResult = result
     annotateSpan(args, hook, result)
     if (!result.compacted) return false
     applyResult(list, db, pieces, result.messages, owner, Empty)
+    this.#sent = null
     return true
   }
 }
