@@ -125,6 +125,23 @@ export const options: Pick<AgentOptions, 'prepareRequest'> = { prepareRequest: c
 export function lastTokens(p: CompactionRequest): number | undefined {
   return p.lastResult?.tokens
 }`
+    case 'context-compact/mastra': {
+      // Mastra is an ES module package: a CommonJS project reads its types with `resolution-mode`,
+      // and under node16 cannot import its values at all.
+      const mode = cell.system === 'cjs' ? " with { 'resolution-mode': 'import' }" : ''
+      const withAgent = !(cell.resolution === 'node16' && cell.system === 'cjs')
+      return `
+${withAgent ? "import { Agent } from '@mastra/core/agent'" : ''}
+import type { Processor } from '@mastra/core/processors'${mode}
+import type { CompactResult } from 'context-compact'
+export function use(): CompactResult | null {
+  const compaction = new ContextCompactProcessor({ contextTokenLimit: 200_000, outputDir: './.context-compact' })
+  const asProcessor: Processor = compaction
+  ${withAgent ? "void new Agent({ id: 'a', name: 'a', instructions: 'Help.', model: 'openai/gpt-5', inputProcessors: [compaction], errorProcessors: [compaction] })" : ''}
+  void asProcessor
+  return compaction.lastResult
+}`
+    }
     default:
       // An entry point without a use written here yet: its names are imported all the same.
       return ''
@@ -297,7 +314,7 @@ describe('types under every module resolution (a consumer project of the packed 
   it('the entry files import every exported name; a CommonJS block with a top-level await is wrapped', () => {
     const names = exportedNames('export declare function f(): void\nexport declare function f(x: number): void\nexport interface I {}\nexport type T = 1\nexport declare class C {}\nexport declare const K: 1\ninterface Hidden {}\n')
     expect(names).toEqual({ values: ['f', 'C', 'K'], types: ['I', 'T'] })
-    expect(ENTRIES).toEqual(['context-compact', 'context-compact/ai-sdk', 'context-compact/langchain', 'context-compact/openai-agents', 'context-compact/pi'])
+    expect(ENTRIES).toEqual(['context-compact', 'context-compact/ai-sdk', 'context-compact/langchain', 'context-compact/openai-agents', 'context-compact/pi', 'context-compact/mastra'])
     for (const test of ['ai-sdk/step.ts', 'langchain/adapter.ts', 'openai-agents/openai-agents.ts', 'sdk-types.ts']) expect(TYPE_TESTS).toContain(test)
     for (const entry of ENTRIES) expect(exportedNames(readFileSync(sourceDeclarations(entry), 'utf8')).values.length).toBeGreaterThan(0)
     const top = (code: string) => hasTopLevelAwait(ts.createSourceFile('x.ts', code, ts.ScriptTarget.Latest))
@@ -355,7 +372,7 @@ describe('the adapters\' declarations per module system (adapters/*.d.mts, *.d.c
     const check = spawnSync(process.execPath, [join(ROOT, 'scripts', 'adapter-types.mjs'), '--check'], { cwd: ROOT, encoding: 'utf8' })
     expect(check.status, check.stderr).toBe(0)
     const files = generated() as Array<{ path: string; text: string }>
-    expect(files.map((f) => f.path).sort()).toEqual(['ai-sdk', 'langchain', 'openai-agents', 'pi'].flatMap((n) => [`adapters/${n}.d.cts`, `adapters/${n}.d.mts`]).sort())
+    expect(files.map((f) => f.path).sort()).toEqual(['ai-sdk', 'langchain', 'mastra', 'openai-agents', 'pi'].flatMap((n) => [`adapters/${n}.d.cts`, `adapters/${n}.d.mts`]).sort())
     for (const file of files) expect(readFileSync(join(ROOT, file.path), 'utf8')).toBe(file.text)
   })
 
@@ -387,7 +404,7 @@ describe('the adapters\' declarations per module system (adapters/*.d.mts, *.d.c
     expect(() => variants('x', "export declare const m: import('ai').ModelMessage\n", false)).toThrow(/import\('…'\)/)
   })
 
-  it.each(['ai-sdk', 'langchain', 'openai-agents', 'pi'])('%s: the declarations of each condition name what its module exports at run time', async (name) => {
+  it.each(['ai-sdk', 'langchain', 'mastra', 'openai-agents', 'pi'])('%s: the declarations of each condition name what its module exports at run time', async (name) => {
     const cjs = Object.keys(createRequire(__filename)(join(ROOT, 'adapters', `${name}.js`))).sort()
     const esm = Object.keys(await import(join(ROOT, 'adapters', `${name}.mjs`))).sort()
     const declared = (file: string) => {

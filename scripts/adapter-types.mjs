@@ -29,9 +29,11 @@ export const ADAPTERS = Object.keys(JSON.parse(readFileSync(join(ROOT, 'package.
 // and pi-agent-core (an ES module only).
 // The CommonJS variant imports them with `resolution-mode: 'import'`, which gives every project the
 // same file (the `types` condition comes first for both) and is the only way a CommonJS
-// declaration may import an ES module's types under `node16` (TS1541). Never list a framework
-// with a declaration set per module system here: that would give a CommonJS project the ES set.
-export const IMPORT_MODE = new Set(['ai', '@earendil-works/pi-agent-core'])
+// declaration may import an ES module's types under `node16` (TS1541). Mastra (`@mastra/core`,
+// a `"type": "module"` package) gives both conditions the same `.d.ts` files, ES modules too.
+// Never list a framework with a declaration set per module system here: that would give a
+// CommonJS project the ES set.
+export const IMPORT_MODE = new Set(['ai', '@earendil-works/pi-agent-core', '@mastra/core'])
 
 /** Whether a module specifier is relative (`./x`, `../index`). */
 const isRelative = (specifier) => specifier.startsWith('./') || specifier.startsWith('../')
