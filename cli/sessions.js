@@ -285,7 +285,7 @@ function piBlocks(content) {
 }
 
 // pi's entries that never reach the model (session-manager.ts): settings, extension state,
-// bookmarks, the session's name, billed usage outside a reply (`usage`, pi 1.5+), and the
+// bookmarks, the session's name, billed usage outside a reply (`usage`, in pi 1.5.2 and 1.6.0), and the
 // compaction, branch and context-edit entries read above.
 const PI_OUT_OF_CONTEXT = new Set(['model_change', 'thinking_level_change', 'custom', 'label', 'session_info', 'usage', 'compaction', 'branch_summary', 'context_edit'])
 const PI_ROLES = new Set(['user', 'assistant', 'toolResult', 'bashExecution', 'custom', 'hookMessage', 'branchSummary', 'compactionSummary', 'system'])
@@ -339,7 +339,7 @@ function readPi(values) {
   const stale = new Set()
   if (compaction >= 0) {
     const c = path[compaction]
-    // pi 1.5+: the compaction carries the system prompt in force at that point, placed before the summary.
+    // pi 1.5.2 and 1.6.0: the compaction carries the system prompt in force at that point, placed before the summary.
     if (isObject(c.entry.systemMessage)) context.push(c.entry.systemMessage)
     context.push({ role: 'compactionSummary', summary: String(c.entry.summary ?? '') })
     const kept = path.findIndex((node, i) => i < compaction && node.id === c.firstKept)
@@ -353,7 +353,7 @@ function readPi(values) {
   // those pi keeps out of the model's context are skipped silently.
   const skipped = new Map()
   const skip = (type) => skipped.set(type, (skipped.get(type) ?? 0) + 1)
-  // pi 1.5+: a `context_edit` entry replaces an earlier entry's content in the model's context,
+  // pi 1.5.2 and 1.6.0: a `context_edit` entry replaces an earlier entry's content in the model's context,
   // or (replacement null) leaves the entry out; the latest edit of an entry wins.
   const edits = new Map()
   for (const { entry: e } of order) if (e.type === 'context_edit' && typeof e.targetId === 'string') edits.set(e.targetId, e)
@@ -380,7 +380,7 @@ function readPi(values) {
     else if (e.type === 'branch_summary' && e.summary) context.push({ role: 'branchSummary', summary: e.summary })
     else if (!PI_OUT_OF_CONTEXT.has(e.type)) skip(String(e.type))
   }
-  // pi 1.5+ records system prompts as `system` messages; they are the request's system prompt,
+  // pi 1.5.2 and 1.6.0 record system prompts as `system` messages; they are the request's system prompt,
   // not messages of the list (the latest one in the context is taken, its sections appended).
   let system
 
