@@ -531,6 +531,58 @@ describe('pi sessions of several file versions', () => {
     expect(v.stderr).not.toMatch(/does not know/)
   })
 
+  // pi 1.6.0 (@earendil-works/pi-coding-agent 1.6.0, read in its package file
+  // dist/core/session-manager.d.ts and .js, and dist/core/messages.d.ts) still writes session
+  // version 3 (CURRENT_SESSION_VERSION = 3, the same file format as 1.5.2), with entries the older
+  // fixtures lack: `usage` (billed usage outside a reply), `context_edit` (replaces an earlier
+  // entry's content in the model's context, or with replacement null leaves it out), `system`
+  // messages, and a compaction that carries the system prompt in force (`systemMessage`).
+  // pi-v3-1.6.jsonl is synthetic, written in that shape.
+  it('pi 1.6 (version 3): the compaction is used, context edits applied, the system message is the system prompt, usage entries out', async () => {
+    const v = await read('pi-v3-1.6.jsonl')
+    expect(v.texts).toEqual([
+      'The conversation history before this point was compacted into the following summary:\n\n<summary>\nFile 1 was read.\n</summary>',
+      'Read file 2.',
+      'tool_use',
+      'tool_result',
+      'Read 2.',
+      'Read file 3.',
+      'Read 3.',
+    ])
+    expect(v.texts.join(' ')).not.toContain('Ignore this.')
+    expect(v.stderr).toContain('note: pi compacted this session: the list starts with its summary')
+    expect(v.stderr).not.toMatch(/does not know/)
+    expect(v.checked.session).toMatchObject({ agent: 'pi', sessionId: 'pi-v3-1600-4000-8000-000000000016' })
+    // The last reply's usage (the one kept across the compaction is not read).
+    expect(v.checked.session.usage).toEqual({ input_tokens: 3, cache_read_input_tokens: 300, cache_creation_input_tokens: 20, output_tokens: 10 })
+    const cwd = tempDir()
+    const file = join(FIXTURES, 'pi-v3-1.6.jsonl')
+    const run = await cli(['compact', file, '--limit', '1000000'], cwd)
+    const toolResult = JSON.parse(run.stdout)[3].content[0]
+    expect(toolResult).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_2', content: [{ type: 'text', text: '[file 2 elided]' }] })
+    const count = await cli(['count', file, '--json'], cwd)
+    expect(count.code, count.stderr).toBe(0)
+    const counted = JSON.parse(count.stdout)
+    expect(counted.session).toMatchObject({ agent: 'pi', model: 'claude-sonnet-4-5', format: 'anthropic', recordedUsage: 2 })
+    expect(counted.messages).toBe(7)
+    // The compaction's system message with its section: "You are a coding agent." and the files line.
+    expect(counted.systemTokens).toBeGreaterThan(0)
+  })
+
+  it('pi 1.6: an unknown entry type after the known 1.6 ones is skipped and counted', async () => {
+    const cwd = tempDir()
+    const lines = readFileSync(join(FIXTURES, 'pi-v3-1.6.jsonl'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l))
+    const lastId = lines[lines.length - 1].id
+    lines.push({ type: 'workspace_snapshot', id: 'ffff0001', parentId: lastId, timestamp: '2026-11-21T10:00:00.000Z', files: [] })
+    const file = join(cwd, 'session.jsonl')
+    writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n'))
+    const run = await cli(['count', file, '--json'], cwd)
+    expect(run.code, run.stderr).toBe(0)
+    expect(JSON.parse(run.stdout).messages).toBe(7)
+    const text = await cli(['count', file], cwd)
+    expect(text.stderr).toContain('note: 1 pi entry of types this reader does not know skipped (workspace_snapshot ×1)')
+  })
+
   it('an entry type or message role a newer pi adds is skipped and counted, the rest still read', async () => {
     const cwd = tempDir()
     const lines = readFileSync(join(FIXTURES, 'pi-v3.jsonl'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l))

@@ -285,9 +285,19 @@ function piBlocks(content) {
 }
 
 // pi's entries that never reach the model (session-manager.ts): settings, extension state,
-// bookmarks, the session's name, and the compaction and branch entries read above.
-const PI_OUT_OF_CONTEXT = new Set(['model_change', 'thinking_level_change', 'custom', 'label', 'session_info', 'compaction', 'branch_summary'])
-const PI_ROLES = new Set(['user', 'assistant', 'toolResult', 'bashExecution', 'custom', 'hookMessage', 'branchSummary', 'compactionSummary'])
+// bookmarks, the session's name, billed usage outside a reply (`usage`, in pi 1.5.2 and 1.6.0), and the
+// compaction, branch and context-edit entries read above.
+const PI_OUT_OF_CONTEXT = new Set(['model_change', 'thinking_level_change', 'custom', 'label', 'session_info', 'usage', 'compaction', 'branch_summary', 'context_edit'])
+const PI_ROLES = new Set(['user', 'assistant', 'toolResult', 'bashExecution', 'custom', 'hookMessage', 'branchSummary', 'compactionSummary', 'system'])
+
+/** The text of a pi `system` message (pi-ai's SystemMessage): its content, then its named sections. */
+function piSystemText(m) {
+  const parts = []
+  if (typeof m.content === 'string') parts.push(m.content)
+  else if (Array.isArray(m.content)) for (const b of m.content) if (isObject(b) && typeof b.text === 'string') parts.push(b.text)
+  if (isObject(m.sections)) for (const v of Object.values(m.sections)) if (typeof v === 'string') parts.push(v)
+  return parts.filter((t) => t !== '').join('\n\n')
+}
 
 function readPi(values) {
   const header = values[0]
@@ -329,9 +339,12 @@ function readPi(values) {
   const stale = new Set()
   if (compaction >= 0) {
     const c = path[compaction]
+    // pi 1.5.2 and 1.6.0: the compaction carries the system prompt in force at that point, placed before the summary.
+    if (isObject(c.entry.systemMessage)) context.push(c.entry.systemMessage)
     context.push({ role: 'compactionSummary', summary: String(c.entry.summary ?? '') })
     const kept = path.findIndex((node, i) => i < compaction && node.id === c.firstKept)
-    const before = kept >= 0 ? path.slice(kept, compaction) : []
+    // The kept entries leave out the system messages the compaction's own one replaces.
+    const before = (kept >= 0 ? path.slice(kept, compaction) : []).filter((node) => !(node.entry.type === 'message' && node.entry.message?.role === 'system'))
     for (const node of before) stale.add(node.entry.message)
     order = [...before, ...path.slice(compaction + 1)]
     notes.push('pi compacted this session: the list starts with its summary')
@@ -340,12 +353,36 @@ function readPi(values) {
   // those pi keeps out of the model's context are skipped silently.
   const skipped = new Map()
   const skip = (type) => skipped.set(type, (skipped.get(type) ?? 0) + 1)
+  // pi 1.5.2 and 1.6.0: a `context_edit` entry replaces an earlier entry's content in the model's context,
+  // or (replacement null) leaves the entry out; the latest edit of an entry wins.
+  const edits = new Map()
+  for (const { entry: e } of order) if (e.type === 'context_edit' && typeof e.targetId === 'string') edits.set(e.targetId, e)
+  const edited = (e, m) => {
+    const edit = edits.get(e.id)
+    if (!edit || !['user', 'assistant', 'toolResult', 'custom'].includes(m.role)) return m
+    if (edit.replacement === null) return null
+    if (!isObject(edit.replacement)) return m
+    const content = edit.replacement.content
+    return { ...m, content: (m.role === 'assistant' || m.role === 'toolResult') && typeof content === 'string' ? [{ type: 'text', text: content }] : content }
+  }
   for (const { entry: e } of order) {
-    if (e.type === 'message' && isObject(e.message)) context.push(e.message)
-    else if (e.type === 'custom_message') context.push({ role: 'custom', content: e.content })
+    let m
+    if (e.type === 'message' && isObject(e.message)) m = e.message
+    else if (e.type === 'custom_message') m = { role: 'custom', content: e.content }
+    if (m) {
+      if (edits.has(e.id)) {
+        const replaced = edited(e, m)
+        if (replaced) context.push(replaced)
+        // An edited reply kept across a compaction keeps its stale usage.
+        if (replaced && stale.has(m)) stale.add(replaced)
+      } else context.push(m)
+    }
     else if (e.type === 'branch_summary' && e.summary) context.push({ role: 'branchSummary', summary: e.summary })
     else if (!PI_OUT_OF_CONTEXT.has(e.type)) skip(String(e.type))
   }
+  // pi 1.5.2 and 1.6.0 record system prompts as `system` messages; they are the request's system prompt,
+  // not messages of the list (the latest one in the context is taken, its sections appended).
+  let system
 
   // convertToLlm, then pi-ai's transformMessages for an Anthropic model.
   const messages = []
@@ -375,6 +412,11 @@ function readPi(values) {
     if (!isObject(m)) continue
     if (!PI_ROLES.has(m.role)) skip(`message role ${String(m.role)}`)
     switch (m.role) {
+      case 'system': {
+        const text = piSystemText(m)
+        if (text) system = text
+        break
+      }
       case 'compactionSummary':
         pushUser([{ type: 'text', text: PI_COMPACTION_PREFIX + m.summary + PI_COMPACTION_SUFFIX }])
         break
@@ -436,7 +478,7 @@ function readPi(values) {
     const total = [...skipped.values()].reduce((a, b) => a + b, 0)
     notes.push(`${total} pi entr${total === 1 ? 'y' : 'ies'} of types this reader does not know skipped (${[...skipped].map(([t, n]) => `${t} ×${n}`).join(', ')})`)
   }
-  return { messages, usage, model, sessionId: header.id, notes }
+  return { messages, usage, model, sessionId: header.id, ...(system === undefined ? {} : { system }), notes }
 }
 
 // ---------------------------------------------------------------------------------------------
