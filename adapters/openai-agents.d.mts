@@ -151,8 +151,8 @@ export interface CompactingSessionOptions
  * skipped (`lastResult.error.code` `'NOT_SEEN'` / `'NOT_OWNED'`).
  *
  * When the wrapped session has `applyHistoryTransaction`, the compaction is written as one
- * `replace_suffix` transaction, with an `operationId` derived from the session id, the items
- * replaced and the items written (a retry sends the same one). A history that no longer ends
+ * `replace_suffix` transaction, with an `operationId` derived from the session id and the
+ * items replaced (a retry sends the same one, and the store applies it once). A history that no longer ends
  * with what was compacted makes the store refuse it, unchanged, and the compaction is skipped
  * (`'SESSION_CHANGED'`). Without it, the items are replaced by `clearSession` and `addItems`
  * (put back if that fails).

@@ -41,8 +41,8 @@
 //   exchange) are kept as they are after the summary, and result.warnings says so. Nothing seen
 //   at the start: the compaction is skipped (lastResult.error.code 'NOT_SEEN').
 // - A wrapped session with applyHistoryTransaction gets the swap as one replace_suffix
-//   transaction whose operationId is derived from the session id and the items replaced and
-//   written: a retry sends the same id (idempotent), and a suffix that no longer matches
+//   transaction whose operationId is derived from the session id and the items replaced: a
+//   retry sends the same id (idempotent), and a suffix that no longer matches
 //   (someone appended) changes nothing: the compaction is skipped ('SESSION_CHANGED').
 
 const { createHash } = require('node:crypto')
@@ -197,15 +197,16 @@ function canonicalJson(value) {
 }
 
 /**
- * The operationId of a compaction's replace_suffix transaction: derived from the session id, the
- * items it replaces and the items it writes, so the same swap retried has the same id.
+ * The operationId of a compaction's replace_suffix transaction: derived from the session id and
+ * the items it replaces, so a retry of the swap (the same call sent again, or a compaction of the
+ * same history after a failed write, whose summary names another archive) reuses it. A store that
+ * applied it refuses the id with another replacement, and its history no longer ends with those
+ * items anyway: nothing is applied twice.
  */
-function compactionOperationId(sessionId, expectedSuffix, replacement) {
+function compactionOperationId(sessionId, expectedSuffix) {
   const hash = createHash('sha256')
   hash.update(`context-compact/replace_suffix\0${String(sessionId)}\0`)
   hash.update(canonicalJson(expectedSuffix))
-  hash.update('\0')
-  hash.update(canonicalJson(replacement))
   return `context-compact-${hash.digest('hex').slice(0, 40)}`
 }
 
@@ -735,7 +736,7 @@ class CompactingSession {
     } catch (error) {
       return { code: 'SESSION_READ_FAILED', message: `the wrapped session's id could not be read before writing the compaction: ${messageOf(error)}` }
     }
-    const args = { operationId: compactionOperationId(sessionId, expectedSuffix, replacement), transaction: { type: 'replace_suffix', expectedSuffix, replacement } }
+    const args = { operationId: compactionOperationId(sessionId, expectedSuffix), transaction: { type: 'replace_suffix', expectedSuffix, replacement } }
     let failure = null
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
