@@ -718,6 +718,43 @@ describe("CompactingSession keeps the Agents runner's rules", () => {
     expect(next.finalOutput).toMatch(/Read 1 files/)
   })
 
+  it("a wrapped session with its own compaction ownership: the runner's receipt and model exchange reach it through the session", async () => {
+    const initial = overThreshold()
+    const issued: object[] = []
+    const appendedWith: (object | null)[] = []
+    const compactedWith: { ownership: unknown; exchange: any }[] = []
+    class OwningSession extends TransactionSession {
+      async getItemsWithCompactionOwnership() {
+        const ownership = { receipt: issued.length }
+        issued.push(ownership)
+        return { items: await this.getItems(), ownership }
+      }
+      async addItemsWithCompactionOwnership(items: AgentInputItem[], ownership: object | null) {
+        appendedWith.push(ownership)
+        await this.addItems(items)
+      }
+      async runCompaction(_args?: unknown, _context?: unknown, ownership?: unknown, exchange?: any) {
+        compactedWith.push({ ownership, exchange })
+        return null
+      }
+    }
+    const inner = new OwningSession({ initialItems: initial })
+    const compacting = new CompactingSession(inner, { ...small, outputDir: tempDir('cc-agents-owning-'), summarizer: async () => 'summary' })
+    const { agent, model } = scriptedAgent({ reads: 1 }, [readFile(300)])
+    await run(agent, 'Go on', { session: compacting })
+    expect(issued).toHaveLength(1)
+    expect(appendedWith.length).toBeGreaterThan(0)
+    for (const receipt of appendedWith) expect(receipt).toBe(issued[0])
+    expect(compactedWith).toHaveLength(1)
+    expect(compactedWith[0].ownership).toBe(issued[0])
+    // The exchange is the latest model call's input and output.
+    const lastCall = model.calls.at(-1)!
+    expect(compactedWith[0].exchange.items.slice(0, (lastCall.request.input as unknown[]).length)).toEqual(lastCall.request.input)
+    // Its own compaction declined; the session's went on, through the transaction.
+    expect(compacting.lastResult!.compacted).toBe(true)
+    expect(inner.transactions).toHaveLength(1)
+  })
+
   it('a filter that hides the start of the history: the compaction is skipped, nothing changes', async () => {
     const initial = overThreshold()
     const first = textOf([initial[0]])
