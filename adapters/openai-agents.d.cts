@@ -45,7 +45,8 @@ import type {
  *   the item and the field);
  * - `'COMPACTION_FAILED'`: any other failure of the compaction;
  * - `'NOT_OWNED'`: an automatic compaction (the runner's) was skipped because someone else
- *   wrote to the session after the run read it;
+ *   wrote to the session after the run read it, or the run was resumed from a saved `RunState`
+ *   (the runner never saves the receipt with it);
  * - `'NOT_SEEN'`: an automatic compaction was skipped because the model had not seen the start
  *   of the history (an input filter or callback left it out) or the run had no successful
  *   model call.
