@@ -755,6 +755,30 @@ describe("CompactingSession keeps the Agents runner's rules", () => {
     expect(inner.transactions).toHaveLength(1)
   })
 
+  it('items a real model answers with (ids on calls and reasoning, in provider data too) count as seen though the session stores them without', async () => {
+    const initial = overThreshold()
+    const inner = new TransactionSession({ initialItems: initial })
+    const compacting = new CompactingSession(inner, { ...small, outputDir: tempDir('cc-agents-ids-'), summarizer: async () => 'summary' })
+    const { agent } = scriptedAgent(
+      {
+        reads: 1,
+        turn: (_input, call) =>
+          call === 1
+            ? ([
+                { type: 'reasoning', id: 'rs_1', content: [], providerData: { type: 'reasoning', id: 'rs_1', encrypted_content: 'gAAAAB-opaque' } },
+                { type: 'function_call', id: 'fc_1', callId: 'call_ids_1', name: 'read_file', arguments: '{"path":"src/a.ts"}', status: 'completed', providerData: { type: 'function_call', id: 'fc_1' } },
+              ] as AgentInputItem[])
+            : null,
+      },
+      [readFile(300)],
+    )
+    await run(agent, 'Go on', { session: compacting })
+    const last = compacting.lastResult!
+    expect(last.error, JSON.stringify(last.error)).toBeNull()
+    expect(last.compacted).toBe(true)
+    expect(last.warnings.filter((w) => /had not seen/.test(w))).toEqual([])
+  })
+
   it('a filter that hides the start of the history: the compaction is skipped, nothing changes', async () => {
     const initial = overThreshold()
     const first = textOf([initial[0]])

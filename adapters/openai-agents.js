@@ -56,9 +56,10 @@ const FORMAT = 'openai-responses'
 // takes it for the model's.
 const USAGE_ENDPOINT = 'context-compact'
 const SESSION_METHODS = ['getSessionId', 'getItems', 'addItems', 'popItem', 'clearSession']
-// Item types whose `id` the runner drops before it compares stored items (transient ids), and
-// reasoning, whose id the runner may omit from the model input.
-const TRANSIENT_ID_TYPES = new Set(['function_call', 'function_call_result', 'tool_search_call', 'tool_search_output', 'reasoning'])
+// Item types whose `id` the runner drops before it compares stored items (transient ids, also in
+// nested provider data), as its stripTransientCallIds does.
+const TRANSIENT_ID_TYPES = new Set(['function_call', 'function_call_result'])
+const TOOL_SEARCH_TYPES = new Set(['tool_search_call', 'tool_search_output'])
 // The fields of a Compactor's result that a failed write-back keeps.
 const MEASURED_FIELDS = [
   'provider', 'model', 'warnings', 'tokens', 'threshold', 'measure', 'strategy', 'trigger', 'rounds', 'removed',
@@ -135,11 +136,39 @@ function sameData(a, b) {
 }
 
 // An item as the model-exchange comparison sees it: without the ids the runner treats as
-// transient (the model input may carry or omit them).
+// transient (stored items lose them, the model input may carry them), and without a reasoning
+// item's id (the runner may omit it from the model input).
 function exchangeKey(item) {
-  if (item === null || typeof item !== 'object' || Array.isArray(item) || !TRANSIENT_ID_TYPES.has(item.type)) return item
-  const { id: _id, ...rest } = item
-  return rest
+  const key = withoutTransientIds(item)
+  if (key !== null && typeof key === 'object' && !Array.isArray(key) && key.type === 'reasoning' && 'id' in key) {
+    const { id: _id, ...rest } = key
+    return rest
+  }
+  return key
+}
+
+function isPlainObject(value) {
+  if (value === null || typeof value !== 'object') return false
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
+}
+
+function withoutTransientIds(value) {
+  if (Array.isArray(value)) return value.map(withoutTransientIds)
+  if (!isPlainObject(value)) return value
+  let strip = false
+  if (TRANSIENT_ID_TYPES.has(value.type)) strip = true
+  else if (TOOL_SEARCH_TYPES.has(value.type)) {
+    const provider = isPlainObject(value.providerData) ? value.providerData : {}
+    const callId = value.call_id ?? value.callId ?? provider.call_id ?? provider.callId
+    strip = typeof callId === 'string' && callId.length > 0
+  }
+  const out = {}
+  for (const [key, entry] of Object.entries(value)) {
+    if (strip && key === 'id') continue
+    out[key] = withoutTransientIds(entry)
+  }
+  return out
 }
 
 // How many of the stored items, from the first, the model saw in the exchange, in order (as the
