@@ -198,7 +198,12 @@ export declare class CompactingSession<TContext = unknown>
    * that run's automatic compaction replace them while no one else writes (the wrapped
    * session's own, when it has these methods, is used within).
    */
-  getItemsWithCompactionOwnership(runContext?: RunContext<TContext>): Promise<{ items: AgentInputItem[]; ownership: object }>
+  getItemsWithCompactionOwnership(runContext?: RunContext<TContext>): Promise<{
+    /** The wrapped session's items. */
+    items: AgentInputItem[]
+    /** The receipt: pass it back to `addItemsWithCompactionOwnership` and `runCompaction`. */
+    ownership: object
+  }>
   /** The runner's append: as `addItems`, and the receipt stays valid if it was. */
   addItemsWithCompactionOwnership(items: AgentInputItem[], ownership: object | null, runContext?: RunContext<TContext>): Promise<void>
   /** Removes the wrapped session's last item and resolves with it. */
