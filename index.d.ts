@@ -2818,7 +2818,12 @@ export declare function renderReport(messages: readonly AnyMessage[], options?: 
  * content's `functionCall`s need as many `functionResponse`s in the next content, and so on for
  * AI SDK `tool-call` / `tool-result` parts, Bedrock `toolUse` / `toolResult` blocks and
  * LangChain `tool_calls` / tool messages. The messages keep Anthropic's wording; `index` is in
- * your list (for a turn of several Responses items, its first item).
+ * your list. An OpenAI Responses list is judged by the Responses API's own rules and words: no
+ * role rules (`developer` and `system` items may come anywhere), "No tool output found for
+ * function call …" at the call item, "No tool call found for function call output with call_id …"
+ * at the output item, and an empty content array. A list named (or detected) as OpenAI Chat is
+ * judged by the Chat Completions API's rules even without a tool message: no role rules, and
+ * only an empty content array is empty content.
  */
 export type ProblemKind =
   | 'invalid_message'

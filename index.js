@@ -23,6 +23,7 @@
 //   overflow.js         isContextOverflow (what an error says about itself)
 //   learnt.js           what was learnt about models (window, factor), kept in the store
 //   recall.js           createRecallTool: the agent's tool over the archived originals
+//   otel.js             OpenTelemetry spans for compactions (when @opentelemetry/api is installed)
 //   custom-strategy.js  compaction with a caller's `strategy: { compress }`
 //   compaction.js       compactMessages
 //   snapshot.js         when the Compactor's cached count of a message is still right

@@ -141,7 +141,7 @@ describe.skipIf(!present)('the session files agents write', () => {
       expect(html).toContain(`<span>last billed prompt</span><b>${fmt(lastPrompt)}</b>`)
       const after = await cli(['report', out, '-o', join(elsewhere, 'after.html')], elsewhere)
       expect(after.code, after.stderr).toBe(0)
-      expect(after.stderr).toMatch(/1 compaction,/)
+      expect(after.stderr).toMatch(/1 compaction \(1 from this list's summaries\),/)
     }
   })
 
@@ -190,6 +190,37 @@ describe.skipIf(!present)('the session files agents write', () => {
     // From stdin too.
     const piped = await cli(['count', '-', '--json'], dir, readFileSync(cases[3].file, 'utf8'))
     expect(JSON.parse(piped.stdout).session.agent).toBe('Codex')
+  })
+
+  it('report on a session file never compacted: no compaction from another run unless asked, each one said where it comes from, and the estimate check gives', async () => {
+    const work = tempDir('cc-cli-report-origin-')
+    for (const { name, file, made } of cases.filter((c) => c.name !== 'claude-code-compacted.jsonl')) {
+      // Another run compacts the session under its own id (./.context-compact/<id>).
+      const out = join(work, `${name}.out.json`)
+      expect((await cli(['compact', file, '-o', out, '-q', '--limit', '60000'], work)).code).toBe(0)
+      expect(existsSync(join(work, '.context-compact', made.sessionId))).toBe(true)
+      const check = JSON.parse((await cli(['check', file, '--json'], work)).stdout)
+
+      const page = join(work, `${name}.html`)
+      const report = await cli(['report', file, '-o', page], work)
+      expect(report.code, report.stderr).toBe(0)
+      expect(report.stderr, name).toMatch(/, 0 compactions \(no summary in this list names an archive; --output-dir or --session-id reads a session's records\)/)
+      const html = readFileSync(page, 'utf8')
+      expect(html).not.toContain('data-compaction="')
+      // One estimate: the number check gives for the same file.
+      expect(html, name).toContain(`<span>trigger estimate now</span><b>${fmt(check.measure.tokens)}</b>`)
+
+      // Asked for: the other run's compaction, said to be the audit log's, not this file's.
+      const asked = await cli(['report', file, '-o', page, '--session-id', made.sessionId], work)
+      expect(asked.code, asked.stderr).toBe(0)
+      expect(asked.stderr).toContain(`1 compaction (1 from the audit log of session "${made.sessionId}" in ./.context-compact only, not this list's)`)
+      expect(readFileSync(page, 'utf8')).toMatch(/data-compaction="1" data-origin="log"/)
+
+      // The compacted list: its own compaction.
+      const own = await cli(['report', out, '-o', page], work)
+      expect(own.stderr).toContain("1 compaction (1 from this list's summaries)")
+      expect(readFileSync(page, 'utf8')).toMatch(/data-compaction="1" data-origin="list"/)
+    }
   })
 
   it('restore finds the archives the summary names, also given --session-id (and says so when they are not there)', async () => {
@@ -252,5 +283,266 @@ describe('the CLI in its own words', () => {
     expect(run.stderr).not.toMatch(/writing the summary|finished in/)
     expect(run.stderr).toMatch(/compaction failed: NOTHING_TO_COMPACT: .*; the 3 messages are all kept .*; to compact, try a smaller --tail-ratio \(now 0\.1\)/)
     expect(JSON.parse(run.stdout)).toEqual(made.messages)
+  })
+})
+
+// Small synthetic session files of several versions of each agent, written from the shapes those
+// versions document or were seen to write (./fixtures/sessions/), beside the real ones above.
+const FIXTURES = join(__dirname, 'fixtures', 'sessions')
+
+describe('session files of several agent versions', () => {
+  it('Codex 0.46 (instructions as a string, a compaction with its message only) reads', async () => {
+    const cwd = tempDir()
+    const file = join(FIXTURES, 'codex-0.46.jsonl')
+    const count = await cli(['count', file, '--json'], cwd)
+    expect(count.code, count.stderr).toBe(0)
+    const counted = JSON.parse(count.stdout)
+    expect(counted.session).toMatchObject({ agent: 'Codex', model: 'gpt-5-codex', format: 'openai-responses', recordedUsage: 2 })
+    // The compaction: the user's message and the summary as a user message, then what followed
+    // (the ghost snapshot is Codex's bookkeeping, not sent).
+    expect(counted.messages).toBe(6)
+    const check = await cli(['check', file, '--json'], cwd)
+    expect(check.code, check.stderr).toBe(0)
+    const checked = JSON.parse(check.stdout)
+    expect(checked.valid).toBe(true)
+    expect(checked.measure.source).toBe('usage')
+    expect(checked.measure.tokens).toBeGreaterThanOrEqual(340)
+    const text = await cli(['count', file], cwd)
+    expect(text.stderr).toContain('note: Codex compacted this session: the list starts from its replacement history')
+    expect(text.stderr).not.toMatch(/does not know/)
+  })
+
+  it('Codex 0.146: record types added since are skipped and counted, the encrypted compaction is used, and check judges the Responses list by its own rules', async () => {
+    const cwd = tempDir()
+    const file = join(FIXTURES, 'codex-0.146.jsonl')
+    const count = await cli(['count', file, '--json'], cwd)
+    expect(count.code, count.stderr).toBe(0)
+    const counted = JSON.parse(count.stdout)
+    expect(counted.session).toMatchObject({ agent: 'Codex', sessionId: '019ab3c4-0146-7000-8000-000000000146', model: 'gpt-5.3-codex', recordedUsage: 2 })
+    // The replacement history (the user's message and the encrypted summary), then the
+    // developer message, the patch call and its output, the reply.
+    expect(counted.messages).toBe(6)
+    expect(counted.byRole.compaction).toMatchObject({ messages: 1 })
+    const text = await cli(['check', file], cwd)
+    expect(text.code, text.stderr).toBe(0)
+    expect(text.stdout).toContain('validity: OK (no problems found)')
+    expect(text.stderr).toContain('note: 8 Codex records of types this reader does not know skipped (world_state ×4, inter_agent_communication_metadata ×4)')
+    expect(text.stderr).toContain('its summary is encrypted')
+    expect(text.stderr).not.toMatch(/system|Anthropic/)
+    // The history as the API takes it: a developer message mid-list is the Responses API's to accept.
+    const restoredList = JSON.parse((await cli(['compact', file, '--limit', '1000000'], cwd)).stdout)
+    expect(restoredList.map((item: any) => item.type === 'message' ? `${item.role}` : item.type)).toEqual(['user', 'compaction', 'developer', 'function_call', 'function_call_output', 'assistant'])
+    expect(restoredList[1]).toEqual({ type: 'compaction', encrypted_content: 'gAAAAB-summary-encrypted' })
+  })
+
+  it('Codex versions that named the encrypted summary `compaction_summary`: sent as the API\'s `compaction` item', async () => {
+    const cwd = tempDir()
+    const file = join(cwd, 'rollout.jsonl')
+    writeFileSync(file, readFileSync(join(FIXTURES, 'codex-0.146.jsonl'), 'utf8').replace('{"type":"compaction","encrypted_content"', '{"type":"compaction_summary","encrypted_content"'))
+    const run = await cli(['compact', file, '--limit', '1000000'], cwd)
+    expect(run.code, run.stderr).toBe(0)
+    expect(JSON.parse(run.stdout)[1]).toEqual({ type: 'compaction', encrypted_content: 'gAAAAB-summary-encrypted' })
+    expect(run.stderr).toContain('its summary is encrypted')
+  })
+
+  it('a record line that is not a record still makes the file no Codex rollout (the error names the file, not a type list)', async () => {
+    const cwd = tempDir()
+    const file = join(cwd, 'rollout.jsonl')
+    const lines = readFileSync(join(FIXTURES, 'codex-0.146.jsonl'), 'utf8').trimEnd().split('\n')
+    writeFileSync(file, [...lines, JSON.stringify({ event: 'click' })].join('\n'))
+    expectOneLine(await cli(['check', file], cwd), 1, new RegExp(`rollout\\.jsonl: one JSON value a line, but not a session file of Claude Code, pi or Codex: line ${lines.length + 1} \\(an object without a "messages" array\\) is not a Codex record`))
+  })
+
+  it('Claude Code entry types added since are read past and counted', async () => {
+    const cwd = tempDir()
+    const lines = readFileSync(join(FIXTURES, 'claude-code-2.1.jsonl'), 'utf8').trimEnd().split('\n')
+    const file = join(cwd, 'session.jsonl')
+    const extra = [{ type: 'custom-title', customTitle: 'Files', sessionId: '33333333-2121-4000-8000-000000000003' }, { type: 'last-prompt', lastPrompt: 'Step 4', sessionId: '33333333-2121-4000-8000-000000000003' }]
+    writeFileSync(file, [...lines, ...extra.map((e) => JSON.stringify(e))].join('\n'))
+    const run = await cli(['count', file, '--json'], cwd)
+    expect(run.code, run.stderr).toBe(0)
+    expect(JSON.parse(run.stdout).messages).toBe(8)
+    const text = await cli(['count', file], cwd)
+    expect(text.stderr).toContain('note: 2 Claude Code entries of types this reader does not know skipped (custom-title ×1, last-prompt ×1)')
+  })
+})
+
+describe('check judges a list by its own format', () => {
+  const responses = [
+    { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'Be brief.' }] },
+    { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Ready.' }] },
+    { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Run it.' }] },
+    { type: 'function_call', call_id: 'call_1', name: 'run', arguments: '{}' },
+    { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'Mode changed.' }] },
+    { type: 'function_call_output', call_id: 'call_9', output: 'ok' },
+  ]
+
+  it('Responses items: no Anthropic role rules; pairing in the Responses API\'s words, at the item itself', () => {
+    for (const options of [undefined, { format: 'openai-responses' as const }]) {
+      expect(checkMessages(responses as any, options)).toEqual([
+        { index: 3, kind: 'missing_tool_result', message: 'No tool output found for function call call_1.' },
+        { index: 5, kind: 'orphan_tool_result', message: 'No tool call found for function call output with call_id call_9.' },
+      ])
+    }
+    // The same developer message after the start, answered calls: valid.
+    const valid = [...responses.slice(0, 4), { type: 'function_call_output', call_id: 'call_1', output: 'done' }, responses[4]]
+    expect(checkMessages(valid as any)).toEqual([])
+    expect(checkMessages([{ type: 'message', role: 'user', content: [] }] as any)).toEqual([
+      { index: 0, kind: 'empty_content', message: "Invalid 'input[0].content': empty array. Expected an array with minimum length 1, but got an empty array instead." },
+    ])
+  })
+
+  it('an OpenAI Chat list named as such: no Anthropic role rules, only the empty content array', () => {
+    const chat = [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'yo' }, { role: 'system', content: 'late' }, { role: 'user', content: [] }, { role: 'user', content: '' }]
+    expect(checkMessages(chat as any, { format: 'openai' })).toEqual([
+      { index: 3, kind: 'empty_content', message: "Invalid 'messages[3].content': empty array. Expected an array with minimum length 1, but got an empty array instead." },
+    ])
+    // The same list as Anthropic messages: Anthropic's rules.
+    expect(checkMessages(chat as any, { format: 'anthropic' }).map((p) => p.kind)).toEqual(['system_not_at_start', 'empty_content', 'empty_content'])
+  })
+
+  it('Anthropic messages keep Anthropic\'s rules and words', () => {
+    expect(checkMessages([{ role: 'system', content: 's' }, { role: 'user', content: 'u' }, { role: 'system', content: 'late' }] as any)).toEqual([
+      expect.objectContaining({ index: 2, kind: 'system_not_at_start', message: expect.stringContaining('Anthropic API') }),
+    ])
+  })
+
+  it('the CLI: a Responses request body with a late developer message is valid (exit 0)', async () => {
+    const cwd = tempDir()
+    const file = join(cwd, 'body.json')
+    writeFileSync(file, JSON.stringify({ model: 'gpt-5', input: [...responses.slice(0, 4), { type: 'function_call_output', call_id: 'call_1', output: 'done' }, responses[4]] }))
+    const run = await cli(['check', file], cwd)
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout).toContain('validity: OK')
+  })
+})
+
+describe('Claude Code transcripts of several versions', () => {
+  // The text of a message, its blocks joined.
+  const textOf = (m: any) => (typeof m.content === 'string' ? m.content : m.content.map((b: any) => b.text ?? b.type).join('|'))
+
+  it('1.0 (no compaction), 2.0 (a full compaction: a new root), 2.1 and 2.2 (kept messages relinked after the summary)', async () => {
+    const cwd = tempDir()
+    const read = async (version: string) => {
+      const file = join(FIXTURES, `claude-code-${version}.jsonl`)
+      const run = await cli(['compact', file, '--limit', '1000000'], cwd)
+      expect(run.code, run.stderr).toBe(0)
+      const check = await cli(['check', file, '--json'], cwd)
+      expect(check.code, check.stderr).toBe(0)
+      return { messages: JSON.parse(run.stdout), stderr: run.stderr, checked: JSON.parse(check.stdout) }
+    }
+    const v10 = await read('1.0')
+    expect(v10.messages).toHaveLength(10)
+    expect(v10.messages[0]).toEqual({ role: 'user', content: 'Read two files.' })
+    expect(v10.checked.measure.tokens).toBeGreaterThanOrEqual(4 + 1020 + 110)
+
+    const v20 = await read('2.0')
+    expect(v20.messages.map(textOf)).toEqual([
+      expect.stringMatching(/^This session is being continued .*\|Step 3: read file3\.txt$/s),
+      'tool_use',
+      'tool_result',
+      'File 3 read.',
+    ])
+    expect(v20.stderr).toContain('note: Claude Code compacted this session: the list starts with its summary\n')
+
+    for (const version of ['2.1', '2.2']) {
+      const v = await read(version)
+      // The summary, then the turn it kept (written before it in the file), then what followed.
+      expect(v.messages.map(textOf), version).toEqual([
+        expect.stringMatching(/^This session is being continued .*\|Step 3: read file3\.txt$/s),
+        'tool_use',
+        'tool_result',
+        'File 3 read.',
+        'Step 4: read file4.txt',
+        'tool_use',
+        'tool_result',
+        'File 4 read.',
+      ])
+      expect(v.messages.some((m: any) => textOf(m).includes('Step 1') || textOf(m).includes('Step 2'))).toBe(false)
+      expect(v.stderr).toContain('the list starts with its summary, then the 4 entries it kept')
+      // The kept turn's usage was billed before the compaction: only the later requests count.
+      expect(v.checked.session.usage).toMatchObject({ input_tokens: 4, cache_creation_input_tokens: 700 })
+      expect(v.checked.valid).toBe(true)
+    }
+  })
+})
+
+describe('pi sessions of several file versions', () => {
+  const textOf = (m: any) => (typeof m.content === 'string' ? m.content : m.content.map((b: any) => b.text ?? b.type).join('|'))
+  const read = async (name: string) => {
+    const cwd = tempDir()
+    const file = join(FIXTURES, name)
+    const run = await cli(['compact', file, '--limit', '1000000'], cwd)
+    expect(run.code, run.stderr).toBe(0)
+    const check = await cli(['check', file, '--json'], cwd)
+    expect(check.code, check.stderr).toBe(0)
+    const checked = JSON.parse(check.stdout)
+    expect(checked.valid, JSON.stringify(checked.problems)).toBe(true)
+    return { texts: JSON.parse(run.stdout).map(textOf), stderr: run.stderr, checked }
+  }
+
+  it('version 1 (no ids): the compaction keeps from the entry its index names; the kept replies\' usage is not read', async () => {
+    const v = await read('pi-v1.jsonl')
+    expect(v.texts).toEqual([
+      expect.stringMatching(/^The conversation history before this point was compacted into the following summary:\n\n<summary>\nFile 1 was read\.\n<\/summary>$/),
+      'Read file 2.',
+      'tool_use',
+      'tool_result',
+      'Read 2.',
+      'Read file 3.',
+      'tool_use',
+      'tool_result',
+      'Read 3.',
+    ])
+    expect(v.checked.session.usage).toEqual({ input_tokens: 3, cache_read_input_tokens: 500, cache_creation_input_tokens: 60, output_tokens: 10 })
+  })
+
+  it('version 2 (a tree): the path to the last entry, the abandoned branch as its summary, a hook message', async () => {
+    const v = await read('pi-v2.jsonl')
+    expect(v.texts).toEqual([
+      'Read file 1.',
+      'tool_use',
+      'tool_result',
+      'Read 1.',
+      'The following is a summary of a branch that this conversation came back from:\n\n<summary>\nApproach A was tried and failed.</summary>',
+      'Remember the tests.',
+      'Try approach B.',
+      'B works.',
+    ])
+    expect(v.texts.join(' ')).not.toContain('A failed.')
+    // The trigger reads pi's usage as billed: input + cacheRead + cacheWrite.
+    expect(v.checked.measure.tokens).toBeGreaterThanOrEqual(3 + 900 + 50)
+  })
+
+  it('version 3: custom messages in, extension state, labels, names and settings out, another provider\'s thinking as text, the model of the last change', async () => {
+    const v = await read('pi-v3.jsonl')
+    expect(v.texts).toEqual([
+      expect.stringContaining('<summary>\nFile 1 was read.\n</summary>'),
+      'Read file 2.',
+      'tool_use',
+      'tool_result',
+      'Next: file 3.',
+      'Read file 3 next.|tool_use',
+      'tool_result',
+      'A note from an extension.',
+    ])
+    expect(v.checked.session).toMatchObject({ agent: 'pi', sessionId: 'pi-v3-0000-4000-8000-000000000003' })
+    expect(v.checked.agentModel).toBe('gpt-5.1-codex')
+    expect(v.stderr).not.toMatch(/does not know/)
+  })
+
+  it('an entry type or message role a newer pi adds is skipped and counted, the rest still read', async () => {
+    const cwd = tempDir()
+    const lines = readFileSync(join(FIXTURES, 'pi-v3.jsonl'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l))
+    const lastId = lines[lines.length - 1].id
+    lines.push({ type: 'workspace_snapshot', id: 'ffff0001', parentId: lastId, timestamp: '2026-11-20T10:00:00.000Z', files: [] })
+    lines.push({ type: 'message', id: 'ffff0002', parentId: 'ffff0001', timestamp: '2026-11-20T10:00:00.000Z', message: { role: 'agentNote', content: 'x', timestamp: 1 } })
+    const file = join(cwd, 'session.jsonl')
+    writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n'))
+    const run = await cli(['count', file, '--json'], cwd)
+    expect(run.code, run.stderr).toBe(0)
+    expect(JSON.parse(run.stdout).messages).toBe(8)
+    const text = await cli(['count', file], cwd)
+    expect(text.stderr).toContain('note: 2 pi entries of types this reader does not know skipped (workspace_snapshot ×1, message role agentNote ×1)')
   })
 })

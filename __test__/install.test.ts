@@ -12,6 +12,8 @@ import { delimiter, dirname, join } from 'node:path'
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
+import { links } from './markdown'
+
 const root = join(__dirname, '..')
 const PLATFORM = 'linux-x64-gnu'
 const BINARY = `context-compact.${PLATFORM}.node`
@@ -184,6 +186,21 @@ describe.skipIf(!supported)(`npm install of the packed packages (${PLATFORM}) wi
     console.log(`installed context-compact-${PLATFORM}: ${MB(dirSize(platformDir))}; context-compact: ${MB(dirSize(installed))}`)
   })
 
+  it('the README and the guides installed with it: every relative link leads to an installed file', () => {
+    const installed = join(project, 'node_modules', 'context-compact')
+    const guides = readdirSync(join(installed, 'docs')).filter((f) => f.endsWith('.md'))
+    expect(guides).toContain('langchain.md')
+    const dead: string[] = []
+    for (const file of ['README.md', ...guides.map((g) => `docs/${g}`)]) {
+      for (const { target, where } of links(readFileSync(join(installed, file), 'utf8'), file)) {
+        if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('#')) continue
+        const path = join(installed, dirname(file), decodeURIComponent(target.split('#')[0]))
+        if (!existsSync(path)) dead.push(`${where}: ${target}`)
+      }
+    }
+    expect(dead).toEqual([])
+  })
+
   it('require() and compactMessages (force, extractive provider)', () => {
     const script = `
       const cc = require('context-compact')
@@ -258,6 +275,26 @@ describe.skipIf(!supported)(`npm install of the packed packages (${PLATFORM}) wi
     expect(out.sdk.code).toBe('ERR_CONTEXT_COMPACT_MISSING_PEER')
     expect(out.sdk.message).toMatch(/npm install @openai\/agents/)
     const esm = run('node', ['--input-type=module', '-e', "import { CompactingSession, recallTool } from 'context-compact/openai-agents'; console.log(typeof CompactingSession, typeof recallTool)"], { cwd: project, env })
+    expect(esm.status, esm.output).toBe(0)
+    expect(esm.stdout.trim()).toBe('function function')
+  })
+
+  it('context-compact/pi: shipped, and loads and compacts without pi-agent-core (an optional peer dependency, not installed)', () => {
+    const list = run('tar', ['-tzf', tarballs.root])
+    for (const file of ['package/adapters/pi.js', 'package/adapters/pi.mjs', 'package/adapters/pi.d.mts', 'package/adapters/pi.d.cts']) expect(list.stdout.split('\n')).toContain(file)
+    expect(existsSync(join(project, 'node_modules', '@earendil-works', 'pi-agent-core'))).toBe(false)
+    // The adapter needs nothing of pi at run time: pi's messages are plain objects.
+    const script = `
+      const { compactionRequest, recallTool } = require('context-compact/pi')
+      const prepare = compactionRequest({ contextTokenLimit: 100000, outputDir: './archives' })
+      const messages = [{ role: 'system', content: 'You are terse.', timestamp: 1 }, { role: 'user', content: 'hello', timestamp: 2 }]
+      prepare({ context: { messages }, model: {}, thinkingLevel: 'off' })
+        .then((update) => console.log(JSON.stringify({ update: update ?? null, tool: recallTool({ outputDir: './archives' }).name })))
+    `
+    const child = run('node', ['-e', script], { cwd: project, env })
+    expect(child.status, child.output).toBe(0)
+    expect(JSON.parse(child.stdout.trim())).toEqual({ update: null, tool: 'recall' })
+    const esm = run('node', ['--input-type=module', '-e', "import { compactionRequest, recallTool } from 'context-compact/pi'; console.log(typeof compactionRequest, typeof recallTool)"], { cwd: project, env })
     expect(esm.status, esm.output).toBe(0)
     expect(esm.stdout.trim()).toBe('function function')
   })

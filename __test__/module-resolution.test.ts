@@ -116,6 +116,15 @@ export async function use(): Promise<AgentInputItem[]> {
   void asSession
   return session.restoreItems()
 }`
+    case 'context-compact/pi':
+      return `
+import type { AgentOptions, AgentTool, PrepareRequest } from '@earendil-works/pi-agent-core'${cell.system === 'cjs' ? " with { 'resolution-mode': 'import' }" : ''}
+export const prepareRequest: PrepareRequest = compactionRequest({ contextTokenLimit: 200_000 })
+export const recall: AgentTool<any> = recallTool({ outputDir: './.context-compact' })
+export const options: Pick<AgentOptions, 'prepareRequest'> = { prepareRequest: compactionRequest() }
+export function lastTokens(p: CompactionRequest): number | undefined {
+  return p.lastResult?.tokens
+}`
     default:
       // An entry point without a use written here yet: its names are imported all the same.
       return ''
@@ -288,7 +297,7 @@ describe('types under every module resolution (a consumer project of the packed 
   it('the entry files import every exported name; a CommonJS block with a top-level await is wrapped', () => {
     const names = exportedNames('export declare function f(): void\nexport declare function f(x: number): void\nexport interface I {}\nexport type T = 1\nexport declare class C {}\nexport declare const K: 1\ninterface Hidden {}\n')
     expect(names).toEqual({ values: ['f', 'C', 'K'], types: ['I', 'T'] })
-    expect(ENTRIES).toEqual(['context-compact', 'context-compact/ai-sdk', 'context-compact/langchain', 'context-compact/openai-agents'])
+    expect(ENTRIES).toEqual(['context-compact', 'context-compact/ai-sdk', 'context-compact/langchain', 'context-compact/openai-agents', 'context-compact/pi'])
     for (const test of ['ai-sdk/step.ts', 'langchain/adapter.ts', 'openai-agents/openai-agents.ts', 'sdk-types.ts']) expect(TYPE_TESTS).toContain(test)
     for (const entry of ENTRIES) expect(exportedNames(readFileSync(sourceDeclarations(entry), 'utf8')).values.length).toBeGreaterThan(0)
     const top = (code: string) => hasTopLevelAwait(ts.createSourceFile('x.ts', code, ts.ScriptTarget.Latest))
@@ -346,7 +355,7 @@ describe('the adapters\' declarations per module system (adapters/*.d.mts, *.d.c
     const check = spawnSync(process.execPath, [join(ROOT, 'scripts', 'adapter-types.mjs'), '--check'], { cwd: ROOT, encoding: 'utf8' })
     expect(check.status, check.stderr).toBe(0)
     const files = generated() as Array<{ path: string; text: string }>
-    expect(files.map((f) => f.path).sort()).toEqual(['ai-sdk', 'langchain', 'openai-agents'].flatMap((n) => [`adapters/${n}.d.cts`, `adapters/${n}.d.mts`]).sort())
+    expect(files.map((f) => f.path).sort()).toEqual(['ai-sdk', 'langchain', 'openai-agents', 'pi'].flatMap((n) => [`adapters/${n}.d.cts`, `adapters/${n}.d.mts`]).sort())
     for (const file of files) expect(readFileSync(join(ROOT, file.path), 'utf8')).toBe(file.text)
   })
 
@@ -378,7 +387,7 @@ describe('the adapters\' declarations per module system (adapters/*.d.mts, *.d.c
     expect(() => variants('x', "export declare const m: import('ai').ModelMessage\n", false)).toThrow(/import\('…'\)/)
   })
 
-  it.each(['ai-sdk', 'langchain', 'openai-agents'])('%s: the declarations of each condition name what its module exports at run time', async (name) => {
+  it.each(['ai-sdk', 'langchain', 'openai-agents', 'pi'])('%s: the declarations of each condition name what its module exports at run time', async (name) => {
     const cjs = Object.keys(createRequire(__filename)(join(ROOT, 'adapters', `${name}.js`))).sort()
     const esm = Object.keys(await import(join(ROOT, 'adapters', `${name}.mjs`))).sort()
     const declared = (file: string) => {

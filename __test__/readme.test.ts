@@ -3,6 +3,7 @@
 // page a newcomer reads in ten minutes: it stays within its budget of lines, and neither it nor
 // the guides in docs/ nor the declarations users read in their editor (index.d.ts) use words only
 // this project's history explains.
+import { spawnSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
@@ -96,5 +97,35 @@ describe('README and docs: words for users', () => {
     expect(findTerms(sample, [...INTERNAL, ...VAGUE])).toHaveLength(9)
     expect(findTerms('200K seed 1000, --seed 1', INTERNAL)).toEqual([])
     expect(findTerms('--seed 1', README_ONLY)).toHaveLength(1)
+  })
+})
+
+/** The commands `context-compact --help` lists. */
+function cliCommands(): string[] {
+  const help = spawnSync(process.execPath, [join(root, 'cli', 'context-compact.js'), '--help'], { encoding: 'utf8' })
+  expect(help.status, help.stderr).toBe(0)
+  const section = help.stdout.split(/^Commands:$/m)[1]?.split(/\n\n/)[0] ?? ''
+  return [...section.matchAll(/^ {2}([a-z-]+)\b/gm)].map((m) => m[1])
+}
+
+const NUMBERS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve']
+
+describe('README: the first screen and the command line', () => {
+  it('its first screen says who makes the summary call and how to choose', () => {
+    const firstScreen = readme.split('\n').slice(0, 30).join('\n')
+    for (const word of ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', '`provider`', '`model`', '`summarizer`', '`agentRequest`', 'offline']) {
+      expect(firstScreen, word).toContain(word)
+    }
+  })
+
+  it('names every command of the CLI, and says how many there are', () => {
+    const commands = cliCommands()
+    expect(commands).toEqual(expect.arrayContaining(['count', 'check', 'compact', 'history', 'restore', 'prune', 'report', 'demo']))
+    const section = readme.split(/^## The command line$/m)[1]?.split(/^## /m)[0] ?? ''
+    const shown = new Set([...section.matchAll(/^npx context-compact ([a-z-]+)/gm)].map((m) => m[1]))
+    expect(commands.filter((c) => !shown.has(c))).toEqual([])
+    expect([...shown].filter((c) => !commands.includes(c))).toEqual([])
+    const count = /^(\w+) commands\b/m.exec(section)?.[1]?.toLowerCase()
+    expect(count).toBe(NUMBERS[commands.length])
   })
 })

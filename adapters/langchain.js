@@ -40,12 +40,16 @@ const { createHash, randomUUID } = require('node:crypto')
 const { Compactor, createRecallTool } = require('../index.js')
 const { describe, invalidArgument } = require('../lib/validate.js')
 const { notCompactedResult } = require('../lib/result.js')
+const { compactionFacts } = require('../lib/otel.js')
 
 // ---------------------------------------------------------------------------------------------
 // LangChain's modules, loaded on first use (this file is loaded only by users of LangChain, and
 // LangChain is an optional peer dependency of the package).
 
 let modules = null
+
+// The name of the custom event each compaction dispatches (see compactionEvent).
+const COMPACTION_EVENT = 'context_compact.compaction'
 
 function langChain() {
   if (modules !== null) return modules
@@ -75,7 +79,13 @@ function langChain() {
   } catch {
     // Tools are then counted by name and description only.
   }
-  modules = { langchain, messages, removeAll, convertToOpenAITool }
+  let dispatchCustomEvent = null
+  try {
+    dispatchCustomEvent = require('@langchain/core/callbacks/dispatch').dispatchCustomEvent
+  } catch {
+    // An older @langchain/core: the compactions are then not sent as custom events.
+  }
+  modules = { langchain, messages, removeAll, convertToOpenAITool, dispatchCustomEvent }
   return modules
 }
 
@@ -798,6 +808,20 @@ function contextCompactMiddleware(options) {
     return overrides
   }
 
+  // Each compaction on LangChain's own channel: the custom event `context_compact.compaction`
+  // (`on_custom_event` in streamEvents, `handleCustomEvent` of a callback handler, an event in a
+  // LangSmith trace), dispatched in the model call's run with what the compaction did. Sending it
+  // never fails the step: a run without a parent run to attach it to gets nothing.
+  async function compactionEvent(list, result, sessionId) {
+    const dispatch = langChain().dispatchCustomEvent
+    if (typeof dispatch !== 'function') return
+    try {
+      await dispatch(COMPACTION_EVENT, { ...compactionFacts(list, result), sessionId })
+    } catch {
+      // No run to attach it to (the hooks called outside a graph).
+    }
+  }
+
   async function wrapModelCall(request, handler) {
     const runtime = request.runtime ?? {}
     const messages = request.messages
@@ -832,6 +856,7 @@ function contextCompactMiddleware(options) {
         } finally {
           session.signal = null
         }
+        await compactionEvent(full, result, session.sessionId)
         const classes = result.compacted ? classesOf(messages) : EMPTY_CLASSES
         const instances = result.compacted ? result.messages.map((m) => session.shadows.instanceOf(m, classes)) : messages
         lastResult = { ...result, messages: instances, sessionId: session.sessionId }

@@ -46,9 +46,11 @@
 //   (someone appended) changes nothing: the compaction is skipped ('SESSION_CHANGED').
 
 const { createHash } = require('node:crypto')
+const { createRequire } = require('node:module')
 
 const { Compactor, restoreMessages, createRecallTool } = require('../index.js')
 const { notCompactedResult } = require('../lib/result.js')
+const { compactionFacts } = require('../lib/otel.js')
 
 // The format the library reads the SDK's items in.
 const FORMAT = 'openai-responses'
@@ -71,6 +73,45 @@ const PER_CALL_OPTIONS = {
   usage: 'the session reads the usage of each run itself (see runUsage)',
   overflow: 'pass the overflow error to compact({ overflow }) instead',
   force: 'call compact({ force: true }) to compact now',
+}
+
+// The SDK's tracing, loaded on first use: null when @openai/agents (an optional peer) is absent.
+// From @openai/agents-core, beside @openai/agents: loading @openai/agents itself (its CommonJS
+// build, when the app imported the ES module) would install its default trace exporter again,
+// over the trace processors the app set.
+let agentsTracing
+function tracing() {
+  if (agentsTracing === undefined) {
+    try {
+      const agents = createRequire(require.resolve('@openai/agents'))('@openai/agents-core')
+      agentsTracing = typeof agents.createCustomSpan === 'function' && typeof agents.getCurrentTrace === 'function' ? agents : null
+    } catch {
+      agentsTracing = null
+    }
+  }
+  return agentsTracing
+}
+
+// Each compaction as a custom span `context_compact.compact` of the run's trace (the SDK's own
+// tracing: the Traces dashboard, or your trace processors), under the span current when the
+// runner called runCompaction; its data is what the compaction did. Outside a trace the
+// compaction just runs.
+async function inCustomSpan(items, compact) {
+  const agents = tracing()
+  if (agents === null || agents.getCurrentTrace() === null) return compact()
+  const span = agents.createCustomSpan({ data: { name: 'context_compact.compact', data: {} } })
+  span.start()
+  try {
+    const result = await compact()
+    span.spanData.data = compactionFacts(items, result)
+    if (!result.compacted && result.error) span.setError({ message: result.error.message, data: { code: result.error.code } })
+    return result
+  } catch (error) {
+    span.setError({ message: error && error.message ? String(error.message) : String(error) })
+    throw error
+  } finally {
+    span.end()
+  }
 }
 
 function describe(value) {
@@ -644,7 +685,7 @@ class CompactingSession {
     }
     let result
     try {
-      result = await compactor.compact(target, overrides)
+      result = await inCustomSpan(target, () => compactor.compact(target, overrides))
     } catch (error) {
       if (error && error.name === 'AbortError') return this.#failed(snapshot, 'ABORTED', 'the compaction was aborted: the items are unchanged')
       if (error instanceof TypeError) return this.#failed(snapshot, 'INVALID_ITEMS', `the session holds items the library cannot read: ${messageOf(error)}`)

@@ -13,7 +13,7 @@ const path = require('node:path')
 const { CliError, oneLine } = require('./errors.js')
 const { lib } = require('./library.js')
 const { DEFAULT_OUTPUT_DIR } = require('./args.js')
-const { parseJsonl, detectAgent, readSession } = require('./sessions.js')
+const { parseJsonl, detectAgent, readSession, misfit } = require('./sessions.js')
 
 async function readText(file) {
   if (file === '-') {
@@ -81,6 +81,13 @@ function sessionConversation(text, name) {
   if (malformed.length > 0 && malformed[0] < entries[0].line) return null
   const session = readSession(entries.map((e) => e.value))
   if (!session) {
+    const off = misfit(entries.map((e) => e.value))
+    if (off) {
+      const entry = entries[off.at]
+      throw new CliError(
+        `${name}: one JSON value a line, but not a session file of Claude Code, pi or Codex: line ${entry.line} (${describe(entry.value)}) is not ${off.what}, as the other lines of this ${off.agent} file are; a conversation is a JSON array of messages, a request body or such a session file`,
+      )
+    }
     throw new CliError(
       `${name}: one JSON value a line, but not a session file of Claude Code, pi or Codex (line ${entries[0].line}: ${describe(entries[0].value)}); a conversation is a JSON array of messages, a request body or such a session file`,
     )

@@ -57,11 +57,34 @@ function detectAgent(values) {
   if (objects.length === 0 || objects.length !== values.length) return null
   // pi: the header comes first (pi's own isValidSessionFile test).
   if (objects[0].type === 'session' && typeof objects[0].id === 'string') return 'pi'
-  if (objects.every((v) => CODEX_TYPES.has(v.type) && isObject(v.payload))) return 'codex'
-  const claude = objects.filter((v) => CLAUDE_TYPES.has(v.type))
-  const spoken = claude.some((v) => (v.type === 'user' || v.type === 'assistant') && isObject(v.message) && (typeof v.uuid === 'string' || typeof v.sessionId === 'string'))
-  if (spoken && claude.length === objects.length) return 'claude-code'
-  if (spoken && claude.length >= objects.length * 0.9) return 'claude-code'
+  // Codex: every line is a `{timestamp, type, payload}` record, read by that shape rather than
+  // by a list of types (each version adds some: 0.146 wrote `world_state` and
+  // `inter_agent_communication_metadata`); the known ones carry an object payload, and a
+  // session has its metadata or the model's items.
+  const codexShaped = (v) => typeof v.type === 'string' && 'payload' in v && (!CODEX_TYPES.has(v.type) || isObject(v.payload))
+  if (objects.every(codexShaped) && objects.some((v) => v.type === 'session_meta' || v.type === 'response_item')) return 'codex'
+  // Claude Code: entries with a `type`, its messages chained by `uuid`; types it adds over
+  // versions (`custom-title`, `last-prompt`, …) are read past, and counted.
+  const spoken = objects.some((v) => (v.type === 'user' || v.type === 'assistant') && isObject(v.message) && (typeof v.uuid === 'string' || typeof v.sessionId === 'string'))
+  if (spoken && objects.every((v) => typeof v.type === 'string' && !('payload' in v))) return 'claude-code'
+  return null
+}
+
+/**
+ * Why values most of which look like one agent's file are not one: `{ agent, at, what }`
+ * (`at`: the index of the first value that does not fit), or null when no agent's shape
+ * dominates. The error then names that line, not the first.
+ */
+function misfit(values) {
+  const codex = (v) => isObject(v) && typeof v.type === 'string' && 'payload' in v && (!CODEX_TYPES.has(v.type) || isObject(v.payload))
+  const claude = (v) => isObject(v) && typeof v.type === 'string' && !('payload' in v)
+  for (const [agent, fits, what] of [
+    ['Codex', codex, 'a Codex record ({timestamp, type, payload})'],
+    ['Claude Code', claude, 'a Claude Code entry (an object with a "type")'],
+  ]) {
+    const count = values.filter(fits).length
+    if (count >= values.length / 2 && count < values.length) return { agent, at: values.findIndex((v) => !fits(v)), what }
+  }
   return null
 }
 
@@ -97,6 +120,44 @@ function readClaudeCode(values) {
   const leaf = candidates[candidates.length - 1]
   if (!leaf) return { messages: [], usage: [], notes: ['the session holds no user or assistant message yet'] }
 
+  // A compaction that kept recent messages (Claude Code's partial compaction) leaves them where
+  // they were in the file, chained to what came before; its boundary names them, and a reader
+  // relinks them after the summary (the anchor): `compactMetadata.preservedSegment {headUuid,
+  // anchorUuid, tailUuid}` (the head's parent becomes the anchor, and what was written after
+  // the anchor follows the tail), or, in later versions, `preservedMessages {anchorUuid, uuids}`
+  // (each kept message follows the one before it, the first the anchor).
+  const relink = new Map()
+  let anchor = null
+  for (const { value, order } of all) {
+    if (value.type !== 'system' || value.subtype !== 'compact_boundary') continue
+    const meta = isObject(value.compactMetadata) ? value.compactMetadata : isObject(value.compact_metadata) ? value.compact_metadata : {}
+    const kept = isObject(meta.preservedMessages) ? meta.preservedMessages : isObject(meta.preserved_messages) ? meta.preserved_messages : null
+    const segment = isObject(meta.preservedSegment) ? meta.preservedSegment : isObject(meta.preserved_segment) ? meta.preserved_segment : null
+    const anchorUuid = kept ? (kept.anchorUuid ?? kept.anchor_uuid) : segment ? (segment.anchorUuid ?? segment.anchor_uuid) : undefined
+    if (typeof anchorUuid !== 'string') continue
+    const uuids = kept && Array.isArray(kept.uuids) ? kept.uuids.filter((u) => typeof u === 'string') : []
+    if (uuids.length > 0) {
+      uuids.forEach((u, i) => relink.set(u, i === 0 ? anchorUuid : uuids[i - 1]))
+      relink.set(`after:${anchorUuid}`, uuids[uuids.length - 1])
+    } else if (segment) {
+      const head = segment.headUuid ?? segment.head_uuid
+      const tail = segment.tailUuid ?? segment.tail_uuid
+      if (typeof head !== 'string' || typeof tail !== 'string') continue
+      relink.set(head, anchorUuid)
+      relink.set(`after:${anchorUuid}`, tail)
+    } else {
+      continue
+    }
+    anchor = { uuid: anchorUuid, order: byUuid.get(anchorUuid)?.order ?? order }
+  }
+  const parentOf = (entry) => {
+    const { uuid, parentUuid } = entry.value
+    if (relink.has(uuid)) return relink.get(uuid)
+    // Written after the summary, before the kept messages were relinked: it follows them.
+    if (typeof parentUuid === 'string' && relink.has(`after:${parentUuid}`) && entry.order > (byUuid.get(parentUuid)?.order ?? Infinity)) return relink.get(`after:${parentUuid}`)
+    return parentUuid
+  }
+
   // The chain from the leaf back to its root (a compaction's boundary is a root).
   const chain = new Set()
   let first = leaf.order
@@ -104,8 +165,14 @@ function readClaudeCode(values) {
     if (chain.has(at.value.uuid)) break
     chain.add(at.value.uuid)
     first = Math.min(first, at.order)
-    at = typeof at.value.parentUuid === 'string' ? byUuid.get(at.value.parentUuid) : undefined
+    const parent = parentOf(at)
+    at = typeof parent === 'string' ? byUuid.get(parent) : undefined
   }
+  // Kept messages relinked after the summary come after it, in their own order; their usage
+  // was billed for the context before the compaction.
+  const relinked = anchor !== null && chain.has(anchor.uuid) ? anchor : null
+  const rank = (entry) => (relinked && entry.order < relinked.order ? relinked.order + 0.5 + entry.order / (all.length + 1) / 2 : entry.order)
+  const stale = (entry) => relinked !== null && entry.order < relinked.order
   const onChain = candidates.filter(({ value, order }) => order >= first && chain.has(value.uuid))
   const ids = new Set(onChain.filter(({ value }) => value.type === 'assistant' && value.message.id).map(({ value }) => value.message.id))
   const included = new Set(onChain)
@@ -132,7 +199,8 @@ function readClaudeCode(values) {
   const usage = []
   let replyAt = new Map()
   let model
-  for (const { value } of [...included].sort((a, b) => a.order - b.order)) {
+  for (const entry of [...included].sort((a, b) => rank(a) - rank(b))) {
+    const { value } = entry
     const m = value.message
     if (value.type === 'assistant') {
       // Claude Code's own error replies ("API Error: …", model "<synthetic>") were never sent.
@@ -149,7 +217,7 @@ function readClaudeCode(values) {
       const index = at ?? messages.length - 1
       const u = anthropicUsage(m.usage)
       // Every block of a reply repeats its usage; the last one has the final output count.
-      if (u) usage[index] = { message_index_after_which_the_request_was_made: index - 1, ...u }
+      if (u && !stale(entry)) usage[index] = { message_index_after_which_the_request_was_made: index - 1, ...u }
       if (typeof m.model === 'string') model = m.model
     } else {
       const blocks = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content.filter((b) => !blankText(b)) : []
@@ -169,8 +237,15 @@ function readClaudeCode(values) {
       message.content = message.content[0].text
     }
   }
+  const unknown = new Map()
+  for (const { value } of all) if (!CLAUDE_TYPES.has(value.type)) unknown.set(value.type, (unknown.get(value.type) ?? 0) + 1)
+  if (unknown.size > 0) {
+    const total = [...unknown.values()].reduce((a, b) => a + b, 0)
+    notes.push(`${total} Claude Code entr${total === 1 ? 'y' : 'ies'} of types this reader does not know skipped (${[...unknown].map(([t, n]) => `${t} ×${n}`).join(', ')})`)
+  }
   const compacted = onChain.some(({ value }) => value.isCompactSummary === true)
-  if (compacted) notes.push('Claude Code compacted this session: the list starts with its summary')
+  const keptCount = relinked ? onChain.filter((entry) => entry.order < relinked.order).length : 0
+  if (compacted) notes.push(`Claude Code compacted this session: the list starts with its summary${keptCount > 0 ? `, then the ${keptCount} entr${keptCount === 1 ? 'y' : 'ies'} it kept` : ''}`)
   return {
     messages,
     usage: usage.filter(Boolean),
@@ -208,6 +283,11 @@ function piBlocks(content) {
     return [block]
   })
 }
+
+// pi's entries that never reach the model (session-manager.ts): settings, extension state,
+// bookmarks, the session's name, and the compaction and branch entries read above.
+const PI_OUT_OF_CONTEXT = new Set(['model_change', 'thinking_level_change', 'custom', 'label', 'session_info', 'compaction', 'branch_summary'])
+const PI_ROLES = new Set(['user', 'assistant', 'toolResult', 'bashExecution', 'custom', 'hookMessage', 'branchSummary', 'compactionSummary'])
 
 function readPi(values) {
   const header = values[0]
@@ -256,10 +336,15 @@ function readPi(values) {
     order = [...before, ...path.slice(compaction + 1)]
     notes.push('pi compacted this session: the list starts with its summary')
   }
+  // Entries of types this reader does not know (a newer pi adds some) are skipped and counted;
+  // those pi keeps out of the model's context are skipped silently.
+  const skipped = new Map()
+  const skip = (type) => skipped.set(type, (skipped.get(type) ?? 0) + 1)
   for (const { entry: e } of order) {
     if (e.type === 'message' && isObject(e.message)) context.push(e.message)
     else if (e.type === 'custom_message') context.push({ role: 'custom', content: e.content })
     else if (e.type === 'branch_summary' && e.summary) context.push({ role: 'branchSummary', summary: e.summary })
+    else if (!PI_OUT_OF_CONTEXT.has(e.type)) skip(String(e.type))
   }
 
   // convertToLlm, then pi-ai's transformMessages for an Anthropic model.
@@ -288,6 +373,7 @@ function readPi(values) {
   }
   for (const m of context) {
     if (!isObject(m)) continue
+    if (!PI_ROLES.has(m.role)) skip(`message role ${String(m.role)}`)
     switch (m.role) {
       case 'compactionSummary':
         pushUser([{ type: 'text', text: PI_COMPACTION_PREFIX + m.summary + PI_COMPACTION_SUFFIX }])
@@ -346,6 +432,10 @@ function readPi(values) {
     }
   }
   if (pending.some((call) => !answered.has(call.id)) && messages[messages.length - 1]?.role !== 'assistant') closePending()
+  if (skipped.size > 0) {
+    const total = [...skipped.values()].reduce((a, b) => a + b, 0)
+    notes.push(`${total} pi entr${total === 1 ? 'y' : 'ies'} of types this reader does not know skipped (${[...skipped].map(([t, n]) => `${t} ×${n}`).join(', ')})`)
+  }
   return { messages, usage, model, sessionId: header.id, notes }
 }
 
@@ -368,6 +458,17 @@ const CODEX_HISTORY = new Set([
   'tool_search_output',
   'compaction',
 ])
+// Codex's own records that carry nothing the model is sent.
+const CODEX_BOOKKEEPING = new Set(['ghost_snapshot'])
+
+/** A history item as the Responses API takes it: Codex's older `compaction_summary` (its
+ * encrypted summary) is the API's `compaction` item. */
+function codexItem(item) {
+  if (item.type === 'compaction_summary') return { ...item, type: 'compaction' }
+  return item
+}
+const isCodexHistory = (item) => isObject(item) && (CODEX_HISTORY.has(item.type) || item.type === 'compaction_summary')
+const isEncrypted = (item) => item.type === 'compaction' && typeof item.encrypted_content === 'string'
 const isCodexOutput = (item) => item.type === 'message' ? item.role === 'assistant' : !/_output$/.test(item.type)
 
 function readCodex(values) {
@@ -381,7 +482,16 @@ function readCodex(values) {
   // output item.
   let requestEnd = null
   let lastCount = null
+  // Records (and history items) of types this reader does not know: skipped, and counted in a
+  // note, so that a newer Codex's file still reads.
+  const skipped = new Map()
+  const skip = (type) => skipped.set(type, (skipped.get(type) ?? 0) + 1)
+  let compactedNote = null
   for (const { type, payload } of values) {
+    if (!CODEX_TYPES.has(type)) {
+      skip(type)
+      continue
+    }
     if (type === 'session_meta') {
       if (typeof payload.id === 'string') sessionId = payload.id
       const instructions = isObject(payload.base_instructions) ? payload.base_instructions.text : payload.instructions
@@ -389,26 +499,32 @@ function readCodex(values) {
     } else if (type === 'turn_context') {
       if (typeof payload.model === 'string') model = payload.model
     } else if (type === 'response_item') {
-      if (!CODEX_HISTORY.has(payload.type)) continue
+      if (!isCodexHistory(payload)) {
+        if (!CODEX_BOOKKEEPING.has(payload.type)) skip(`response_item ${String(payload.type)}`)
+        continue
+      }
       if (isCodexOutput(payload)) {
         if (requestEnd === null) requestEnd = history.length - 1
       } else {
         requestEnd = null
       }
-      history.push(payload)
+      history.push(codexItem(payload))
     } else if (type === 'compacted') {
       // The history Codex carries on with: the replacement it recorded, else (older versions)
       // the user's messages and the summary as a user message.
       if (Array.isArray(payload.replacement_history)) {
-        history = payload.replacement_history.filter((item) => isObject(item) && CODEX_HISTORY.has(item.type))
+        history = payload.replacement_history.filter(isCodexHistory).map(codexItem)
       } else {
         const users = history.filter((item) => item.type === 'message' && item.role === 'user')
         history = [...users, { type: 'message', role: 'user', content: [{ type: 'input_text', text: String(payload.message ?? '') }] }]
       }
       usage = []
       requestEnd = null
-      notes.length = 0
-      notes.push('Codex compacted this session: the list starts from its replacement history')
+      // A remote compaction's summary is encrypted (a `compaction` item the API decrypts):
+      // sent as it is, counted by its size.
+      compactedNote = history.some(isEncrypted)
+        ? 'Codex compacted this session: the list starts from its replacement history (its summary is encrypted: an opaque compaction item, sent as it is)'
+        : 'Codex compacted this session: the list starts from its replacement history'
     } else if (type === 'event_msg') {
       if (payload.type === 'token_count' && isObject(payload.info) && isObject(payload.info.last_token_usage)) {
         const u = payload.info.last_token_usage
@@ -437,6 +553,12 @@ function readCodex(values) {
         }
       }
     }
+  }
+  if (compactedNote) notes.push(compactedNote)
+  if (skipped.size > 0) {
+    const total = [...skipped.values()].reduce((a, b) => a + b, 0)
+    const kinds = [...skipped].map(([t, n]) => `${t} ×${n}`).join(', ')
+    notes.push(`${total} Codex record${total === 1 ? '' : 's'} of types this reader does not know skipped (${kinds})`)
   }
   return { messages: history, usage, model, sessionId, system, notes }
 }
@@ -486,4 +608,4 @@ function readSession(values) {
   }
 }
 
-module.exports = { parseJsonl, detectAgent, readSession }
+module.exports = { parseJsonl, detectAgent, readSession, misfit }

@@ -14,6 +14,7 @@ const { measureCounts, countEach } = require('./counting.js')
 const { gatherErrorSignals } = require('./overflow.js')
 const { learntModelOf, readLearnt, withLearnt, learntUpdates, recordLearnt, ratioFactor } = require('./learnt.js')
 const { runCustomStrategy } = require('./custom-strategy.js')
+const { tracedCompaction } = require('./otel.js')
 
 // `held`: what a Compactor holds for this call — `checkpoints` (the JSON of the checkpoint
 // records it keeps), `onCheckpoint` (receives the record the call made or reused),
@@ -24,7 +25,8 @@ const { runCustomStrategy } = require('./custom-strategy.js')
 async function runCompaction(messages, opts, counts, calibration, markMap, held) {
   // Unknown option names: warnings in the result (a TypeError with strict: true), before anything runs.
   const unknown = unknownOptionWarnings(opts)
-  const result = await compactWith(messages, opts, counts, calibration, markMap, held)
+  // An OpenTelemetry span around it when `@opentelemetry/api` is installed (lib/otel.js).
+  const result = await tracedCompaction(messages, opts, (traced) => compactWith(messages, traced, counts, calibration, markMap, held))
   if (unknown.length > 0) result.warnings = [...unknown, ...result.warnings]
   return result
 }

@@ -109,6 +109,7 @@ function shouldCompact(messages, options) {
 }
 
 module.exports = {
+  isModelMessage,
   countTokens,
   measureTokens,
   shouldCompact,

@@ -649,10 +649,16 @@ function ledgerHtml(ledger) {
   return `<div class="ledger-groups">${under}${groups}${full}</div>`
 }
 
-function compactionCard(c, lines) {
+function compactionCard(c, lines, data) {
   const s = c.stats
   const facts = []
   const fact = (label, html) => facts.push(`<dt>${esc(label)}</dt><dd>${html}</dd>`)
+  fact(
+    'From',
+    c.origin === 'list'
+      ? 'this list: its summaries lead to this archive'
+      : `the audit log of session <code>${esc(data.sessionId)}</code> in <code>${esc(data.outputDir)}</code> only: no summary in this list leads to it (another run under the same session id)`,
+  )
   const why = []
   if (c.trigger) why.push(`trigger <b>${esc(c.trigger)}</b>`)
   if (c.tokens !== null && c.threshold !== null) {
@@ -731,14 +737,14 @@ function compactionCard(c, lines) {
     const { text, left } = clip(c.summary, SUMMARY_CHARS)
     summary = `<details><summary>Summary text (${fmt(c.summary.length)} characters)</summary><pre>${esc(text)}</pre>${left > 0 ? `<p class="note">Clipped here: ${fmt(left)} more characters are in the metadata file.</p>` : ''}</details>`
   }
-  return `<article class="card" id="${anchorOfCompaction(c.number)}" data-compaction="${c.number}"><h3>Compaction #${c.number}${c.sequence !== null ? ` <span class="note">(archive sequence ${fmt(c.sequence)})</span>` : ''}</h3><dl class="facts">${facts.join('')}</dl>${summary}</article>`
+  return `<article class="card" id="${anchorOfCompaction(c.number)}" data-compaction="${c.number}" data-origin="${c.origin === 'list' ? 'list' : 'log'}"><h3>Compaction #${c.number}${c.sequence !== null ? ` <span class="note">(archive sequence ${fmt(c.sequence)})</span>` : ''}</h3><dl class="facts">${facts.join('')}</dl>${summary}</article>`
 }
 
 function compactionsSection(data) {
   if (data.compactions.length === 0) {
     return `<section id="compactions"><h2>Compactions</h2><p>No compaction recorded for session <code>${esc(data.sessionId)}</code> in <code>${esc(data.outputDir)}</code>: the report shows the list alone.</p></section>`
   }
-  return `<section id="compactions"><h2>Compactions (${fmt(data.compactions.length)})</h2>${data.compactions.map((c) => compactionCard(c, data.lines)).join('')}</section>`
+  return `<section id="compactions"><h2>Compactions (${fmt(data.compactions.length)})</h2>${data.compactions.map((c) => compactionCard(c, data.lines, data)).join('')}</section>`
 }
 
 function nowSection(data) {

@@ -17,7 +17,7 @@
 const native = require('./native.js')
 const { describe, invalidArgument, callNative, nativeAsync, checkedMessages, checkOptions, checkOutputDir, checkSessionId } = require('./validate.js')
 const { checkArchiveStore, withArchiveStore, storeJson } = require('./store.js')
-const { measureTokens } = require('./counting.js')
+const { measureTokens, isModelMessage } = require('./counting.js')
 const { listArchives, restoreMessages } = require('./archives.js')
 const { renderHtml } = require('./report-html.js')
 
@@ -287,10 +287,46 @@ function positionOf(c, archives, memo, viewEnds, total) {
 // The report
 
 /**
+ * The usage the trigger reads for the list as it is: the last billed request's, when its reply
+ * (one model message, or a run of Responses output items) is the list's last model output; as
+ * `check` reads an agent's session file, so that both say the same estimate.
+ */
+function usageNow(list, fullIsList, usage) {
+  if (!fullIsList || !Array.isArray(usage) || usage.length === 0) return undefined
+  let last = null
+  for (const entry of usage) if (billedOf(entry) && (last === null || usageIndex(entry) >= usageIndex(last))) last = entry
+  if (last === null) return undefined
+  const start = usageIndex(last) + 1
+  if (start >= list.length || !isModelMessage(list[start])) return undefined
+  let end = start
+  while (end + 1 < list.length && isModelMessage(list[end + 1])) end++
+  for (let i = end + 1; i < list.length; i++) if (isModelMessage(list[i])) return undefined
+  const { message_index_after_which_the_request_was_made: _a, index: _b, ...u } = last
+  return u
+}
+
+/**
+ * The archives this list stands on: those its summaries name, and, through their archives,
+ * the ones those replaced (a summary compacted again is in the next archive).
+ */
+function chainOf(current, archives) {
+  const chain = new Set()
+  const visit = (items) => {
+    for (const item of items ?? []) {
+      if (typeof item.summary !== 'string' || chain.has(item.summary)) continue
+      chain.add(item.summary)
+      visit(archives.get(item.summary)?.described?.items)
+    }
+  }
+  visit(current.items)
+  return chain
+}
+
+/**
  * The numbers a report shows, computed from the list, its session and the options (the model
  * the page is written from; see renderReport).
  */
-async function reportData(messages, options) {
+async function reportData(messages, options, internal = {}) {
   const { opts, outputDir, sessionId, archiveStore } = checkReportOptions(options)
   const list = checkedMessages(messages)
   const encoding = opts.encoding == null ? undefined : String(opts.encoding)
@@ -301,13 +337,15 @@ async function reportData(messages, options) {
   const location = { storeOptions: opts.storeOptions, archiveStore: archiveStore ?? undefined }
 
   // The session: its archives, then the records beside them and the archives' content.
-  const listed = await listArchives(outputDir, sessionId, location)
+  // `internal.records === false` (the CLI on a list whose summaries name no archive, with no
+  // session asked for): the session's records are another run's, not this list's.
+  const listed = internal.records === false ? [] : await listArchives(outputDir, sessionId, location)
   const names = []
   for (const a of listed) {
     names.push(a.fileName)
     if (a.metaPath) names.push(metaNameOf(a.fileName))
   }
-  const records = await readSession(outputDir, sessionId, names, opts, archiveStore)
+  const records = internal.records === false ? { files: [], events: [] } : await readSession(outputDir, sessionId, names, opts, archiveStore)
   const files = new Map(names.map((name, i) => [name, records.files[i]]))
   const archives = new Map()
   for (const a of listed) {
@@ -384,6 +422,10 @@ async function reportData(messages, options) {
   })
   const memo = new Map()
   for (const c of compactions) c.position = positionOf(c, archives, memo, viewEnds, counts.length)
+  // Where each compaction comes from: this list (its summaries lead to the archive), or the
+  // session's audit log only (another run under the same session id).
+  const chain = chainOf(current, archives)
+  for (const c of compactions) c.origin = c.archive && chain.has(c.archive) ? 'list' : 'log'
 
   // The window and threshold the page draws and states: the threshold the compactions ran with
   // (the audit log's, the window derived from it) unless a window is given (contextTokenLimit),
@@ -407,7 +449,8 @@ async function reportData(messages, options) {
   } else if (recorded && recorded.threshold !== threshold) {
     notes.push(`The compactions ran with a threshold of ${recorded.threshold.toLocaleString('en-US')} tokens (the audit log's); the chart and the text use the ${threshold.toLocaleString('en-US')} of the window given.`)
   }
-  const measureNow = measureTokens(list, { ...measureOptions, contextTokenLimit: window })
+  const lastUsage = usageNow(list, full === list, opts.usage)
+  const measureNow = measureTokens(list, { ...measureOptions, contextTokenLimit: window, ...(lastUsage ? { usage: lastUsage } : {}) })
   const extraTokens = measureTokens([], { ...measureOptions, thresholdRatio: 1 }).rawTokens
 
   // The curves: the full conversation never compacted, and the context the model held.
@@ -554,8 +597,15 @@ async function renderReport(messages, options) {
   return renderHtml(await reportData(messages, options))
 }
 
+/** The page and its numbers (the CLI says where the compactions come from). */
+async function renderReportWith(messages, options, internal) {
+  const data = await reportData(messages, options, internal)
+  return { html: renderHtml(data), data }
+}
+
 module.exports = {
   renderReport,
+  renderReportWith,
   reportData,
   billedOf,
   parseLedger,

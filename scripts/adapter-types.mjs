@@ -25,12 +25,13 @@ export const ADAPTERS = Object.keys(JSON.parse(readFileSync(join(ROOT, 'package.
   .map((subpath) => subpath.slice(2))
 
 // Frameworks whose types are one file for both module systems, and an ES module in some versions:
-// the AI SDK (5 and 6: one CommonJS declaration file; 7: an ES module only, no `require` export).
+// the AI SDK (5 and 6: one CommonJS declaration file; 7: an ES module only, no `require` export),
+// and pi-agent-core (an ES module only).
 // The CommonJS variant imports them with `resolution-mode: 'import'`, which gives every project the
 // same file (the `types` condition comes first for both) and is the only way a CommonJS
 // declaration may import an ES module's types under `node16` (TS1541). Never list a framework
 // with a declaration set per module system here: that would give a CommonJS project the ES set.
-export const IMPORT_MODE = new Set(['ai'])
+export const IMPORT_MODE = new Set(['ai', '@earendil-works/pi-agent-core'])
 
 /** Whether a module specifier is relative (`./x`, `../index`). */
 const isRelative = (specifier) => specifier.startsWith('./') || specifier.startsWith('../')

@@ -12,7 +12,8 @@ const CHECK_HELP = `Usage: ${NAME} check <file|-> [options]
 
 Reports whether a conversation is over the compaction threshold, and whether the LLM APIs would
 accept it: orphan tool results, tool calls without results, duplicate tool ids, role problems,
-empty content — each with its message index, in the words of the API errors.
+empty content — each with its message index, by the rules of the list's own API and in the words
+of its errors (an OpenAI Responses or Chat list is not held to Anthropic's role rules).
 Exits 1 when the conversation is invalid (0 when it is valid, over the threshold or not).
 
 ${INPUT_HELP}

@@ -113,8 +113,16 @@ async function cmdReport(argv) {
   if (conversation.system !== undefined) options.system = conversation.system
   if (conversation.tools !== undefined) options.tools = conversation.tools
   if (usage !== undefined && (values.usage !== undefined || usage.length > 0)) options.usage = usage
+  // The compactions shown are this list's: the session's records are read where its summaries
+  // say, or where --output-dir / --session-id ask. A list whose summaries name no archive (an
+  // agent's session file, a list never compacted) shows none: the audit log under its session
+  // id is another run's.
+  const asked = values['output-dir'] !== undefined || values['session-id'] !== undefined
+  const records = asked || location.from === 'summary'
+  // Loaded through lib() first, so that a missing addon is the CLI's one-line error.
+  lib()
   // Invalid messages are a TypeError naming the index (exit 1); bad options exit 2.
-  const html = await call(() => lib().renderReport(conversation.messages, options))
+  const { html, data } = await call(() => require('../../lib/report.js').renderReportWith(conversation.messages, options, { records }))
   if (values.output === undefined || values.output === '-') {
     process.stdout.write(html)
   } else {
@@ -128,8 +136,11 @@ async function cmdReport(argv) {
     // Each compaction's card carries the attribute; text from the session is escaped, so
     // its quotes can never spell it.
     const compactions = (html.match(/data-compaction="/g) ?? []).length
+    const fromList = data.compactions.filter((c) => c.origin === 'list').length
+    const fromLog = data.compactions.length - fromList
+    const origins = [fromList > 0 ? `${fmt(fromList)} from this list's summaries` : null, fromLog > 0 ? `${fmt(fromLog)} from the audit log of session "${data.sessionId}" in ${data.outputDir} only, not this list's` : null].filter(Boolean)
     stderr(
-      `${values.output && values.output !== '-' ? `wrote ${values.output}` : 'report'}: ${fmt(conversation.messages.length)} messages, ${fmt(compactions)} compaction${compactions === 1 ? '' : 's'}, ${fmt(Buffer.byteLength(html))} bytes`,
+      `${values.output && values.output !== '-' ? `wrote ${values.output}` : 'report'}: ${fmt(conversation.messages.length)} messages, ${fmt(compactions)} compaction${compactions === 1 ? '' : 's'}${origins.length > 0 ? ` (${origins.join('; ')})` : records ? '' : ' (no summary in this list names an archive; --output-dir or --session-id reads a session\'s records)'}, ${fmt(Buffer.byteLength(html))} bytes`,
     )
   }
 }

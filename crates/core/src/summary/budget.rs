@@ -118,17 +118,33 @@ pub fn fit_text(text: &str, max_tokens: usize, encoding: Encoding) -> String {
             let over = count - max_tokens;
             let mut freed = 0;
             while freed < over {
+                // The goal (what the user asked for) gives way last: the other sections lose
+                // their items first.
+                let others = sections.iter().any(|s| !s.is_goal() && !s.items.is_empty());
+                if !others && freed > 0 {
+                    // Measured exactly before the goal loses anything.
+                    break;
+                }
                 // Each section keeps its latest item as long as another has two or more.
                 let size = |s: &Section| s.items.iter().map(String::len).sum::<usize>();
-                let many = sections.iter().any(|s| s.items.len() > 1);
+                let many = sections
+                    .iter()
+                    .any(|s| s.items.len() > 1 && !(others && s.is_goal()));
                 let Some(largest) = sections
                     .iter_mut()
+                    .filter(|s| !(others && s.is_goal()))
                     .filter(|s| s.items.len() > usize::from(many))
                     .max_by_key(|s| size(s))
                 else {
                     break;
                 };
-                let item = largest.items.remove(0);
+                // The goal's first item is the task itself: there the later ones go first.
+                let at = if largest.is_goal() {
+                    largest.items.len() - 1
+                } else {
+                    0
+                };
+                let item = largest.items.remove(at);
                 freed += item.len() / 4 + 1;
             }
             if sections.iter().all(|s| s.items.is_empty()) {
@@ -146,6 +162,16 @@ struct Section {
     header: String,
     lines: Vec<String>,
     items: Vec<String>,
+}
+
+impl Section {
+    /// The structured summary's `## Goal` (any case and spacing).
+    fn is_goal(&self) -> bool {
+        self.header
+            .trim_start_matches('#')
+            .trim()
+            .eq_ignore_ascii_case("goal")
+    }
 }
 
 fn parse_sections(text: &str) -> Vec<Section> {
@@ -256,6 +282,27 @@ mod tests {
         assert_eq!(small.recall(), RECALL_FLOOR_TOKENS);
         assert_eq!(small.ledger_room(50, 125), 175 - (RECALL_FLOOR_TOKENS - 50));
         assert_eq!(SummaryBudget { total: 20 }.recall(), 5);
+    }
+
+    #[test]
+    fn the_goal_gives_way_last() {
+        let enc = Encoding::O200kBase;
+        let long = "word ".repeat(30);
+        let text = format!(
+            "## Goal\n- First request: 0 {long}\n- Latest request: 14 {long}\n\n## Tool calls\n- read_file: 14 call(s)\n\n## Current state\n- Last assistant message: step 16\n"
+        );
+        // Room for the goal's two requests and little else: the other sections go first.
+        let fitted = fit_text(&text, 85, enc);
+        assert!(tokens::count_text(enc, &fitted) <= 85, "{fitted}");
+        assert!(fitted.contains("First request: 0 word"), "{fitted}");
+        assert!(fitted.contains("Latest request: 14 word"), "{fitted}");
+        assert!(!fitted.contains("## Tool calls"), "{fitted}");
+        // Less room: the goal keeps its first item, the task.
+        let fitted = fit_text(&text, 45, enc);
+        assert!(tokens::count_text(enc, &fitted) <= 45, "{fitted}");
+        assert!(fitted.starts_with("## Goal"), "{fitted}");
+        assert!(fitted.contains("First request: 0 word"), "{fitted}");
+        assert!(!fitted.contains("Latest request"), "{fitted}");
     }
 
     #[test]
