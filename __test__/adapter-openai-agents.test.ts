@@ -91,10 +91,11 @@ function recording<S extends object>(session: S): { session: S; appended: Item[]
   const appended: Item[] = []
   const proxy = new Proxy(session, {
     get(target, key) {
-      if (key === 'addItems') {
+      // The runner appends through addItemsWithCompactionOwnership when the session has it.
+      if (key === 'addItems' || key === 'addItemsWithCompactionOwnership') {
         return async (items: Item[], ...rest: unknown[]) => {
           appended.push(...structuredClone(items))
-          return (target as any).addItems(items, ...rest)
+          return (target as any)[key](items, ...rest)
         }
       }
       const value = Reflect.get(target, key, target)
@@ -509,6 +510,8 @@ describe('CompactingSession never throws into the agent', () => {
   it('the wrapped session fails to write the compaction: its items are put back', async () => {
     const initial = overThreshold()
     class Flaky extends MemorySession {
+      // Without history transactions: the compaction is written by clearSession and addItems.
+      override applyHistoryTransaction = undefined as any
       failNextAdd = false
       override async addItems(items: AgentInputItem[]) {
         if (this.failNextAdd) {
@@ -632,4 +635,313 @@ describe('CompactingSession types', () => {
     // It compiled: cleanly, or with errors in the SDK's declarations only.
     expect(code === 0 || /^node_modules\/.*error TS/m.test(output), output).toBe(true)
   }, 600_000)
+})
+
+/** A MemorySession (which has the SDK's own atomic applyHistoryTransaction) recording each transaction it is sent. */
+class TransactionSession extends MemorySession {
+  transactions: { operationId: string; transaction: any }[] = []
+  /** Runs before the store applies a transaction (another writer, a lost acknowledgement, …). */
+  before: ((call: number) => Promise<void>) | null = null
+  after: ((call: number) => Promise<void>) | null = null
+  override async applyHistoryTransaction(args: any) {
+    const call = this.transactions.push(structuredClone(args))
+    await this.before?.(call)
+    await super.applyHistoryTransaction(args)
+    await this.after?.(call)
+  }
+}
+
+const textOf = (items: readonly unknown[]) => JSON.stringify(items)
+
+describe("CompactingSession keeps the Agents runner's rules", () => {
+  const small = { contextTokenLimit: 8_000, thresholdRatio: 0.8 }
+
+  /** The real history with a user note the input filter hides, put between two whole turns. */
+  function withHiddenNote(marker: string) {
+    const initial = overThreshold()
+    let at = Math.floor(initial.length / 2)
+    while (at < initial.length && (initial[at] as Item).type === 'function_call_result') at++
+    const note: AgentInputItem = { type: 'message', role: 'user', content: `${marker}: a note for the operators only` }
+    return { items: [...initial.slice(0, at), note, ...initial.slice(at)], at, note }
+  }
+
+  const hide = (marker: string) => async ({ modelData }: { modelData: { input: AgentInputItem[]; instructions?: string } }) => ({
+    ...modelData,
+    input: modelData.input.filter((item) => !textOf([item]).includes(marker)),
+  })
+
+  it('a callModelInputFilter hides an item: it is never summarized and stays where it was; the part the model saw is compacted, in one transaction', async () => {
+    const marker = 'HIDDEN-NOTE-7f3a'
+    const { items: initial, at, note } = withHiddenNote(marker)
+    const inner = new TransactionSession({ sessionId: 'filtered', initialItems: initial })
+    const summarized: unknown[][] = []
+    const compacting = new CompactingSession(inner, {
+      ...small,
+      outputDir: tempDir('cc-agents-filter-'),
+      summarizer: async (request) => {
+        summarized.push(request.messages)
+        return 'What was done so far.'
+      },
+    })
+    const { session, appended } = recording(compacting)
+    const { agent, model } = scriptedAgent({ reads: 1 }, [readFile(300)])
+    const result = await run(agent, 'Go on', { session, callModelInputFilter: hide(marker) })
+    expect(result.finalOutput).toMatch(/Read 1 files/)
+    // The model never saw the note.
+    for (const call of model.calls ?? []) expect(textOf((call as any).request.input)).not.toContain(marker)
+    const last = compacting.lastResult!
+    expect(last.error, JSON.stringify(last.error)).toBeNull()
+    expect(last.compacted).toBe(true)
+    expect(summarized.length).toBeGreaterThan(0)
+    for (const messages of summarized) expect(textOf(messages)).not.toContain(marker)
+    // The note and everything after it are as they were, after the compacted part.
+    const stored = (await inner.getItems()) as Item[]
+    const kept = [note, ...initial.slice(at + 1), ...appended]
+    expect(last.warnings.some((w) => w.startsWith(`${kept.length} items the model had not seen`)), JSON.stringify(last.warnings)).toBe(true)
+    expect(stored.slice(-kept.length)).toEqual(kept)
+    expect(stored.filter((item) => textOf([item]).includes(marker))).toHaveLength(1)
+    expect(stored.some(isSummary)).toBe(true)
+    expect(stored.length).toBeLessThan(initial.length + appended.length)
+    // Written as one replace_suffix transaction of the whole history read.
+    expect(inner.transactions).toHaveLength(1)
+    const [tx] = inner.transactions
+    expect(tx.transaction.type).toBe('replace_suffix')
+    expect(tx.transaction.expectedSuffix).toEqual([...initial, ...appended])
+    expect(tx.transaction.replacement).toEqual(stored)
+    expect(tx.operationId).toMatch(/^context-compact-[0-9a-f]{40}$/)
+    // Sent again, the same transaction is acknowledged and applied no second time.
+    await inner.applyHistoryTransaction(tx)
+    expect(await inner.getItems()).toEqual(stored)
+    expect(await compacting.restoreItems()).toEqual([...initial, ...appended])
+    // The next run reads the compacted history, the note still out of the model's sight.
+    const next = await run(agent, 'And now?', { session, callModelInputFilter: hide(marker) })
+    expect(next.finalOutput).toMatch(/Read 1 files/)
+  })
+
+  it("a wrapped session with its own compaction ownership: the runner's receipt and model exchange reach it through the session", async () => {
+    const initial = overThreshold()
+    const issued: object[] = []
+    const appendedWith: (object | null)[] = []
+    const compactedWith: { ownership: unknown; exchange: any }[] = []
+    class OwningSession extends TransactionSession {
+      async getItemsWithCompactionOwnership() {
+        const ownership = { receipt: issued.length }
+        issued.push(ownership)
+        return { items: await this.getItems(), ownership }
+      }
+      async addItemsWithCompactionOwnership(items: AgentInputItem[], ownership: object | null) {
+        appendedWith.push(ownership)
+        await this.addItems(items)
+      }
+      async runCompaction(_args?: unknown, _context?: unknown, ownership?: unknown, exchange?: any) {
+        compactedWith.push({ ownership, exchange })
+        return null
+      }
+    }
+    const inner = new OwningSession({ initialItems: initial })
+    const compacting = new CompactingSession(inner, { ...small, outputDir: tempDir('cc-agents-owning-'), summarizer: async () => 'summary' })
+    const { agent, model } = scriptedAgent({ reads: 1 }, [readFile(300)])
+    await run(agent, 'Go on', { session: compacting })
+    expect(issued).toHaveLength(1)
+    expect(appendedWith.length).toBeGreaterThan(0)
+    for (const receipt of appendedWith) expect(receipt).toBe(issued[0])
+    expect(compactedWith).toHaveLength(1)
+    expect(compactedWith[0].ownership).toBe(issued[0])
+    // The exchange is the latest model call's input and output.
+    const lastCall = model.calls.at(-1)!
+    expect(compactedWith[0].exchange.items.slice(0, (lastCall.request.input as unknown[]).length)).toEqual(lastCall.request.input)
+    // Its own compaction declined; the session's went on, through the transaction.
+    expect(compacting.lastResult!.compacted).toBe(true)
+    expect(inner.transactions).toHaveLength(1)
+  })
+
+  it('items a real model answers with (ids on calls and reasoning, in provider data too) count as seen though the session stores them without', async () => {
+    const initial = overThreshold()
+    const inner = new TransactionSession({ initialItems: initial })
+    const compacting = new CompactingSession(inner, { ...small, outputDir: tempDir('cc-agents-ids-'), summarizer: async () => 'summary' })
+    const { agent } = scriptedAgent(
+      {
+        reads: 1,
+        turn: (_input, call) =>
+          call === 1
+            ? ([
+                { type: 'reasoning', id: 'rs_1', content: [], providerData: { type: 'reasoning', id: 'rs_1', encrypted_content: 'gAAAAB-opaque' } },
+                { type: 'function_call', id: 'fc_1', callId: 'call_ids_1', name: 'read_file', arguments: '{"path":"src/a.ts"}', status: 'completed', providerData: { type: 'function_call', id: 'fc_1' } },
+              ] as AgentInputItem[])
+            : null,
+      },
+      [readFile(300)],
+    )
+    await run(agent, 'Go on', { session: compacting })
+    const last = compacting.lastResult!
+    expect(last.error, JSON.stringify(last.error)).toBeNull()
+    expect(last.compacted).toBe(true)
+    expect(last.warnings.filter((w) => /had not seen/.test(w))).toEqual([])
+  })
+
+  it('a filter that hides the start of the history: the compaction is skipped, nothing changes', async () => {
+    const initial = overThreshold()
+    const first = textOf([initial[0]])
+    const inner = new TransactionSession({ initialItems: initial })
+    let summaries = 0
+    const compacting = new CompactingSession(inner, {
+      ...small,
+      outputDir: tempDir('cc-agents-filter-start-'),
+      summarizer: async () => {
+        summaries++
+        return 'summary'
+      },
+    })
+    const { session, appended } = recording(compacting)
+    const { agent } = scriptedAgent({ reads: 1 }, [readFile(300)])
+    const dropFirst = async ({ modelData }: { modelData: { input: AgentInputItem[]; instructions?: string } }) => ({
+      ...modelData,
+      input: modelData.input.filter((item) => textOf([item]) !== first),
+    })
+    await run(agent, 'Go on', { session, callModelInputFilter: dropFirst })
+    expect(summaries).toBe(0)
+    expect(compacting.lastResult!.compacted).toBe(false)
+    expect(compacting.lastResult!.error!.code).toBe('NOT_SEEN')
+    expect(inner.transactions).toHaveLength(0)
+    expect(await inner.getItems()).toEqual([...initial, ...appended])
+    // Without the filter the same history compacts.
+    await run(agent, 'Go on', { session })
+    expect(compacting.lastResult!.compacted).toBe(true)
+  })
+
+  it('items after the latest model exchange are kept; a receipt another writer outdated, or no model exchange, skips the compaction', async () => {
+    const initial = overThreshold()
+    const inner = new MemorySession({ initialItems: initial })
+    const summarized: unknown[][] = []
+    const compacting = new CompactingSession(inner, {
+      ...small,
+      outputDir: tempDir('cc-agents-exchange-'),
+      summarizer: async (request) => {
+        summarized.push(request.messages)
+        return 'summary'
+      },
+    })
+    // As the runner does: read with a receipt, append, then runCompaction(args, context, receipt, exchange).
+    const { items, ownership } = await compacting.getItemsWithCompactionOwnership()
+    const exchange = { items: structuredClone(items) }
+    const late: AgentInputItem[] = [{ type: 'message', role: 'user', content: 'LATE-1f2e: written after the model answered' }]
+    await compacting.addItemsWithCompactionOwnership(late, ownership)
+    // Someone else's write outdates the receipt.
+    const other = await compacting.getItemsWithCompactionOwnership()
+    await compacting.addItems([{ type: 'message', role: 'user', content: 'another writer' }])
+    expect(await compacting.runCompaction(undefined, undefined, other.ownership, { items: structuredClone(other.items) })).toBeNull()
+    expect(compacting.lastResult!.error!.code).toBe('NOT_OWNED')
+    expect(summarized).toHaveLength(0)
+    await compacting.popItem()
+    // No successful model exchange: skipped too.
+    const fresh = await compacting.getItemsWithCompactionOwnership()
+    await compacting.runCompaction(undefined, undefined, fresh.ownership, undefined)
+    expect(compacting.lastResult!.error!.code).toBe('NOT_SEEN')
+    expect(await inner.getItems()).toEqual([...initial, ...late])
+    // The model saw everything but the late item: it is kept, not summarized.
+    const again = await compacting.getItemsWithCompactionOwnership()
+    await compacting.runCompaction(undefined, undefined, again.ownership, exchange)
+    expect(compacting.lastResult!.compacted).toBe(true)
+    for (const messages of summarized) expect(textOf(messages)).not.toContain('LATE-1f2e')
+    const stored = await inner.getItems()
+    expect(stored.at(-1)).toEqual(late[0])
+    expect(stored.filter((item) => textOf([item]).includes('LATE-1f2e'))).toHaveLength(1)
+    expect(await compacting.restoreItems()).toEqual([...initial, ...late])
+    // Called without a receipt (a compaction of the caller's own) it compacts the whole history.
+    const forced = new CompactingSession(new MemorySession({ initialItems: [...initial, ...late] }), {
+      ...small,
+      outputDir: tempDir('cc-agents-exchange-manual-'),
+      summarizer: async () => 'summary',
+    })
+    await forced.runCompaction({ force: true })
+    expect(forced.lastResult!.compacted).toBe(true)
+  })
+
+  it('the operationId is the same for the same history replaced (whatever the summary), and differs for another', async () => {
+    const initial = overThreshold()
+    const ids: string[] = []
+    for (const [sessionId, items] of [
+      ['same', initial],
+      ['same', initial],
+      ['other', initial],
+      ['same', initial.slice(0, -2)],
+    ] as const) {
+      const inner = new TransactionSession({ sessionId, initialItems: items })
+      const compacting = new CompactingSession(inner, { ...small, outputDir: tempDir('cc-agents-opid-'), summarizer: async () => 'summary' })
+      const done = await compacting.compact({ force: true })
+      expect(done.compacted).toBe(true)
+      expect(inner.transactions).toHaveLength(1)
+      ids.push(inner.transactions[0].operationId)
+    }
+    expect(ids[1]).toBe(ids[0])
+    expect(ids[2]).not.toBe(ids[0])
+    expect(ids[3]).not.toBe(ids[0])
+  })
+
+  it('a lost acknowledgement: the retry reuses the operationId and the store applies the swap once', async () => {
+    const initial = overThreshold()
+    const inner = new TransactionSession({ initialItems: initial })
+    inner.after = async (call) => {
+      // Applied, but the answer never arrived.
+      if (call === 1) throw new Error('connection reset')
+    }
+    const compacting = new CompactingSession(inner, { ...small, outputDir: tempDir('cc-agents-lostack-'), summarizer: async () => 'summary' })
+    const done = await compacting.compact({ force: true })
+    expect(done.error, JSON.stringify(done.error)).toBeNull()
+    expect(done.compacted).toBe(true)
+    expect(inner.transactions).toHaveLength(2)
+    expect(inner.transactions[1]).toEqual(inner.transactions[0])
+    expect(await inner.getItems()).toEqual(done.messages)
+    expect(await compacting.restoreItems()).toEqual(initial)
+  })
+
+  it('a store that fails without applying: nothing changes, and the next compaction of the same history reuses the operationId', async () => {
+    const initial = overThreshold()
+    const inner = new TransactionSession({ initialItems: initial })
+    inner.before = async (call) => {
+      if (call <= 2) throw new Error('database is locked')
+    }
+    const compacting = new CompactingSession(inner, { ...small, outputDir: tempDir('cc-agents-locked-'), summarizer: async () => 'summary' })
+    const failed = await compacting.compact({ force: true })
+    expect(failed.compacted).toBe(false)
+    expect(failed.error!.code).toBe('SESSION_WRITE_FAILED')
+    expect(failed.error!.message).toMatch(/database is locked.*unchanged/)
+    expect(await inner.getItems()).toEqual(initial)
+    const done = await compacting.compact({ force: true })
+    expect(done.compacted).toBe(true)
+    expect(inner.transactions).toHaveLength(3)
+    expect(new Set(inner.transactions.map((tx) => tx.operationId)).size).toBe(1)
+    expect(await inner.getItems()).toEqual(done.messages)
+    expect(await compacting.restoreItems()).toEqual(initial)
+  })
+
+  it('someone appends between the read and the swap: the store refuses the suffix, nothing changes, the compaction is skipped with a warning', async () => {
+    const initial = overThreshold()
+    const inner = new TransactionSession({ initialItems: initial })
+    const late: AgentInputItem = { type: 'message', role: 'user', content: 'appended by another process' }
+    inner.before = async (call) => {
+      if (call === 1) await inner.addItems([late])
+    }
+    const logs: { level: string; message: string }[] = []
+    const compacting = new CompactingSession(inner, {
+      ...small,
+      outputDir: tempDir('cc-agents-mismatch-'),
+      summarizer: async () => 'summary',
+      onLog: (entry) => logs.push(entry),
+    })
+    const done = await compacting.compact({ force: true })
+    expect(done.compacted).toBe(false)
+    expect(done.error!.code).toBe('SESSION_CHANGED')
+    expect(done.error!.message).toMatch(/no longer matches/)
+    expect(await inner.getItems()).toEqual([...initial, late])
+    expect(done.messages).toEqual(initial)
+    expect(logs.some((entry) => entry.level === 'warn' && /SESSION_CHANGED|changed before the compaction/.test(entry.message))).toBe(true)
+    // Both sends were the same transaction, refused alike.
+    expect(inner.transactions).toHaveLength(2)
+    expect(inner.transactions[1]).toEqual(inner.transactions[0])
+    // The next compaction reads the history as it is and goes through.
+    const next = await compacting.compact({ force: true })
+    expect(next.compacted).toBe(true)
+    expect(await compacting.restoreItems()).toEqual([...initial, late])
+  })
 })

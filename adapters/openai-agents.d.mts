@@ -14,6 +14,7 @@ import type {
   FunctionTool,
   OpenAIResponsesCompactionArgs,
   OpenAIResponsesCompactionAwareSession,
+  OpenAIResponsesCompactionOwnershipAwareSession,
   OpenAIResponsesCompactionResult,
   RunContext,
   RunContextAwareSession,
@@ -42,7 +43,17 @@ import type {
  *   to replace its items (it is given its items back after a failed write);
  * - `'INVALID_ITEMS'`: the session holds an item the library cannot read (its message names
  *   the item and the field);
- * - `'COMPACTION_FAILED'`: any other failure of the compaction.
+ * - `'COMPACTION_FAILED'`: any other failure of the compaction;
+ * - `'NOT_OWNED'`: an automatic compaction (the runner's) was skipped because someone else
+ *   wrote to the session after the run read it, or the run was resumed from a saved `RunState`
+ *   (the runner never saves the receipt with it);
+ * - `'NOT_SEEN'`: an automatic compaction was skipped because the model had not seen the start
+ *   of the history (an input filter or callback left it out) or the run had no successful
+ *   model call.
+ *
+ * With a wrapped session that has `applyHistoryTransaction`, `'SESSION_CHANGED'` also means
+ * the transaction was refused because the history no longer ended with what was compacted
+ * (someone appended meanwhile): nothing was changed.
  */
 export type SessionCompactErrorCode =
   | CompactErrorCode
@@ -52,6 +63,8 @@ export type SessionCompactErrorCode =
   | 'SESSION_WRITE_FAILED'
   | 'INVALID_ITEMS'
   | 'COMPACTION_FAILED'
+  | 'NOT_OWNED'
+  | 'NOT_SEEN'
 
 /** Why a session's compaction did not happen or did not reach the session. */
 export interface SessionCompactError extends Omit<CompactError, 'code'> {
@@ -128,11 +141,28 @@ export interface CompactingSessionOptions
  * they were, and {@link CompactingSession.lastResult} (`error`), the `'failed'` event and the
  * log say why.
  *
- * Not forwarded to the wrapped session: history transactions (`applyHistoryTransaction`),
- * history mutations and compaction ownership. The runner does without them (plain appends).
+ * The runner's rules for its automatic compaction are kept: the session hands out compaction
+ * ownership (`getItemsWithCompactionOwnership` / `addItemsWithCompactionOwnership`), so the
+ * runner passes `runCompaction` its receipt and the latest successful model exchange. Only
+ * what the model saw is summarized: the longest run of items from the start that the model saw
+ * (never splitting a tool call from its result) is compacted, and the items from the first
+ * unseen one on (left out by a `callModelInputFilter`, or added after the model's latest call)
+ * are kept as they are after it (`result.warnings` says how many). When the model did not see
+ * the start of the history, or someone else wrote since the run read it, the compaction is
+ * skipped (`lastResult.error.code` `'NOT_SEEN'` / `'NOT_OWNED'`).
+ *
+ * When the wrapped session has `applyHistoryTransaction`, the compaction is written as one
+ * `replace_suffix` transaction, with an `operationId` derived from the session id and the
+ * items replaced (a retry sends the same one, and the store applies it once). A history that no longer ends
+ * with what was compacted makes the store refuse it, unchanged, and the compaction is skipped
+ * (`'SESSION_CHANGED'`). Without it, the items are replaced by `clearSession` and `addItems`
+ * (put back if that fails).
+ *
+ * Not forwarded to the wrapped session: the runner's own history transactions and history
+ * mutations (the runner appends through `addItems`).
  */
 export declare class CompactingSession<TContext = unknown>
-  implements RunContextAwareSession<TContext>, OpenAIResponsesCompactionAwareSession
+  implements RunContextAwareSession<TContext>, OpenAIResponsesCompactionOwnershipAwareSession
 {
   /**
    * @param session the session that holds the items (any `Session`)
@@ -163,6 +193,19 @@ export declare class CompactingSession<TContext = unknown>
   getItems(limit?: number, runContext?: RunContext<TContext>): Promise<AgentInputItem[]>
   /** Appends to the wrapped session (and to this session's own copy of its items). */
   addItems(items: AgentInputItem[], runContext?: RunContext<TContext>): Promise<void>
+  /**
+   * The runner's read at the start of a run: the wrapped session's items and a receipt that lets
+   * that run's automatic compaction replace them while no one else writes (the wrapped
+   * session's own, when it has these methods, is used within).
+   */
+  getItemsWithCompactionOwnership(runContext?: RunContext<TContext>): Promise<{
+    /** The wrapped session's items. */
+    items: AgentInputItem[]
+    /** The receipt: pass it back to `addItemsWithCompactionOwnership` and `runCompaction`. */
+    ownership: object
+  }>
+  /** The runner's append: as `addItems`, and the receipt stays valid if it was. */
+  addItemsWithCompactionOwnership(items: AgentInputItem[], ownership: object | null, runContext?: RunContext<TContext>): Promise<void>
   /** Removes the wrapped session's last item and resolves with it. */
   popItem(runContext?: RunContext<TContext>): Promise<AgentInputItem | undefined>
   /** Empties the wrapped session. Its archives stay. */
@@ -181,10 +224,16 @@ export declare class CompactingSession<TContext = unknown>
    * or `null`; never rejects for a failure of the summarizer, the archive or the wrapped
    * session. A wrapped session with its own `runCompaction` runs it first, as it would
    * unwrapped (its failures are its own).
+   *
+   * `ownership` and `modelExchange` are the runner's (see the class): with a receipt (or
+   * `null`) the compaction follows the runner's rules; without one (a call of your own) it
+   * compacts the whole history.
    */
   runCompaction(
     args?: OpenAIResponsesCompactionArgs,
     runContext?: RunContext<any>,
+    ownership?: object | null,
+    modelExchange?: { items: AgentInputItem[]; responseId?: string; reasoningItemIdPolicy?: 'preserve' | 'omit' },
   ): Promise<OpenAIResponsesCompactionResult | null>
 
   /**

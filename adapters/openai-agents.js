@@ -27,6 +27,23 @@
 // read (getItems); the Compactor counts each item once (its cache is keyed by the item object).
 // Before it writes a compaction back, the session reads the wrapped session and compacts only
 // if the history it summarized is still there, item for item.
+//
+// The runner's rules for automatic compaction (0.20: OpenAIResponsesCompactionOwnershipAwareSession):
+// - The runner reads the history through getItemsWithCompactionOwnership and appends through
+//   addItemsWithCompactionOwnership; the receipt it gets stays valid while only its own run
+//   writes. It then calls runCompaction(args, runContext, ownership, modelExchange): a stale
+//   receipt (another writer came in between) or no successful model exchange skips the
+//   compaction, as the SDK's own compaction session does.
+// - Only what the model saw is summarized: the stored items are matched, in order, against the
+//   latest model exchange (its input, after any callModelInputFilter, and its output). The
+//   compaction covers the longest prefix the model saw (never splitting a tool call from its
+//   result); the items from the first unseen one on (hidden by a filter, or added after the
+//   exchange) are kept as they are after the summary, and result.warnings says so. Nothing seen
+//   at the start: the compaction is skipped (lastResult.error.code 'NOT_SEEN').
+// - A wrapped session with applyHistoryTransaction gets the swap as one replace_suffix
+//   transaction whose operationId is derived from the session id and the items replaced: a
+//   retry sends the same id (idempotent), and a suffix that no longer matches
+//   (someone appended) changes nothing: the compaction is skipped ('SESSION_CHANGED').
 
 const { createHash } = require('node:crypto')
 const { createRequire } = require('node:module')
@@ -41,6 +58,10 @@ const FORMAT = 'openai-responses'
 // takes it for the model's.
 const USAGE_ENDPOINT = 'context-compact'
 const SESSION_METHODS = ['getSessionId', 'getItems', 'addItems', 'popItem', 'clearSession']
+// Item types whose `id` the runner drops before it compares stored items (transient ids, also in
+// nested provider data), as its stripTransientCallIds does.
+const TRANSIENT_ID_TYPES = new Set(['function_call', 'function_call_result'])
+const TOOL_SEARCH_TYPES = new Set(['tool_search_call', 'tool_search_output'])
 // The fields of a Compactor's result that a failed write-back keeps.
 const MEASURED_FIELDS = [
   'provider', 'model', 'warnings', 'tokens', 'threshold', 'measure', 'strategy', 'trigger', 'rounds', 'removed',
@@ -155,6 +176,110 @@ function sameData(a, b) {
   return true
 }
 
+// An item as the model-exchange comparison sees it: without the ids the runner treats as
+// transient (stored items lose them, the model input may carry them), and without a reasoning
+// item's id (the runner may omit it from the model input).
+function exchangeKey(item) {
+  const key = withoutTransientIds(item)
+  if (key !== null && typeof key === 'object' && !Array.isArray(key) && key.type === 'reasoning' && 'id' in key) {
+    const { id: _id, ...rest } = key
+    return rest
+  }
+  return key
+}
+
+function isPlainObject(value) {
+  if (value === null || typeof value !== 'object') return false
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
+}
+
+function withoutTransientIds(value) {
+  if (Array.isArray(value)) return value.map(withoutTransientIds)
+  if (!isPlainObject(value)) return value
+  let strip = false
+  if (TRANSIENT_ID_TYPES.has(value.type)) strip = true
+  else if (TOOL_SEARCH_TYPES.has(value.type)) {
+    const provider = isPlainObject(value.providerData) ? value.providerData : {}
+    const callId = value.call_id ?? value.callId ?? provider.call_id ?? provider.callId
+    strip = typeof callId === 'string' && callId.length > 0
+  }
+  const out = {}
+  for (const [key, entry] of Object.entries(value)) {
+    if (strip && key === 'id') continue
+    out[key] = withoutTransientIds(entry)
+  }
+  return out
+}
+
+// How many of the stored items, from the first, the model saw in the exchange, in order (as the
+// runner's own coverage check matches them: each stored item to a later exchange item).
+function seenPrefixLength(stored, exchangeItems) {
+  const seen = exchangeItems.map(exchangeKey)
+  let cursor = 0
+  for (let i = 0; i < stored.length; i++) {
+    const key = exchangeKey(stored[i])
+    while (cursor < seen.length && !sameData(key, seen[cursor])) cursor++
+    if (cursor === seen.length) return i
+    cursor++
+  }
+  return stored.length
+}
+
+function callIdOf(item) {
+  if (item === null || typeof item !== 'object') return null
+  const id = item.callId ?? item.call_id
+  return typeof id === 'string' && id.length > 0 ? id : null
+}
+
+// The cut moved back so that no tool call is on one side and its result on the other.
+function wholeToolCalls(items, end) {
+  let cut = end
+  for (;;) {
+    const after = new Set()
+    for (let i = cut; i < items.length; i++) {
+      const id = callIdOf(items[i])
+      if (id !== null) after.add(id)
+    }
+    let first = cut
+    for (let i = 0; i < cut; i++) {
+      const id = callIdOf(items[i])
+      if (id !== null && after.has(id)) {
+        first = i
+        break
+      }
+    }
+    if (first === cut) return cut
+    cut = first
+  }
+}
+
+// JSON with sorted keys (and bytes as base64): the same items give the same text whatever order
+// a store gives their keys back in.
+function canonicalJson(value) {
+  if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return 'null'
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
+  if (ArrayBuffer.isView(value)) return JSON.stringify(`base64:${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64')}`)
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+  if (typeof value.toJSON === 'function') return canonicalJson(value.toJSON())
+  const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort()
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`
+}
+
+/**
+ * The operationId of a compaction's replace_suffix transaction: derived from the session id and
+ * the items it replaces, so a retry of the swap (the same call sent again, or a compaction of the
+ * same history after a failed write, whose summary names another archive) reuses it. A store that
+ * applied it refuses the id with another replacement, and its history no longer ends with those
+ * items anyway: nothing is applied twice.
+ */
+function compactionOperationId(sessionId, expectedSuffix) {
+  const hash = createHash('sha256')
+  hash.update(`context-compact/replace_suffix\0${String(sessionId)}\0`)
+  hash.update(canonicalJson(expectedSuffix))
+  return `context-compact-${hash.digest('hex').slice(0, 40)}`
+}
+
 // The result of a compaction that did not reach the session: the CompactResult's fields, the
 // items unchanged, and why.
 function notCompacted(items, error, from) {
@@ -238,6 +363,10 @@ class CompactingSession {
   #rewrittenRuns = new WeakSet()
   #lastResult = null
   #closed = false
+  // Which writes a runner's receipt has seen: a new object at every change of the history, and
+  // for each receipt the one it was given at (with the wrapped session's own receipt, if any).
+  #generation = {}
+  #receipts = new WeakMap()
 
   /**
    * @param session any Session of the Agents SDK (MemorySession, a database-backed one, …)
@@ -331,8 +460,56 @@ class CompactingSession {
   }
 
   async addItems(items, runContext) {
+    await this.#append(items, null, runContext)
+  }
+
+  /**
+   * The runner's read at the start of a run: the items, and a receipt that lets the run's
+   * compaction replace them while only that run writes (OpenAIResponsesCompactionOwnershipAwareSession).
+   */
+  async getItemsWithCompactionOwnership(runContext) {
+    return this.#serialized(async () => {
+      const session = this.#session
+      let items
+      let inner = null
+      if (typeof session.getItemsWithCompactionOwnership === 'function') {
+        const snapshot = await this.#call('getItemsWithCompactionOwnership', [], runContext)
+        items = snapshot?.items
+        inner = snapshot?.ownership ?? null
+      } else {
+        items = await this.#call('getItems', [undefined], runContext)
+      }
+      if (!Array.isArray(items)) throw new Error(`the wrapped session's items are ${describe(items)}, not an array`)
+      this.#sync(items)
+      const ownership = {}
+      this.#receipts.set(ownership, { generation: this.#generation, inner })
+      return { items, ownership }
+    })
+  }
+
+  /** The runner's append: the receipt stays valid when it was valid before this write. */
+  async addItemsWithCompactionOwnership(items, ownership, runContext) {
+    await this.#append(items, ownership ?? null, runContext)
+  }
+
+  async #append(items, ownership, runContext) {
     await this.#serialized(async () => {
-      await this.#call('addItems', [items], runContext)
+      const receipt = ownership === null ? undefined : this.#receipts.get(ownership)
+      const owned = receipt !== undefined && receipt.generation === this.#generation
+      try {
+        if (typeof this.#session.addItemsWithCompactionOwnership === 'function') {
+          await this.#call('addItemsWithCompactionOwnership', [items, receipt?.inner ?? null], runContext)
+        } else {
+          await this.#call('addItems', [items], runContext)
+        }
+      } catch (error) {
+        // The store may have written before it failed: read it again next time.
+        this.#items = null
+        this.#generation = {}
+        throw error
+      }
+      this.#generation = {}
+      if (owned) receipt.generation = this.#generation
       if (this.#items !== null && Array.isArray(items)) {
         for (const item of items) this.#items.push(clone(item))
       }
@@ -341,6 +518,7 @@ class CompactingSession {
 
   async popItem(runContext) {
     return this.#serialized(async () => {
+      this.#generation = {}
       const popped = await this.#call('popItem', [], runContext)
       if (popped !== undefined && this.#items !== null) this.#items.pop()
       return popped
@@ -351,6 +529,7 @@ class CompactingSession {
     await this.#serialized(async () => {
       // Read again in full next time, whatever the call did before failing.
       this.#items = null
+      this.#generation = {}
       await this.#call('clearSession', [], runContext)
       this.#items = []
     })
@@ -385,19 +564,30 @@ class CompactingSession {
    * (the runner adds it to the run's usage) or null; never rejects for a failure of the
    * summarizer, the archive or the wrapped session (see lastResult).
    */
-  async runCompaction(args, runContext) {
+  async runCompaction(args, runContext, ownership, modelExchange) {
     let inner = null
     const session = this.#session
+    // The runner's ownership rules apply when it passes a receipt (null: none survived);
+    // undefined is a compaction the caller asked for.
+    const automatic = ownership !== undefined
     if (typeof session.runCompaction === 'function') {
-      // A wrapped session with its own compaction keeps it, as if it were not wrapped.
-      inner = await this.#call('runCompaction', [args], runContext)
+      // A wrapped session with its own compaction keeps it, as if it were not wrapped (with its
+      // own receipt and the model exchange when it follows the runner's rules too).
+      const ownsToo = typeof session.getItemsWithCompactionOwnership === 'function' && typeof session.addItemsWithCompactionOwnership === 'function'
+      const innerArgs = automatic && ownsToo ? [args, runContext, this.#receipts.get(ownership)?.inner ?? null, modelExchange] : [args]
+      if (innerArgs.length > 1) {
+        inner = await session.runCompaction(...innerArgs)
+      } else {
+        inner = await this.#call('runCompaction', innerArgs, runContext)
+      }
       if (inner) {
         this.#items = null
         if (runContext) this.#rewrittenRuns.add(runContext)
       }
     }
     const force = args !== null && typeof args === 'object' && args.force === true
-    const own = await this.#maybeCompact({ force, runContext })
+    const exchange = automatic ? { ownership, modelExchange } : undefined
+    const own = await this.#maybeCompact({ force, runContext, exchange })
     const usage = own === null ? null : requestUsageOf(own.summaryUsage)
     if (!inner) return usage ? { usage } : null
     if (!usage) return inner
@@ -424,7 +614,7 @@ class CompactingSession {
 
   // The compaction itself: null when nothing was written (below the threshold, or failed, with
   // lastResult saying why), else the result.
-  async #maybeCompact({ force, overflow, runContext, always = false }) {
+  async #maybeCompact({ force, overflow, runContext, always = false, exchange }) {
     if (this.#closed) return null
     if (this.#running) {
       // One at a time: the history a second one would summarize is being replaced.
@@ -433,7 +623,7 @@ class CompactingSession {
     }
     const signal = this.#signal
     if (signal && signal.aborted && !always) return null
-    const work = this.#compactOnce({ force, overflow, runContext, always })
+    const work = this.#compactOnce({ force, overflow, runContext, always, exchange })
     this.#running = work
     try {
       return await work
@@ -442,7 +632,7 @@ class CompactingSession {
     }
   }
 
-  async #compactOnce({ force, overflow, runContext, always }) {
+  async #compactOnce({ force, overflow, runContext, always, exchange }) {
     let compactor
     let items
     try {
@@ -468,13 +658,45 @@ class CompactingSession {
     }
     // The write-back checks that the wrapped session still starts with it.
     const snapshot = items
+    // What the compaction may summarize: all of it, or (by the runner's rules) what the model saw.
+    let target = snapshot
+    let unseen = 0
+    if (exchange !== undefined) {
+      const receipt = exchange.ownership === null ? undefined : this.#receipts.get(exchange.ownership)
+      if (receipt === undefined || receipt.generation !== this.#generation) {
+        return this.#failed(snapshot, 'NOT_OWNED', 'the history was written by someone else since this run read it: the automatic compaction was skipped, the items are unchanged')
+      }
+      const seenItems = exchange.modelExchange?.items
+      if (!Array.isArray(seenItems)) {
+        return this.#failed(snapshot, 'NOT_SEEN', 'the run had no successful model call to compare the history with: the automatic compaction was skipped, the items are unchanged')
+      }
+      const seen = wholeToolCalls(snapshot, seenPrefixLength(this.#comparable(snapshot.map(clone)), this.#comparable(seenItems.map(clone))))
+      if (seen === 0) {
+        return this.#failed(snapshot, 'NOT_SEEN', 'the model did not see the start of the history (an input filter or callback left it out): the automatic compaction was skipped, the items are unchanged')
+      }
+      if (seen < snapshot.length) {
+        target = snapshot.slice(0, seen)
+        unseen = snapshot.length - seen
+        // The trigger fired for the whole history; the part the model saw is compacted as far
+        // as it goes, not measured again on its own (the usage is of the whole).
+        delete overrides.usage
+        overrides.force = true
+      }
+    }
     let result
     try {
-      result = await inCustomSpan(snapshot, () => compactor.compact(snapshot, overrides))
+      result = await inCustomSpan(target, () => compactor.compact(target, overrides))
     } catch (error) {
       if (error && error.name === 'AbortError') return this.#failed(snapshot, 'ABORTED', 'the compaction was aborted: the items are unchanged')
       if (error instanceof TypeError) return this.#failed(snapshot, 'INVALID_ITEMS', `the session holds items the library cannot read: ${messageOf(error)}`)
       return this.#failed(snapshot, 'COMPACTION_FAILED', messageOf(error))
+    }
+    if (unseen > 0) {
+      const kept = snapshot.slice(target.length)
+      const warning = `${unseen} item${unseen === 1 ? '' : 's'} the model had not seen (left out by an input filter, or added after its latest call) ${unseen === 1 ? 'was' : 'were'} kept as ${unseen === 1 ? 'it was' : 'they were'}, after the compacted part`
+      result = result.compacted
+        ? { ...result, messages: [...result.messages, ...kept], warnings: [...(result.warnings ?? []), warning] }
+        : { ...result, messages: snapshot, warnings: [...(result.warnings ?? []), warning] }
     }
     this.#lastResult = result
     if (!result.compacted) return null
@@ -484,6 +706,9 @@ class CompactingSession {
     const written = await this.#writeBack(snapshot, result, runContext)
     if (written !== null) return this.#failed(snapshot, written.code, written.message, result)
     if (runContext) this.#rewrittenRuns.add(runContext)
+    // The run that compacted still owns the history it wrote (as with the SDK's own session).
+    const receipt = exchange?.ownership ? this.#receipts.get(exchange.ownership) : undefined
+    if (receipt !== undefined) receipt.generation = this.#generation
     return result
   }
 
@@ -552,6 +777,8 @@ class CompactingSession {
       }
       const added = current.slice(snapshot.length)
       const next = [...result.messages, ...added]
+      if (typeof this.#session.applyHistoryTransaction === 'function') return this.#transaction(current, next, runContext)
+      this.#generation = {}
       try {
         await this.#call('clearSession', [], runContext)
         await this.#call('addItems', [next], runContext)
@@ -564,6 +791,54 @@ class CompactingSession {
       this.#items = [...result.messages, ...added.map(clone)]
       return null
     })
+  }
+
+  // The swap as one replace_suffix transaction (the whole history read is the suffix): the store
+  // applies it atomically, or refuses it unchanged when the history no longer ends with it. A
+  // failed call is sent once more with the same operationId (a store that applied it and lost
+  // the answer acknowledges it without applying it again). Null when written, else why not.
+  async #transaction(current, next, runContext) {
+    const expectedSuffix = current
+    const replacement = next.map(clone)
+    let sessionId
+    try {
+      sessionId = await this.#session.getSessionId()
+    } catch (error) {
+      return { code: 'SESSION_READ_FAILED', message: `the wrapped session's id could not be read before writing the compaction: ${messageOf(error)}` }
+    }
+    const args = { operationId: compactionOperationId(sessionId, expectedSuffix), transaction: { type: 'replace_suffix', expectedSuffix, replacement } }
+    let failure = null
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await this.#call('applyHistoryTransaction', [args], runContext)
+        failure = null
+        break
+      } catch (error) {
+        failure = error
+      }
+    }
+    this.#generation = {}
+    if (failure === null) {
+      this.#items = next.map(clone)
+      return null
+    }
+    // Whether the history moved on (someone appended or removed) or the store failed: nothing
+    // was changed either way.
+    this.#items = null
+    let now = null
+    try {
+      now = await this.#call('getItems', [undefined], runContext)
+    } catch {
+      // Read again next time.
+    }
+    if (Array.isArray(now) && now.length === current.length) {
+      const a = this.#comparable(now)
+      const b = this.#comparable(current)
+      if (a.every((item, i) => sameData(item, b[i]))) {
+        return { code: 'SESSION_WRITE_FAILED', message: `the compaction could not be written to the wrapped session (${messageOf(failure)}); its items are unchanged` }
+      }
+    }
+    return { code: 'SESSION_CHANGED', message: `the wrapped session changed before the compaction was written (${messageOf(failure)}): the compaction was skipped, the history is as the store has it` }
   }
 
   // Puts the items back after a failed write: null when it worked, else why not.

@@ -10,10 +10,11 @@ import {
   type AgentInputItem,
   type FunctionTool,
   type OpenAIResponsesCompactionAwareSession,
+  type OpenAIResponsesCompactionOwnershipAwareSession,
   type RunContextAwareSession,
   type Session,
 } from '@openai/agents'
-import { isOpenAIResponsesCompactionAwareSession, isRunContextAwareSession } from '@openai/agents'
+import { isOpenAIResponsesCompactionAwareSession, isOpenAIResponsesCompactionOwnershipAwareSession, isRunContextAwareSession } from '@openai/agents'
 import {
   CompactingSession,
   recallTool,
@@ -58,11 +59,18 @@ export async function aSessionWithoutACast() {
   const asSession: Session = session
   const aware: OpenAIResponsesCompactionAwareSession = session
   const withContext: RunContextAwareSession = session
+  // The runner hands runCompaction its ownership receipt and the model exchange.
+  const owning: OpenAIResponsesCompactionOwnershipAwareSession = session
   void asSession
   void aware
   void withContext
+  void owning
   // What the runner checks before it calls runCompaction and passes its run context.
   if (!isOpenAIResponsesCompactionAwareSession(asSession) || !isRunContextAwareSession(asSession)) throw new Error('unreachable')
+  if (!isOpenAIResponsesCompactionOwnershipAwareSession(asSession)) throw new Error('unreachable')
+  const owned = await session.getItemsWithCompactionOwnership()
+  await session.addItemsWithCompactionOwnership(owned.items.slice(-1), owned.ownership)
+  await session.runCompaction(undefined, undefined, owned.ownership, { items: owned.items })
 
   const agent = new Agent({ name: 'coder', instructions: 'Help.', tools: [session.recallTool()] })
   const controller = new AbortController()
