@@ -115,6 +115,10 @@ export function checkCommand(line: string): string[] {
     } else if (program === 'npm') {
       const [verb, name, ...rest] = args
       if (verb === 'install' && (name === undefined || name === pkg.name)) continue
+      // A package the guides name beside ours (an optional peer, e.g. @opentelemetry/api) is one
+      // the project itself depends on: the name is real and its tests run against it.
+      const known = { ...pkg.peerDependencies, ...pkg.devDependencies }
+      if (verb === 'install' && [name, ...rest].every((n: string) => n in known)) continue
       if (verb === 'test' || verb === 'pack') continue
       if (verb !== 'run') {
         problems.push(`npm ${verb}: not a command the docs may use`)
