@@ -7,7 +7,7 @@
 // - turns invalid input into TypeError, wires AbortSignal and the JS callbacks.
 // This file only gathers the public names; types and documentation: index.d.ts.
 //
-// lib/, each module requiring only the ones listed before it (__test__/layers.test.ts keeps the
+// lib/, each module requiring only the ones listed before it (__test__/package/layers.test.ts keeps the
 // graph free of cycles):
 //   native.js           loads the addon (a clear error when no binary fits the platform)
 //   binary.js           bytes and URL objects back from the addon's JSON as what they were

@@ -2,7 +2,7 @@
 //! openai providers send the loop's own request body with the loop's messages byte for byte and
 //! one more user message holding the instructions, so the provider reads its prompt cache.
 //! Against wiremock servers on 127.0.0.1 that answer as the APIs do; the cache accounting itself
-//! is tested against the JS servers of `benchmark/servers/` (`__test__/shared-request.test.ts`).
+//! is tested against the JS servers of `benchmark/servers/` (`__test__/summary/shared-request.test.ts`).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
