@@ -32,7 +32,7 @@ describe('no native binary', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
   it('the JS files without any .node (and no platform package) throw a clear error', () => {
-    for (const file of ['index.js', 'index.mjs', 'binding.js', 'package.json']) copyFileSync(join(root, file), join(dir, file))
+    for (const file of ['index.js', 'index.mjs', 'package.json']) copyFileSync(join(root, file), join(dir, file))
     // The JS layer the entry loads (the published package ships it: package.json "files").
     cpSync(join(root, 'lib'), join(dir, 'lib'), { recursive: true })
     const { status, stderr } = load(dir, { NAPI_RS_NATIVE_LIBRARY_PATH: '' })
