@@ -29,7 +29,7 @@
 //   snapshot.js         when the Compactor's cached count of a message is still right
 //   background.js       the Compactor's summary prepared before the threshold (`background`)
 //   compactor.js        the Compactor class
-//   report-html.js      the page of a session report (HTML, inline CSS and SVG)
+//   report/page.js      the page of a session report (HTML, inline CSS and SVG)
 //   report.js           renderReport: what a session report shows, gathered and computed
 
 const { countTokens, measureTokens, shouldCompact } = require('./lib/counting.js')

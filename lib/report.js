@@ -2,7 +2,7 @@
 
 // A session report (issue 24): one self-contained HTML page of how a conversation grew, when
 // and why it was compacted, what each compaction replaced and cost, and what fills the list
-// now. This module gathers and computes what the page shows; report-html.js writes the page.
+// now. This module gathers and computes what the page shows; report/page.js writes the page.
 //
 // What it reads:
 // - the list as it is now, each message described by the addon (formats/parts.rs): role,
@@ -19,7 +19,7 @@ const { describe, invalidArgument, callNative, nativeAsync, checkedMessages, che
 const { checkArchiveStore, withArchiveStore, storeJson } = require('./store.js')
 const { measureTokens, isModelMessage } = require('./counting.js')
 const { listArchives, restoreMessages } = require('./archives.js')
-const { renderHtml } = require('./report-html.js')
+const { renderHtml } = require('./report/page.js')
 
 const SOURCE_KEY = 'x-context-compact-source'
 const DEFAULT_OUTPUT_DIR = './.context-compact'
