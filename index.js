@@ -29,7 +29,8 @@
 //   snapshot.js         when the Compactor's cached count of a message is still right
 //   background.js       the Compactor's summary prepared before the threshold (`background`)
 //   compactor.js        the Compactor class
-//   report/page.js      the page of a session report (HTML, inline CSS and SVG)
+//   report/             the session report's rooms: html.js (the escaping tag), page.js (the page),
+//                       chart.js (SVG), compaction.js (the cards), style.js (CSS), format.js, usage.js (billed usage)
 //   report.js           renderReport: what a session report shows, gathered and computed
 
 const { countTokens, measureTokens, shouldCompact } = require('./lib/counting.js')
