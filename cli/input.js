@@ -3,7 +3,7 @@
 // Reading conversations, from a file or stdin, recognised by their content (never by the file's
 // name): a message array, a request body that holds one (Anthropic {system, tools, messages},
 // OpenAI {model, messages, tools}, Gemini {contents}, OpenAI Responses {input}), or a session
-// file an agent keeps (Claude Code, pi or Codex JSONL: sessions.js); and writing a result back
+// file an agent keeps (Claude Code, pi or Codex JSONL: lib/sessions/); and writing a result back
 // into the same envelope. Also where a list's archives are: the directory its summaries name.
 
 const fs = require('node:fs')
@@ -13,7 +13,7 @@ const path = require('node:path')
 const { CliError, oneLine } = require('./errors.js')
 const { lib } = require('./library.js')
 const { DEFAULT_OUTPUT_DIR } = require('./args.js')
-const { parseJsonl, detectAgent, readSession, misfit } = require('./sessions.js')
+const { parseJsonl, detectAgent, readSession, misfit } = require('../lib/sessions/index.js')
 
 async function readText(file) {
   if (file === '-') {
@@ -32,7 +32,7 @@ async function readText(file) {
  * Reads a conversation: `{ messages, body, system, tools, model, name }`, where `body` is the
  * request body object (null for a bare array or a session file) and `system` / `tools` /
  * `model` come from it. A session file adds `session` (which agent, its id, the usage it
- * recorded: see sessions.js), `format`, `usage` (one entry per request, for the report) and
+ * recorded: see lib/sessions/), `format`, `usage` (one entry per request, for the report) and
  * `lastUsage` (the trigger's input).
  */
 async function readConversation(file) {
