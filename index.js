@@ -32,6 +32,7 @@
 //   report/             the session report's rooms: html.js (the escaping tag), page.js (the page),
 //                       chart.js (SVG), compaction.js (the cards), style.js (CSS), format.js, usage.js (billed usage)
 //   report.js           renderReport: what a session report shows, gathered and computed
+//   sessions/           readAgentSession: agents' session files (Claude Code, pi, Codex), one file per agent
 
 const { countTokens, measureTokens, shouldCompact } = require('./lib/counting.js')
 const { partitionMessages, generateSummary, assembleMessages, checkMessages } = require('./lib/steps.js')
@@ -41,6 +42,7 @@ const { isContextOverflow } = require('./lib/overflow.js')
 const { compactMessages } = require('./lib/compaction.js')
 const { Compactor } = require('./lib/compactor.js')
 const { renderReport } = require('./lib/report.js')
+const { readAgentSession, parseAgentSession } = require('./lib/sessions/index.js')
 const { createRecallTool } = require('./lib/recall.js')
 
 // The defaults of the options of the same names (the core's; index.d.ts documents them).
@@ -74,5 +76,7 @@ module.exports = {
   Compactor,
   isContextOverflow,
   renderReport,
+  readAgentSession,
+  parseAgentSession,
   createRecallTool,
 }

@@ -46,7 +46,9 @@ function parseJsonl(text) {
   return { entries, malformed }
 }
 
-const { isObject } = require('./shared.js')
+const fs = require('node:fs')
+
+const { isObject, invalidArgument } = require('./shared.js')
 const { readClaudeCode, CLAUDE_TYPES } = require('./claude-code.js')
 const { readPi } = require('./pi.js')
 const { readCodex, isCodexOutput, CODEX_TYPES } = require('./codex.js')
@@ -136,4 +138,88 @@ function readSession(values) {
   }
 }
 
-module.exports = { parseJsonl, detectAgent, readSession, misfit }
+// ---------------------------------------------------------------------------------------------
+// The library's entry points: a file, or its text
+
+/** A value as an error names it: `an object of type "summary"`. */
+function describeValue(value) {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  if (typeof value !== 'object') return `a ${typeof value}`
+  return typeof value.type === 'string' ? `an object of type ${JSON.stringify(value.type.slice(0, 40))}` : 'an object without a "messages" array'
+}
+
+/**
+ * The session in JSONL `text`, with a note of the lines skipped; null when the text is not JSON
+ * lines (no line is JSON, or its first line is not). Text that is JSON lines but no agent's
+ * session is a TypeError naming the line that does not fit. `name` starts the error's text.
+ */
+function sessionOfText(text, name) {
+  const { entries, malformed } = parseJsonl(text)
+  if (entries.length === 0) return null
+  // A line an agent was still writing (or a torn copy) is skipped, as the agents skip it.
+  if (malformed.length > 0 && malformed[0] < entries[0].line) return null
+  const values = entries.map((e) => e.value)
+  const session = readSession(values)
+  if (!session) {
+    const off = misfit(values)
+    if (off) {
+      const entry = entries[off.at]
+      throw invalidArgument(
+        `${name}: one JSON value a line, but not a session file of Claude Code, pi or Codex: line ${entry.line} (${describeValue(entry.value)}) is not ${off.what}, as the other lines of this ${off.agent} file are`,
+      )
+    }
+    throw invalidArgument(`${name}: one JSON value a line, but not a session file of Claude Code, pi or Codex (line ${entries[0].line}: ${describeValue(entries[0].value)})`)
+  }
+  if (malformed.length > 0) {
+    const n = malformed.length
+    session.notes = [
+      ...session.notes,
+      `${n} line${n === 1 ? '' : 's'} that ${n === 1 ? 'is' : 'are'} not JSON skipped (line ${malformed.slice(0, 3).join(', ')}${n > 3 ? ', …' : ''})`,
+    ]
+  }
+  return session
+}
+
+function nameOption(options) {
+  if (options === undefined || options === null) return 'session'
+  if (typeof options !== 'object' || Array.isArray(options)) throw invalidArgument(`options must be an object, got ${describeValue(options)}`)
+  if (options.name === undefined || options.name === null) return 'session'
+  if (typeof options.name !== 'string') throw invalidArgument(`options.name must be a string, got ${describeValue(options.name)}`)
+  return options.name
+}
+
+/** index.d.ts `parseAgentSession`: the session an agent's JSONL text holds. */
+function parseAgentSession(text, options) {
+  const name = nameOption(options)
+  if (typeof text !== 'string') throw invalidArgument(`text must be a string (the JSONL text of a session file), got ${describeValue(text)}`)
+  const session = sessionOfText(text, name)
+  if (!session) {
+    const first = text.split('\n').findIndex((line) => line.trim() !== '')
+    throw invalidArgument(
+      first < 0
+        ? `${name}: empty: a session file of Claude Code, pi or Codex holds one JSON value a line`
+        : `${name}: line ${first + 1} is not JSON: a session file of Claude Code, pi or Codex holds one JSON value a line`,
+    )
+  }
+  return session
+}
+
+/** index.d.ts `readAgentSession`: the session an agent's JSONL file holds. */
+async function readAgentSession(file, options) {
+  if (typeof file !== 'string' && !(file instanceof URL)) throw invalidArgument(`file must be a path (string or file: URL), got ${describeValue(file)}`)
+  if (file === '') throw invalidArgument('file must be a path, got an empty string')
+  const name = options != null && typeof options === 'object' && typeof options.name === 'string' ? options.name : String(file)
+  let text
+  try {
+    text = await fs.promises.readFile(file, 'utf8')
+  } catch (error) {
+    const why = { ENOENT: 'no such file', EISDIR: 'a directory, not a file', EACCES: 'permission denied', EPERM: 'permission denied' }[error.code] ?? String(error.message).split('\n')[0]
+    const failure = new Error(`cannot read ${name}: ${why}`, { cause: error })
+    failure.code = error.code ?? 'ERR_CONTEXT_COMPACT_READ'
+    throw failure
+  }
+  return parseAgentSession(text, { ...(options ?? {}), name })
+}
+
+module.exports = { parseJsonl, detectAgent, readSession, misfit, sessionOfText, parseAgentSession, readAgentSession }

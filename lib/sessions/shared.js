@@ -18,4 +18,13 @@ function anthropicUsage(u) {
   return out
 }
 
-module.exports = { isObject, blankText, anthropicUsage }
+// A caller's mistake (a file that is no session, a wrong argument), as the rest of the library
+// says it (lib/validate.js, which this module does not load: it loads the addon, and the CLI
+// reads session files before it needs the addon).
+function invalidArgument(message) {
+  const error = new TypeError(message)
+  error.code = 'ERR_CONTEXT_COMPACT_INVALID_ARGUMENT'
+  return error
+}
+
+module.exports = { isObject, blankText, anthropicUsage, invalidArgument }
