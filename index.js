@@ -11,6 +11,7 @@
 // graph free of cycles):
 //   native.js           loads the addon (a clear error when no binary fits the platform)
 //   binary.js           bytes and URL objects back from the addon's JSON as what they were
+//   suggest.js          the edit distance behind "did you mean …?" (options.js, and the CLI's flags)
 //   validate.js         argument checks, the addon's errors as TypeError
 //   options.js          the options as the addon reads them (JSON), and the JS-only ones
 //   callbacks.js        summarizer, onLog/logger, onEvent, onBeforeCompact, AbortSignal
