@@ -109,6 +109,8 @@ describe('errors: clear, never a crash', () => {
     expect(() => parseAgentSession('', { name: 3 } as any)).toThrow(/^options\.name must be a string/)
     await expect(readAgentSession(undefined as any)).rejects.toThrow(/^file must be a path/)
     await expect(readAgentSession('')).rejects.toThrow(/^file must be a path, got an empty string/)
+    await expect(readAgentSession(join(dir, 'missing.jsonl'), { name: 3 } as any)).rejects.toThrow(/^options\.name must be a string/)
+    await expect(readAgentSession(join(dir, 'missing.jsonl'), { name: 'my file' })).rejects.toThrow(/^cannot read my file: no such file$/)
   })
 
   it.skipIf(!present)('any mangling of a real file reads as a session or throws the invalid-argument TypeError, nothing else', () => {

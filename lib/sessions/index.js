@@ -181,10 +181,11 @@ function sessionOfText(text, name) {
   return session
 }
 
-function nameOption(options) {
-  if (options === undefined || options === null) return 'session'
+/** `options.name`, checked, or `fallback`. */
+function nameOption(options, fallback = 'session') {
+  if (options === undefined || options === null) return fallback
   if (typeof options !== 'object' || Array.isArray(options)) throw invalidArgument(`options must be an object, got ${describeValue(options)}`)
-  if (options.name === undefined || options.name === null) return 'session'
+  if (options.name === undefined || options.name === null) return fallback
   if (typeof options.name !== 'string') throw invalidArgument(`options.name must be a string, got ${describeValue(options.name)}`)
   return options.name
 }
@@ -209,7 +210,7 @@ function parseAgentSession(text, options) {
 async function readAgentSession(file, options) {
   if (typeof file !== 'string' && !(file instanceof URL)) throw invalidArgument(`file must be a path (string or file: URL), got ${describeValue(file)}`)
   if (file === '') throw invalidArgument('file must be a path, got an empty string')
-  const name = options != null && typeof options === 'object' && typeof options.name === 'string' ? options.name : String(file)
+  const name = nameOption(options, String(file))
   let text
   try {
     text = await fs.promises.readFile(file, 'utf8')
