@@ -6,7 +6,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 
 const require = createRequire(import.meta.url)
-const { editDistance } = require('../lib/suggest.js')
+const { editDistance } = require('../../lib/suggest.js')
 
 /** The textbook recurrence, memoised: the reference the two-row version must agree with. */
 function reference(a: string, b: string): number {

@@ -12,11 +12,11 @@ import { pathToFileURL } from 'node:url'
 import fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
 
-import { checkMessages, parseAgentSession, readAgentSession, type AgentSession } from '../index'
-import { claudeCodeSession, codexRollout, piSession, type Made } from './agent-sessions'
-import { tempDir } from './helpers'
+import { checkMessages, parseAgentSession, readAgentSession, type AgentSession } from '../../index'
+import { claudeCodeSession, codexRollout, piSession, type Made } from '../support/agent-sessions'
+import { tempDir } from '../support/helpers'
 
-const DATA = join(__dirname, '..', '..', 'shared', 'data')
+const DATA = join(__dirname, '..', '..', '..', 'shared', 'data')
 const REAL = join(DATA, 'real')
 const present = existsSync(join(REAL, 'manifest.json')) && existsSync(join(DATA, 'pi-session-large.jsonl'))
 const load = (name: string) => JSON.parse(readFileSync(join(REAL, name), 'utf8'))

@@ -9,7 +9,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 
 const require = createRequire(import.meta.url)
-const { html, trusted, join, isFragment } = require('../lib/report/html.js')
+const { html, trusted, join, isFragment } = require('../../lib/report/html.js')
 
 const EVIL = `"><img src=x onerror='alert(1)'> & a=b`
 
@@ -49,12 +49,12 @@ describe('the html tag', () => {
 describe('the report page, every text of its data hostile', () => {
   // The tags and attributes the page's modules write (read from their source): anything else in
   // a page is markup that came from the data.
-  const dir = pathJoin(__dirname, '..', 'lib', 'report')
+  const dir = pathJoin(__dirname, '..', '..', 'lib', 'report')
   const source = readdirSync(dir).map((f) => readFileSync(pathJoin(dir, f), 'utf8')).join('\n')
   const TAGS = new Set([...source.matchAll(/<\/?([a-z][a-z0-9]*)/gi)].map((m) => m[1].toLowerCase()))
   const ATTRIBUTES = new Set([...source.matchAll(/\s([a-z][a-z0-9-]*)=["']/gi)].map((m) => m[1].toLowerCase()))
-  const { reportData } = require('../lib/report.js')
-  const { renderHtml } = require('../lib/report/page.js')
+  const { reportData } = require('../../lib/report.js')
+  const { renderHtml } = require('../../lib/report/page.js')
 
   const hostile = fc.oneof(
     fc.string(),
@@ -83,7 +83,7 @@ describe('the report page, every text of its data hostile', () => {
 
   it('only the page\'s own tags and attributes, whatever the texts', async () => {
     const dirOut = mkdtempSync(pathJoin(tmpdir(), 'cc-report-hostile-'))
-    const { compactMessages } = require('../index.js')
+    const { compactMessages } = require('../../index.js')
     const messages: any[] = []
     for (let i = 0; i < 6; i++) {
       messages.push({ role: 'user', content: `question ${i} ${'word '.repeat(60)}` })
