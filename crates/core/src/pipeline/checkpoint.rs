@@ -2,7 +2,7 @@
 //! of the list is looked up once a compaction fires (`Start`); the plan and summarize steps
 //! use it; a compaction that summarized records its checkpoint after the report.
 //!
-//! - **Background.** A summary prepared before the threshold ([`super::precompute`]) is used
+//! - **Background.** A summary prepared before the threshold ([`crate::pipeline::precompute`]) is used
 //!   when the messages it covers are unchanged, in place of the summary call; otherwise it is
 //!   dropped (`stale`) and never archived.
 //! - **Reuse.** A summary compaction records a checkpoint ([`crate::archive::checkpoint`]): the
@@ -26,20 +26,20 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::background::{self, Precomputed};
-use super::call::Call;
-use super::draft::{Draft, Replacement};
-use super::hooks::{BeforeCompactInfo, CompactHooks, Confirmation};
-use super::measure::Measured;
-use super::outcome::{BackgroundReport, CheckpointReport, CompactOutcome, Piece};
-use super::reporter::completed_event;
-use super::reuse::{find, summarizer_config};
-use super::session::{format_name, stand_in_archive_path};
 use crate::archive::checkpoint::{self as store, Checkpoint, PrefixHashes, CHECKPOINT_VERSION};
 use crate::base::error::{CompactError, ErrorCode};
 use crate::model::added;
 use crate::model::tokens;
+use crate::pipeline::background::{self, Precomputed};
+use crate::pipeline::hooks::{BeforeCompactInfo, CompactHooks, Confirmation};
+use crate::pipeline::measure::Measured;
 use crate::pipeline::options::CompactOptions;
+use crate::pipeline::report::reporter::completed_event;
+use crate::pipeline::reuse::{find, summarizer_config};
+use crate::pipeline::shared::call::Call;
+use crate::pipeline::shared::draft::{Draft, Replacement};
+use crate::pipeline::shared::outcome::{BackgroundReport, CheckpointReport, CompactOutcome, Piece};
+use crate::pipeline::shared::session::{format_name, stand_in_archive_path};
 use crate::plan::partition::Partition;
 use crate::plan::strategy::Strategy;
 use crate::summary::summarize::{BoxFuture, Summarizer};

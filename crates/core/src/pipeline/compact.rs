@@ -1,9 +1,9 @@
 //! The entry point of a compaction, and the names callers use for its parts.
 //!
 //! [`compact`] runs the pipeline ([`crate::pipeline`]): measure → plan → summarize → fit →
-//! archive → assemble → report. The options are in [`super::options`] (read from JSON by the
+//! archive → assemble → report. The options are in [`crate::pipeline::options`] (read from JSON by the
 //! options layer), what a compaction did in
-//! [`crate::pipeline::outcome`].
+//! [`crate::pipeline::shared::outcome`].
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -11,10 +11,10 @@ use tokio_util::sync::CancellationToken;
 use crate::summary::summarize::{AttemptObserver, Summarizer};
 
 pub use crate::pipeline::assemble::{assemble_messages, summary_message, summary_model_window};
-pub use crate::pipeline::middle::{cap_chars, summarize_middle, Summary};
 pub use crate::pipeline::options::{token_budget, CompactOptions, PromptStyle};
-pub use crate::pipeline::outcome::{Aborted, CompactOutcome, CompactStats, Piece};
-pub use crate::pipeline::region::{summarize_region, RegionSummary};
+pub use crate::pipeline::shared::outcome::{Aborted, CompactOutcome, CompactStats, Piece};
+pub use crate::pipeline::summarize::middle::{cap_chars, summarize_middle, Summary};
+pub use crate::pipeline::summarize::region::{summarize_region, RegionSummary};
 
 /// Compacts `messages` (already validated). `counts` are their token counts when the caller
 /// has them (the `Compactor` cache), otherwise they are computed.

@@ -42,49 +42,39 @@
 pub mod archive;
 pub mod assemble;
 pub mod background;
-pub(crate) mod call;
 pub mod checkpoint;
 pub mod compact;
-pub(crate) mod draft;
 pub mod fit;
 pub mod format;
 pub mod hooks;
 pub mod measure;
-pub(crate) mod middle;
-pub(crate) mod native;
 pub mod offload;
 pub mod options;
-pub mod outcome;
 pub(crate) mod parts;
-pub(crate) mod pieces;
 pub mod plan;
 pub mod precompute;
-pub mod record;
-pub(crate) mod region;
 pub mod rehydrate;
 pub mod report;
-pub(crate) mod reporter;
 pub(crate) mod reuse;
-pub(crate) mod rounds;
-pub(crate) mod session;
+pub mod shared;
 pub mod summarize;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use self::call::Call;
 use self::checkpoint::{Extending, Held, Start};
 use self::options::CompactOptions;
-use self::outcome::{Aborted, CompactOutcome};
 use self::plan::Plan;
+use self::report::reporter::Reporter;
 use self::report::Compacted;
-use self::reporter::Reporter;
+use self::shared::call::Call;
+use self::shared::outcome::{Aborted, CompactOutcome};
 use crate::archive::checkpoint::Checkpoint;
 use crate::model::tokens;
 use crate::summary::summarize::{AttemptObserver, Summarizer};
 
 pub use self::hooks::{BeforeCompactInfo, CompactHooks, Confirmation, NoHooks};
-pub use self::rounds::MAX_ROUNDS;
+pub use self::summarize::rounds::MAX_ROUNDS;
 
 /// [`crate::pipeline::compact::compact`] with the confirmation hook and events.
 pub async fn compact_with_hooks(
@@ -115,7 +105,7 @@ pub async fn compact_with_hooks(
             Ok(outcome)
         }
         Err(Aborted) => {
-            record::record_aborted(options);
+            report::record::record_aborted(options);
             Err(Aborted)
         }
     }

@@ -1,14 +1,14 @@
 //! The summary of a middle as a transcript request (F-004) — bounded to what the summary model
-//! can read, in parts sized in its tokens when it cannot read all of it ([`super::parts`]), an
+//! can read, in parts sized in its tokens when it cannot read all of it ([`crate::pipeline::parts`]), an
 //! earlier summary updated rather than summarized as chat (UC-002) — and the sections the
 //! library appends after the model's text (the ledger, SPEC §4.5).
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::parts::summarize_in_parts;
 use crate::model::added::{self, OwnSummaries};
 use crate::pipeline::options::{CompactOptions, PromptStyle};
+use crate::pipeline::parts::summarize_in_parts;
 use crate::summary::ledger::Ledger;
 use crate::summary::prompt::{self, RenderLimits};
 use crate::summary::sections::strip_sections;
@@ -298,4 +298,4 @@ pub fn cap_chars(text: &str, max: usize) -> String {
     out
 }
 
-pub(super) use super::parts::unwrap_summary_tags;
+pub(super) use crate::pipeline::parts::unwrap_summary_tags;

@@ -7,12 +7,12 @@ use std::ops::Range;
 
 use serde_json::{json, Value};
 
-use super::native::{NativeFallback, NativeSummarized};
-use super::options::CompactOptions;
-use super::outcome::Piece;
-use super::rounds::Summarized;
 use crate::archive::checkpoint::Checkpoint;
 use crate::model::added;
+use crate::pipeline::options::CompactOptions;
+use crate::pipeline::shared::outcome::Piece;
+use crate::pipeline::summarize::native::{NativeFallback, NativeSummarized};
+use crate::pipeline::summarize::rounds::Summarized;
 use crate::plan::strategy::{RegionItem, Rewrite};
 use crate::plan::thinking::Stripped;
 use crate::summary::latest_error;

@@ -8,14 +8,14 @@ use std::ops::Range;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::measure::Estimator;
-use super::middle::{summarize_after, Summary};
-use super::region::{summarize_region, summarize_shared};
 use crate::base::error::CompactError;
 use crate::model::added::{self, OwnSummaries};
 use crate::model::tokens;
+use crate::pipeline::measure::Estimator;
 use crate::pipeline::options::CompactOptions;
-use crate::pipeline::outcome::{Aborted, SummaryFallbackReport};
+use crate::pipeline::shared::outcome::{Aborted, SummaryFallbackReport};
+use crate::pipeline::summarize::middle::{summarize_after, Summary};
+use crate::pipeline::summarize::region::{summarize_region, summarize_shared};
 use crate::plan::partition::{is_user_turn, partition, Partition};
 use crate::summary::summarize::{
     AttemptObserver, Summarizer, SummaryFailure, SummaryModelLearnt, SummaryRequestKind,

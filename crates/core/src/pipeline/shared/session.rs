@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 
-use super::options::CompactOptions;
 use crate::formats::Format;
 use crate::model::added;
+use crate::pipeline::options::CompactOptions;
 
 /// The summaries and notices among `messages` that the library wrote (SPEC §11): those the
 /// session's records name, and the checkpoints this call was given (a `Compactor`'s own). Any

@@ -7,10 +7,10 @@ use std::ops::Range;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::middle::{appended_sections, earlier_body};
 use crate::model::added::OwnSummaries;
 use crate::pipeline::options::CompactOptions;
-use crate::pipeline::outcome::Aborted;
+use crate::pipeline::shared::outcome::Aborted;
+use crate::pipeline::summarize::middle::{appended_sections, earlier_body};
 use crate::plan::partition::Partition;
 use crate::summary::summarize::{AttemptObserver, RetryPolicy};
 
