@@ -137,7 +137,7 @@ impl Reporter<'_> {
             let compacted = &self.messages[draft.region.clone()];
             let ledger = crate::summary::ledger::Ledger::of_region(
                 compacted,
-                crate::pipeline::summarize::middle::earlier_body(compacted, &draft.own),
+                crate::pipeline::shared::session::earlier_body(compacted, &draft.own),
             );
             outcome.full_ledger = (!ledger.is_empty()).then(|| ledger.render());
         }

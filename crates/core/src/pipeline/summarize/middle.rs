@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 use crate::model::added::{self, OwnSummaries};
 use crate::pipeline::options::{CompactOptions, PromptStyle};
 use crate::pipeline::parts::summarize_in_parts;
+use crate::pipeline::shared::session::earlier_body;
 use crate::summary::ledger::Ledger;
 use crate::summary::prompt::{self, RenderLimits};
 use crate::summary::sections::strip_sections;
@@ -18,17 +19,6 @@ use crate::summary::summarize::{
 };
 use crate::summary::todos;
 use crate::summary::user_messages::UserMessages;
-
-/// The body of the last summary among `middle` (an earlier compaction's, UC-002), whose
-/// sections are carried forward: one the library recorded (`own`), never a message that only
-/// starts like one. Notices (strategies without a summary) hold none.
-pub(crate) fn earlier_body<'a>(middle: &'a [Value], own: &OwnSummaries) -> Option<&'a str> {
-    middle
-        .iter()
-        .rev()
-        .find(|m| own.contains(m) && !added::is_notice(m))
-        .and_then(added::summary_body)
-}
 
 /// The sections the library appends to a summary of `middle`, whoever writes its text (SPEC
 /// §4.5, §4.12): the ledger of its tool calls, the agent's latest task list and the user's own

@@ -22,12 +22,12 @@ use crate::pipeline::options::{CompactOptions, SummaryFallback, SummaryRequestMo
 use crate::pipeline::plan::Plan;
 use crate::pipeline::report::reporter::{Planned, Reporter};
 use crate::pipeline::shared::call::Call;
-use crate::pipeline::shared::draft::{Draft, Replacement};
+use crate::pipeline::shared::draft::{
+    Draft, NativeFallback, NativeSummarized, Replacement, Summarized,
+};
 use crate::pipeline::shared::outcome::{Aborted, CompactOutcome, SummaryFallbackReport};
-use crate::pipeline::shared::session::{own_summaries, stand_in_archive_path};
-use crate::pipeline::summarize::middle::earlier_body;
-use crate::pipeline::summarize::native::{summarize_natively, NativeFallback, NativeSummarized};
-use crate::pipeline::summarize::rounds::Summarized;
+use crate::pipeline::shared::session::{earlier_body, own_summaries, stand_in_archive_path};
+use crate::pipeline::summarize::native::summarize_natively;
 use crate::plan::partition::Partition;
 use crate::plan::thinking;
 use crate::summary::extractive::ExtractiveSummarizer;

@@ -12,9 +12,9 @@ use crate::model::added::{self, OwnSummaries};
 use crate::model::tokens;
 use crate::pipeline::options::SummaryRequestMode;
 use crate::pipeline::options::{CompactOptions, PromptStyle};
+use crate::pipeline::shared::session::earlier_body;
 use crate::pipeline::summarize::middle::{
-    append, appended_sections, cap_chars, earlier_body, summarize_middle, unwrap_summary_tags,
-    Summary,
+    append, appended_sections, cap_chars, summarize_middle, unwrap_summary_tags, Summary,
 };
 use crate::summary::cache_evidence::{self, Sources};
 use crate::summary::prompt::{self, Landmark, RenderLimits, SharedScope, SharedStyle};
