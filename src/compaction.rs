@@ -507,7 +507,7 @@ pub async fn offload_tool_results_json(
     let options = parse_options(options_json)?;
     let input = parse_input(messages, options.format)?;
     let work = move || {
-        let mut outcome = context_compact_core::pipeline::offload::offload_tool_results_in(
+        let mut outcome = context_compact_core::ops::offload::offload_tool_results_in(
             input.messages(),
             max_tokens as usize,
             options.offload,
