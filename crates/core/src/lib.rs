@@ -76,10 +76,12 @@ pub mod ops;
 pub mod options;
 pub mod pipeline;
 pub mod plan;
+pub mod resume;
 pub mod summary;
 
 // The names most callers need, at the root.
-pub use pipeline::compact::{compact, CompactOptions, CompactOutcome, CompactStats};
+pub use pipeline::{CompactOptions, CompactOutcome, CompactStats};
+pub use resume::{compact, compact_with_hooks};
 pub use summary::summarize::Summarizer;
 
 /// The PRD's default context window (tokens).

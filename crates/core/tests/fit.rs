@@ -5,7 +5,7 @@
 use context_compact_core::base::error::ErrorCode;
 use context_compact_core::model::check::check_conversation;
 use context_compact_core::model::tokens::{self, Encoding};
-use context_compact_core::pipeline::compact::{CompactOptions, Piece};
+use context_compact_core::pipeline::{CompactOptions, Piece};
 use context_compact_core::plan::offload::{self, Scope};
 use context_compact_core::plan::strategy::Strategy;
 use context_compact_core::summary::summarize::{

@@ -42,90 +42,84 @@
 pub mod archive;
 pub mod assemble;
 pub mod background;
-pub mod checkpoint;
-pub mod compact;
 pub mod fit;
 pub mod hooks;
 pub mod measure;
 pub mod options;
 pub(crate) mod parts;
 pub mod plan;
-pub mod precompute;
 pub mod rehydrate;
 pub mod report;
-pub(crate) mod reuse;
 pub mod shared;
 pub mod summarize;
 
-use serde_json::Value;
-use tokio_util::sync::CancellationToken;
+use std::sync::Arc;
 
-use self::checkpoint::{Extending, Held, Start};
-use self::options::CompactOptions;
+use self::background::Precomputed;
 use self::plan::Plan;
 use self::report::reporter::Reporter;
 use self::report::Compacted;
 use self::shared::call::Call;
-use self::shared::outcome::{Aborted, CompactOutcome};
 use crate::archive::checkpoint::Checkpoint;
-use crate::model::tokens;
-use crate::summary::summarize::{AttemptObserver, Summarizer};
+use crate::plan::partition::Partition;
+use crate::summary::summarize::BoxFuture;
 
+// The names callers use for the parts of a compaction.
+pub use self::assemble::{assemble_messages, summary_message, summary_model_window};
 pub use self::hooks::{BeforeCompactInfo, CompactHooks, Confirmation, NoHooks};
+pub use self::options::{token_budget, CompactOptions, PromptStyle};
+pub use self::shared::outcome::{Aborted, CompactOutcome, CompactStats, Piece};
+pub use self::summarize::middle::{cap_chars, summarize_middle, Summary};
+pub use self::summarize::region::{summarize_region, RegionSummary};
 pub use self::summarize::rounds::MAX_ROUNDS;
 
-/// [`crate::pipeline::compact::compact`] with the confirmation hook and events.
-pub async fn compact_with_hooks(
-    messages: &[Value],
-    counts: Option<Vec<usize>>,
-    options: &CompactOptions,
-    summarizer: &dyn Summarizer,
-    cancel: &CancellationToken,
-    observer: &dyn AttemptObserver,
-    hooks: &dyn CompactHooks,
-) -> Result<CompactOutcome, Aborted> {
-    let counts = counts.unwrap_or_else(|| tokens::count_each(options.encoding, messages));
-    let measured = measure::measure(messages, &counts, options);
-    let call = Call {
-        messages,
-        counts: &counts,
-        measured: &measured,
-        options,
-        summarizer,
-        cancel,
-        observer,
-        hooks,
-    };
-    match run(&call).await {
-        Ok(mut outcome) => {
-            outcome.measure = Some(measured.measure);
-            outcome.trigger = measured.trigger;
-            Ok(outcome)
+/// What earlier work stands for the start of the list, looked up before the steps run (by
+/// the layer around the steps, `resume`, SPEC §4.11): a summary prepared in the background whose messages are
+/// unchanged, or a checkpoint an earlier compaction recorded, and what goes on from that
+/// checkpoint.
+pub(crate) struct Start<'a> {
+    /// The summary prepared in the background, still standing for the start.
+    pub precomputed: Option<&'a Precomputed>,
+    /// The checkpoint that stands for the start.
+    pub checkpoint: Option<Arc<Checkpoint>>,
+    /// What step 3 does with that checkpoint.
+    pub resume: Option<&'a dyn Resume>,
+}
+
+impl Start<'_> {
+    /// Nothing stands for the start.
+    pub fn none() -> Self {
+        Start {
+            precomputed: None,
+            checkpoint: None,
+            resume: None,
         }
-        Err(Aborted) => {
-            report::record::record_aborted(options);
-            Err(Aborted)
-        }
+    }
+
+    /// The region the summary prepared in the background covers.
+    pub fn background(&self) -> Option<Partition> {
+        self.precomputed.map(|pre| Partition {
+            head_len: pre.head_length,
+            tail_start: pre.covered_messages,
+        })
     }
 }
 
-/// One compaction: what stands for the start of the list is looked up once it fires, the
-/// steps run, and the checkpoint of what they did is recorded after them.
-async fn run(call: &Call<'_>) -> Result<CompactOutcome, Aborted> {
-    if call.measured.trigger.is_none() {
-        return Ok(Reporter::new(call).skipped(None));
-    }
-    let start = Start::look_up(call);
-    // The `completed` event waits for the checkpoint, so that it is the call's last event and
-    // says what checkpoints did.
-    let held = Held::new(call.hooks);
-    let mut outcome = steps(&call.with_hooks(&held), &start).await?;
-    start.close(call, &held, &mut outcome);
-    Ok(outcome)
+/// Step 3 with a reused checkpoint, as the layer around the steps does it (`resume`, the layer above):
+/// it says the checkpoint is reused and, when the list with it in place is still over the
+/// threshold, goes on from it. `None`: the list with it in place is under the threshold, and
+/// the steps go on with its summary message; `Some(Ok)`: the compaction that went on from it;
+/// `Some(Err)`: why it did not go through (a warning of the steps that go on).
+pub(crate) trait Resume: Sync {
+    fn reuse<'a>(
+        &'a self,
+        call: &'a Call<'a>,
+        checkpoint: &'a Checkpoint,
+    ) -> BoxFuture<'a, Result<Option<Result<CompactOutcome, String>>, Aborted>>;
 }
 
 /// The steps, top to bottom (see the module docs).
-async fn steps(call: &Call<'_>, start: &Start<'_>) -> Result<CompactOutcome, Aborted> {
+pub(crate) async fn steps(call: &Call<'_>, start: &Start<'_>) -> Result<CompactOutcome, Aborted> {
     let mut report = Reporter::new(call);
     // 1. measure: what fires
     let Some(trigger) = measure::announce(call.measured, call.hooks) else {
@@ -139,12 +133,11 @@ async fn steps(call: &Call<'_>, start: &Start<'_>) -> Result<CompactOutcome, Abo
         Err(outcome) => return Ok(outcome),
     };
     // 3. summarize — or reuse a checkpoint, going on from it while still over the threshold
-    if let Plan::Reuse(checkpoint) = &plan {
-        if checkpoint::reused(call, checkpoint) {
-            match extend(call, checkpoint).await? {
-                Ok(outcome) => return Ok(outcome),
-                Err(note) => report.notes.push(note),
-            }
+    if let (Plan::Reuse(checkpoint), Some(resume)) = (&plan, start.resume) {
+        match resume.reuse(call, checkpoint).await? {
+            Some(Ok(outcome)) => return Ok(outcome),
+            Some(Err(note)) => report.notes.push(note),
+            None => {}
         }
     }
     let drafted = summarize::summarize(call, plan, start.precomputed, &planned, &report);
@@ -177,20 +170,6 @@ async fn steps(call: &Call<'_>, start: &Start<'_>) -> Result<CompactOutcome, Abo
         summarizer,
         rehydrated,
     }))
-}
-
-/// Compaction that goes on from `checkpoint`: the steps on the list with it in place (confirmed
-/// and announced once already: the hooks say neither again), said of the call's list. `Err`:
-/// why it did not go through.
-async fn extend(
-    call: &Call<'_>,
-    checkpoint: &Checkpoint,
-) -> Result<Result<CompactOutcome, String>, Aborted> {
-    let (reduced, reduced_counts) = checkpoint::in_place(call, checkpoint);
-    let hooks = Extending { hooks: call.hooks };
-    let on_reduced = call.on(&reduced, &reduced_counts, &hooks);
-    let outcome = Box::pin(steps(&on_reduced, &Start::none())).await?;
-    Ok(checkpoint::extended(call, checkpoint, outcome))
 }
 
 #[cfg(test)]
