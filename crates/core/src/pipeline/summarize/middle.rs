@@ -6,9 +6,10 @@
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::archive::learnt::model_key;
 use crate::model::added::{self, OwnSummaries};
 use crate::pipeline::options::{CompactOptions, PromptStyle};
-use crate::pipeline::parts::summarize_in_parts;
+use crate::pipeline::parts::{summarize_in_parts, PartsOptions};
 use crate::pipeline::shared::session::earlier_body;
 use crate::summary::ledger::Ledger;
 use crate::summary::prompt::{self, RenderLimits};
@@ -205,7 +206,7 @@ pub(super) async fn summarize_after(
             middle,
             middle_start,
             origins,
-            options,
+            &parts_options(options, summarizer),
             own,
             summarizer,
             usage,
@@ -289,3 +290,31 @@ pub fn cap_chars(text: &str, max: usize) -> String {
 }
 
 pub(super) use crate::pipeline::parts::unwrap_summary_tags;
+
+/// What the parts of a transcript request are sized and asked with, from `options`: the
+/// facts the store kept of the summary model (the summarizer's own, else the one the options
+/// name) looked up here.
+fn parts_options<'a>(options: &'a CompactOptions, summarizer: &dyn Summarizer) -> PartsOptions<'a> {
+    let stored = summarizer
+        .model()
+        .or(options.model.as_deref())
+        .and_then(|m| options.learnt_models.get(&model_key(m)))
+        .copied()
+        .unwrap_or_default();
+    PartsOptions {
+        encoding: options.encoding,
+        model: options.model.as_deref(),
+        context_tokens: options.summary_context_tokens,
+        window_learnt: options.summary_window_learnt,
+        factor_learnt: options.summary_factor_learnt,
+        stored_window: stored.window.map(|w| w as usize),
+        stored_factor: stored.factor,
+        max_tokens: options.summary_max_tokens,
+        retry: RetryPolicy {
+            max_retries: options.max_retries,
+            base_delay: options.retry_base_delay,
+        },
+        custom_instructions: options.custom_instructions.as_deref(),
+        continuation: options.prompt_style == PromptStyle::Continuation,
+    }
+}
