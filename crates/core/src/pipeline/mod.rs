@@ -46,7 +46,6 @@ pub mod fit;
 pub mod hooks;
 pub mod measure;
 pub mod options;
-pub(crate) mod parts;
 pub mod plan;
 pub mod rehydrate;
 pub mod report;

@@ -1,5 +1,5 @@
 //! The summary of a middle as a transcript request (F-004) — bounded to what the summary model
-//! can read, in parts sized in its tokens when it cannot read all of it ([`crate::pipeline::parts`]), an
+//! can read, in parts sized in its tokens when it cannot read all of it ([`crate::summary::parts`]), an
 //! earlier summary updated rather than summarized as chat (UC-002) — and the sections the
 //! library appends after the model's text (the ledger, SPEC §4.5).
 
@@ -9,9 +9,9 @@ use tokio_util::sync::CancellationToken;
 use crate::archive::learnt::model_key;
 use crate::model::added::{self, OwnSummaries};
 use crate::pipeline::options::{CompactOptions, PromptStyle};
-use crate::pipeline::parts::{summarize_in_parts, PartsOptions};
 use crate::pipeline::shared::session::earlier_body;
 use crate::summary::ledger::Ledger;
+use crate::summary::parts::{summarize_in_parts, PartsOptions};
 use crate::summary::prompt::{self, RenderLimits};
 use crate::summary::sections::strip_sections;
 use crate::summary::summarize::{
@@ -289,7 +289,7 @@ pub fn cap_chars(text: &str, max: usize) -> String {
     out
 }
 
-pub(super) use crate::pipeline::parts::unwrap_summary_tags;
+pub(super) use crate::summary::parts::unwrap_summary_tags;
 
 /// What the parts of a transcript request are sized and asked with, from `options`: the
 /// facts the store kept of the summary model (the summarizer's own, else the one the options
