@@ -1,43 +1,43 @@
-//! The compaction pipeline, one step a module, run top to bottom by [`compact_with_hooks`].
-//! Each step imports only the steps before it and the shared types below them; `steps` (in
-//! this file) is the list:
+//! **One compaction, as its steps.** `steps` (in this file) runs them top to bottom; the listing
+//! of this folder is the list: a step of one file is a module (`measure.rs`), a step of several
+//! is a folder (`summarize/`, `report/`). Each step imports the steps before it, the shared
+//! plumbing (`shared/`) and the report step's `Reporter`, through which a step that stops the
+//! compaction says so.
 //!
 //! ```text
-//!   1. measure     the trigger's estimate (SPEC §4.2) and what fires: tokens, `maxMessages`,
-//!        |         `maxToolOutputBytes`, `force`; `token_limit_exceeded` at the threshold
-//!   2. plan        what the strategy would do, without side effects — or the region a recorded
-//!        |         checkpoint or a summary prepared in the background stands for — then the
-//!        |         confirmation hook (which may decline) and the `started` event
-//!   3. summarize   what replaces the region: a checkpoint's summary message (going on from it
-//!        |         while still over the threshold), a background summary, Anthropic's
-//!        |         on-demand compaction (native), or our own in rounds (rounds → region →
-//!        |         middle), or a notice; then the thinking policy for the kept turns
-//!   4. rehydrate   the files worked on, gathered to show after the summary
+//!   1. measure      the trigger's estimate (SPEC §4.2) and what fires: tokens, `maxMessages`,
+//!        |          `maxToolOutputBytes`, `force`; `token_limit_exceeded` at the threshold
+//!   2. plan         what the strategy would do, without side effects — or the region a recorded
+//!        |          checkpoint or a summary prepared in the background stands for — then the
+//!        |          confirmation hook (which may decline) and the `started` event
+//!   3. summarize/   what replaces the region: a checkpoint's summary message (going on from it
+//!        |          while still over the threshold), a background summary, Anthropic's
+//!        |          on-demand compaction (native), or our own in rounds (rounds → region →
+//!        |          middle), or a notice; then the thinking policy for the kept turns
+//!   4. rehydrate    the files worked on, gathered to show after the summary
 //!        |
-//!   5. fit         the result must fit: oversized kept text shortened (offload), the library's
-//!        |         sections giving way, then as many of the gathered files as fit
-//!   6. archive     the replaced region and the originals of the kept messages the compaction
-//!        |         changed: one archive, one sequence number
-//!   7. assemble    the new list, naming the archives
+//!   5. fit          the result must fit: oversized kept text shortened (offload), the library's
+//!        |          sections giving way, then as many of the gathered files as fit
+//!   6. archive      the replaced region and the originals of the kept messages the compaction
+//!        |          changed: one archive, one sequence number
+//!   7. assemble     the new list, naming the archives
 //!        |
-//!   8. report      the post-condition (below the threshold, smaller than the input), the
-//!                  statistics, the records (metadata, audit), memory extraction, `completed`
+//!   8. report/      the post-condition (below the threshold, smaller than the input), the
+//!                   statistics, the records (metadata, audit: `record`), memory extraction,
+//!                   `completed`; `reporter`: the outcome of a step that stops the compaction
 //!
-//!   shared, below the steps:
-//!     draft, pieces     the region and what replaces it; the new list as pieces, the fit's cuts
-//!     reporter          outcomes of a step that stops the compaction, `failed` / `completed`
-//!     call, hooks       the call as the steps see it; the caller's confirmation and events
-//!     session, record   the session's own summaries and stand-in paths; the records written
-//!     background        a summary prepared ahead of the threshold, and whether it still stands
-//!     options, outcome  what a compaction is asked, and what it did
+//!   beside the steps:
+//!     shared/       the call as the steps see it, the draft (the region and what replaces it),
+//!                   the new list as pieces, the session's own summaries, the outcome
+//!     hooks         the caller's confirmation and events
+//!     background    a summary prepared ahead of the threshold, as the caller hands it back
+//!     options       what a compaction is asked
 //! ```
 //!
-//! Around the steps, [`checkpoint`] (SPEC §4.11): once a compaction fires, what stands for the
-//! start of the list is looked up — a background summary ([`precompute`] makes one) whose
-//! messages are unchanged, or a checkpoint an earlier compaction recorded (`reuse` checks
-//! it) — for the plan and summarize steps to use; after the report, a compaction that
-//! summarized records its checkpoint. [`mod@compact`] is the entry point, [`mod@format`] maps an
-//! outcome back to a list in another format, [`offload`] shortens tool results on its own.
+//! Around the steps (a layer above, `resume`): the entry point `compact`, which looks up what
+//! earlier work stands for the start of the list (a background summary, a checkpoint: the
+//! [`Start`] the steps receive), goes on from a reused checkpoint (the [`Resume`] seam of step
+//! 3), and records the checkpoint after the report.
 
 pub mod archive;
 pub mod assemble;
@@ -72,10 +72,10 @@ pub use self::summarize::middle::{cap_chars, summarize_middle, Summary};
 pub use self::summarize::region::{summarize_region, RegionSummary};
 pub use self::summarize::rounds::MAX_ROUNDS;
 
-/// What earlier work stands for the start of the list, looked up before the steps run (by
-/// the layer around the steps, `resume`, SPEC §4.11): a summary prepared in the background whose messages are
-/// unchanged, or a checkpoint an earlier compaction recorded, and what goes on from that
-/// checkpoint.
+/// What earlier work stands for the start of the list, looked up before the steps run (by the
+/// layer around the steps, `resume`, SPEC §4.11): a summary prepared in the background whose
+/// messages are unchanged, or a checkpoint an earlier compaction recorded, and what goes on
+/// from that checkpoint.
 pub(crate) struct Start<'a> {
     /// The summary prepared in the background, still standing for the start.
     pub precomputed: Option<&'a Precomputed>,
@@ -104,8 +104,7 @@ impl Start<'_> {
     }
 }
 
-/// Step 3 with a reused checkpoint, as the layer around the steps does it (`resume`, the layer above):
-/// it says the checkpoint is reused and, when the list with it in place is still over the
+/// Step 3 with a reused checkpoint, as the layer around the steps (`resume`) does it: it says the checkpoint is reused and, when the list with it in place is still over the
 /// threshold, goes on from it. `None`: the list with it in place is under the threshold, and
 /// the steps go on with its summary message; `Some(Ok)`: the compaction that went on from it;
 /// `Some(Err)`: why it did not go through (a warning of the steps that go on).

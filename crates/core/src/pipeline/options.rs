@@ -217,7 +217,7 @@ pub struct CompactOptions {
     pub known_checkpoints: Vec<Arc<crate::archive::checkpoint::Checkpoint>>,
     /// A summary prepared in the background (`Compactor` `background`), applied in place of
     /// the summary call when the messages it covers are unchanged.
-    pub precomputed: Option<Arc<crate::pipeline::background::Precomputed>>,
+    pub precomputed: Option<Arc<super::background::Precomputed>>,
     /// The budget in tokens of everything the library writes into a summary message
     /// (`summaryBudgetTokens`, [`crate::summary::budget`]): the summary's text, the ledger,
     /// the user's messages, the task list, the latest failure and the recall lines. Default

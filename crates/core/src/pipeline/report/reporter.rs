@@ -1,8 +1,7 @@
 //! The outcomes of one compaction call, shared by the steps: each step that stops the
 //! compaction (nothing fired, nothing to compact, declined, a failed summary, a result that
 //! would not be smaller) says so through the [`Reporter`], which records it and emits the
-//! `failed` event; the report step ([`crate::pipeline::report`]) builds the outcome of one that went
-//! through.
+//! `failed` event; the report step ([`super`]) builds the outcome of one that went through.
 
 use serde_json::{json, Value};
 

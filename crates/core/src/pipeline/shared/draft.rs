@@ -79,8 +79,8 @@ pub(crate) struct NativeSummarized {
     pub region: Range<usize>,
     /// The signed `compaction` block, as returned.
     pub block: Value,
-    /// The ledger of the region and the user's messages ([`appended_sections`](crate::pipeline::summarize::middle::appended_sections)), kept beside
-    /// the block so a later compaction keeps them.
+    /// The ledger of the region and the user's messages (`summarize::middle::appended_sections`),
+    /// kept beside the block so a later compaction keeps them.
     pub ledger: String,
     pub attempts: u32,
     pub model: String,

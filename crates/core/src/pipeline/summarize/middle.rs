@@ -1,7 +1,8 @@
 //! The summary of a middle as a transcript request (F-004) — bounded to what the summary model
-//! can read, in parts sized in its tokens when it cannot read all of it ([`crate::summary::parts`]), an
-//! earlier summary updated rather than summarized as chat (UC-002) — and the sections the
-//! library appends after the model's text (the ledger, SPEC §4.5).
+//! can read, in parts sized in its tokens when it cannot read all of it
+//! ([`crate::summary::parts`]), an earlier summary updated rather than summarized as chat
+//! (UC-002) — and the sections the library appends after the model's text (the ledger, SPEC
+//! §4.5).
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;

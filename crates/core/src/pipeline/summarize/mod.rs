@@ -1,6 +1,6 @@
 //! Step 3, **summarize**: what replaces the region the plan chose, decided here — a recorded
 //! checkpoint's summary message, reused as it was written; a summary prepared in the background
-//! ([`crate::pipeline::background`]), when what it covers is unchanged; Anthropic's on-demand compaction
+//! ([`super::background`]), when what it covers is unchanged; Anthropic's on-demand compaction
 //! when asked for and possible (`native`); else our own summary, in rounds while still
 //! over the threshold (`rounds`); or the notice of a strategy without a summary. Then
 //! the thinking policy for the kept turns ([`crate::plan::thinking`]), and the warning for the
