@@ -36,7 +36,7 @@
 //!
 //! Around the steps (a layer above, `resume`): the entry point `compact`, which looks up what
 //! earlier work stands for the start of the list (a background summary, a checkpoint: the
-//! [`Start`] the steps receive), goes on from a reused checkpoint (the [`Resume`] seam of step
+//! `Start` the steps receive), goes on from a reused checkpoint (the `Resume` seam of step
 //! 3), and records the checkpoint after the report.
 
 pub mod archive;

@@ -2,7 +2,9 @@
 //! trigger's own estimate, or its error says `STILL_OVER_LIMIT` with the numbers; a list that
 //! would not be smaller is never returned (`NOT_SMALLER`, the input stands) — then the
 //! statistics, the records beside the archive (metadata, audit line, summaries file), key
-//! information extraction and the `completed` / `failed` events.
+//! information extraction and the `completed` / `failed` events. `record` writes those records;
+//! `reporter` says the outcome of a step that stops the compaction (the steps before this one
+//! report through it).
 
 pub mod record;
 pub(crate) mod reporter;
