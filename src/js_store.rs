@@ -15,7 +15,7 @@ use context_compact_core::archive::store::{
     is_store_url, ArchiveStore, StoreBackend, StoreError, StoreFuture, StoredObject,
 };
 use context_compact_core::options::get_store_options;
-use context_compact_core::pipeline::compact::CompactOptions;
+use context_compact_core::pipeline::CompactOptions;
 use context_compact_core::summary::summarize::RetryPolicy;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use context_compact_core::base::error::ErrorCode;
-use context_compact_core::pipeline::compact::{compact, CompactOptions, CompactOutcome};
+use context_compact_core::compact;
+use context_compact_core::pipeline::{CompactOptions, CompactOutcome};
 use context_compact_core::summary::summarize::{NoObserver, SummaryRequestKind, SummaryUsage};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;

@@ -13,6 +13,7 @@ pub mod latest_error;
 pub mod ledger;
 pub mod memory;
 pub mod overflow;
+pub mod parts;
 pub mod prompt;
 pub mod providers;
 pub mod reserved;

@@ -1,21 +1,21 @@
 //! One summary of one region: the shared request (the agent's own prefix, cheaper to cache) when
-//! it can be used, else the transcript request ([`super::middle`]).
+//! it can be used, else the transcript request ([`crate::pipeline::summarize::middle`]).
 
 use std::ops::Range;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::middle::{
-    append, appended_sections, cap_chars, earlier_body, summarize_middle, unwrap_summary_tags,
-    Summary,
-};
 use crate::base::error::{CompactError, ErrorCode};
 use crate::formats::Format;
 use crate::model::added::{self, OwnSummaries};
 use crate::model::tokens;
 use crate::pipeline::options::SummaryRequestMode;
 use crate::pipeline::options::{CompactOptions, PromptStyle};
+use crate::pipeline::shared::session::earlier_body;
+use crate::pipeline::summarize::middle::{
+    append, appended_sections, cap_chars, summarize_middle, unwrap_summary_tags, Summary,
+};
 use crate::summary::cache_evidence::{self, Sources};
 use crate::summary::prompt::{self, Landmark, RenderLimits, SharedScope, SharedStyle};
 use crate::summary::providers::shared::leading_system;

@@ -12,11 +12,11 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::options::CompactOptions;
 use crate::archive::checkpoint::{
     self as store, Checkpoint, PrefixHashes, SummarizerConfig, CHECKPOINT_VERSION,
 };
 use crate::model::added;
+use crate::pipeline::options::CompactOptions;
 use crate::summary::summarize::Summarizer;
 
 /// The checkpoint covering the longest prefix of the list that may be reused: the caller's own

@@ -9,19 +9,19 @@
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::measure;
-use super::native::summarize_natively;
-use super::options::CompactOptions;
-use super::outcome::Aborted;
-use super::plan::summary_partition;
-use super::rounds;
-use super::session::{format_name, own_summaries, stand_in_archive_path};
 use crate::archive::checkpoint::PrefixHashes;
 use crate::base::error::{CompactError, ErrorCode};
 use crate::model::tokens;
+use crate::pipeline::measure;
+use crate::pipeline::options::CompactOptions;
+use crate::pipeline::plan::summary_partition;
+use crate::pipeline::shared::outcome::Aborted;
+use crate::pipeline::shared::session::{format_name, own_summaries, stand_in_archive_path};
+use crate::pipeline::summarize::native::summarize_natively;
+use crate::pipeline::summarize::rounds;
 use crate::summary::summarize::{AttemptObserver, Summarizer};
 
-pub use super::background::{Precomputed, PrecomputedSummary, PRECOMPUTED_VERSION};
+pub use crate::pipeline::background::{Precomputed, PrecomputedSummary, PRECOMPUTED_VERSION};
 
 /// Summarizes the middle of `messages` as the trigger would cut it now (the options' tail
 /// budget and rules), without writing anything. `Err`: the summary could not be made, or

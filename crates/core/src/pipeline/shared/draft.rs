@@ -7,16 +7,15 @@ use std::ops::Range;
 
 use serde_json::{json, Value};
 
-use super::native::{NativeFallback, NativeSummarized};
-use super::options::CompactOptions;
-use super::outcome::Piece;
-use super::rounds::Summarized;
 use crate::archive::checkpoint::Checkpoint;
 use crate::model::added;
+use crate::pipeline::options::CompactOptions;
+use crate::pipeline::shared::outcome::{Piece, SummaryFallbackReport};
 use crate::plan::strategy::{RegionItem, Rewrite};
 use crate::plan::thinking::Stripped;
 use crate::summary::latest_error;
 use crate::summary::sections;
+use crate::summary::summarize::{SummaryModelLearnt, SummaryRequestKind, SummaryUsage};
 
 /// The new list before its archives are written: the region of the input that is replaced,
 /// and what replaces it.
@@ -54,6 +53,44 @@ pub(crate) enum Replacement {
     /// The summary message of a checkpoint, as it was recorded: the region is the messages it
     /// covers, already archived.
     Checkpoint(std::sync::Arc<Checkpoint>),
+}
+
+/// What our own summary in rounds produced.
+pub(crate) struct Summarized {
+    /// The part of the input the summary replaces.
+    pub region: Range<usize>,
+    /// The summary body (model text + ledger).
+    pub body: String,
+    pub attempts: u32,
+    pub rounds: u32,
+    pub warnings: Vec<String>,
+    /// What the summary calls cost, summed.
+    pub usage: Option<SummaryUsage>,
+    /// Which request wrote the summary (the first round's; later rounds use the same).
+    pub request: SummaryRequestKind,
+    /// What the summary model's answers taught (a window, a factor).
+    pub learnt: Option<SummaryModelLearnt>,
+    /// Written without an LLM in place of the summary asked for, and why (`summaryFallback`).
+    pub fallback: Option<SummaryFallbackReport>,
+}
+
+/// What Anthropic's on-demand compaction produced.
+pub(crate) struct NativeSummarized {
+    pub region: Range<usize>,
+    /// The signed `compaction` block, as returned.
+    pub block: Value,
+    /// The ledger of the region and the user's messages (`summarize::middle::appended_sections`),
+    /// kept beside the block so a later compaction keeps them.
+    pub ledger: String,
+    pub attempts: u32,
+    pub model: String,
+}
+
+/// Why our own summary is written instead of the native one.
+pub(crate) struct NativeFallback {
+    pub warning: String,
+    /// The model, when on-demand compaction is unavailable for it (not to be tried again).
+    pub unavailable_model: Option<String>,
 }
 
 impl Draft {

@@ -2,22 +2,26 @@
 //! trigger's own estimate, or its error says `STILL_OVER_LIMIT` with the numbers; a list that
 //! would not be smaller is never returned (`NOT_SMALLER`, the input stands) — then the
 //! statistics, the records beside the archive (metadata, audit line, summaries file), key
-//! information extraction and the `completed` / `failed` events.
+//! information extraction and the `completed` / `failed` events. `record` writes those records;
+//! `reporter` says the outcome of a step that stops the compaction (the steps before this one
+//! report through it).
+
+pub mod record;
+pub(crate) mod reporter;
 
 use serde_json::Value;
 
-use super::archive::Archived;
-use super::draft::{Draft, Replacement};
-use super::options::CompactOptions;
-use super::outcome::{
-    CheckpointReport, CompactOutcome, CompactStats, Piece, RehydratedFile, Transformation,
-};
-use super::pieces::{pieces_tokens, Assembled, Fitting, Shortened};
-use super::record;
-use super::reporter::{completed_event, Planned, Reporter};
 use crate::base::error::{CompactError, ErrorCode};
 use crate::model::added;
 use crate::model::message::{carries_tool_results, role_of, Role};
+use crate::pipeline::archive::Archived;
+use crate::pipeline::options::CompactOptions;
+use crate::pipeline::report::reporter::{completed_event, Planned, Reporter};
+use crate::pipeline::shared::draft::{Draft, Replacement};
+use crate::pipeline::shared::outcome::{
+    CheckpointReport, CompactOutcome, CompactStats, Piece, RehydratedFile, Transformation,
+};
+use crate::pipeline::shared::pieces::{pieces_tokens, Assembled, Fitting, Shortened};
 use crate::plan::offload::{Offloaded, Scope};
 use crate::plan::partition::Partition;
 use crate::summary::memory;
@@ -135,7 +139,7 @@ impl Reporter<'_> {
             let compacted = &self.messages[draft.region.clone()];
             let ledger = crate::summary::ledger::Ledger::of_region(
                 compacted,
-                super::middle::earlier_body(compacted, &draft.own),
+                crate::pipeline::shared::session::earlier_body(compacted, &draft.own),
             );
             outcome.full_ledger = (!ledger.is_empty()).then(|| ledger.render());
         }

@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 
-use super::options::CompactOptions;
 use crate::formats::Format;
 use crate::model::added;
+use crate::pipeline::options::CompactOptions;
 
 /// The summaries and notices among `messages` that the library wrote (SPEC §11): those the
 /// session's records name, and the checkpoints this call was given (a `Compactor`'s own). Any
@@ -42,4 +42,15 @@ pub(crate) fn stand_in_archive_path(options: &CompactOptions) -> String {
 /// The message format `options` read the list in (part of a checkpoint's identity).
 pub(crate) fn format_name(options: &CompactOptions) -> &'static str {
     options.format.unwrap_or(Format::Native).name()
+}
+
+/// The body of the last summary among `middle` (an earlier compaction's, UC-002), whose
+/// sections are carried forward: one the library recorded (`own`), never a message that only
+/// starts like one. Notices (strategies without a summary) hold none.
+pub(crate) fn earlier_body<'a>(middle: &'a [Value], own: &added::OwnSummaries) -> Option<&'a str> {
+    middle
+        .iter()
+        .rev()
+        .find(|m| own.contains(m) && !added::is_notice(m))
+        .and_then(added::summary_body)
 }

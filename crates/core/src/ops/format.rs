@@ -3,8 +3,8 @@
 //! They are methods of [`Input`] for the caller's convenience, defined here because they speak
 //! the pipeline's types, which the formats layer below does not know.
 
-use super::options::CompactOptions;
-use super::outcome::CompactOutcome;
+use crate::pipeline::options::CompactOptions;
+use crate::pipeline::shared::outcome::CompactOutcome;
 use std::ops::Range;
 
 use crate::formats::{view_block_of_path, written_item_count, Input};

@@ -2,36 +2,17 @@
 //! 'anthropic-compaction'`): the middle becomes the API's signed compaction block, with the
 //! library's ledger beside it; or why not, and our own summary is written instead.
 
-use std::ops::Range;
-
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::middle::{appended_sections, earlier_body};
 use crate::model::added::OwnSummaries;
 use crate::pipeline::options::CompactOptions;
-use crate::pipeline::outcome::Aborted;
+use crate::pipeline::shared::draft::{NativeFallback, NativeSummarized};
+use crate::pipeline::shared::outcome::Aborted;
+use crate::pipeline::shared::session::earlier_body;
+use crate::pipeline::summarize::middle::appended_sections;
 use crate::plan::partition::Partition;
 use crate::summary::summarize::{AttemptObserver, RetryPolicy};
-
-/// What Anthropic's on-demand compaction produced.
-pub(crate) struct NativeSummarized {
-    pub region: Range<usize>,
-    /// The signed `compaction` block, as returned.
-    pub block: Value,
-    /// The ledger of the region and the user's messages ([`appended_sections`]), kept beside
-    /// the block so a later compaction keeps them.
-    pub ledger: String,
-    pub attempts: u32,
-    pub model: String,
-}
-
-/// Why our own summary is written instead of the native one.
-pub(crate) struct NativeFallback {
-    pub warning: String,
-    /// The model, when on-demand compaction is unavailable for it (not to be tried again).
-    pub unavailable_model: Option<String>,
-}
 
 /// Anthropic's on-demand compaction of the middle of `plan`, when `provider:
 /// 'anthropic-compaction'` is set and the conversation allows it; otherwise why not (the

@@ -4,11 +4,11 @@
 
 use serde_json::Value;
 
-use super::draft::{Draft, Replacement};
-use super::measure::Estimator;
-use super::options::CompactOptions;
-use super::outcome::Piece;
 use crate::model::tokens::{self, Encoding};
+use crate::pipeline::measure::Estimator;
+use crate::pipeline::options::CompactOptions;
+use crate::pipeline::shared::draft::{Draft, Replacement};
+use crate::pipeline::shared::outcome::Piece;
 use crate::plan::offload::{self, MessageCuts, OriginalRef};
 use crate::plan::strategy::RegionItem;
 

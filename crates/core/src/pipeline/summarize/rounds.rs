@@ -8,14 +8,15 @@ use std::ops::Range;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::measure::Estimator;
-use super::middle::{summarize_after, Summary};
-use super::region::{summarize_region, summarize_shared};
 use crate::base::error::CompactError;
 use crate::model::added::{self, OwnSummaries};
 use crate::model::tokens;
+use crate::pipeline::measure::Estimator;
 use crate::pipeline::options::CompactOptions;
-use crate::pipeline::outcome::{Aborted, SummaryFallbackReport};
+use crate::pipeline::shared::draft::Summarized;
+use crate::pipeline::shared::outcome::Aborted;
+use crate::pipeline::summarize::middle::{summarize_after, Summary};
+use crate::pipeline::summarize::region::{summarize_region, summarize_shared};
 use crate::plan::partition::{is_user_turn, partition, Partition};
 use crate::summary::summarize::{
     AttemptObserver, Summarizer, SummaryFailure, SummaryModelLearnt, SummaryRequestKind,
@@ -25,25 +26,6 @@ use crate::summary::summarize::{
 /// The most summary rounds one compaction runs: the first, and at most two more when the
 /// result is still over the threshold.
 pub const MAX_ROUNDS: u32 = 3;
-
-/// What the summary step produced.
-pub(crate) struct Summarized {
-    /// The part of the input the summary replaces.
-    pub region: Range<usize>,
-    /// The summary body (model text + ledger).
-    pub body: String,
-    pub attempts: u32,
-    pub rounds: u32,
-    pub warnings: Vec<String>,
-    /// What the summary calls cost, summed.
-    pub usage: Option<SummaryUsage>,
-    /// Which request wrote the summary (the first round's; later rounds use the same).
-    pub request: SummaryRequestKind,
-    /// What the summary model's answers taught (a window, a factor).
-    pub learnt: Option<SummaryModelLearnt>,
-    /// Written without an LLM in place of the summary asked for, and why (`summaryFallback`).
-    pub fallback: Option<SummaryFallbackReport>,
-}
 
 /// A failed summary: why, what its calls cost, and what they taught.
 pub(crate) type Failed = (

@@ -21,13 +21,11 @@ use std::ops::Range;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::archive::learnt::model_key;
 use crate::base::error::{CompactError, ErrorCode};
 use crate::model::added::OwnSummaries;
 use crate::model::encoding::Encoding;
 use crate::model::tokens::count_text;
 use crate::model::trigger::model_factor;
-use crate::pipeline::options::{CompactOptions, PromptStyle};
 use crate::summary::overflow::StatedLimits;
 use crate::summary::prompt::{self, RenderLimits, TranscriptKey};
 use crate::summary::sections::strip_sections;
@@ -61,7 +59,7 @@ const SHORTENED_TOOL_RESULT_CHARS: usize = 2_000;
 const MIN_TEACHING_TOKENS: usize = 1_000;
 
 /// The text of a summary answer, without the `<summary>` tags the prompt asks for.
-pub(super) fn unwrap_summary_tags(text: &str) -> String {
+pub(crate) fn unwrap_summary_tags(text: &str) -> String {
     match (text.find("<summary>"), text.rfind("</summary>")) {
         (Some(start), Some(end)) if end > start => {
             text[start + "<summary>".len()..end].trim().to_string()
@@ -71,12 +69,33 @@ pub(super) fn unwrap_summary_tags(text: &str) -> String {
 }
 
 /// What the parts of a middle produced.
-pub(super) struct PartsSummary {
+pub(crate) struct PartsSummary {
     /// The model's text (the summary so far when the last part was written).
     pub text: Option<String>,
     pub attempts: u32,
     /// What was resized and why.
     pub warnings: Vec<String>,
+}
+
+/// What the parts are sized and asked with: the compaction's options, as plain values.
+pub(crate) struct PartsOptions<'a> {
+    pub encoding: Encoding,
+    /// The model the options name (the summarizer's own comes first).
+    pub model: Option<&'a str>,
+    /// The summary model's window as configured (`summaryContextTokens`).
+    pub context_tokens: Option<usize>,
+    /// What earlier compactions taught of its window and factor: given with the options,
+    /// and kept by the store for this model.
+    pub window_learnt: Option<usize>,
+    pub factor_learnt: Option<f64>,
+    pub stored_window: Option<usize>,
+    pub stored_factor: Option<f64>,
+    /// The output budget (`summaryMaxTokens`).
+    pub max_tokens: u32,
+    pub retry: RetryPolicy,
+    pub custom_instructions: Option<&'a str>,
+    /// `promptStyle: 'continuation'`: the instructions that go on from the conversation.
+    pub continuation: bool,
 }
 
 /// How large a request may be, as far as this compaction knows.
@@ -96,26 +115,19 @@ struct Sizing {
 
 impl Sizing {
     fn new(
-        options: &CompactOptions,
+        options: &PartsOptions,
         summarizer: &dyn Summarizer,
         meter: Option<&UsageMeter>,
     ) -> Self {
         let learnt = meter.and_then(UsageMeter::learnt);
         let configured = options
-            .summary_context_tokens
+            .context_tokens
             .or_else(|| summarizer.context_window());
-        // What the store kept of this model from earlier compactions.
-        let stored = summarizer
-            .model()
-            .or(options.model.as_deref())
-            .and_then(|m| options.learnt_models.get(&model_key(m)))
-            .copied()
-            .unwrap_or_default();
         // A window a refusal stated is the truth for this model: the smallest known wins.
         let window = [
             configured,
-            options.summary_window_learnt,
-            stored.window.map(|w| w as usize),
+            options.window_learnt,
+            options.stored_window,
             learnt.as_ref().and_then(|l| l.window).map(|w| w as usize),
         ]
         .into_iter()
@@ -123,12 +135,12 @@ impl Sizing {
         .min();
         let family = summarizer
             .model()
-            .or(options.model.as_deref())
+            .or(options.model)
             .map_or(1.0, model_factor);
         let factor = [
             Some(family),
-            options.summary_factor_learnt,
-            stored.factor,
+            options.factor_learnt,
+            options.stored_factor,
             learnt.as_ref().and_then(|l| l.factor),
         ]
         .into_iter()
@@ -141,7 +153,7 @@ impl Sizing {
             window,
             factor,
             max_tokens: options
-                .summary_max_tokens
+                .max_tokens
                 .clamp(1, output_limit.unwrap_or(u32::MAX).max(1)),
             output_limit,
             ceiling: None,
@@ -265,25 +277,22 @@ struct Part {
 /// updating the summary so far (`previous_summary`, an earlier summary's text without its
 /// sections).
 #[allow(clippy::too_many_arguments)]
-pub(super) async fn summarize_in_parts(
+pub(crate) async fn summarize_in_parts(
     previous_summary: Option<String>,
     middle: &[Value],
     middle_start: usize,
     origins: &[Option<usize>],
-    options: &CompactOptions,
+    options: &PartsOptions<'_>,
     own: &OwnSummaries,
     summarizer: &dyn Summarizer,
     meter: Option<&UsageMeter>,
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
 ) -> Result<PartsSummary, SummaryFailure> {
-    let policy = RetryPolicy {
-        max_retries: options.max_retries,
-        base_delay: options.retry_base_delay,
-    };
+    let policy = options.retry;
     let model = summarizer
         .model()
-        .or(options.model.as_deref())
+        .or(options.model)
         .unwrap_or(summarizer.provider())
         .to_string();
     let mut sizing = Sizing::new(options, summarizer, meter);
@@ -294,12 +303,11 @@ pub(super) async fn summarize_in_parts(
         attempts: 0,
         warnings: Vec::new(),
     };
-    let instructions_of = |running: Option<&str>| match options.prompt_style {
-        PromptStyle::Structured => {
-            prompt::instructions(running, options.custom_instructions.as_deref())
-        }
-        PromptStyle::Continuation => {
-            prompt::continuation_instructions(options.custom_instructions.as_deref())
+    let instructions_of = |running: Option<&str>| {
+        if options.continuation {
+            prompt::continuation_instructions(options.custom_instructions)
+        } else {
+            prompt::instructions(running, options.custom_instructions)
         }
     };
     let overhead = |sizing: &Sizing, instructions: &str, running: Option<&str>| {
@@ -357,8 +365,8 @@ pub(super) async fn summarize_in_parts(
             instructions,
             render_limits: part.limits,
             previous_summary: running.clone(),
-            model: options.model.clone(),
-            custom_instructions: options.custom_instructions.clone(),
+            model: options.model.map(str::to_string),
+            custom_instructions: options.custom_instructions.map(str::to_string),
             max_tokens: sizing.max_tokens,
             attempt: 0,
             shared: None,
@@ -426,7 +434,7 @@ pub(super) async fn summarize_in_parts(
                 // A cut summary is a failed attempt (SPEC §5): retried `maxRetries` times, each
                 // time with more room or for less, so that no request is sent twice.
                 truncations += 1;
-                if truncations > options.max_retries {
+                if truncations > options.retry.max_retries {
                     return Err(SummaryFailure::Failed(CompactError {
                         attempts: out.attempts,
                         status: error.status,

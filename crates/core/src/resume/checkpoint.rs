@@ -26,20 +26,21 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::background::{self, Precomputed};
-use super::call::Call;
-use super::draft::{Draft, Replacement};
-use super::hooks::{BeforeCompactInfo, CompactHooks, Confirmation};
-use super::measure::Measured;
-use super::outcome::{BackgroundReport, CheckpointReport, CompactOutcome, Piece};
-use super::reporter::completed_event;
 use super::reuse::{find, summarizer_config};
-use super::session::{format_name, stand_in_archive_path};
 use crate::archive::checkpoint::{self as store, Checkpoint, PrefixHashes, CHECKPOINT_VERSION};
 use crate::base::error::{CompactError, ErrorCode};
 use crate::model::added;
 use crate::model::tokens;
+use crate::pipeline::background::{self, Precomputed};
+use crate::pipeline::hooks::{BeforeCompactInfo, CompactHooks, Confirmation};
+use crate::pipeline::measure::Measured;
 use crate::pipeline::options::CompactOptions;
+use crate::pipeline::report::reporter::completed_event;
+use crate::pipeline::shared::call::Call;
+use crate::pipeline::shared::draft::{Draft, Replacement};
+use crate::pipeline::shared::outcome::{BackgroundReport, CheckpointReport, CompactOutcome, Piece};
+use crate::pipeline::shared::session::{format_name, stand_in_archive_path};
+use crate::pipeline::Resume;
 use crate::plan::partition::Partition;
 use crate::plan::strategy::Strategy;
 use crate::summary::summarize::{BoxFuture, Summarizer};
@@ -107,12 +108,13 @@ impl<'a> Start<'a> {
         start
     }
 
-    /// The region the summary prepared in the background covers.
-    pub fn background(&self) -> Option<Partition> {
-        self.precomputed.map(|pre| Partition {
-            head_len: pre.head_length,
-            tail_start: pre.covered_messages,
-        })
+    /// What the steps see of it, and `resume` to go on from the checkpoint.
+    pub fn for_steps(&self, resume: &'a dyn Resume) -> crate::pipeline::Start<'a> {
+        crate::pipeline::Start {
+            precomputed: self.precomputed,
+            checkpoint: self.checkpoint.clone(),
+            resume: Some(resume),
+        }
     }
 
     /// After the report: the checkpoint of a compaction that summarized the start of the list

@@ -1,15 +1,18 @@
 //! The summary of a middle as a transcript request (F-004) — bounded to what the summary model
-//! can read, in parts sized in its tokens when it cannot read all of it ([`super::parts`]), an
-//! earlier summary updated rather than summarized as chat (UC-002) — and the sections the
-//! library appends after the model's text (the ledger, SPEC §4.5).
+//! can read, in parts sized in its tokens when it cannot read all of it
+//! ([`crate::summary::parts`]), an earlier summary updated rather than summarized as chat
+//! (UC-002) — and the sections the library appends after the model's text (the ledger, SPEC
+//! §4.5).
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::parts::summarize_in_parts;
+use crate::archive::learnt::model_key;
 use crate::model::added::{self, OwnSummaries};
 use crate::pipeline::options::{CompactOptions, PromptStyle};
+use crate::pipeline::shared::session::earlier_body;
 use crate::summary::ledger::Ledger;
+use crate::summary::parts::{summarize_in_parts, PartsOptions};
 use crate::summary::prompt::{self, RenderLimits};
 use crate::summary::sections::strip_sections;
 use crate::summary::summarize::{
@@ -18,17 +21,6 @@ use crate::summary::summarize::{
 };
 use crate::summary::todos;
 use crate::summary::user_messages::UserMessages;
-
-/// The body of the last summary among `middle` (an earlier compaction's, UC-002), whose
-/// sections are carried forward: one the library recorded (`own`), never a message that only
-/// starts like one. Notices (strategies without a summary) hold none.
-pub(crate) fn earlier_body<'a>(middle: &'a [Value], own: &OwnSummaries) -> Option<&'a str> {
-    middle
-        .iter()
-        .rev()
-        .find(|m| own.contains(m) && !added::is_notice(m))
-        .and_then(added::summary_body)
-}
 
 /// The sections the library appends to a summary of `middle`, whoever writes its text (SPEC
 /// §4.5, §4.12): the ledger of its tool calls, the agent's latest task list and the user's own
@@ -215,7 +207,7 @@ pub(super) async fn summarize_after(
             middle,
             middle_start,
             origins,
-            options,
+            &parts_options(options, summarizer),
             own,
             summarizer,
             usage,
@@ -298,4 +290,32 @@ pub fn cap_chars(text: &str, max: usize) -> String {
     out
 }
 
-pub(super) use super::parts::unwrap_summary_tags;
+pub(super) use crate::summary::parts::unwrap_summary_tags;
+
+/// What the parts of a transcript request are sized and asked with, from `options`: the
+/// facts the store kept of the summary model (the summarizer's own, else the one the options
+/// name) looked up here.
+fn parts_options<'a>(options: &'a CompactOptions, summarizer: &dyn Summarizer) -> PartsOptions<'a> {
+    let stored = summarizer
+        .model()
+        .or(options.model.as_deref())
+        .and_then(|m| options.learnt_models.get(&model_key(m)))
+        .copied()
+        .unwrap_or_default();
+    PartsOptions {
+        encoding: options.encoding,
+        model: options.model.as_deref(),
+        context_tokens: options.summary_context_tokens,
+        window_learnt: options.summary_window_learnt,
+        factor_learnt: options.summary_factor_learnt,
+        stored_window: stored.window.map(|w| w as usize),
+        stored_factor: stored.factor,
+        max_tokens: options.summary_max_tokens,
+        retry: RetryPolicy {
+            max_retries: options.max_retries,
+            base_delay: options.retry_base_delay,
+        },
+        custom_instructions: options.custom_instructions.as_deref(),
+        continuation: options.prompt_style == PromptStyle::Continuation,
+    }
+}

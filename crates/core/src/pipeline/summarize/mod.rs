@@ -10,28 +10,33 @@
 //! to pay for it) and the list reaches the context window, the summary is written without one
 //! (`summaryFallback: 'extractive'`): the loop always gets a list it can send.
 
-use super::background::{Precomputed, PrecomputedSummary};
-use super::call::Call;
-use super::draft::{Draft, Replacement};
-use super::middle::earlier_body;
-use super::native::{summarize_natively, NativeFallback, NativeSummarized};
-use super::options::{CompactOptions, SummaryFallback, SummaryRequestMode};
-use super::outcome::{Aborted, CompactOutcome, SummaryFallbackReport};
-use super::plan::Plan;
-use super::reporter::{Planned, Reporter};
-use super::rounds::{self, Summarized};
-use super::session::{own_summaries, stand_in_archive_path};
+pub(crate) mod middle;
+pub(crate) mod native;
+pub(crate) mod region;
+pub(crate) mod rounds;
+
 use crate::base::error::CompactError;
 use crate::model::added::{self, OwnSummaries};
+use crate::pipeline::background::{Precomputed, PrecomputedSummary};
+use crate::pipeline::options::{CompactOptions, SummaryFallback, SummaryRequestMode};
+use crate::pipeline::plan::Plan;
+use crate::pipeline::report::reporter::{Planned, Reporter};
+use crate::pipeline::shared::call::Call;
+use crate::pipeline::shared::draft::{
+    Draft, NativeFallback, NativeSummarized, Replacement, Summarized,
+};
+use crate::pipeline::shared::outcome::{Aborted, CompactOutcome, SummaryFallbackReport};
+use crate::pipeline::shared::session::{earlier_body, own_summaries, stand_in_archive_path};
+use crate::pipeline::summarize::native::summarize_natively;
 use crate::plan::partition::Partition;
 use crate::plan::thinking;
 use crate::summary::extractive::ExtractiveSummarizer;
 use crate::summary::summarize::{Summarizer, SummaryModelLearnt, SummaryUsage};
 
 // The summary calls this step makes, under the names they had when they lived here.
-pub use super::middle::{cap_chars, summarize_middle, Summary};
-pub use super::region::{summarize_region, RegionSummary};
-pub use super::rounds::MAX_ROUNDS;
+pub use crate::pipeline::summarize::middle::{cap_chars, summarize_middle, Summary};
+pub use crate::pipeline::summarize::region::{summarize_region, RegionSummary};
+pub use crate::pipeline::summarize::rounds::MAX_ROUNDS;
 
 /// The draft, and the summarizer that wrote its summary (`None`: no summary call was made —
 /// a notice, a reused checkpoint, Anthropic's compaction).
@@ -302,9 +307,15 @@ fn kept_turns(call: &Call<'_>, draft: &mut Draft) {
         draft.warnings.extend(warning);
         let (failure_tokens, own) = (draft.latest_failure.max_tokens, draft.own.clone());
         let region = &messages[draft.region.clone()];
-        let losses = draft
-            .sections_text_mut()
-            .map(|text| super::middle::budget_losses(text, region, failure_tokens, options, &own));
+        let losses = draft.sections_text_mut().map(|text| {
+            crate::pipeline::summarize::middle::budget_losses(
+                text,
+                region,
+                failure_tokens,
+                options,
+                &own,
+            )
+        });
         draft.warnings.extend(losses.into_iter().flatten());
     }
 }

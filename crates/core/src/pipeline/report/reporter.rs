@@ -1,31 +1,30 @@
 //! The outcomes of one compaction call, shared by the steps: each step that stops the
 //! compaction (nothing fired, nothing to compact, declined, a failed summary, a result that
 //! would not be smaller) says so through the [`Reporter`], which records it and emits the
-//! `failed` event; the report step ([`super::report`]) builds the outcome of one that went
-//! through.
+//! `failed` event; the report step ([`super`]) builds the outcome of one that went through.
 
 use serde_json::{json, Value};
 
-use super::call::Call;
-use super::hooks::CompactHooks;
-use super::measure::Measured;
-use super::options::CompactOptions;
-use super::outcome::CompactOutcome;
-use super::record;
 use crate::base::error::{CompactError, ErrorCode};
+use crate::pipeline::hooks::CompactHooks;
+use crate::pipeline::measure::Measured;
+use crate::pipeline::options::CompactOptions;
+use crate::pipeline::report::record;
+use crate::pipeline::shared::call::Call;
+use crate::pipeline::shared::outcome::CompactOutcome;
 use crate::plan::partition::Partition;
 use crate::plan::strategy::Strategy;
 
 /// Builds the outcomes of one compaction call.
 pub(crate) struct Reporter<'a> {
-    pub(super) messages: &'a [Value],
-    pub(super) counts: &'a [usize],
-    pub(super) measured: &'a Measured,
-    pub(super) options: &'a CompactOptions,
-    pub(super) hooks: &'a dyn CompactHooks,
+    pub(crate) messages: &'a [Value],
+    pub(crate) counts: &'a [usize],
+    pub(crate) measured: &'a Measured,
+    pub(crate) options: &'a CompactOptions,
+    pub(crate) hooks: &'a dyn CompactHooks,
     /// What was said before the compaction went on (that it could not go on from a
     /// checkpoint), added last to the outcome of the steps after.
-    pub(super) notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 /// What the plan step decided: the strategy that runs, where the part that changes is, and

@@ -7,12 +7,12 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::options::CompactOptions;
-use super::outcome::{CompactOutcome, CompactStats};
 use crate::archive::{
     parse_archive_name, timestamp_to_rfc3339, Records, EVENTS_FILE, SUMMARIES_FILE,
 };
 use crate::base::error::ErrorCode;
+use crate::pipeline::options::CompactOptions;
+use crate::pipeline::shared::outcome::{CompactOutcome, CompactStats};
 
 /// A half-open range of message indices (`end` excluded).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -272,7 +272,7 @@ fn build_meta(options: &CompactOptions, outcome: &CompactOutcome) -> Option<Arch
         attempts: outcome.attempts,
         summary: outcome.summary.clone().unwrap_or_default(),
         summary_message_sha256: match outcome.pieces.get(plan.head_len) {
-            Some(super::outcome::Piece::New(message)) => {
+            Some(crate::pipeline::shared::outcome::Piece::New(message)) => {
                 crate::model::added::summary_identity_hex(message)
             }
             _ => None,
