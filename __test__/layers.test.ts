@@ -36,8 +36,8 @@ describe('the JS layer', () => {
     // framework adapters sit on the public API.
     expect(edges).toContain('index.js -> lib/compactor.js')
     expect(edges).toContain('adapters/ai-sdk.js -> index.js')
-    expect(edges).toContain('adapters/langchain.js -> index.js')
-    expect(edges).toContain('adapters/openai-agents.js -> index.js')
+    expect(edges).toContain('adapters/langchain/index.js -> index.js')
+    expect(edges).toContain('adapters/openai-agents/index.js -> index.js')
     expect(edges).toContain('lib/compactor.js -> lib/compaction.js')
     expect(edges).toContain('cli/context-compact.js -> cli/commands/compact.js')
     expect(edges).toContain('cli/commands/compact.js -> cli/args.js')

@@ -48,9 +48,9 @@
 const { createHash } = require('node:crypto')
 const { createRequire } = require('node:module')
 
-const { Compactor, restoreMessages, createRecallTool } = require('../index.js')
-const { notCompactedResult } = require('../lib/result.js')
-const { compactionFacts } = require('../lib/otel.js')
+const { Compactor, restoreMessages, createRecallTool } = require('../../index.js')
+const { notCompactedResult } = require('../../lib/result.js')
+const { compactionFacts } = require('../../lib/otel.js')
 
 // The format the library reads the SDK's items in.
 const FORMAT = 'openai-responses'

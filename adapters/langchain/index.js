@@ -5,7 +5,7 @@
 // tool as a LangChain tool. The compaction itself is a Compactor's (lib/compactor.js): this file
 // only connects it to the agent.
 //
-// Where it hooks in (types: adapters/langchain.d.ts; guide: docs/langchain.md):
+// Where it hooks in (types: adapters/langchain/index.d.ts; guide: docs/langchain.md):
 //   wrapModelCall  sees the request as the model will get it — the state's messages, the system
 //                  prompt and the tools (counted, never summarized), the model (its name and
 //                  profile), the run's signal. Below the threshold the request goes on untouched;
@@ -37,10 +37,10 @@
 const { createRequire } = require('node:module')
 const { createHash, randomUUID } = require('node:crypto')
 
-const { Compactor, createRecallTool } = require('../index.js')
-const { describe, invalidArgument } = require('../lib/validate.js')
-const { notCompactedResult } = require('../lib/result.js')
-const { compactionFacts } = require('../lib/otel.js')
+const { Compactor, createRecallTool } = require('../../index.js')
+const { describe, invalidArgument } = require('../../lib/validate.js')
+const { notCompactedResult } = require('../../lib/result.js')
+const { compactionFacts } = require('../../lib/otel.js')
 
 // ---------------------------------------------------------------------------------------------
 // LangChain's modules, loaded on first use (this file is loaded only by users of LangChain, and
