@@ -34,12 +34,10 @@
 // the Compactor's events and logs), and the model is called with the messages unchanged. Only
 // an abort of the run (its signal) ends the step, with the run's own AbortError.
 
-const { createHash } = require('node:crypto')
-
-const { Compactor, createRecallTool } = require('../../index.js')
+const { Compactor } = require('../../index.js')
 const { describe, invalidArgument } = require('../../lib/validate.js')
-const { notCompactedResult } = require('../../lib/result.js')
 const { compactionFacts } = require('../../lib/otel.js')
+const { objectOptions, rejectOptions, logger, archiveSessionId, SessionPool, recallPool, messageOf, isAbort, failedResult } = require('../kit.js')
 
 const { langChain } = require('./peer.js')
 const { Shadows, classesOf, EMPTY_CLASSES } = require('./shadows.js')
@@ -85,20 +83,10 @@ function isChatModel(value) {
 }
 
 function checkMiddlewareOptions(options) {
-  if (options === undefined || options === null) options = {}
-  if (typeof options !== 'object' || Array.isArray(options)) {
-    throw invalidArgument(`contextCompactMiddleware: options must be an object, got ${describe(options)}`)
-  }
-  for (const [name, instead] of Object.entries(SUMMARIZATION_OPTIONS)) {
-    if (options[name] !== undefined) {
-      throw invalidArgument(`contextCompactMiddleware: options.${name} is summarizationMiddleware's; ${instead} (see docs/langchain.md)`)
-    }
-  }
-  for (const [name, source] of Object.entries(PER_REQUEST_OPTIONS)) {
-    if (options[name] !== undefined) {
-      throw invalidArgument(`contextCompactMiddleware: options.${name} is not an option of the middleware: it comes from ${source}`)
-    }
-  }
+  options = objectOptions(options, 'options', 'contextCompactMiddleware: ')
+  const isGiven = (value) => value !== undefined
+  rejectOptions(options, SUMMARIZATION_OPTIONS, (name, instead) => `contextCompactMiddleware: options.${name} is summarizationMiddleware's; ${instead} (see docs/langchain.md)`, isGiven)
+  rejectOptions(options, PER_REQUEST_OPTIONS, (name, source) => `contextCompactMiddleware: options.${name} is not an option of the middleware: it comes from ${source}`, isGiven)
   const compactorOptions = {}
   for (const [key, value] of Object.entries(options)) {
     if (!MIDDLEWARE_OPTIONS.has(key) && value !== undefined) compactorOptions[key] = value
@@ -140,17 +128,13 @@ function checkMiddlewareOptions(options) {
 // ---------------------------------------------------------------------------------------------
 // Sessions: one per conversation thread
 
-const SESSION_ID = /^[A-Za-z0-9._-]{1,128}$/
-
 // The archive session of a run: the `sessionId` option, else the run's thread (LangGraph's
 // `configurable.thread_id`), so that the archives, checkpoints and recall of one thread are never
 // another thread's. A thread id that is not a valid session id gets a stable one derived from it.
 function threadSessionId(configurable) {
   const thread = configurable !== null && typeof configurable === 'object' ? configurable.thread_id : undefined
   if (thread === undefined || thread === null || thread === '') return 'default'
-  const text = String(thread)
-  if (SESSION_ID.test(text) && text !== '.' && text !== '..') return text
-  return `thread-${createHash('sha256').update(text).digest('hex').slice(0, 32)}`
+  return archiveSessionId(thread, 'thread')
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -251,13 +235,8 @@ function factsOf(model) {
 
 // A result for a compaction that did not get to an answer (aborted, or something the Compactor
 // threw): the messages unchanged, and why.
-function failedResult(messages, sessionId, code, error) {
-  const message = error && error.message ? String(error.message) : String(error)
-  return { ...notCompactedResult(messages, { error: { code, message, attempts: 0 } }), sessionId }
-}
-
-function isAbort(error, signal) {
-  return (signal !== undefined && signal !== null && signal.aborted) || (error !== null && typeof error === 'object' && error.name === 'AbortError')
+function failed(messages, sessionId, code, error) {
+  return { ...failedResult(messages, { code, message: messageOf(error), attempts: 0 }), sessionId }
 }
 
 // The text of a chat model's reply.
@@ -328,27 +307,15 @@ function contextCompactMiddleware(options) {
   }
   delete compactorOptions.sessionId
   delete compactorOptions.summarizer
-  const log = logger(compactorOptions)
+  const log = logger(compactorOptions, 'context_compact::langchain')
 
   // Sessions, most recently used last; the least recently used beyond maxSessions is closed.
-  const sessions = new Map()
-  function sessionFor(runtime) {
-    const sessionId = fixedSessionId ?? threadSessionId(runtime && runtime.configurable)
-    let session = sessions.get(sessionId)
-    if (session !== undefined) {
-      sessions.delete(sessionId)
-      sessions.set(sessionId, session)
-      return session
-    }
-    session = new Session(compactorOptions, sessionId, chatModel, userSummarizer)
-    sessions.set(sessionId, session)
-    if (sessions.size > maxSessions) {
-      const [oldestId, oldest] = sessions.entries().next().value
-      sessions.delete(oldestId)
-      oldest.compactor.close().catch(() => {})
-    }
-    return session
-  }
+  const sessions = new SessionPool(
+    maxSessions,
+    (sessionId) => new Session(compactorOptions, sessionId, chatModel, userSummarizer),
+    (oldest) => oldest.compactor.close().catch(() => {}),
+  )
+  const sessionFor = (runtime) => sessions.get(fixedSessionId ?? threadSessionId(runtime && runtime.configurable))
   // Invalid options fail here, not on the agent's first step.
   sessionFor({ configurable: fixedSessionId ? {} : { thread_id: 'default' } })
 
@@ -453,11 +420,11 @@ function contextCompactMiddleware(options) {
       }
     } catch (error) {
       if (isAbort(error, signal)) {
-        lastResult = failedResult(messages, session.sessionId, 'ABORTED', error)
+        lastResult = failed(messages, session.sessionId, 'ABORTED', error)
         throw error
       }
       const code = error && error.code === 'ERR_CONTEXT_COMPACT_INVALID_ARGUMENT' ? 'INVALID_INPUT' : 'UNEXPECTED'
-      lastResult = failedResult(messages, session.sessionId, code, error)
+      lastResult = failed(messages, session.sessionId, code, error)
       log('error', `compaction failed (${code}): ${lastResult.error.message}; the model gets the messages unchanged`)
     }
     return handler(compacted ? { ...request, messages: compacted } : request)
@@ -467,7 +434,7 @@ function contextCompactMiddleware(options) {
   // when the state is still the list that was compacted (a middleware before this one may have
   // given the model other messages than the state's: then the state is left as it is).
   function afterModel(state, runtime) {
-    const session = sessions.get(fixedSessionId ?? threadSessionId(runtime && runtime.configurable))
+    const session = sessions.peek(fixedSessionId ?? threadSessionId(runtime && runtime.configurable))
     const pending = session ? session.pending : null
     if (!pending) return undefined
     session.pending = null
@@ -489,29 +456,13 @@ function contextCompactMiddleware(options) {
     lastResult: { get: () => lastResult, enumerable: false },
     close: {
       value: async () => {
-        const open = [...sessions.values()]
+        const open = sessions.values()
         await Promise.all(open.map((session) => session.compactor.close()))
       },
       enumerable: false,
     },
   })
   return middleware
-}
-
-// `onLog` / `logger` of the options, for what this middleware reports itself (the Compactor
-// reports through them too). Quiet without them.
-function logger(options) {
-  const onLog = typeof options.onLog === 'function' ? options.onLog : null
-  const target = options.logger !== null && typeof options.logger === 'object' ? options.logger : null
-  return (level, message) => {
-    try {
-      if (onLog) onLog({ level, message, target: 'context_compact::langchain' })
-      const method = target && (typeof target[level] === 'function' ? target[level] : target.log)
-      if (typeof method === 'function') method.call(target, `context-compact: ${message}`)
-    } catch {
-      // A logger's bug must not break the agent.
-    }
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -523,21 +474,9 @@ function logger(options) {
  * `options.sessionId`, else the run's thread, as for the middleware.
  */
 function recallTool(options) {
-  if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
-    throw invalidArgument(`recallTool: options must be an object, got ${describe(options)}`)
-  }
-  const opts = { ...(options ?? {}) }
+  const opts = { ...objectOptions(options, 'options', 'recallTool: ') }
   const fixedSessionId = opts.sessionId ?? null
-  const byThread = new Map()
-  const recallFor = (sessionId) => {
-    let recall = byThread.get(sessionId)
-    if (recall === undefined) {
-      recall = createRecallTool({ ...opts, sessionId, format: 'langchain' })
-      byThread.set(sessionId, recall)
-      if (byThread.size > DEFAULT_MAX_SESSIONS) byThread.delete(byThread.keys().next().value)
-    }
-    return recall
-  }
+  const recallFor = recallPool(opts, 'langchain', DEFAULT_MAX_SESSIONS)
   // Invalid options fail here, not when the agent calls the tool.
   const probe = recallFor(fixedSessionId ?? 'default')
   const { langchain } = langChain()

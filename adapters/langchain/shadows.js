@@ -5,7 +5,13 @@
 
 const { randomUUID } = require('node:crypto')
 
+const { sameData } = require('../kit.js')
 const { langChain } = require('./peer.js')
+
+// Structural equality of JSON values, for a message read back as a new object (strings compare
+// by content). Anything but plain data (a class instance, a function) is not equal: the message
+// then gets a new shadow, which is only slower.
+const sameJson = (a, b) => sameData(a, b, true)
 
 function isMessageInstance(value) {
   return (
@@ -16,29 +22,6 @@ function isMessageInstance(value) {
     typeof value.lc_kwargs === 'object' &&
     Array.isArray(value.lc_namespace)
   )
-}
-
-// Structural equality of JSON values, for a message read back as a new object (strings compare
-// by content). Anything but plain data (a class instance, a function) is not equal: the message
-// then gets a new shadow, which is only slower.
-function sameJson(a, b, depth = 0) {
-  if (a === b) return true
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || depth > 64) return false
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false
-    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i], depth + 1)) return false
-    return true
-  }
-  if (Array.isArray(b)) return false
-  const protoA = Object.getPrototypeOf(a)
-  const protoB = Object.getPrototypeOf(b)
-  if ((protoA !== Object.prototype && protoA !== null) || (protoB !== Object.prototype && protoB !== null)) return false
-  const keys = Object.keys(a)
-  if (Object.keys(b).length !== keys.length) return false
-  for (const key of keys) {
-    if (!Object.hasOwn(b, key) || !sameJson(a[key], b[key], depth + 1)) return false
-  }
-  return true
 }
 
 // Whether each field `toJSON()` reads from the instance (`key in message ? message[key] :
