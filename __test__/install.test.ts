@@ -254,7 +254,7 @@ describe.skipIf(!supported)(`npm install of the packed packages (${PLATFORM}) wi
 
   it('context-compact/openai-agents: shipped, and loads without the Agents SDK (an optional peer dependency, not installed)', () => {
     const list = run('tar', ['-tzf', tarballs.root])
-    for (const file of ['package/adapters/openai-agents/index.js', 'package/adapters/openai-agents/index.mjs', 'package/adapters/openai-agents/index.d.mts', 'package/adapters/openai-agents/index.d.cts']) expect(list.stdout.split('\n')).toContain(file)
+    for (const file of ['package/adapters/openai-agents/index.js', 'package/adapters/openai-agents/index.mjs', 'package/adapters/openai-agents/index.d.mts', 'package/adapters/openai-agents/index.d.cts', 'package/adapters/openai-agents/runner.js']) expect(list.stdout.split('\n')).toContain(file)
     expect(existsSync(join(project, 'node_modules', '@openai', 'agents'))).toBe(false)
     // Any object with the Session methods is a session: the SDK itself is not needed to use one.
     const script = `

@@ -159,6 +159,16 @@ function sameData(a, b, plain = false, depth = 0) {
   return true
 }
 
+/** A copy of `item` to keep (structuredClone); an item it refuses (a function inside) as it is. */
+function clone(item) {
+  try {
+    return structuredClone(item)
+  } catch {
+    // The Compactor still notices a change made to it in place.
+    return item
+  }
+}
+
 /** Whether `list` starts with exactly the objects of `prefix`. */
 function startsWith(list, prefix) {
   if (prefix.length > list.length) return false
@@ -305,6 +315,7 @@ module.exports = {
   aiSdkUsage,
   logger,
   sameData,
+  clone,
   startsWith,
   archiveSessionId,
   SessionPool,
