@@ -26,10 +26,7 @@
 
 const { Compactor, createRecallTool } = require('../index.js')
 const { describe, invalidArgument } = require('../lib/validate.js')
-const { objectOptions, rejectOptions, isAbortSignal, aiSdkUsage, logger, startsWith } = require('./kit.js')
-
-// The AI SDK's marker of its schema wrapper (`jsonSchema()`, `zodSchema()`), a global symbol.
-const SCHEMA = Symbol.for('vercel.ai.schema')
+const { objectOptions, rejectOptions, isAbortSignal, aiSdkUsage, aiSdkToolDefinitions, readJsonSchema, logger, startsWith } = require('./kit.js')
 
 // Options the adapter reads each step itself: passing them would fix what must follow the run.
 const STEP_OPTIONS = {
@@ -92,28 +89,18 @@ function checkTools(tools) {
   return tools
 }
 
-// The tool set as the provider receives it (name, description, JSON schema), which is what the
-// request is billed for; counted into the trigger like the Compactor's `tools` definitions.
+// The tool set as the provider receives it (name, description, JSON schema); definitions given
+// as an array as they are.
 async function toolDefinitions(tools, warn) {
   if (Array.isArray(tools)) return tools
-  const definitions = []
-  for (const [name, tool] of Object.entries(tools)) {
-    const definition = { name }
-    if (typeof tool.description === 'string') definition.description = tool.description
-    if ((tool.type === 'provider-defined' || tool.type === 'provider') && typeof tool.id === 'string') {
-      // A provider's own tool (web search, code execution, …): the provider sends its id and args.
-      definition.type = tool.id
-      if (tool.args !== undefined) definition.args = tool.args
-    } else {
-      try {
-        definition.input_schema = await jsonSchemaOf(tool.inputSchema ?? tool.parameters)
-      } catch (error) {
-        warn(`the input schema of tool '${name}' could not be read (${error && error.message}); only its name and description are counted`)
-      }
+  return aiSdkToolDefinitions(tools, async (tool, name) => {
+    try {
+      return await jsonSchemaOf(tool.inputSchema ?? tool.parameters)
+    } catch (error) {
+      warn(`the input schema of tool '${name}' could not be read (${error && error.message}); only its name and description are counted`)
+      return undefined
     }
-    definitions.push(definition)
-  }
-  return definitions
+  })
 }
 
 async function jsonSchemaOf(schema) {
@@ -121,16 +108,8 @@ async function jsonSchemaOf(schema) {
   if (schema === undefined || schema === null) return { type: 'object', properties: {}, additionalProperties: false }
   // AI SDK 7's lazy schema: a function returning the wrapper.
   if (typeof schema === 'function') schema = schema()
-  if (schema !== null && typeof schema === 'object') {
-    if (schema[SCHEMA] === true) return await schema.jsonSchema
-    const standard = schema['~standard']
-    // Standard JSON Schema (Zod 4, ArkType, Valibot, …), as the SDK converts it.
-    if (standard && standard.jsonSchema && typeof standard.jsonSchema.input === 'function') {
-      return standard.jsonSchema.input({ target: 'draft-07' })
-    }
-    // A JSON schema as it is (a definition written by hand rather than through the SDK).
-    if (standard === undefined && (typeof schema.type === 'string' || (schema.properties !== null && typeof schema.properties === 'object'))) return schema
-  }
+  const json = await readJsonSchema(schema)
+  if (json !== undefined) return json
   // Zod 3 and the like: only the SDK knows how (it bundles the converter).
   const { asSchema } = requireAi()
   return await asSchema(schema).jsonSchema

@@ -88,6 +88,53 @@ function aiSdkUsage(step) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// AI SDK tools (the AI SDK's tool sets, and Mastra's, converted for the model)
+
+// The AI SDK's marker of its schema wrapper (`jsonSchema()`, `zodSchema()`), a global symbol.
+const SCHEMA = Symbol.for('vercel.ai.schema')
+
+/**
+ * A tool set (`{ name: tool }`) as the provider receives it (name, description, JSON schema),
+ * which is what every request is billed for: counted into the trigger like the Compactor's
+ * `tools`. A provider's own tool (web search, code execution, …) is its id and args.
+ * `schemaOf(tool, name)`: the tool's JSON schema, or `undefined` (counted without it).
+ */
+async function aiSdkToolDefinitions(tools, schemaOf) {
+  const definitions = []
+  for (const [name, tool] of Object.entries(tools)) {
+    if (tool === null || typeof tool !== 'object') continue
+    const definition = { name }
+    if (typeof tool.description === 'string') definition.description = tool.description
+    if ((tool.type === 'provider-defined' || tool.type === 'provider') && typeof tool.id === 'string') {
+      definition.type = tool.id
+      if (tool.args !== undefined) definition.args = tool.args
+    } else {
+      const schema = await schemaOf(tool, name)
+      if (schema !== undefined) definition.input_schema = schema
+    }
+    definitions.push(definition)
+  }
+  return definitions
+}
+
+/**
+ * A tool schema's JSON schema where it can be read without the AI SDK: the SDK's wrapper (or an
+ * object carrying `jsonSchema`, as Mastra's converted tools do), a Standard JSON Schema (Zod 4,
+ * ArkType, Valibot, …) as the SDK converts it, or a JSON schema as it is; else `undefined`.
+ */
+async function readJsonSchema(schema) {
+  if (schema === null || typeof schema !== 'object') return undefined
+  if (schema[SCHEMA] === true || (schema.jsonSchema !== null && typeof schema.jsonSchema === 'object')) {
+    const json = await schema.jsonSchema
+    return json !== null && typeof json === 'object' ? json : undefined
+  }
+  const standard = schema['~standard']
+  if (standard && standard.jsonSchema && typeof standard.jsonSchema.input === 'function') return standard.jsonSchema.input({ target: 'draft-07' })
+  if (standard === undefined && (typeof schema.type === 'string' || (schema.properties !== null && typeof schema.properties === 'object'))) return schema
+  return undefined
+}
+
+// ---------------------------------------------------------------------------------------------
 // Logging
 
 /**
@@ -313,6 +360,8 @@ module.exports = {
   isAbortSignal,
   count,
   aiSdkUsage,
+  aiSdkToolDefinitions,
+  readJsonSchema,
   logger,
   sameData,
   clone,

@@ -25,7 +25,7 @@
 
 const { Compactor, isContextOverflow } = require('../index.js')
 const { describe, invalidArgument } = require('../lib/validate.js')
-const { objectOptions, rejectOptions, aiSdkUsage, startsWith } = require('./kit.js')
+const { objectOptions, rejectOptions, aiSdkUsage, aiSdkToolDefinitions, readJsonSchema, startsWith } = require('./kit.js')
 
 // Options the processor reads or sets per call itself.
 const STEP_OPTIONS = {
@@ -64,48 +64,21 @@ function withParts(message, parts) {
   return { ...message, content: { ...content, parts } }
 }
 
-// The AI SDK's marker of its schema wrapper (`jsonSchema()`, `zodSchema()`), a global symbol.
-const SCHEMA = Symbol.for('vercel.ai.schema')
-
 // The step's tools as the provider receives them (name, description, JSON schema), which is what
 // every request is billed for: counted into the estimate like the Compactor's `tools`, never
 // changed. Mastra hands the step its tools converted for the model: `{ type: 'function',
 // description, parameters: { jsonSchema } }`, or a provider's own tool (`type: 'provider-defined'`).
-async function toolDefinitions(tools) {
-  const definitions = []
-  for (const [name, tool] of Object.entries(tools)) {
-    if (tool === null || typeof tool !== 'object') continue
-    const definition = { name }
-    if (typeof tool.description === 'string') definition.description = tool.description
-    if ((tool.type === 'provider-defined' || tool.type === 'provider') && typeof tool.id === 'string') {
-      definition.type = tool.id
-      if (tool.args !== undefined) definition.args = tool.args
-    } else {
-      const schema = await jsonSchemaOf(tool.parameters ?? tool.inputSchema)
-      if (schema !== undefined) definition.input_schema = schema
-    }
-    definitions.push(definition)
-  }
-  return definitions
-}
-
-// A tool's JSON schema where it can be read without the framework (Mastra's converted tools carry
-// it as `jsonSchema`); `undefined` otherwise (the tool is counted by its name and description).
-async function jsonSchemaOf(schema) {
-  try {
+// A schema that cannot be read without the framework: the tool is counted by its name and description.
+function toolDefinitions(tools) {
+  return aiSdkToolDefinitions(tools, async (tool) => {
+    const schema = tool.parameters ?? tool.inputSchema
     if (schema === undefined || schema === null) return { type: 'object', properties: {} }
-    if (typeof schema !== 'object') return undefined
-    if (schema[SCHEMA] === true || (schema.jsonSchema !== null && typeof schema.jsonSchema === 'object')) {
-      const json = await schema.jsonSchema
-      return json !== null && typeof json === 'object' ? json : undefined
+    try {
+      return await readJsonSchema(schema)
+    } catch {
+      return undefined
     }
-    const standard = schema['~standard']
-    if (standard && standard.jsonSchema && typeof standard.jsonSchema.input === 'function') return standard.jsonSchema.input({ target: 'draft-07' })
-    if (standard === undefined && (typeof schema.type === 'string' || (schema.properties !== null && typeof schema.properties === 'object'))) return schema
-  } catch {
-    // A schema that cannot be read: counted without it.
-  }
-  return undefined
+  })
 }
 
 // A piece's text, to tell whether it changed; `null` for one JSON cannot write (never reused).
