@@ -196,14 +196,15 @@ function sameData(a, b, plain = false, depth = 0) {
     return true
   }
   if (plain && (!isPlainObject(a) || !isPlainObject(b))) return false
-  const keysA = Object.keys(a).filter((k) => a[k] !== undefined)
-  let keysB = 0
-  for (const key in b) if (Object.hasOwn(b, key) && b[key] !== undefined) keysB++
-  if (keysA.length !== keysB) return false
-  for (const key of keysA) {
-    if (!Object.hasOwn(b, key) || !sameData(a[key], b[key], plain, depth + 1)) return false
+  let keys = 0
+  for (const key of Object.keys(a)) {
+    const value = a[key]
+    if (value === undefined) continue
+    keys++
+    if (!Object.hasOwn(b, key) || !sameData(value, b[key], plain, depth + 1)) return false
   }
-  return true
+  for (const key of Object.keys(b)) if (b[key] !== undefined) keys--
+  return keys === 0
 }
 
 /** A copy of `item` to keep (structuredClone); an item it refuses (a function inside) as it is. */
