@@ -1,10 +1,10 @@
 'use strict'
 
-// The adapters' kit: what every framework adapter needs besides its framework. Checking its
-// options, reading a step's billed usage, logging, comparing data, naming archive sessions,
-// loading an optional peer, the recall tool per session, the result of a compaction that did not
-// get to an answer, and a bounded pool of sessions. Each adapter file keeps only what its
-// framework alone needs. Nothing here loads a framework; everything stands on the public API
+// The adapters' kit: what more than one framework adapter needs besides its framework. Checking
+// its options, reading a step's billed usage and an AI SDK tool set, logging, comparing and
+// copying data, naming archive sessions, a bounded pool of sessions, loading an optional peer,
+// the recall tool per session, and the result of a compaction that did not get to an answer.
+// Each adapter file keeps only what its framework alone needs. Nothing here loads a framework; everything stands on the public API
 // (index.js) and lib/'s argument checks and results.
 
 const { createHash } = require('node:crypto')
