@@ -182,29 +182,35 @@ function sameData(a, b, plain = false, depth = 0) {
     return Number.isNaN(a) && Number.isNaN(b)
   }
   if (depth > MAX_DEPTH) return false
-  if (Array.isArray(a) !== Array.isArray(b)) return false
   if (Array.isArray(a)) {
-    if (a.length !== b.length) return false
+    if (!Array.isArray(b) || a.length !== b.length) return false
     for (let i = 0; i < a.length; i++) if (!sameData(a[i], b[i], plain, depth + 1)) return false
     return true
   }
-  if (ArrayBuffer.isView(a) || ArrayBuffer.isView(b)) {
-    if (!ArrayBuffer.isView(a) || !ArrayBuffer.isView(b) || a.byteLength !== b.byteLength) return false
-    const x = new Uint8Array(a.buffer, a.byteOffset, a.byteLength)
-    const y = new Uint8Array(b.buffer, b.byteOffset, b.byteLength)
-    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false
-    return true
+  if (Array.isArray(b)) return false
+  // Plain objects, the usual case, first (this runs for every field of every message compared).
+  if (!isPlainObject(a) || !isPlainObject(b)) {
+    if (ArrayBuffer.isView(a) || ArrayBuffer.isView(b)) {
+      if (!ArrayBuffer.isView(a) || !ArrayBuffer.isView(b) || a.byteLength !== b.byteLength) return false
+      const x = new Uint8Array(a.buffer, a.byteOffset, a.byteLength)
+      const y = new Uint8Array(b.buffer, b.byteOffset, b.byteLength)
+      for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false
+      return true
+    }
+    if (plain) return false
   }
-  if (plain && (!isPlainObject(a) || !isPlainObject(b))) return false
-  let keys = 0
+  let defined = 0
   for (const key of Object.keys(a)) {
     const value = a[key]
     if (value === undefined) continue
-    keys++
+    defined++
     if (!Object.hasOwn(b, key) || !sameData(value, b[key], plain, depth + 1)) return false
   }
-  for (const key of Object.keys(b)) if (b[key] !== undefined) keys--
-  return keys === 0
+  // Each of those keys is one of b's, with a value: b has no other unless it has more keys.
+  const keysB = Object.keys(b)
+  if (keysB.length === defined) return true
+  for (const key of keysB) if (b[key] !== undefined) defined--
+  return defined === 0
 }
 
 /** A copy of `item` to keep (structuredClone); an item it refuses (a function inside) as it is. */
