@@ -26,9 +26,7 @@
 
 const { Compactor, createRecallTool } = require('../index.js')
 const { describe, invalidArgument } = require('../lib/validate.js')
-
-// The AI SDK's marker of its schema wrapper (`jsonSchema()`, `zodSchema()`), a global symbol.
-const SCHEMA = Symbol.for('vercel.ai.schema')
+const { objectOptions, rejectOptions, isAbortSignal, aiSdkUsage, aiSdkToolDefinitions, readJsonSchema, logger, startsWith } = require('./kit.js')
 
 // Options the adapter reads each step itself: passing them would fix what must follow the run.
 const STEP_OPTIONS = {
@@ -51,10 +49,6 @@ function checkSignalOption(signal) {
     throw invalidArgument(`options.signal must be an AbortSignal or a function returning one, got ${describe(signal)}`)
   }
   return () => signal
-}
-
-function isAbortSignal(value) {
-  return typeof value === 'object' && value !== null && typeof value.aborted === 'boolean' && typeof value.addEventListener === 'function'
 }
 
 // The AI SDK's system prompt (`system` of AI SDK 5/6, `instructions` of 7): a string, a system
@@ -95,28 +89,18 @@ function checkTools(tools) {
   return tools
 }
 
-// The tool set as the provider receives it (name, description, JSON schema), which is what the
-// request is billed for; counted into the trigger like the Compactor's `tools` definitions.
+// The tool set as the provider receives it (name, description, JSON schema); definitions given
+// as an array as they are.
 async function toolDefinitions(tools, warn) {
   if (Array.isArray(tools)) return tools
-  const definitions = []
-  for (const [name, tool] of Object.entries(tools)) {
-    const definition = { name }
-    if (typeof tool.description === 'string') definition.description = tool.description
-    if ((tool.type === 'provider-defined' || tool.type === 'provider') && typeof tool.id === 'string') {
-      // A provider's own tool (web search, code execution, …): the provider sends its id and args.
-      definition.type = tool.id
-      if (tool.args !== undefined) definition.args = tool.args
-    } else {
-      try {
-        definition.input_schema = await jsonSchemaOf(tool.inputSchema ?? tool.parameters)
-      } catch (error) {
-        warn(`the input schema of tool '${name}' could not be read (${error && error.message}); only its name and description are counted`)
-      }
+  return aiSdkToolDefinitions(tools, async (tool, name) => {
+    try {
+      return await jsonSchemaOf(tool.inputSchema ?? tool.parameters)
+    } catch (error) {
+      warn(`the input schema of tool '${name}' could not be read (${error && error.message}); only its name and description are counted`)
+      return undefined
     }
-    definitions.push(definition)
-  }
-  return definitions
+  })
 }
 
 async function jsonSchemaOf(schema) {
@@ -124,16 +108,8 @@ async function jsonSchemaOf(schema) {
   if (schema === undefined || schema === null) return { type: 'object', properties: {}, additionalProperties: false }
   // AI SDK 7's lazy schema: a function returning the wrapper.
   if (typeof schema === 'function') schema = schema()
-  if (schema !== null && typeof schema === 'object') {
-    if (schema[SCHEMA] === true) return await schema.jsonSchema
-    const standard = schema['~standard']
-    // Standard JSON Schema (Zod 4, ArkType, Valibot, …), as the SDK converts it.
-    if (standard && standard.jsonSchema && typeof standard.jsonSchema.input === 'function') {
-      return standard.jsonSchema.input({ target: 'draft-07' })
-    }
-    // A JSON schema as it is (a definition written by hand rather than through the SDK).
-    if (standard === undefined && (typeof schema.type === 'string' || (schema.properties !== null && typeof schema.properties === 'object'))) return schema
-  }
+  const json = await readJsonSchema(schema)
+  if (json !== undefined) return json
   // Zod 3 and the like: only the SDK knows how (it bundles the converter).
   const { asSchema } = requireAi()
   return await asSchema(schema).jsonSchema
@@ -145,62 +121,9 @@ function requireAi() {
   return ai
 }
 
-const count = (value) => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined)
-
-// The previous step's usage as the trigger reads it: the input tokens of its request including
-// what was read from or written to the prompt cache, and the output tokens (the reply, which the
-// next request carries).
-// - AI SDK 6 and 7 (`inputTokenDetails` present): `inputTokens` is that total.
-// - AI SDK 5: providers disagree. OpenAI and Google count cached tokens in `inputTokens`
-//   (`cachedInputTokens` is a part of it); Anthropic leaves the cache out, so its raw usage
-//   (which the Anthropic provider puts in `providerMetadata.anthropic.usage`) is read instead.
-//   Other providers that leave the cache out are recognised when `cachedInputTokens` exceeds
-//   `inputTokens`.
-// `undefined` when the step has no usable usage (e.g. a provider that reports none).
-function usageOf(step) {
-  const usage = step !== null && typeof step === 'object' ? step.usage : undefined
-  if (usage === null || typeof usage !== 'object') return undefined
-  const output = count(usage.outputTokens) ?? 0
-  const details = usage.inputTokenDetails
-  if (details !== null && typeof details === 'object') {
-    let input = count(usage.inputTokens)
-    if (input === undefined) {
-      const parts = [details.noCacheTokens, details.cacheReadTokens, details.cacheWriteTokens].map(count).filter((n) => n !== undefined)
-      if (parts.length > 0) input = parts.reduce((a, b) => a + b, 0)
-    }
-    return input === undefined ? undefined : { inputTokens: input, outputTokens: output }
-  }
-  const raw = step.providerMetadata?.anthropic?.usage
-  if (raw !== null && typeof raw === 'object' && count(raw.input_tokens) !== undefined) {
-    return {
-      input_tokens: raw.input_tokens,
-      cache_read_input_tokens: count(raw.cache_read_input_tokens) ?? 0,
-      cache_creation_input_tokens: count(raw.cache_creation_input_tokens) ?? 0,
-      output_tokens: count(raw.output_tokens) ?? output,
-    }
-  }
-  let input = count(usage.inputTokens)
-  if (input === undefined) return undefined
-  const cached = count(usage.cachedInputTokens)
-  if (cached !== undefined && cached > input) input += cached
-  return { inputTokens: input, outputTokens: output }
-}
-
-// Whether `list` starts with exactly the message objects of `prefix`.
-function startsWith(list, prefix) {
-  if (prefix.length > list.length) return false
-  for (let i = 0; i < prefix.length; i++) if (list[i] !== prefix[i]) return false
-  return true
-}
-
 function compactionStep(options) {
-  if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
-    throw invalidArgument(`options must be an object, got ${describe(options)}`)
-  }
-  const { tools, system, signal, format, ...rest } = options ?? {}
-  for (const [name, why] of Object.entries(STEP_OPTIONS)) {
-    if (rest[name] !== undefined && rest[name] !== null) throw invalidArgument(`options.${name} cannot be given to compactionStep: it ${why}`)
-  }
+  const { tools, system, signal, format, ...rest } = objectOptions(options)
+  rejectOptions(rest, STEP_OPTIONS, (name, why) => `options.${name} cannot be given to compactionStep: it ${why}`)
   if (format !== undefined && format !== null && format !== 'ai-sdk' && format !== 'auto') {
     throw invalidArgument(`options.format must be 'ai-sdk' (the AI SDK's ModelMessage), got ${typeof format === 'string' ? `'${format}'` : describe(format)}`)
   }
@@ -212,16 +135,8 @@ function compactionStep(options) {
     format: 'ai-sdk',
     ...(fixedSystem === undefined ? {} : { system: fixedSystem }),
   })
-  const warn = (message) => {
-    // Through the caller's own log only: nothing goes to stderr unless asked.
-    const entry = { level: 'warn', message, target: 'context_compact::ai_sdk' }
-    try {
-      if (typeof rest.onLog === 'function') rest.onLog(entry)
-      else if (rest.logger && typeof rest.logger.warn === 'function') rest.logger.warn(message, {})
-    } catch {
-      // A listener that throws does not break the step.
-    }
-  }
+  const log = logger(rest, 'context_compact::ai_sdk')
+  const warn = (message) => log('warn', message)
 
   let definitions = null // the tool set's definitions, read once
   let lastResult = null
@@ -249,7 +164,7 @@ function compactionStep(options) {
     // The previous step's usage counts only for the list that step sent, grown by what it
     // added; any other list (a new history, messages changed by other code) is measured alone.
     if (steps.length > 0 && sent !== null && startsWith(list, sent)) {
-      const usage = usageOf(steps[steps.length - 1])
+      const usage = aiSdkUsage(steps[steps.length - 1])
       if (usage !== undefined) overrides.usage = usage
     }
     if (fixedSystem === undefined && args.instructions !== undefined && args.instructions !== null) {
@@ -293,9 +208,7 @@ function compactionStep(options) {
 
 // The recall tool (createRecallTool) in the AI SDK's tool shape: `tools: { recall: recallTool(…) }`.
 function recallTool(options) {
-  if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
-    throw invalidArgument(`options must be an object, got ${describe(options)}`)
-  }
+  objectOptions(options)
   if (options && options.format !== undefined && options.format !== null && options.format !== 'ai-sdk') {
     throw invalidArgument(`options.format must be 'ai-sdk' (or omitted), got ${describe(options.format) === 'string' ? `'${options.format}'` : describe(options.format)}`)
   }

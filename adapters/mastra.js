@@ -25,6 +25,7 @@
 
 const { Compactor, isContextOverflow } = require('../index.js')
 const { describe, invalidArgument } = require('../lib/validate.js')
+const { objectOptions, rejectOptions, aiSdkUsage, aiSdkToolDefinitions, readJsonSchema, startsWith } = require('./kit.js')
 
 // Options the processor reads or sets per call itself.
 const STEP_OPTIONS = {
@@ -63,83 +64,21 @@ function withParts(message, parts) {
   return { ...message, content: { ...content, parts } }
 }
 
-// The AI SDK's marker of its schema wrapper (`jsonSchema()`, `zodSchema()`), a global symbol.
-const SCHEMA = Symbol.for('vercel.ai.schema')
-
 // The step's tools as the provider receives them (name, description, JSON schema), which is what
 // every request is billed for: counted into the estimate like the Compactor's `tools`, never
 // changed. Mastra hands the step its tools converted for the model: `{ type: 'function',
 // description, parameters: { jsonSchema } }`, or a provider's own tool (`type: 'provider-defined'`).
-async function toolDefinitions(tools) {
-  const definitions = []
-  for (const [name, tool] of Object.entries(tools)) {
-    if (tool === null || typeof tool !== 'object') continue
-    const definition = { name }
-    if (typeof tool.description === 'string') definition.description = tool.description
-    if ((tool.type === 'provider-defined' || tool.type === 'provider') && typeof tool.id === 'string') {
-      definition.type = tool.id
-      if (tool.args !== undefined) definition.args = tool.args
-    } else {
-      const schema = await jsonSchemaOf(tool.parameters ?? tool.inputSchema)
-      if (schema !== undefined) definition.input_schema = schema
-    }
-    definitions.push(definition)
-  }
-  return definitions
-}
-
-// A tool's JSON schema where it can be read without the framework (Mastra's converted tools carry
-// it as `jsonSchema`); `undefined` otherwise (the tool is counted by its name and description).
-async function jsonSchemaOf(schema) {
-  try {
+// A schema that cannot be read without the framework: the tool is counted by its name and description.
+function toolDefinitions(tools) {
+  return aiSdkToolDefinitions(tools, async (tool) => {
+    const schema = tool.parameters ?? tool.inputSchema
     if (schema === undefined || schema === null) return { type: 'object', properties: {} }
-    if (typeof schema !== 'object') return undefined
-    if (schema[SCHEMA] === true || (schema.jsonSchema !== null && typeof schema.jsonSchema === 'object')) {
-      const json = await schema.jsonSchema
-      return json !== null && typeof json === 'object' ? json : undefined
+    try {
+      return await readJsonSchema(schema)
+    } catch {
+      return undefined
     }
-    const standard = schema['~standard']
-    if (standard && standard.jsonSchema && typeof standard.jsonSchema.input === 'function') return standard.jsonSchema.input({ target: 'draft-07' })
-    if (standard === undefined && (typeof schema.type === 'string' || (schema.properties !== null && typeof schema.properties === 'object'))) return schema
-  } catch {
-    // A schema that cannot be read: counted without it.
-  }
-  return undefined
-}
-
-const count = (value) => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined)
-
-// A finished step's usage as the trigger reads it: the input tokens its request was billed,
-// including what was read from or written to the prompt cache, and the output tokens (the reply,
-// which the next request carries). Mastra's steps carry the AI SDK 5 usage, where providers
-// disagree on the cache: Anthropic leaves it out of `inputTokens` (its raw usage is read
-// instead), others count it in; one that leaves it out shows `cachedInputTokens` larger than
-// `inputTokens`. `undefined` when the step has no usable usage.
-function usageOf(step) {
-  const usage = step !== null && typeof step === 'object' ? step.usage : undefined
-  if (usage === null || typeof usage !== 'object') return undefined
-  const output = count(usage.outputTokens) ?? 0
-  const raw = step.providerMetadata && step.providerMetadata.anthropic && step.providerMetadata.anthropic.usage
-  if (raw !== null && typeof raw === 'object' && count(raw.input_tokens) !== undefined) {
-    return {
-      input_tokens: raw.input_tokens,
-      cache_read_input_tokens: count(raw.cache_read_input_tokens) ?? 0,
-      cache_creation_input_tokens: count(raw.cache_creation_input_tokens) ?? 0,
-      output_tokens: count(raw.output_tokens) ?? output,
-    }
-  }
-  let input = count(usage.inputTokens)
-  if (input === undefined) return undefined
-  const cached = count(usage.cachedInputTokens)
-  if (cached !== undefined && cached > input) input += cached
-  return { inputTokens: input, outputTokens: output }
-}
-
-// Whether `list` starts with exactly the message objects of `prefix`.
-function startsWith(list, prefix) {
-  if (prefix.length > list.length) return false
-  for (let i = 0; i < prefix.length; i++) if (list[i] !== prefix[i]) return false
-  return true
+  })
 }
 
 // A piece's text, to tell whether it changed; `null` for one JSON cannot write (never reused).
@@ -153,13 +92,8 @@ function keyOf(piece) {
 
 class ContextCompactProcessor {
   constructor(options) {
-    if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
-      throw invalidArgument(`options must be an object, got ${describe(options)}`)
-    }
-    const { format, id, ...rest } = options ?? {}
-    for (const [name, why] of Object.entries(STEP_OPTIONS)) {
-      if (rest[name] !== undefined && rest[name] !== null) throw invalidArgument(`options.${name} cannot be given to ContextCompactProcessor: it ${why}`)
-    }
+    const { format, id, ...rest } = objectOptions(options)
+    rejectOptions(rest, STEP_OPTIONS, (name, why) => `options.${name} cannot be given to ContextCompactProcessor: it ${why}`)
     if (format !== undefined && format !== null && format !== 'ai-sdk') {
       throw invalidArgument(`options.format must be 'ai-sdk' (the messages Mastra sends the model) or omitted, got ${typeof format === 'string' ? `'${format}'` : describe(format)}`)
     }
@@ -247,7 +181,7 @@ class ContextCompactProcessor {
     // compaction, messages changed by another processor) is estimated alone.
     const steps = Array.isArray(args.steps) ? args.steps : []
     if (hook === 'processInputStep' && steps.length > 0 && this.#sent !== null && startsWith(model, this.#sent)) {
-      const usage = usageOf(steps[steps.length - 1])
+      const usage = aiSdkUsage(steps[steps.length - 1])
       if (usage !== undefined) call.usage = usage
     }
     if (hook === 'processInputStep') this.#sent = model

@@ -22,6 +22,7 @@
 
 const { Compactor, createRecallTool, restoreMessages } = require('../index.js')
 const { describe, invalidArgument } = require('../lib/validate.js')
+const { objectOptions, rejectOptions, count, startsWith } = require('./kit.js')
 
 // Options the adapter sets itself.
 const REQUEST_OPTIONS = {
@@ -33,8 +34,6 @@ const REQUEST_OPTIONS = {
 }
 
 const LLM_ROLES = new Set(['user', 'assistant', 'toolResult'])
-
-const count = (value) => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined)
 
 // pi's usage as billed: input + cacheRead + cacheWrite (the core's Usage reader reads this shape).
 function usageOf(message) {
@@ -175,18 +174,9 @@ function fromAnthropic(message, templates, toolResultsById, now) {
   return { ...(template ?? { timestamp: now }), role: 'user', content }
 }
 
-function checkOptions(options, name) {
-  if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
-    throw invalidArgument(`${name} must be an object, got ${describe(options)}`)
-  }
-  return options ?? {}
-}
-
 function compactionRequest(options) {
-  const { tools, ...rest } = checkOptions(options, 'options')
-  for (const [name, why] of Object.entries(REQUEST_OPTIONS)) {
-    if (rest[name] !== undefined && rest[name] !== null) throw invalidArgument(`options.${name} cannot be given to compactionRequest: it ${why}`)
-  }
+  const { tools, ...rest } = objectOptions(options, 'options')
+  rejectOptions(rest, REQUEST_OPTIONS, (name, why) => `options.${name} cannot be given to compactionRequest: it ${why}`)
   if (tools !== undefined && tools !== null && !Array.isArray(tools)) {
     throw invalidArgument(`options.tools must be an array of pi tools or tool definitions, got ${describe(tools)}`)
   }
@@ -212,7 +202,6 @@ function compactionRequest(options) {
   // the compacted list (no second summary call for the part already summarized), and a compaction
   // of a list that starts with `output` stands for `input` too.
   let carried = null
-  const startsWith = (list, prefix) => prefix.length <= list.length && prefix.every((message, i) => list[i] === message)
   const expand = (list) => (carried !== null && startsWith(list, carried.output) ? carried.input.concat(list.slice(carried.output.length)) : list)
   const shorten = (list) =>
     carried !== null && !startsWith(list, carried.output) && startsWith(list, carried.input) ? carried.output.concat(list.slice(carried.input.length)) : list
@@ -304,7 +293,7 @@ function compactionRequest(options) {
     compact: {
       value: async (messages, compactOptions) => {
         if (!Array.isArray(messages)) throw invalidArgument(`messages must be an array of pi messages, got ${describe(messages)}`)
-        const { usage, system, format, tools: _tools, ...others } = checkOptions(compactOptions, 'options')
+        const { usage, system, format, tools: _tools, ...others } = objectOptions(compactOptions, 'options')
         for (const [name, value] of Object.entries({ usage, system, format, tools: _tools })) {
           if (value !== undefined && value !== null) throw invalidArgument(`options.${name} cannot be given to compact: the adapter reads it from the messages`)
         }
@@ -352,7 +341,7 @@ function compactionRequest(options) {
 
 // The recall tool (createRecallTool) as a pi AgentTool: `initialState: { tools: [recallTool(…)] }`.
 function recallTool(options) {
-  const { format, ...rest } = checkOptions(options, 'options')
+  const { format, ...rest } = objectOptions(options, 'options')
   if (format !== undefined && format !== null && format !== 'anthropic') {
     throw invalidArgument(`options.format cannot be given to the pi recall tool (it is a pi AgentTool), got ${describe(format)}`)
   }

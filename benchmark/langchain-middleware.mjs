@@ -41,7 +41,7 @@ import { toLangChainMessages } from './langchain-history.mjs'
 
 const require = createRequire(import.meta.url)
 const library = require('../index.js')
-const { contextCompactMiddleware } = require('../adapters/langchain.js')
+const { contextCompactMiddleware } = require('../adapters/langchain/index.js')
 const lc = require('@langchain/core/messages')
 
 v8.setFlagsFromString('--expose-gc')

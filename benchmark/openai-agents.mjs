@@ -30,7 +30,7 @@ import { toAgentItems } from './agents-items.mjs'
 
 const require = createRequire(import.meta.url)
 const library = require('../index.js')
-const { CompactingSession } = require('../adapters/openai-agents.js')
+const { CompactingSession } = require('../adapters/openai-agents/index.js')
 const { MemorySession, RunContext, Usage } = require('@openai/agents')
 
 const env = (name, fallback) => {

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // The adapters' declarations for each module system, generated from the one file each adapter's
-// types are written in (adapters/<name>.d.ts, the file to edit; run `npm run build:types` after):
+// types are written in (adapters/<name>.d.ts, or adapters/<name>/index.d.ts for an adapter of
+// several files: the file to edit; run `npm run build:types` after). Where they are is read from
+// package.json "exports" (the `types` of its `import` and `require` conditions):
 // - adapters/<name>.d.mts, what package.json "exports" gives `import`: TypeScript reads it as an
 //   ES module, so the frameworks' types it imports are their ES module declarations;
 // - adapters/<name>.d.cts, what it gives `require`: read as CommonJS, so they are the frameworks'
@@ -19,10 +21,24 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import ts from 'typescript'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
+const EXPORTS = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).exports
 /** The adapters: the subpaths of package.json `exports` other than the package and its package.json. */
-export const ADAPTERS = Object.keys(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).exports)
+export const ADAPTERS = Object.keys(EXPORTS)
   .filter((subpath) => subpath !== '.' && subpath !== './package.json')
   .map((subpath) => subpath.slice(2))
+
+/**
+ * The files of one adapter, relative to the package root, as package.json `exports` names them:
+ * `cjs` and `esm` (what `require` and `import` load), `cts` and `mts` (their declarations), and
+ * `source`, the declarations they are generated from (beside them, `.d.ts`).
+ * @param {string} name the adapter (`langchain`)
+ */
+export function adapterFiles(name) {
+  const entry = EXPORTS[`./${name}`]
+  const file = (path) => path.replace(/^\.\//, '')
+  const mts = file(entry.import.types)
+  return { cjs: file(entry.require.default), esm: file(entry.import.default), cts: file(entry.require.types), mts, source: mts.replace(/\.d\.mts$/, '.d.ts') }
+}
 
 // Frameworks whose types are one file for both module systems, and an ES module in some versions:
 // the AI SDK (5 and 6: one CommonJS declaration file; 7: an ES module only, no `require` export),
@@ -43,9 +59,10 @@ const isRelative = (specifier) => specifier.startsWith('./') || specifier.starts
  * @param {string} name the adapter (`langchain`)
  * @param {string} source the text of adapters/<name>.d.ts
  * @param {boolean} esmDefault whether adapters/<name>.mjs has a default export
+ * @param {string} sourcePath where `source` is, as the generated files name it
  * @returns {{ mts: string, cts: string }}
  */
-export function variants(name, source, esmDefault) {
+export function variants(name, source, esmDefault, sourcePath = `adapters/${name}.d.ts`) {
   const file = ts.createSourceFile(`${name}.d.ts`, source, ts.ScriptTarget.Latest, true)
   /** @type {Array<{ at: number, text: string, only: 'mts' | 'cts' | null }>} */
   const edits = []
@@ -63,8 +80,8 @@ export function variants(name, source, esmDefault) {
       const packageName = target.startsWith('@') ? target.split('/').slice(0, 2).join('/') : target.split('/')[0]
       if (!isRelative(target) && IMPORT_MODE.has(packageName)) {
         const typeOnly = ts.isImportDeclaration(statement) ? statement.importClause?.isTypeOnly : statement.isTypeOnly
-        if (!typeOnly) throw new Error(`adapters/${name}.d.ts: the import of '${target}' must be \`import type\` (it gets resolution-mode in the .d.cts)`)
-        if (statement.attributes) throw new Error(`adapters/${name}.d.ts: the import of '${target}' has attributes already`)
+        if (!typeOnly) throw new Error(`${sourcePath}: the import of '${target}' must be \`import type\` (it gets resolution-mode in the .d.cts)`)
+        if (statement.attributes) throw new Error(`${sourcePath}: the import of '${target}' has attributes already`)
         edits.push({ at: specifier.getEnd(), text: " with { 'resolution-mode': 'import' }", only: 'cts' })
       }
     }
@@ -76,7 +93,7 @@ export function variants(name, source, esmDefault) {
   }
   // `import('…')` types anywhere in the file would escape the edits above.
   const visit = (node) => {
-    if (ts.isImportTypeNode(node)) throw new Error(`adapters/${name}.d.ts: write an import declaration instead of import('…') (line ${file.getLineAndCharacterOfPosition(node.getStart()).line + 1})`)
+    if (ts.isImportTypeNode(node)) throw new Error(`${sourcePath}: write an import declaration instead of import('…') (line ${file.getLineAndCharacterOfPosition(node.getStart()).line + 1})`)
     ts.forEachChild(node, visit)
   }
   visit(file)
@@ -89,7 +106,7 @@ export function variants(name, source, esmDefault) {
     return text
   }
   const header = (kind) =>
-    `// Generated from adapters/${name}.d.ts by scripts/adapter-types.mjs (npm run build:types): edit that file.\n` +
+    `// Generated from ${sourcePath} by scripts/adapter-types.mjs (npm run build:types): edit that file.\n` +
     `// The declarations ${kind === 'mts' ? '`import` gets (an ES module)' : '`require` gets (CommonJS)'}.\n\n`
   let mts = header('mts') + apply('mts')
   if (esmDefault) {
@@ -108,10 +125,11 @@ export function variants(name, source, esmDefault) {
 export function generated(root = ROOT) {
   const files = []
   for (const name of ADAPTERS) {
-    const source = readFileSync(join(root, 'adapters', `${name}.d.ts`), 'utf8')
-    const esm = readFileSync(join(root, 'adapters', `${name}.mjs`), 'utf8')
-    const { mts, cts } = variants(name, source, /^export default\b/m.test(esm))
-    files.push({ path: join('adapters', `${name}.d.mts`), text: mts }, { path: join('adapters', `${name}.d.cts`), text: cts })
+    const paths = adapterFiles(name)
+    const source = readFileSync(join(root, paths.source), 'utf8')
+    const esm = readFileSync(join(root, paths.esm), 'utf8')
+    const { mts, cts } = variants(name, source, /^export default\b/m.test(esm), paths.source)
+    files.push({ path: paths.mts, text: mts }, { path: paths.cts, text: cts })
   }
   return files
 }
@@ -127,7 +145,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     else writeFileSync(full, text)
   }
   if (stale.length > 0) {
-    console.error(`Not what adapters/*.d.ts give: ${stale.join(', ')}. Run \`npm run build:types\` and commit them.`)
+    console.error(`Not what the adapters' .d.ts give: ${stale.join(', ')}. Run \`npm run build:types\` and commit them.`)
     process.exit(1)
   }
 }

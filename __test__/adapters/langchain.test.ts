@@ -1,4 +1,4 @@
-// context-compact/langchain (adapters/langchain.js) with the real `langchain` package: agents made
+// context-compact/langchain (adapters/langchain/) with the real `langchain` package: agents made
 // by createAgent, run by LangGraph, talking to LangChain's own fake chat model (`fakeModel` of
 // @langchain/core/testing, re-exported by langchain) — the agent's model scripted to call a tool
 // on every turn, another fake writing the summaries.
@@ -715,7 +715,7 @@ describe('types and the example', () => {
     expect(result.code, result.output).toBe(0)
   }, 300_000)
 
-  it('adapters/langchain.d.ts on its own, strict and exactOptionalPropertyTypes, without skipLibCheck: no error of its own', async () => {
+  it('adapters/langchain/index.d.ts on its own, strict and exactOptionalPropertyTypes, without skipLibCheck: no error of its own', async () => {
     const result = await run([
       tsc,
       '--noEmit',
@@ -729,13 +729,13 @@ describe('types and the example', () => {
       'ES2022',
       '--types',
       'node',
-      join('adapters', 'langchain.d.ts'),
+      join('adapters', 'langchain', 'index.d.ts'),
     ])
     // LangChain's own declarations do not all compile under exactOptionalPropertyTypes (their
     // errors are under node_modules/); ours must.
     const ours = result.output.split('\n').filter((line) => /error TS/.test(line) && !line.startsWith('node_modules/'))
     expect(ours).toEqual([])
-    expect(result.output).not.toMatch(/adapters\/langchain\.d\.ts\(/)
+    expect(result.output).not.toMatch(/adapters\/langchain\/index\.d\.ts\(/)
   }, 300_000)
 
   it('examples/langchain-middleware.ts runs against the fake models: compactions, the final answer, the originals restored', async () => {

@@ -617,7 +617,7 @@ describe('CompactingSession never throws into the agent', () => {
 
 describe('CompactingSession types', () => {
   it('tsc --strict --exactOptionalPropertyTypes: a Session and a compaction-aware session without a cast', async () => {
-    // Without skipLibCheck, so that adapters/openai-agents.d.ts and index.d.ts are checked too:
+    // Without skipLibCheck, so that adapters/openai-agents/index.d.ts and index.d.ts are checked too:
     // the only errors allowed are in the SDK's own declarations, some of which do not compile
     // under exactOptionalPropertyTypes. (Asynchronous: a compilation of minutes must not block
     // the test worker.)

@@ -147,7 +147,7 @@ describe.skipIf(!supported)(`npm install of the packed packages (${PLATFORM}) wi
     expect(list.status, list.output).toBe(0)
     const files = list.stdout.split('\n').filter(Boolean)
     expect(files.filter((f) => f.endsWith('.node'))).toEqual([])
-    for (const file of ['package/index.js', 'package/index.mjs', 'package/index.d.ts', 'package/lib/native.js', 'package/lib/compactor.js', 'package/cli/context-compact.js', 'package/benchmark/generate.mjs', 'package/adapters/langchain.js', 'package/adapters/langchain.mjs', 'package/adapters/langchain.d.mts', 'package/adapters/langchain.d.cts']) {
+    for (const file of ['package/index.js', 'package/index.mjs', 'package/index.d.ts', 'package/lib/native.js', 'package/lib/compactor.js', 'package/cli/context-compact.js', 'package/benchmark/generate.mjs', 'package/adapters/langchain/index.js', 'package/adapters/langchain/index.mjs', 'package/adapters/langchain/index.d.mts', 'package/adapters/langchain/index.d.cts', 'package/adapters/langchain/shadows.js', 'package/adapters/kit.js']) {
       expect(files).toContain(file)
     }
     // Every file package.json "exports" names is in the package (the types of each condition too),
@@ -254,7 +254,7 @@ describe.skipIf(!supported)(`npm install of the packed packages (${PLATFORM}) wi
 
   it('context-compact/openai-agents: shipped, and loads without the Agents SDK (an optional peer dependency, not installed)', () => {
     const list = run('tar', ['-tzf', tarballs.root])
-    for (const file of ['package/adapters/openai-agents.js', 'package/adapters/openai-agents.mjs', 'package/adapters/openai-agents.d.mts', 'package/adapters/openai-agents.d.cts']) expect(list.stdout.split('\n')).toContain(file)
+    for (const file of ['package/adapters/openai-agents/index.js', 'package/adapters/openai-agents/index.mjs', 'package/adapters/openai-agents/index.d.mts', 'package/adapters/openai-agents/index.d.cts', 'package/adapters/openai-agents/runner.js']) expect(list.stdout.split('\n')).toContain(file)
     expect(existsSync(join(project, 'node_modules', '@openai', 'agents'))).toBe(false)
     // Any object with the Session methods is a session: the SDK itself is not needed to use one.
     const script = `

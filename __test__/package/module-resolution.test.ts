@@ -30,7 +30,7 @@ import ts from 'typescript'
 import { afterAll, describe, expect, it } from 'vitest'
 
 import { codeBlocks, docFiles, moduleParts, readDoc, ROOT } from '../support/markdown'
-import { generated, variants } from '../../scripts/adapter-types.mjs'
+import { adapterFiles, generated, variants } from '../../scripts/adapter-types.mjs'
 
 type Resolution = 'nodenext' | 'node16' | 'bundler'
 type System = 'esm' | 'cjs'
@@ -56,7 +56,7 @@ const ENTRIES = Object.keys(JSON.parse(readFileSync(join(ROOT, 'package.json'), 
 
 /** The declaration file of an entry in this repository, the source its exported names are read from. */
 function sourceDeclarations(entry: string): string {
-  return entry === 'context-compact' ? join(ROOT, 'index.d.ts') : join(ROOT, 'adapters', `${entry.split('/')[1]}.d.ts`)
+  return entry === 'context-compact' ? join(ROOT, 'index.d.ts') : join(ROOT, adapterFiles(entry.split('/')[1]).source)
 }
 
 /** The names a declaration file exports, values (functions, classes, constants) apart from types. */
@@ -372,7 +372,7 @@ describe('the adapters\' declarations per module system (adapters/*.d.mts, *.d.c
     const check = spawnSync(process.execPath, [join(ROOT, 'scripts', 'adapter-types.mjs'), '--check'], { cwd: ROOT, encoding: 'utf8' })
     expect(check.status, check.stderr).toBe(0)
     const files = generated() as Array<{ path: string; text: string }>
-    expect(files.map((f) => f.path).sort()).toEqual(['ai-sdk', 'langchain', 'mastra', 'openai-agents', 'pi'].flatMap((n) => [`adapters/${n}.d.cts`, `adapters/${n}.d.mts`]).sort())
+    expect(files.map((f) => f.path).sort()).toEqual(['ai-sdk', 'langchain', 'mastra', 'openai-agents', 'pi'].flatMap((n) => [adapterFiles(n).cts, adapterFiles(n).mts]).sort())
     for (const file of files) expect(readFileSync(join(ROOT, file.path), 'utf8')).toBe(file.text)
   })
 
@@ -405,14 +405,15 @@ describe('the adapters\' declarations per module system (adapters/*.d.mts, *.d.c
   })
 
   it.each(['ai-sdk', 'langchain', 'mastra', 'openai-agents', 'pi'])('%s: the declarations of each condition name what its module exports at run time', async (name) => {
-    const cjs = Object.keys(createRequire(__filename)(join(ROOT, 'adapters', `${name}.js`))).sort()
-    const esm = Object.keys(await import(join(ROOT, 'adapters', `${name}.mjs`))).sort()
+    const paths = adapterFiles(name)
+    const cjs = Object.keys(createRequire(__filename)(join(ROOT, paths.cjs))).sort()
+    const esm = Object.keys(await import(join(ROOT, paths.esm))).sort()
     const declared = (file: string) => {
-      const text = readFileSync(join(ROOT, 'adapters', file), 'utf8')
+      const text = readFileSync(join(ROOT, file), 'utf8')
       const { values } = exportedNames(text)
       return [...values, ...(/^export default\b/m.test(text) ? ['default'] : [])].sort()
     }
-    expect(declared(`${name}.d.cts`)).toEqual(cjs)
-    expect(declared(`${name}.d.mts`)).toEqual(esm)
+    expect(declared(paths.cts)).toEqual(cjs)
+    expect(declared(paths.mts)).toEqual(esm)
   })
 })

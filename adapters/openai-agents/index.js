@@ -45,310 +45,19 @@
 //   retry sends the same id (idempotent), and a suffix that no longer matches
 //   (someone appended) changes nothing: the compaction is skipped ('SESSION_CHANGED').
 
-const { createHash } = require('node:crypto')
-const { createRequire } = require('node:module')
-
-const { Compactor, restoreMessages, createRecallTool } = require('../index.js')
-const { notCompactedResult } = require('../lib/result.js')
-const { compactionFacts } = require('../lib/otel.js')
-
-// The format the library reads the SDK's items in.
-const FORMAT = 'openai-responses'
-// The `endpoint` of the usage entry a compaction adds to the run's usage: the trigger never
-// takes it for the model's.
-const USAGE_ENDPOINT = 'context-compact'
-const SESSION_METHODS = ['getSessionId', 'getItems', 'addItems', 'popItem', 'clearSession']
-// Item types whose `id` the runner drops before it compares stored items (transient ids, also in
-// nested provider data), as its stripTransientCallIds does.
-const TRANSIENT_ID_TYPES = new Set(['function_call', 'function_call_result'])
-const TOOL_SEARCH_TYPES = new Set(['tool_search_call', 'tool_search_output'])
-// The fields of a Compactor's result that a failed write-back keeps.
-const MEASURED_FIELDS = [
-  'provider', 'model', 'warnings', 'tokens', 'threshold', 'measure', 'strategy', 'trigger', 'rounds', 'removed',
-  'fallback', 'extracted', 'compactionUnavailable', 'summaryUsage', 'summaryModelLearnt', 'summaryRequest', 'checkpoint',
-  'background',
-]
-// Options that say something about one call, not about the session.
-const PER_CALL_OPTIONS = {
-  usage: 'the session reads the usage of each run itself (see runUsage)',
-  overflow: 'pass the overflow error to compact({ overflow }) instead',
-  force: 'call compact({ force: true }) to compact now',
-}
-
-// The SDK's tracing, loaded on first use: null when @openai/agents (an optional peer) is absent.
-// From @openai/agents-core, beside @openai/agents: loading @openai/agents itself (its CommonJS
-// build, when the app imported the ES module) would install its default trace exporter again,
-// over the trace processors the app set.
-let agentsTracing
-function tracing() {
-  if (agentsTracing === undefined) {
-    try {
-      const agents = createRequire(require.resolve('@openai/agents'))('@openai/agents-core')
-      agentsTracing = typeof agents.createCustomSpan === 'function' && typeof agents.getCurrentTrace === 'function' ? agents : null
-    } catch {
-      agentsTracing = null
-    }
-  }
-  return agentsTracing
-}
-
-// Each compaction as a custom span `context_compact.compact` of the run's trace (the SDK's own
-// tracing: the Traces dashboard, or your trace processors), under the span current when the
-// runner called runCompaction; its data is what the compaction did. Outside a trace the
-// compaction just runs.
-async function inCustomSpan(items, compact) {
-  const agents = tracing()
-  if (agents === null || agents.getCurrentTrace() === null) return compact()
-  const span = agents.createCustomSpan({ data: { name: 'context_compact.compact', data: {} } })
-  span.start()
-  try {
-    const result = await compact()
-    span.spanData.data = compactionFacts(items, result)
-    if (!result.compacted && result.error) span.setError({ message: result.error.message, data: { code: result.error.code } })
-    return result
-  } catch (error) {
-    span.setError({ message: error && error.message ? String(error.message) : String(error) })
-    throw error
-  } finally {
-    span.end()
-  }
-}
-
-function describe(value) {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return 'an array'
-  return typeof value
-}
-
-function invalid(message) {
-  return new TypeError(message)
-}
-
-function isSignal(value) {
-  return value !== null && typeof value === 'object' && typeof value.aborted === 'boolean' && typeof value.addEventListener === 'function'
-}
-
-function clone(item) {
-  try {
-    return structuredClone(item)
-  } catch {
-    // An item structuredClone refuses (a function inside) is kept as it is: the Compactor
-    // still notices a change made to it in place.
-    return item
-  }
-}
-
-// An archive session id from the SDK session's id: the id itself when the archive accepts it,
-// else a stable digest of it (the same SDK session always finds its own archives).
-function archiveSessionId(id) {
-  const text = String(id)
-  if (/^[A-Za-z0-9._-]{1,128}$/.test(text) && text !== '.' && text !== '..') return text
-  return `session-${createHash('sha256').update(text).digest('hex').slice(0, 32)}`
-}
-
-// Whether two items hold the same data: the same keys with the same values, in any order (a
-// store may give keys back in another order), a key holding `undefined` being no key (as in
-// JSON).
-function sameData(a, b) {
-  if (a === b) return true
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
-    return Number.isNaN(a) && Number.isNaN(b)
-  }
-  if (Array.isArray(a) !== Array.isArray(b)) return false
-  if (Array.isArray(a)) {
-    if (a.length !== b.length) return false
-    for (let i = 0; i < a.length; i++) if (!sameData(a[i], b[i])) return false
-    return true
-  }
-  if (ArrayBuffer.isView(a) || ArrayBuffer.isView(b)) {
-    if (!ArrayBuffer.isView(a) || !ArrayBuffer.isView(b) || a.byteLength !== b.byteLength) return false
-    const x = new Uint8Array(a.buffer, a.byteOffset, a.byteLength)
-    const y = new Uint8Array(b.buffer, b.byteOffset, b.byteLength)
-    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false
-    return true
-  }
-  const keysA = Object.keys(a).filter((k) => a[k] !== undefined)
-  const keysB = Object.keys(b).filter((k) => b[k] !== undefined)
-  if (keysA.length !== keysB.length) return false
-  for (const key of keysA) {
-    if (!Object.hasOwn(b, key) || !sameData(a[key], b[key])) return false
-  }
-  return true
-}
-
-// An item as the model-exchange comparison sees it: without the ids the runner treats as
-// transient (stored items lose them, the model input may carry them), and without a reasoning
-// item's id (the runner may omit it from the model input).
-function exchangeKey(item) {
-  const key = withoutTransientIds(item)
-  if (key !== null && typeof key === 'object' && !Array.isArray(key) && key.type === 'reasoning' && 'id' in key) {
-    const { id: _id, ...rest } = key
-    return rest
-  }
-  return key
-}
-
-function isPlainObject(value) {
-  if (value === null || typeof value !== 'object') return false
-  const proto = Object.getPrototypeOf(value)
-  return proto === Object.prototype || proto === null
-}
-
-function withoutTransientIds(value) {
-  if (Array.isArray(value)) return value.map(withoutTransientIds)
-  if (!isPlainObject(value)) return value
-  let strip = false
-  if (TRANSIENT_ID_TYPES.has(value.type)) strip = true
-  else if (TOOL_SEARCH_TYPES.has(value.type)) {
-    const provider = isPlainObject(value.providerData) ? value.providerData : {}
-    const callId = value.call_id ?? value.callId ?? provider.call_id ?? provider.callId
-    strip = typeof callId === 'string' && callId.length > 0
-  }
-  const out = {}
-  for (const [key, entry] of Object.entries(value)) {
-    if (strip && key === 'id') continue
-    out[key] = withoutTransientIds(entry)
-  }
-  return out
-}
-
-// How many of the stored items, from the first, the model saw in the exchange, in order (as the
-// runner's own coverage check matches them: each stored item to a later exchange item).
-function seenPrefixLength(stored, exchangeItems) {
-  const seen = exchangeItems.map(exchangeKey)
-  let cursor = 0
-  for (let i = 0; i < stored.length; i++) {
-    const key = exchangeKey(stored[i])
-    while (cursor < seen.length && !sameData(key, seen[cursor])) cursor++
-    if (cursor === seen.length) return i
-    cursor++
-  }
-  return stored.length
-}
-
-function callIdOf(item) {
-  if (item === null || typeof item !== 'object') return null
-  const id = item.callId ?? item.call_id
-  return typeof id === 'string' && id.length > 0 ? id : null
-}
-
-// The cut moved back so that no tool call is on one side and its result on the other.
-function wholeToolCalls(items, end) {
-  let cut = end
-  for (;;) {
-    const after = new Set()
-    for (let i = cut; i < items.length; i++) {
-      const id = callIdOf(items[i])
-      if (id !== null) after.add(id)
-    }
-    let first = cut
-    for (let i = 0; i < cut; i++) {
-      const id = callIdOf(items[i])
-      if (id !== null && after.has(id)) {
-        first = i
-        break
-      }
-    }
-    if (first === cut) return cut
-    cut = first
-  }
-}
-
-// JSON with sorted keys (and bytes as base64): the same items give the same text whatever order
-// a store gives their keys back in.
-function canonicalJson(value) {
-  if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return 'null'
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
-  if (ArrayBuffer.isView(value)) return JSON.stringify(`base64:${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64')}`)
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
-  if (typeof value.toJSON === 'function') return canonicalJson(value.toJSON())
-  const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort()
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`
-}
-
-/**
- * The operationId of a compaction's replace_suffix transaction: derived from the session id and
- * the items it replaces, so a retry of the swap (the same call sent again, or a compaction of the
- * same history after a failed write, whose summary names another archive) reuses it. A store that
- * applied it refuses the id with another replacement, and its history no longer ends with those
- * items anyway: nothing is applied twice.
- */
-function compactionOperationId(sessionId, expectedSuffix) {
-  const hash = createHash('sha256')
-  hash.update(`context-compact/replace_suffix\0${String(sessionId)}\0`)
-  hash.update(canonicalJson(expectedSuffix))
-  return `context-compact-${hash.digest('hex').slice(0, 40)}`
-}
-
-// The result of a compaction that did not reach the session: the CompactResult's fields, the
-// items unchanged, and why.
-function notCompacted(items, error, from) {
-  const base = from ?? {}
-  // What the Compactor measured and tried is kept; what it changed is not (the items are the
-  // session's as they were).
-  const measured = {}
-  for (const key of MEASURED_FIELDS) if (base[key] !== undefined && base[key] !== null) measured[key] = base[key]
-  return notCompactedResult(items, { ...measured, attempts: base.attempts ?? error.attempts ?? 0, error })
-}
-
-// What the summary calls cost, as the runner adds it to the run's usage (a RequestUsage's
-// fields); null when nothing was billed that the library knows of (a custom summarizer, the
-// extractive provider, a reused checkpoint).
-function requestUsageOf(summaryUsage) {
-  if (!summaryUsage) return null
-  const cached = summaryUsage.cacheReadTokens ?? 0
-  const input = (summaryUsage.inputTokens ?? 0) + cached + (summaryUsage.cacheWriteTokens ?? 0)
-  const output = summaryUsage.outputTokens ?? 0
-  if (input + output === 0) return null
-  return {
-    inputTokens: input,
-    outputTokens: output,
-    totalTokens: input + output,
-    inputTokensDetails: { cached_tokens: cached },
-    outputTokensDetails: {},
-    endpoint: USAGE_ENDPOINT,
-  }
-}
-
-function checkSession(session) {
-  if (session === null || typeof session !== 'object') {
-    throw invalid(`session must be an OpenAI Agents SDK Session (an object with ${SESSION_METHODS.join(', ')}), got ${describe(session)}`)
-  }
-  if (session instanceof CompactingSession) {
-    throw invalid('session is already a CompactingSession: wrap the session it wraps instead')
-  }
-  const missing = SESSION_METHODS.filter((name) => typeof session[name] !== 'function')
-  if (missing.length > 0) {
-    throw invalid(`session must be an OpenAI Agents SDK Session: it has no ${missing.join(', ')} method${missing.length > 1 ? 's' : ''}`)
-  }
-  return session
-}
-
-function checkSessionOptions(options) {
-  if (options === undefined || options === null) return {}
-  if (typeof options !== 'object' || Array.isArray(options)) {
-    throw invalid(`options must be an object, got ${describe(options)}`)
-  }
-  const opts = { ...options }
-  if (opts.format !== undefined && opts.format !== null && opts.format !== FORMAT && opts.format !== 'auto') {
-    throw invalid(`options.format must be left out: a CompactingSession's items are the Agents SDK's (read as '${FORMAT}'), got ${JSON.stringify(opts.format)}`)
-  }
-  for (const [name, why] of Object.entries(PER_CALL_OPTIONS)) {
-    if (opts[name] !== undefined && opts[name] !== null) throw invalid(`options.${name} is not a session option: ${why}`)
-  }
-  if (opts.runUsage !== undefined && typeof opts.runUsage !== 'boolean') {
-    throw invalid(`options.runUsage must be a boolean, got ${describe(opts.runUsage)}`)
-  }
-  if (opts.signal !== undefined && opts.signal !== null && !isSignal(opts.signal)) {
-    throw invalid(`options.signal must be an AbortSignal, got ${describe(opts.signal)}`)
-  }
-  return opts
-}
+const { Compactor, restoreMessages } = require('../../index.js')
+const { isAbortSignal, sameData, clone, archiveSessionId, logger, messageOf, failedResult } = require('../kit.js')
+const { FORMAT, describe, invalid, checkSession, checkSessionOptions } = require('./options.js')
+const { seenPrefixLength, wholeToolCalls, compactionOperationId, requestUsageOf, lastRequestUsage, addedUsage, withUnseen } = require('./runner.js')
+const { inCustomSpan } = require('./tracing.js')
+const { recallTool, sessionRecallTool } = require('./recall.js')
 
 class CompactingSession {
   #session
   // The Compactor's options (without `signal`, passed per call) and the adapter's own.
   #options
+  // What the session reports itself, through the options' onLog / logger.
+  #log
   #runUsage
   #signal
   #compactor = null
@@ -373,11 +82,12 @@ class CompactingSession {
    * @param options the Compactor's options, plus `runUsage`
    */
   constructor(session, options) {
-    this.#session = checkSession(session)
+    this.#session = checkSession(session, CompactingSession)
     const opts = checkSessionOptions(options)
     const { runUsage, signal, ...compactorOptions } = opts
     compactorOptions.format = FORMAT
     this.#options = compactorOptions
+    this.#log = logger(compactorOptions, 'context_compact::openai_agents')
     this.#runUsage = runUsage !== false
     this.#signal = signal ?? undefined
     // Invalid options are a TypeError now, not on the first run. Without a sessionId the
@@ -404,7 +114,7 @@ class CompactingSession {
   }
 
   set signal(value) {
-    if (value !== undefined && value !== null && !isSignal(value)) {
+    if (value !== undefined && value !== null && !isAbortSignal(value)) {
       throw invalid(`signal must be an AbortSignal or undefined, got ${describe(value)}`)
     }
     this.#signal = value ?? undefined
@@ -590,9 +300,7 @@ class CompactingSession {
     const own = await this.#maybeCompact({ force, runContext, exchange })
     const usage = own === null ? null : requestUsageOf(own.summaryUsage)
     if (!inner) return usage ? { usage } : null
-    if (!usage) return inner
-    const sum = (key) => (inner.usage?.[key] ?? 0) + usage[key]
-    return { usage: { ...inner.usage, inputTokens: sum('inputTokens'), outputTokens: sum('outputTokens'), totalTokens: sum('totalTokens') } }
+    return usage ? { usage: addedUsage(inner.usage, usage) } : inner
   }
 
   /**
@@ -691,13 +399,7 @@ class CompactingSession {
       if (error instanceof TypeError) return this.#failed(snapshot, 'INVALID_ITEMS', `the session holds items the library cannot read: ${messageOf(error)}`)
       return this.#failed(snapshot, 'COMPACTION_FAILED', messageOf(error))
     }
-    if (unseen > 0) {
-      const kept = snapshot.slice(target.length)
-      const warning = `${unseen} item${unseen === 1 ? '' : 's'} the model had not seen (left out by an input filter, or added after its latest call) ${unseen === 1 ? 'was' : 'were'} kept as ${unseen === 1 ? 'it was' : 'they were'}, after the compacted part`
-      result = result.compacted
-        ? { ...result, messages: [...result.messages, ...kept], warnings: [...(result.warnings ?? []), warning] }
-        : { ...result, messages: snapshot, warnings: [...(result.warnings ?? []), warning] }
-    }
+    if (unseen > 0) result = withUnseen(result, snapshot, target.length)
     this.#lastResult = result
     if (!result.compacted) return null
     if (signal && signal.aborted) {
@@ -717,7 +419,7 @@ class CompactingSession {
     if (this.#compactor) return this.#compactor
     if (!this.#compactorReady) {
       this.#compactorReady = (async () => {
-        const id = archiveSessionId(await this.#session.getSessionId())
+        const id = archiveSessionId(await this.#session.getSessionId(), 'session')
         this.#compactor = new Compactor({ ...this.#options, sessionId: id })
         return this.#compactor
       })()
@@ -747,14 +449,7 @@ class CompactingSession {
   // sends the old one), nor the entry of a compaction.
   #usageOf(runContext) {
     if (!this.#runUsage || !runContext || this.#rewrittenRuns.has(runContext)) return null
-    const entries = runContext.usage && runContext.usage.requestUsageEntries
-    if (!Array.isArray(entries) || entries.length === 0) return null
-    const last = entries[entries.length - 1]
-    if (!last || last.endpoint === USAGE_ENDPOINT || last.endpoint === 'responses.compact') return null
-    const input = last.inputTokens
-    const output = last.outputTokens ?? 0
-    if (!Number.isSafeInteger(input) || input <= 0 || !Number.isSafeInteger(output) || output < 0) return null
-    return { input_tokens: input, output_tokens: output }
+    return lastRequestUsage(runContext)
   }
 
   // Replaces the wrapped session's items with the compacted list, if they still start with
@@ -855,7 +550,7 @@ class CompactingSession {
   // A compaction that did not reach the session: lastResult says why, onEvent and the log too.
   #failed(items, code, message, from) {
     const error = { code, message, attempts: from ? from.attempts : 0 }
-    this.#lastResult = notCompacted(items, error, from)
+    this.#lastResult = failedResult(items, error, from)
     this.#log('warn', message)
     const onEvent = this.#options.onEvent
     if (typeof onEvent === 'function') {
@@ -868,19 +563,6 @@ class CompactingSession {
     return null
   }
 
-  #log(level, message) {
-    const entry = { level, message, target: 'context_compact::openai_agents' }
-    try {
-      if (typeof this.#options.onLog === 'function') this.#options.onLog(entry)
-      const logger = this.#options.logger
-      if (logger && typeof logger === 'object') {
-        const method = [level, 'log'].map((name) => logger[name]).find((fn) => typeof fn === 'function')
-        if (method) method.call(logger, `context-compact: ${message}`)
-      }
-    } catch {
-      // A logger's bug must not break the agent.
-    }
-  }
 
   /**
    * Every item the session ever held, in order: each summary replaced by the items it stands
@@ -897,30 +579,7 @@ class CompactingSession {
    * the SDK's `tool()`).
    */
   recallTool(options) {
-    const opts = options ?? {}
-    if (typeof opts !== 'object' || Array.isArray(opts)) throw invalid(`options must be an object, got ${describe(options)}`)
-    const base = {
-      outputDir: this.#options.outputDir,
-      archiveStore: this.#options.archiveStore,
-      storeOptions: this.#options.storeOptions,
-      ...opts,
-    }
-    if (base.sessionId == null && this.#options.sessionId != null) base.sessionId = this.#options.sessionId
-    if (base.sessionId != null) return recallTool(base)
-    // The archive's session id is the wrapped session's, known once it is asked.
-    const probe = createRecallTool({ ...base, sessionId: 'default' })
-    let tool = null
-    return sdkTool(probe, async (input) => {
-      if (tool === null) {
-        try {
-          const compactor = await this.#ready()
-          tool = createRecallTool({ ...base, sessionId: compactor.options.sessionId })
-        } catch (error) {
-          return `The recall tool could not read the archives: ${messageOf(error)}`
-        }
-      }
-      return tool.run(input)
-    })
+    return sessionRecallTool(options, this.#options, () => this.#ready())
   }
 
   /**
@@ -932,42 +591,6 @@ class CompactingSession {
     if (this.#running) await this.#running.catch(() => undefined)
     if (this.#compactor) await this.#compactor.close()
   }
-}
-
-function messageOf(error) {
-  return error && error.message ? String(error.message) : String(error)
-}
-
-// The Agents SDK's `tool()`, loaded when a recall tool is made: nothing of the SDK is loaded
-// for the rest of this module.
-function sdkTool(recall, run) {
-  let agents
-  try {
-    agents = require('@openai/agents')
-  } catch (error) {
-    const missing = new Error('context-compact/openai-agents needs the OpenAI Agents SDK for recallTool(): npm install @openai/agents')
-    missing.code = 'ERR_CONTEXT_COMPACT_MISSING_PEER'
-    missing.cause = error
-    throw missing
-  }
-  return agents.tool({
-    name: recall.name,
-    description: recall.description,
-    parameters: recall.inputSchema,
-    // Every property is optional, which strict mode does not allow.
-    strict: false,
-    execute: (input) => run(input),
-  })
-}
-
-/**
- * The recall tool (see createRecallTool) as an Agents SDK function tool: the agent reads back
- * the archived originals of what was compacted. Give it the session's outputDir and sessionId
- * (or use `session.recallTool()`).
- */
-function recallTool(options) {
-  const recall = createRecallTool(options)
-  return sdkTool(recall, (input) => recall.run(input))
 }
 
 module.exports = {

@@ -1,5 +1,5 @@
-// Generated from adapters/openai-agents.d.ts by scripts/adapter-types.mjs (npm run build:types): edit that file.
-// The declarations `require` gets (CommonJS).
+// Generated from adapters/openai-agents/index.d.ts by scripts/adapter-types.mjs (npm run build:types): edit that file.
+// The declarations `import` gets (an ES module).
 
 // context-compact/openai-agents: compaction for the OpenAI Agents SDK (`@openai/agents`).
 //
@@ -30,7 +30,7 @@ import type {
   CompactResult,
   RecallToolOptions,
   SummaryRequest,
-} from '../index.js'
+} from '../../index.js'
 
 /**
  * Why a compaction did not reach the session, beyond the library's own reasons

@@ -1,3 +1,6 @@
+// Generated from adapters/langchain/index.d.ts by scripts/adapter-types.mjs (npm run build:types): edit that file.
+// The declarations `require` gets (CommonJS).
+
 // context-compact/langchain: context compaction for LangChain.js v1 agents (`createAgent` of the
 // `langchain` package). Guide: docs/langchain.md.
 
@@ -6,7 +9,7 @@ import type { BaseMessage } from '@langchain/core/messages'
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import type { DynamicStructuredTool } from '@langchain/core/tools'
 
-import type { CompactError, CompactErrorCode, CompactOptions, CompactResult, RecallToolOptions } from '../index'
+import type { CompactError, CompactErrorCode, CompactOptions, CompactResult, RecallToolOptions } from '../../index.js'
 
 /**
  * A chat model that writes the summary: any LangChain chat model (`new ChatAnthropic(…)`,

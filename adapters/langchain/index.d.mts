@@ -1,5 +1,5 @@
-// Generated from adapters/langchain.d.ts by scripts/adapter-types.mjs (npm run build:types): edit that file.
-// The declarations `require` gets (CommonJS).
+// Generated from adapters/langchain/index.d.ts by scripts/adapter-types.mjs (npm run build:types): edit that file.
+// The declarations `import` gets (an ES module).
 
 // context-compact/langchain: context compaction for LangChain.js v1 agents (`createAgent` of the
 // `langchain` package). Guide: docs/langchain.md.
@@ -9,7 +9,7 @@ import type { BaseMessage } from '@langchain/core/messages'
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import type { DynamicStructuredTool } from '@langchain/core/tools'
 
-import type { CompactError, CompactErrorCode, CompactOptions, CompactResult, RecallToolOptions } from '../index.js'
+import type { CompactError, CompactErrorCode, CompactOptions, CompactResult, RecallToolOptions } from '../../index.js'
 
 /**
  * A chat model that writes the summary: any LangChain chat model (`new ChatAnthropic(…)`,
@@ -168,3 +168,10 @@ export interface LangChainRecallToolOptions extends Omit<RecallToolOptions, 'for
  * @throws {TypeError} for invalid options.
  */
 export declare function recallTool(options?: LangChainRecallToolOptions): DynamicStructuredTool
+
+/** The default export of the ES module: the same exports, as one object. */
+declare const _default: {
+  contextCompactMiddleware: typeof contextCompactMiddleware
+  recallTool: typeof recallTool
+}
+export default _default

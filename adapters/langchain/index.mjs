@@ -3,7 +3,7 @@
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const api = require('./langchain.js')
+const api = require('./index.js')
 
 export const { contextCompactMiddleware, recallTool } = api
 export default api

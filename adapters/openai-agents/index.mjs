@@ -2,6 +2,6 @@
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const api = require('./openai-agents.js')
+const api = require('./index.js')
 
 export const { CompactingSession, recallTool } = api

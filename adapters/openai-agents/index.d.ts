@@ -27,7 +27,7 @@ import type {
   CompactResult,
   RecallToolOptions,
   SummaryRequest,
-} from '../index'
+} from '../../index'
 
 /**
  * Why a compaction did not reach the session, beyond the library's own reasons
