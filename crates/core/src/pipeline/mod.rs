@@ -53,7 +53,8 @@ pub mod measure;
 pub(crate) mod middle;
 pub(crate) mod native;
 pub mod offload;
-pub mod options;
+// The options are the layer below (`crate::options`); the steps name them `super::options`.
+pub use crate::options;
 pub mod outcome;
 pub(crate) mod parts;
 pub(crate) mod pieces;

@@ -38,8 +38,8 @@ use crate::summary::ledger::{file_events, FileOp, Ledger};
 use crate::summary::reserved::display_name;
 use crate::summary::sections::{entry_header, FILES_HEADER};
 
-pub use super::options::{FileReader, Rehydrate};
 pub use super::outcome::RehydratedFile;
+pub use crate::options::{FileReader, Rehydrate};
 
 /// A file's content, before it is cut.
 #[derive(Debug, Clone, PartialEq, Eq)]
