@@ -849,6 +849,7 @@ module.exports.isContextOverflowSignals = nativeBinding.isContextOverflowSignals
 module.exports.listArchivesJson = nativeBinding.listArchivesJson
 module.exports.measureJson = nativeBinding.measureJson
 module.exports.offloadToolResultsJson = nativeBinding.offloadToolResultsJson
+module.exports.optionTableJson = nativeBinding.optionTableJson
 module.exports.partitionJson = nativeBinding.partitionJson
 module.exports.persistMessagesJson = nativeBinding.persistMessagesJson
 module.exports.precomputeSummaryJson = nativeBinding.precomputeSummaryJson

@@ -72,6 +72,7 @@ pub mod archive;
 pub mod base;
 pub mod formats;
 pub mod model;
+pub mod ops;
 pub mod options;
 pub mod pipeline;
 pub mod plan;

@@ -65,7 +65,7 @@ pub enum DefaultValue {
 }
 
 /// A checked value, as the setter of its row receives it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Given<'a> {
     Integer(u64),
     Number(f64),
@@ -85,6 +85,19 @@ impl Given<'_> {
         match self {
             Given::Text(s) => s.to_string(),
             _ => String::new(),
+        }
+    }
+    fn number(self) -> f64 {
+        match self {
+            Given::Number(n) => n,
+            _ => 0.0,
+        }
+    }
+    /// A section's budget: `false` turns it off, `true` is the default.
+    fn budget(self, default: usize) -> usize {
+        match self {
+            Given::Boolean(true) => default,
+            _ => self.usize(),
         }
     }
     fn boolean(self) -> bool {
@@ -108,7 +121,10 @@ type Setter = for<'a> fn(
 #[derive(Clone, Copy)]
 pub enum Reader {
     /// The core, into [`CompactOptions`], with this setter (the value already checked).
-    Core(Setter),
+    Set(fn(&mut CompactOptions, Given)),
+    /// The core, with this reader, which may still refuse the value (a name it does not know,
+    /// an object of the wrong shape).
+    Check(Setter),
     /// The provider options ([`super::providers`]).
     Provider,
     /// The JavaScript layer alone: it never crosses into the addon.
@@ -215,7 +231,7 @@ impl OptionSpec {
             D::EmptyList => json!([]),
         };
         let read = match self.read {
-            Reader::Core(_) => "core",
+            Reader::Set(_) | Reader::Check(_) => "core",
             Reader::Provider => "provider",
             Reader::Js => "js",
         };
@@ -269,498 +285,71 @@ fn choice_error(name: &str, names: &[&str], got: &str) -> ValidationError {
 
 use DefaultValue as D;
 use Kind as K;
-use Reader::{Core, Js, Provider};
+use Reader::{Check, Js, Provider, Set};
 
 /// Every option, in the order the core reads them: a row that depends on another comes after
-/// it (`storeOptions` after `outputDir`, `agentRequest` after `system` and `tools`).
+/// it (`outputDir` after the retries, `storeOptions` after `outputDir`, `agentRequest` after
+/// `system` and `tools`). The order is also the one a misspelled name's suggestion prefers.
+// One row a line, read as a table (name, kind, default, reader).
+#[rustfmt::skip]
 pub static OPTIONS: &[OptionSpec] = &[
-    row(
-        "format",
-        K::Choice(FORMATS),
-        D::Text("auto"),
-        Core(|o, g, _| {
-            let name = g.text();
-            o.format = crate::formats::Format::parse(&name).ok_or_else(|| {
-                ValidationError::argument(
-                    "options.format",
-                    format!("expected {}, got {name:?}", crate::formats::FORMAT_NAMES),
-                )
-            })?;
-            Ok(())
-        }),
-    ),
-    row(
-        "contextTokenLimit",
-        K::Integer(TOKENS),
-        D::Integer(d::CONTEXT_TOKEN_LIMIT as u64),
-        Core(|o, g, _| {
-            o.context_token_limit = g.usize();
-            Ok(())
-        }),
-    ),
-    row(
-        "thresholdRatio",
-        K::Ratio,
-        D::Number(d::COMPACT_THRESHOLD_RATIO),
-        Core(|o, g, _| {
-            if let Given::Number(v) = g {
-                o.threshold_ratio = v;
-            }
-            Ok(())
-        }),
-    ),
+    row("format", K::Choice(FORMATS), D::Text("auto"), Check(format)),
+    row("contextTokenLimit", K::Integer(TOKENS), D::Integer(d::CONTEXT_TOKEN_LIMIT as u64), Set(|o, g| o.context_token_limit = g.usize())),
+    row("thresholdRatio", K::Ratio, D::Number(d::COMPACT_THRESHOLD_RATIO), Set(|o, g| o.threshold_ratio = g.number())),
     // 0: the PRD's extreme case, an empty tail (the head and the summary message).
-    row(
-        "tailRetentionRatio",
-        K::RatioOrZero,
-        D::Number(d::TAIL_RETENTION_RATIO),
-        Core(|o, g, _| {
-            if let Given::Number(v) = g {
-                o.tail_retention_ratio = v;
-            }
-            Ok(())
-        }),
-    ),
-    row(
-        "maxRetries",
-        K::Integer(RETRIES),
-        D::Integer(d::COMPACT_MAX_RETRIES as u64),
-        Core(|o, g, _| {
-            o.max_retries = g.usize() as u32;
-            Ok(())
-        }),
-    ),
-    row(
-        "retryBaseDelayMs",
-        K::Integer(RETRY_BASE_DELAY_MS),
-        D::Integer(d::RETRY_BASE_DELAY_MS),
-        Core(|o, g, _| {
-            o.retry_base_delay = Duration::from_millis(g.usize() as u64);
-            Ok(())
-        }),
-    ),
-    row(
-        "encoding",
-        K::Choice(ENCODINGS),
-        D::Text("o200k_base"),
-        Core(|o, g, _| {
-            let name = g.text();
-            o.encoding =
-                Encoding::parse(&name).ok_or_else(|| {
-                    ValidationError::argument(
-                "options.encoding",
-                format!("unknown encoding {name:?} (expected \"o200k_base\" or \"cl100k_base\")"),
-            )
-                })?;
-            Ok(())
-        }),
-    ),
+    row("tailRetentionRatio", K::RatioOrZero, D::Number(d::TAIL_RETENTION_RATIO), Set(|o, g| o.tail_retention_ratio = g.number())),
+    row("maxRetries", K::Integer(RETRIES), D::Integer(d::COMPACT_MAX_RETRIES as u64), Set(|o, g| o.max_retries = g.usize() as u32)),
+    row("retryBaseDelayMs", K::Integer(RETRY_BASE_DELAY_MS), D::Integer(d::RETRY_BASE_DELAY_MS), Set(|o, g| o.retry_base_delay = Duration::from_millis(g.usize() as u64))),
+    row("encoding", K::Choice(ENCODINGS), D::Text("o200k_base"), Check(encoding)),
     row("provider", K::Choice(PROVIDERS), D::Derived, Provider),
-    row(
-        "model",
-        K::Text,
-        D::Derived,
-        Core(|o, g, _| {
-            o.model = Some(g.text());
-            Ok(())
-        }),
-    ),
+    row("model", K::Text, D::Derived, Set(|o, g| o.model = Some(g.text()))),
     row("apiKey", K::Text, D::Derived, Provider),
     row("baseUrl", K::Text, D::Derived, Provider),
-    row(
-        "timeoutMs",
-        K::Integer(TIMEOUT_MS),
-        D::Integer(d::TIMEOUT_MS),
-        Provider,
-    ),
-    row(
-        "summaryMaxTokens",
-        K::Integer(OUTPUT_TOKENS),
-        D::Integer(d::SUMMARY_MAX_TOKENS as u64),
-        Core(|o, g, _| {
-            o.summary_max_tokens = g.usize() as u32;
-            Ok(())
-        }),
-    ),
-    row(
-        "summaryContextTokens",
-        K::Integer(TOKENS),
-        D::Derived,
-        Core(|o, g, _| {
-            o.summary_context_tokens = Some(g.usize());
-            Ok(())
-        }),
-    ),
-    row(
-        "summaryFallback",
-        K::Choice(SUMMARY_FALLBACKS),
-        D::Text("extractive"),
-        Core(|o, g, _| {
-            let name = g.text();
-            o.summary_fallback = SummaryFallback::parse(&name)
-                .ok_or_else(|| choice_error("summaryFallback", SUMMARY_FALLBACKS, &name))?;
-            Ok(())
-        }),
-    ),
-    row(
-        "customInstructions",
-        K::Text,
-        D::Derived,
-        Core(|o, g, _| {
-            o.custom_instructions = Some(g.text());
-            Ok(())
-        }),
-    ),
-    row(
-        "promptStyle",
-        K::Choice(PROMPT_STYLES),
-        D::Text("structured"),
-        Core(|o, g, _| {
-            o.prompt_style =
-                match g.text().as_str() {
-                    "structured" => PromptStyle::Structured,
-                    "continuation" => PromptStyle::Continuation,
-                    other => return Err(ValidationError::argument(
-                        "options.promptStyle",
-                        format!(
-                            "unknown style {other:?} (expected \"structured\" or \"continuation\")"
-                        ),
-                    )),
-                };
-            Ok(())
-        }),
-    ),
+    row("timeoutMs", K::Integer(TIMEOUT_MS), D::Integer(d::TIMEOUT_MS), Provider),
+    row("summaryMaxTokens", K::Integer(OUTPUT_TOKENS), D::Integer(d::SUMMARY_MAX_TOKENS as u64), Set(|o, g| o.summary_max_tokens = g.usize() as u32)),
+    row("summaryContextTokens", K::Integer(TOKENS), D::Derived, Set(|o, g| o.summary_context_tokens = Some(g.usize()))),
+    row("customInstructions", K::Text, D::Derived, Set(|o, g| o.custom_instructions = Some(g.text()))),
+    row("promptStyle", K::Choice(PROMPT_STYLES), D::Text("structured"), Check(prompt_style)),
     row("summarizer", K::Any, D::Derived, Js),
-    row(
-        "outputDir",
-        K::Text,
-        D::Text(crate::archive::DEFAULT_OUTPUT_DIR),
-        Core(output_dir),
-    ),
-    row(
-        "storeOptions",
-        K::Object,
-        D::Derived,
-        Core(|o, _, _| {
-            if o.archive_store.is_none() {
-                return Err(ValidationError::argument(
-                "options.storeOptions",
-                "only applies when outputDir is an object-store URL (s3://, gs://, az://, file://)",
-            ));
-            }
-            Ok(())
-        }),
-    ),
+    row("outputDir", K::Text, D::Text(crate::archive::DEFAULT_OUTPUT_DIR), Check(output_dir)),
+    row("storeOptions", K::Object, D::Derived, Check(store_options)),
     row("archiveStore", K::Object, D::Derived, Js),
-    row(
-        "sessionId",
-        K::Text,
-        D::Text(crate::archive::DEFAULT_SESSION_ID),
-        Core(|o, g, _| {
-            o.session_id = g.text();
-            Ok(())
-        }),
-    ),
-    row(
-        "force",
-        K::Boolean,
-        D::Boolean(false),
-        Core(|o, g, _| {
-            o.force = g.boolean();
-            Ok(())
-        }),
-    ),
-    row(
-        "requireArchive",
-        K::Boolean,
-        D::Boolean(false),
-        Core(|o, g, _| {
-            o.require_archive = g.boolean();
-            Ok(())
-        }),
-    ),
-    row(
-        "system",
-        K::Object,
-        D::Derived,
-        Core(|o, g, _| {
-            o.system = Some(system_value(g.raw(), "system")?);
-            Ok(())
-        }),
-    ),
-    row(
-        "tools",
-        K::List,
-        D::Derived,
-        Core(|o, g, _| {
-            o.tools = Some(tools_value(g.raw(), "tools")?);
-            Ok(())
-        }),
-    ),
-    row("agentRequest", K::Object, D::Derived, Core(agent_request)),
-    row(
-        "summaryRequest",
-        K::Choice(SUMMARY_REQUESTS),
-        D::Text("auto"),
-        Core(|o, g, _| {
-            let name = g.text();
-            o.summary_request = SummaryRequestMode::parse(&name)
-                .ok_or_else(|| choice_error("summaryRequest", SUMMARY_REQUESTS, &name))?;
-            Ok(())
-        }),
-    ),
-    row(
-        "keepRecentTurns",
-        K::Integer(MESSAGES_OR_ZERO),
-        D::Integer(0),
-        Core(|o, g, _| {
-            o.keep_recent_turns = g.usize();
-            Ok(())
-        }),
-    ),
-    row(
-        "agentModel",
-        K::Text,
-        D::Derived,
-        Core(|o, g, _| {
-            o.agent_model = Some(g.text());
-            Ok(())
-        }),
-    ),
-    row(
-        "usage",
-        K::Object,
-        D::Derived,
-        Core(|o, g, _| {
-            let value = g.raw();
-            o.usage = Some(parse_usage(&value)?);
-            o.usage_cache = Some(CacheTokens::from_usage(&value));
-            Ok(())
-        }),
-    ),
-    row(
-        "strategy",
-        K::Choice(Strategy::NAMES),
-        D::Text("summary"),
-        Core(|o, g, _| {
-            let name = g.text();
-            o.strategy = Strategy::parse(&name).ok_or_else(|| {
-            ValidationError::argument(
-                "options.strategy",
-                format!(
-                    "unknown strategy {name:?} (expected one of {}, or an object with a compress method)",
-                    Strategy::NAMES.join(", ")
-                ),
-            )
-        })?;
-            Ok(())
-        }),
-    ),
-    row(
-        "selectiveRules",
-        K::Object,
-        D::Derived,
-        Core(|o, g, _| {
-            o.selective_rules = SelectiveRules::from_json(&g.raw())?;
-            Ok(())
-        }),
-    ),
-    row(
-        "keepRecentMessages",
-        K::Integer(MESSAGES),
-        D::Integer(d::KEEP_RECENT_MESSAGES as u64),
-        Core(|o, g, _| {
-            o.keep_recent_messages = g.usize();
-            Ok(())
-        }),
-    ),
-    row("compression", K::Object, D::Derived, Core(compression)),
+    row("sessionId", K::Text, D::Text(crate::archive::DEFAULT_SESSION_ID), Set(|o, g| o.session_id = g.text())),
+    row("force", K::Boolean, D::Boolean(false), Set(|o, g| o.force = g.boolean())),
+    row("requireArchive", K::Boolean, D::Boolean(false), Set(|o, g| o.require_archive = g.boolean())),
+    row("keepRecentTurns", K::Integer(MESSAGES_OR_ZERO), D::Integer(0), Set(|o, g| o.keep_recent_turns = g.usize())),
+    row("strategy", K::Choice(Strategy::NAMES), D::Text("summary"), Check(strategy)),
+    row("selectiveRules", K::Object, D::Derived, Check(|o, g, _| SelectiveRules::from_json(&g.raw()).map(|r| o.selective_rules = r))),
+    row("keepRecentMessages", K::Integer(MESSAGES), D::Integer(d::KEEP_RECENT_MESSAGES as u64), Set(|o, g| o.keep_recent_messages = g.usize())),
+    row("compression", K::Object, D::Derived, Check(compression)),
     // 0: any message fires.
-    row(
-        "maxMessages",
-        K::Integer(MESSAGES_OR_ZERO),
-        D::Derived,
-        Core(|o, g, _| {
-            o.max_messages = Some(g.usize());
-            Ok(())
-        }),
-    ),
-    row(
-        "maxToolOutputBytes",
-        K::Integer(BYTES),
-        D::Derived,
-        Core(|o, g, _| {
-            o.max_tool_output_bytes = Some(g.usize());
-            Ok(())
-        }),
-    ),
-    row(
-        "summaryMaxChars",
-        K::Integer(CHARACTERS),
-        D::Derived,
-        Core(|o, g, _| {
-            o.summary_max_chars = Some(g.usize());
-            Ok(())
-        }),
-    ),
-    row(
-        "summaryBudgetTokens",
-        K::Integer(TOKENS),
-        D::Derived,
-        Core(|o, g, _| {
-            o.summary_budget_tokens = Some(g.usize());
-            Ok(())
-        }),
-    ),
-    // `false` turns the verbatim user messages off, `true` is the default budget.
-    row(
-        "userMessagesMaxTokens",
-        K::IntegerOrBoolean(TOKENS_OR_ZERO),
-        D::Derived,
-        Core(|o, g, _| {
-            o.user_messages_max_tokens = match g {
-                Given::Boolean(true) => None,
-                Given::Boolean(false) => Some(0),
-                _ => Some(g.usize()),
-            };
-            Ok(())
-        }),
-    ),
-    row(
-        "planMaxTokens",
-        K::IntegerOrBoolean(TOKENS_OR_ZERO),
-        D::Integer(d::PLAN_MAX_TOKENS as u64),
-        Core(|o, g, _| {
-            o.plan_max_tokens = budget_or_switch(g, d::PLAN_MAX_TOKENS);
-            Ok(())
-        }),
-    ),
-    row(
-        "planTools",
-        K::List,
-        D::EmptyList,
-        Core(|o, g, _| {
-            let tools = g.raw();
-            let names = tools
-                .as_array()
-                .filter(|list| {
-                    list.iter()
-                        .all(|n| n.as_str().is_some_and(|n| !n.trim().is_empty()))
-                })
-                .ok_or_else(|| {
-                    wrong(
-                        "planTools",
-                        "an array of tool names (non-empty strings)",
-                        &tools,
-                    )
-                })?;
-            o.plan_tools = names
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect();
-            Ok(())
-        }),
-    ),
-    row(
-        "latestFailureMaxTokens",
-        K::IntegerOrBoolean(TOKENS_OR_ZERO),
-        D::Integer(d::LATEST_FAILURE_MAX_TOKENS as u64),
-        Core(|o, g, _| {
-            o.latest_failure_max_tokens = budget_or_switch(g, d::LATEST_FAILURE_MAX_TOKENS);
-            Ok(())
-        }),
-    ),
-    row("rehydrate", K::Object, D::Derived, Core(rehydrate)),
-    row(
-        "extractMemory",
-        K::Boolean,
-        D::Boolean(false),
-        Core(|o, g, _| {
-            o.extract_memory = g.boolean();
-            Ok(())
-        }),
-    ),
-    row(
-        "checkpoints",
-        K::Boolean,
-        D::Boolean(true),
-        Core(|o, g, _| {
-            o.checkpoints = g.boolean();
-            Ok(())
-        }),
-    ),
+    row("maxMessages", K::Integer(MESSAGES_OR_ZERO), D::Derived, Set(|o, g| o.max_messages = Some(g.usize()))),
+    row("maxToolOutputBytes", K::Integer(BYTES), D::Derived, Set(|o, g| o.max_tool_output_bytes = Some(g.usize()))),
+    row("summaryMaxChars", K::Integer(CHARACTERS), D::Derived, Set(|o, g| o.summary_max_chars = Some(g.usize()))),
+    // `false` turns the verbatim user messages off, `true` is the default budget (`None`).
+    row("userMessagesMaxTokens", K::IntegerOrBoolean(TOKENS_OR_ZERO), D::Derived, Set(|o, g| o.user_messages_max_tokens = (g != Given::Boolean(true)).then(|| g.usize()))),
+    row("rehydrate", K::Object, D::Derived, Check(rehydrate)),
+    row("extractMemory", K::Boolean, D::Boolean(false), Set(|o, g| o.extract_memory = g.boolean())),
+    row("checkpoints", K::Boolean, D::Boolean(true), Set(|o, g| o.checkpoints = g.boolean())),
     row("background", K::Object, D::Derived, Js),
-    row(
-        "offload",
-        K::ChoiceOrBoolean(OFFLOAD_SCOPES),
-        D::Text("tool-results"),
-        Core(|o, g, _| {
-            o.offload =
-                match g {
-                    // `offload: false` reads as "off", `true` as the default.
-                    Given::Boolean(false) => Scope::Off,
-                    Given::Boolean(true) => Scope::ToolResults,
-                    _ => {
-                        let name = g.text();
-                        Scope::parse(&name).ok_or_else(|| {
-                            ValidationError::argument(
-                        "options.offload",
-                        format!("expected 'tool-results', 'all', 'off' or a boolean, got {name:?}"),
-                    )
-                        })?
-                    }
-                };
-            Ok(())
-        }),
-    ),
-    row(
-        "thinking",
-        K::Choice(THINKING_POLICIES),
-        D::Text("auto"),
-        Core(|o, g, _| {
-            let name = g.text();
-            o.thinking = ThinkingPolicy::parse(&name)
-                .ok_or_else(|| choice_error("thinking", THINKING_POLICIES, &name))?;
-            Ok(())
-        }),
-    ),
-    row(
-        "compactionUnavailableModels",
-        K::List,
-        D::EmptyList,
-        Core(|o, g, _| {
-            let models = g.raw();
-            o.compaction_unavailable_models = models
-                .as_array()
-                .map(|list| {
-                    list.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                })
-                .ok_or_else(|| {
-                    wrong(
-                        "compactionUnavailableModels",
-                        "an array of model names",
-                        &models,
-                    )
-                })?;
-            Ok(())
-        }),
-    ),
+    row("offload", K::ChoiceOrBoolean(OFFLOAD_SCOPES), D::Text("tool-results"), Check(offload)),
+    row("thinking", K::Choice(THINKING_POLICIES), D::Text("auto"), Check(thinking)),
+    row("compactionUnavailableModels", K::List, D::EmptyList, Check(compaction_unavailable_models)),
     // The JS layer passes `overflow: true` when the caller gave the API's refusal (the error
     // itself stays in JS).
-    row(
-        "overflow",
-        K::Any,
-        D::Derived,
-        Core(|o, g, _| {
-            o.overflow_recovery = g.raw() == Value::Bool(true);
-            Ok(())
-        }),
-    ),
+    row("overflow", K::Any, D::Derived, Set(|o, g| o.overflow_recovery = g.raw() == Value::Bool(true))),
     row("onBeforeCompact", K::Any, D::Derived, Js),
+    row("planMaxTokens", K::IntegerOrBoolean(TOKENS_OR_ZERO), D::Integer(d::PLAN_MAX_TOKENS as u64), Set(|o, g| o.plan_max_tokens = g.budget(d::PLAN_MAX_TOKENS))),
+    row("planTools", K::List, D::EmptyList, Check(plan_tools)),
+    row("latestFailureMaxTokens", K::IntegerOrBoolean(TOKENS_OR_ZERO), D::Integer(d::LATEST_FAILURE_MAX_TOKENS as u64), Set(|o, g| o.latest_failure_max_tokens = g.budget(d::LATEST_FAILURE_MAX_TOKENS))),
+    row("summaryBudgetTokens", K::Integer(TOKENS), D::Derived, Set(|o, g| o.summary_budget_tokens = Some(g.usize()))),
+    row("agentModel", K::Text, D::Derived, Set(|o, g| o.agent_model = Some(g.text()))),
+    row("usage", K::Object, D::Derived, Check(usage)),
+    row("system", K::Object, D::Derived, Check(|o, g, _| system_value(g.raw(), "system").map(|v| o.system = Some(v)))),
+    row("tools", K::List, D::Derived, Check(|o, g, _| tools_value(g.raw(), "tools").map(|v| o.tools = Some(v)))),
+    row("agentRequest", K::Object, D::Derived, Check(agent_request)),
+    row("summaryRequest", K::Choice(SUMMARY_REQUESTS), D::Text("auto"), Check(summary_request)),
+    row("summaryFallback", K::Choice(SUMMARY_FALLBACKS), D::Text("extractive"), Check(summary_fallback)),
     row("signal", K::Any, D::Derived, Js),
     row("onEvent", K::Any, D::Derived, Js),
     row("onLog", K::Any, D::Derived, Js),
@@ -769,6 +358,197 @@ pub static OPTIONS: &[OptionSpec] = &[
     row("strict", K::Boolean, D::Boolean(false), Js),
 ];
 
+// The readers of the rows whose value can still be wrong once its kind is checked.
+
+fn format(o: &mut CompactOptions, g: Given, _: &Map<String, Value>) -> Result<(), ValidationError> {
+    let name = g.text();
+    o.format = crate::formats::Format::parse(&name).ok_or_else(|| {
+        ValidationError::argument(
+            "options.format",
+            format!("expected {}, got {name:?}", crate::formats::FORMAT_NAMES),
+        )
+    })?;
+    Ok(())
+}
+
+fn encoding(
+    o: &mut CompactOptions,
+    g: Given,
+    _: &Map<String, Value>,
+) -> Result<(), ValidationError> {
+    let name = g.text();
+    o.encoding = Encoding::parse(&name).ok_or_else(|| {
+        ValidationError::argument(
+            "options.encoding",
+            format!("unknown encoding {name:?} (expected \"o200k_base\" or \"cl100k_base\")"),
+        )
+    })?;
+    Ok(())
+}
+
+fn prompt_style(
+    o: &mut CompactOptions,
+    g: Given,
+    _: &Map<String, Value>,
+) -> Result<(), ValidationError> {
+    o.prompt_style = match g.text().as_str() {
+        "structured" => PromptStyle::Structured,
+        "continuation" => PromptStyle::Continuation,
+        other => {
+            return Err(ValidationError::argument(
+                "options.promptStyle",
+                format!("unknown style {other:?} (expected \"structured\" or \"continuation\")"),
+            ))
+        }
+    };
+    Ok(())
+}
+
+fn store_options(
+    o: &mut CompactOptions,
+    _: Given,
+    _: &Map<String, Value>,
+) -> Result<(), ValidationError> {
+    if o.archive_store.is_none() {
+        return Err(ValidationError::argument(
+            "options.storeOptions",
+            "only applies when outputDir is an object-store URL (s3://, gs://, az://, file://)",
+        ));
+    }
+    Ok(())
+}
+
+fn strategy(
+    o: &mut CompactOptions,
+    g: Given,
+    _: &Map<String, Value>,
+) -> Result<(), ValidationError> {
+    let name = g.text();
+    o.strategy = Strategy::parse(&name).ok_or_else(|| {
+        ValidationError::argument(
+            "options.strategy",
+            format!(
+                "unknown strategy {name:?} (expected one of {}, or an object with a compress method)",
+                Strategy::NAMES.join(", ")
+            ),
+        )
+    })?;
+    Ok(())
+}
+
+fn offload(
+    o: &mut CompactOptions,
+    g: Given,
+    _: &Map<String, Value>,
+) -> Result<(), ValidationError> {
+    o.offload = match g {
+        // `offload: false` reads as "off", `true` as the default.
+        Given::Boolean(false) => Scope::Off,
+        Given::Boolean(true) => Scope::ToolResults,
+        _ => {
+            let name = g.text();
+            Scope::parse(&name).ok_or_else(|| {
+                ValidationError::argument(
+                    "options.offload",
+                    format!("expected 'tool-results', 'all', 'off' or a boolean, got {name:?}"),
+                )
+            })?
+        }
+    };
+    Ok(())
+}
+
+fn thinking(
+    o: &mut CompactOptions,
+    g: Given,
+    _: &Map<String, Value>,
+) -> Result<(), ValidationError> {
+    let name = g.text();
+    o.thinking = ThinkingPolicy::parse(&name)
+        .ok_or_else(|| choice_error("thinking", THINKING_POLICIES, &name))?;
+    Ok(())
+}
+
+fn summary_request(
+    o: &mut CompactOptions,
+    g: Given,
+    _: &Map<String, Value>,
+) -> Result<(), ValidationError> {
+    let name = g.text();
+    o.summary_request = SummaryRequestMode::parse(&name)
+        .ok_or_else(|| choice_error("summaryRequest", SUMMARY_REQUESTS, &name))?;
+    Ok(())
+}
+
+fn summary_fallback(
+    o: &mut CompactOptions,
+    g: Given,
+    _: &Map<String, Value>,
+) -> Result<(), ValidationError> {
+    let name = g.text();
+    o.summary_fallback = SummaryFallback::parse(&name)
+        .ok_or_else(|| choice_error("summaryFallback", SUMMARY_FALLBACKS, &name))?;
+    Ok(())
+}
+
+fn compaction_unavailable_models(
+    o: &mut CompactOptions,
+    g: Given,
+    _: &Map<String, Value>,
+) -> Result<(), ValidationError> {
+    let models = g.raw();
+    o.compaction_unavailable_models = models
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .ok_or_else(|| {
+            wrong(
+                "compactionUnavailableModels",
+                "an array of model names",
+                &models,
+            )
+        })?;
+    Ok(())
+}
+
+fn plan_tools(
+    o: &mut CompactOptions,
+    g: Given,
+    _: &Map<String, Value>,
+) -> Result<(), ValidationError> {
+    let tools = g.raw();
+    let names = tools
+        .as_array()
+        .filter(|list| {
+            list.iter()
+                .all(|n| n.as_str().is_some_and(|n| !n.trim().is_empty()))
+        })
+        .ok_or_else(|| {
+            wrong(
+                "planTools",
+                "an array of tool names (non-empty strings)",
+                &tools,
+            )
+        })?;
+    o.plan_tools = names
+        .iter()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect();
+    Ok(())
+}
+
+fn usage(o: &mut CompactOptions, g: Given, _: &Map<String, Value>) -> Result<(), ValidationError> {
+    let value = g.raw();
+    o.usage = Some(parse_usage(&value)?);
+    o.usage_cache = Some(CacheTokens::from_usage(&value));
+    Ok(())
+}
+
 impl CompactOptions {
     /// Reads options from a JSON object (see the module docs): the rows of the option table
     /// ([`OPTIONS`]) the core reads, in order, then what is derived from them.
@@ -776,11 +556,13 @@ impl CompactOptions {
         let map = as_options_map(value)?;
         let mut o = CompactOptions::default();
         for spec in OPTIONS {
-            let Reader::Core(read) = spec.read else {
+            let Some(value) = field(&map, spec.name) else {
                 continue;
             };
-            if let Some(value) = field(&map, spec.name) {
-                read(&mut o, spec.check(value)?, &map)?;
+            match spec.read {
+                Set(set) => set(&mut o, spec.check(value)?),
+                Check(read) => read(&mut o, spec.check(value)?, &map)?,
+                Provider | Js => {}
             }
         }
         // Set by the JS layer from the store's record (never by the caller: it drops the key
@@ -812,21 +594,6 @@ impl CompactOptions {
         }
         o.validate()?;
         Ok(o)
-    }
-}
-
-/// `planMaxTokens` / `latestFailureMaxTokens`: `false` turns the section off, `true` is the
-/// default budget.
-fn budget_or_switch(given: Given, default: usize) -> usize {
-    match given {
-        Given::Boolean(on) => {
-            if on {
-                default
-            } else {
-                0
-            }
-        }
-        _ => given.usize(),
     }
 }
 
@@ -1005,7 +772,10 @@ mod tests {
     #[test]
     fn a_default_given_reads_as_the_default() {
         let defaults = debug(&CompactOptions::default());
-        for spec in OPTIONS.iter().filter(|s| matches!(s.read, Core(_))) {
+        for spec in OPTIONS
+            .iter()
+            .filter(|s| matches!(s.read, Set(_) | Check(_)))
+        {
             let value = spec.to_json()["default"].clone();
             if value.is_null() {
                 continue;
@@ -1027,7 +797,10 @@ mod tests {
 
     #[test]
     fn every_listed_name_is_read_and_no_other() {
-        for spec in OPTIONS.iter().filter(|s| matches!(s.read, Core(_))) {
+        for spec in OPTIONS
+            .iter()
+            .filter(|s| matches!(s.read, Set(_) | Check(_)))
+        {
             let names = match spec.kind {
                 K::Choice(names) | K::ChoiceOrBoolean(names) => names,
                 _ => continue,
@@ -1051,7 +824,10 @@ mod tests {
 
     #[test]
     fn integers_are_refused_outside_their_range() {
-        for spec in OPTIONS.iter().filter(|s| matches!(s.read, Core(_))) {
+        for spec in OPTIONS
+            .iter()
+            .filter(|s| matches!(s.read, Set(_) | Check(_)))
+        {
             let (K::Integer(range) | K::IntegerOrBoolean(range)) = &spec.kind else {
                 continue;
             };
