@@ -29,10 +29,31 @@ export declare function cancelToken(id: number): void
 export declare function checkJson(messages: object[], format?: string | undefined | null): string
 
 /**
+ * What `compactJson` is handed beside the messages: the options (as JSON, read once per
+ * `Compactor`, see `convert`), what a `Compactor` holds, and the caller's callbacks.
+ */
+export interface CompactCall {
+  optionsJson?: string
+  /** The caller's per-item token counts (a `Compactor`'s cache). */
+  counts?: Array<number>
+  summarizer?: JsSummarizerFn
+  onEvent?: JsEventFn
+  cancelId?: number
+  calibrationJson?: string
+  onLog?: JsLogFn
+  onBeforeCompact?: JsBeforeCompactFn
+  /** A `Compactor`'s checkpoints, and a summary it prepared in the background. */
+  checkpointsJson?: string
+  precomputedJson?: string
+  /** `rehydrate.read`. */
+  onRead?: JsReadFn
+}
+
+/**
  * Runs a compaction. Resolves with the outcome as JSON, or rejects with `AbortError` when the
  * token is cancelled.
  */
-export declare function compactJson(messages: object[], optionsJson?: string | undefined | null, counts?: Array<number> | undefined | null, summarizer?: JsSummarizerFn | undefined | null, onEvent?: JsEventFn | undefined | null, cancelId?: number | undefined | null, calibrationJson?: string | undefined | null, onLog?: JsLogFn | undefined | null, onBeforeCompact?: JsBeforeCompactFn | undefined | null, checkpointsJson?: string | undefined | null, precomputedJson?: string | undefined | null, onRead?: JsReadFn | undefined | null): Promise<string>
+export declare function compactJson(messages: object[], call: CompactCall): Promise<string>
 
 /** Token count of each message of a message list. */
 export declare function countEachJson(messages: object[], encoding?: string | undefined | null, format?: string | undefined | null): Array<number>
@@ -96,6 +117,12 @@ export interface NativePartition {
  */
 export declare function offloadToolResultsJson(messages: object[], maxTokens: number, optionsJson?: string | undefined | null): Promise<string>
 
+/**
+ * Every option as `[{ name, kind, min?, max?, values?, default, read }]` (JSON): `read` says
+ * who reads it (`core`, `provider`, or `js` for functions and objects that never cross).
+ */
+export declare function optionTableJson(): string
+
 /** Partitions a message list. */
 export declare function partitionJson(messages: object[], tailRetentionTokens: number, optionsJson?: string | undefined | null): NativePartition
 
@@ -108,7 +135,7 @@ export declare function persistMessagesJson(messages: object[], outputDir: strin
  * `compactJson` takes back as `precomputed_json`) or `{"error": {code, message, attempts}}`;
  * rejects with `AbortError` when the token is cancelled.
  */
-export declare function precomputeSummaryJson(messages: object[], optionsJson?: string | undefined | null, counts?: Array<number> | undefined | null, summarizer?: JsSummarizerFn | undefined | null, onEvent?: JsEventFn | undefined | null, cancelId?: number | undefined | null, calibrationJson?: string | undefined | null, onLog?: JsLogFn | undefined | null): Promise<string>
+export declare function precomputeSummaryJson(messages: object[], call: CompactCall): Promise<string>
 
 /** Preloads an encoding's tables (the first count otherwise pays for it). */
 export declare function preloadEncoding(encoding?: string | undefined | null): void

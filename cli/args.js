@@ -7,6 +7,7 @@
 const { parseArgs } = require('node:util')
 
 const { usageError, oneLine } = require('./errors.js')
+const { optionRow } = require('./library.js')
 
 const DEFAULT_OUTPUT_DIR = './.context-compact'
 
@@ -86,9 +87,11 @@ function number(values, name, { integer = false, min = 0, max = Infinity } = {})
   return n
 }
 
-function choice(values, name, choices) {
+// `--name`'s value, one of the names the library's `option` accepts (from the option table).
+function choice(values, name, option) {
   const raw = values[name]
   if (raw === undefined) return undefined
+  const choices = optionRow(option).values
   if (!choices.includes(raw)) {
     throw usageError(`--${name} must be one of ${choices.join(', ')}; got ${JSON.stringify(raw)}`)
   }
@@ -107,8 +110,11 @@ function jsonFlag(values, name) {
   }
 }
 
-const ENCODINGS = ['o200k_base', 'cl100k_base']
-const FORMATS = ['auto', 'anthropic', 'openai', 'openai-responses', 'ai-sdk', 'gemini', 'bedrock', 'langchain']
+// `--name`'s value as the integer the library's `option` takes, within its range (from the table).
+function optionInteger(values, name, option) {
+  const { min, max } = optionRow(option)
+  return values[name] === undefined ? undefined : number(values, name, { integer: true, min, max })
+}
 
 const COMMON = {
   json: { type: 'boolean' },
@@ -122,7 +128,7 @@ const FORMAT_HELP = `  --format <name>     the messages' format: auto (default: 
                       openai-responses, ai-sdk, gemini, bedrock or langchain`
 
 function formatOption(values, conversation) {
-  const format = choice(values, 'format', FORMATS) ?? conversation?.format
+  const format = choice(values, 'format', 'format') ?? conversation?.format
   return format === undefined ? {} : { format }
 }
 
@@ -190,7 +196,7 @@ module.exports = {
   number,
   choice,
   jsonFlag,
-  ENCODINGS,
+  optionInteger,
   COMMON,
   FORMAT_HELP,
   formatOption,

@@ -11,8 +11,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 
 const { CliError, oneLine } = require('./errors.js')
-const { lib } = require('./library.js')
-const { DEFAULT_OUTPUT_DIR } = require('./args.js')
+const { lib, optionRow } = require('./library.js')
 const { detectAgent, sessionOfText } = require('../lib/sessions/index.js')
 
 async function readText(file) {
@@ -166,8 +165,9 @@ function archiveLocation(values, conversation) {
     }
   }
   return {
-    outputDir: outputDir ?? DEFAULT_OUTPUT_DIR,
-    sessionId: sessionId ?? conversation.session?.sessionId ?? 'default',
+    // The library's defaults (the option table) when nothing names the archives.
+    outputDir: outputDir ?? optionRow('outputDir').default,
+    sessionId: sessionId ?? conversation.session?.sessionId ?? optionRow('sessionId').default,
     from,
   }
 }

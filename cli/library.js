@@ -31,9 +31,25 @@ async function call(run) {
   }
 }
 
+// The option table (lib/options.js, from the addon): the names, ranges and accepted names of
+// the options, so that the flags check what the library checks. Loaded on first use too.
+let optionsModule = null
+function optionRow(name) {
+  if (!optionsModule) {
+    try {
+      optionsModule = require('../lib/options.js')
+    } catch (error) {
+      throw new CliError(`cannot load the native addon: ${oneLine(error.message)}`)
+    }
+  }
+  const row = optionsModule.OPTION_TABLE.find((r) => r.name === name)
+  if (!row) throw new Error(`no option ${name}`)
+  return row
+}
+
 /** A Compactor for these options (a TypeError from them is a usage error). */
 async function compactorFor(options) {
   return call(() => new (lib().Compactor)(options))
 }
 
-module.exports = { lib, call, compactorFor }
+module.exports = { lib, call, compactorFor, optionRow }

@@ -139,16 +139,15 @@ class Background {
     if (signal) signal.addEventListener('abort', onAbort, { once: true })
     let work
     try {
-      work = native.precomputeSummaryJson(
-        list,
-        optionsJson(opts),
-        counts,
-        wrapSummarizer(checkFunction(opts, 'summarizer'), list, formatOf(opts)),
-        wrapEvents(checkFunction(opts, 'onEvent')),
+      work = native.precomputeSummaryJson(list, {
+        optionsJson: optionsJson(opts),
+        counts: counts ?? undefined,
+        summarizer: wrapSummarizer(checkFunction(opts, 'summarizer'), list, formatOf(opts)),
+        onEvent: wrapEvents(checkFunction(opts, 'onEvent')),
         cancelId,
-        calibration ? JSON.stringify(calibration) : null,
-        wrapLog(opts),
-      )
+        calibrationJson: calibration ? JSON.stringify(calibration) : undefined,
+        onLog: wrapLog(opts),
+      })
     } catch (error) {
       work = Promise.reject(error)
     }

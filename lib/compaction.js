@@ -44,20 +44,20 @@ async function compactWith(messages, opts, counts, calibration, markMap, held) {
   const outcomeJson = await withArchiveStore(store, (storeId) => {
     const optsJson = optionsJson(opts, storeId, held?.declined ?? null, held?.learntModels ?? null)
     return withSignal(signal, (cancelId) =>
-      native.compactJson(
-        messages,
-        optsJson,
-        counts ?? null,
+      native.compactJson(messages, {
+        optionsJson: optsJson,
+        // Absent fields are undefined: the addon reads a null as a value of the field's type.
+        counts: counts ?? undefined,
         summarizer,
         onEvent,
         cancelId,
-        calibration ? JSON.stringify(calibration) : null,
+        calibrationJson: calibration ? JSON.stringify(calibration) : undefined,
         onLog,
         onBeforeCompact,
-        held?.checkpoints ?? null,
-        held?.precomputed ?? null,
-        read,
-      ),
+        checkpointsJson: held?.checkpoints ?? undefined,
+        precomputedJson: held?.precomputed ?? undefined,
+        onRead: read,
+      }),
     )
   })
   const outcome = JSON.parse(outcomeJson)

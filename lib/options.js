@@ -3,13 +3,29 @@
 // The caller's options as the addon reads them: which options stay in JS (functions, objects
 // the addon cannot read), the JSON text of the rest, and the few plain values JS reads itself.
 
+const native = require('./native.js')
 const { describe, invalidArgument } = require('./validate.js')
 
-// Options that are functions or objects the addon cannot read; everything else is passed on.
-// `archiveStoreId`, `summaryDeclined` and `learntModels` are set by optionsJson alone (a store
-// registered for the call; a Compactor declining to pay for a summary, see compactor.js; what the
-// store's record holds of every model, see learnt.js), never by a caller.
-const JS_ONLY_OPTIONS = new Set(['summarizer', 'signal', 'onEvent', 'onBeforeCompact', 'onLog', 'logger', 'logLevel', 'overflow', 'archiveStore', 'archiveStoreId', 'summaryDeclined', 'learntModels'])
+// Every option, declared once in the core (crates/core/src/options/table.rs) and handed over by
+// the addon: `{ name, kind, min?, max?, values?, default, read }` (`read: 'js'` for the functions
+// and objects the addon never reads).
+const OPTION_TABLE = Object.freeze(JSON.parse(native.optionTableJson()).map((row) => Object.freeze(row)))
+const OPTION_ROWS = new Map(OPTION_TABLE.map((row) => [row.name, row]))
+
+// The names an option accepts (`encoding`, `provider`, `offload`, ...), from the table.
+function optionValues(name) {
+  return OPTION_ROWS.get(name)?.values ?? []
+}
+
+// Options that stay in JS (the table's `read: 'js'` rows: functions, objects the addon cannot
+// read); everything else is passed on. `overflow` crosses as `true` alone (the refusal itself stays
+// in JS). `archiveStoreId`, `summaryDeclined` and `learntModels` are set by optionsJson alone (a
+// store registered for the call; a Compactor declining to pay for a summary, see compactor.js;
+// what the store's record holds of every model, see learnt.js), never by a caller.
+const JS_ONLY_OPTIONS = new Set([
+  ...OPTION_TABLE.filter((row) => row.read === 'js').map((row) => row.name),
+  'overflow', 'archiveStoreId', 'summaryDeclined', 'learntModels',
+])
 
 // A custom strategy (an object with a `compress` method, type seed) runs in JS.
 function isCustomStrategy(strategy) {
@@ -47,18 +63,9 @@ function optionsJson(options, archiveStoreId = null, declined = null, learntMode
   }
 }
 
-// Every option of CompactOptions and of a Compactor (index.d.ts), and `strict`. One options
-// object may be passed to several functions, so each accepts them all.
-const OPTION_NAMES = [
-  'format', 'contextTokenLimit', 'thresholdRatio', 'tailRetentionRatio', 'maxRetries', 'retryBaseDelayMs',
-  'encoding', 'provider', 'model', 'apiKey', 'baseUrl', 'timeoutMs', 'summaryMaxTokens', 'summaryContextTokens',
-  'customInstructions', 'promptStyle', 'summarizer', 'outputDir', 'storeOptions', 'archiveStore', 'sessionId',
-  'force', 'requireArchive', 'keepRecentTurns', 'strategy', 'selectiveRules', 'keepRecentMessages', 'compression',
-  'maxMessages', 'maxToolOutputBytes', 'summaryMaxChars', 'userMessagesMaxTokens', 'rehydrate', 'extractMemory',
-  'checkpoints', 'background', 'offload', 'thinking', 'compactionUnavailableModels', 'overflow', 'onBeforeCompact',
-  'planMaxTokens', 'planTools', 'latestFailureMaxTokens', 'summaryBudgetTokens', 'agentModel', 'usage', 'system', 'tools', 'agentRequest', 'summaryRequest', 'summaryFallback', 'signal', 'onEvent', 'onLog', 'logger', 'logLevel',
-  'strict',
-]
+// Every option of CompactOptions and of a Compactor (index.d.ts), `strict` among them. One
+// options object may be passed to several functions, so each accepts them all.
+const OPTION_NAMES = Object.freeze(OPTION_TABLE.map((row) => row.name))
 const KNOWN_OPTIONS = new Set(OPTION_NAMES)
 
 // The edit distance of two names (closestOption compares them in lower case: a misspelled option
@@ -128,6 +135,8 @@ function needsToolBytes(opts) {
 module.exports = {
   NON_FINITE_KEY,
   OPTION_NAMES,
+  OPTION_TABLE,
+  optionValues,
   isCustomStrategy,
   optionsJson,
   withNonFinite,

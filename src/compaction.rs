@@ -13,16 +13,15 @@ use crate::{js_store, logging};
 use context_compact_core::archive;
 use context_compact_core::archive::checkpoint::Checkpoint;
 use context_compact_core::formats::{self, Format, Input};
-use context_compact_core::model::tokens;
+use context_compact_core::ops::generate;
+use context_compact_core::options;
 use context_compact_core::pipeline::rehydrate::FileReader;
 use context_compact_core::pipeline::{self, BeforeCompactInfo, CompactHooks, Confirmation};
 use context_compact_core::pipeline::{CompactOptions, CompactOutcome, Piece};
 use context_compact_core::resume::precompute::{self, Precomputed};
 use context_compact_core::summary::prompt;
-use context_compact_core::summary::providers::{self};
 use context_compact_core::summary::summarize::{
     AttemptError, AttemptObserver, BoxFuture, Retry, Summarizer, SummaryFailure, SummaryRequest,
-    UsageMeter,
 };
 use futures::FutureExt;
 use napi::bindgen_prelude::*;
@@ -309,108 +308,74 @@ fn prepare(
     let counts = counts
         .filter(|c| c.len() == input.items.len())
         .map(|c| input.counts(c.into_iter().map(|n| n as usize).collect()));
-    let compaction = match &summarizer {
-        Some(_) => None,
-        None => providers::compaction_from_options(raw_options).map_err(invalid)?,
-    };
-    let summarizer = match compaction {
-        Some(compaction) => {
-            options.native_compaction = compaction.native.ok().map(std::sync::Arc::new);
-            compaction.fallback
-        }
-        None => choose_summarizer(summarizer, options, raw_options, &input)?,
+    let summarizer = match summarizer {
+        Some(callback) => js_summarizer(callback, options, &input),
+        None => options::providers::choose(raw_options, options).map_err(invalid)?,
     };
     Ok((input, counts, summarizer))
 }
 
-/// The JS `summarizer` callback when given, else the provider the options (or, with zero
-/// configuration, the environment) choose: see `context_compact_core::summary::providers`.
-pub(crate) fn choose_summarizer(
-    callback: Option<JsSummarizerFn>,
+/// The caller's JS `summarizer` behind the core's `Summarizer` (the caller's items in requests).
+fn js_summarizer(
+    callback: JsSummarizerFn,
     options: &CompactOptions,
-    raw_options: &Value,
     input: &Input,
-) -> Result<Box<dyn Summarizer>> {
-    match callback {
-        Some(callback) => Ok(Box::new(JsSummarizer {
-            callback,
-            model: options.model.clone(),
-            view: input.view.clone().map(std::sync::Arc::new),
-        })),
-        None => {
-            context_compact_core::options::providers::from_options(raw_options).map_err(invalid)
-        }
-    }
-}
-
-pub(crate) fn outcome_json(outcome: &CompactOutcome, format: Format) -> Value {
-    let pieces: Vec<Value> = outcome
-        .pieces
-        .iter()
-        .map(|piece| match piece {
-            Piece::Original(index) => json!(index),
-            Piece::New(message) => message.clone(),
-        })
-        .collect();
-    json!({
-        "compacted": outcome.compacted,
-        "pieces": pieces,
-        "summary": outcome.summary,
-        "archivePath": outcome.archive_path.as_ref().map(|p| p.display().to_string()),
-        "stats": outcome.stats,
-        "error": outcome.error,
-        "warnings": outcome.warnings,
-        "headLength": outcome.partition.map(|p| p.head_len),
-        "tailStart": outcome.partition.map(|p| p.tail_start),
-        "triggerTokens": outcome.trigger_tokens,
-        "thresholdTokens": outcome.threshold_tokens,
-        "provider": outcome.provider,
-        "model": outcome.model,
-        "attempts": outcome.attempts,
-        "measure": outcome.measure,
-        "strategy": outcome.strategy,
-        "trigger": outcome.trigger,
-        "rounds": outcome.rounds,
-        "removed": outcome.removed,
-        "fallback": outcome.fallback,
-        "extracted": outcome.extracted,
-        "offloaded": outcome.offloaded,
-        "offloadArchivePath": outcome.offload_archive_path.as_ref().map(|p| p.display().to_string()),
-        "transformations": outcome.transformations,
-        "thinkingArchivePath": outcome.thinking_archive_path.as_ref().map(|p| p.display().to_string()),
-        "compactionUnavailable": outcome.native_unavailable,
-        "summaryUsage": outcome.summary_usage,
-        "summaryModelLearnt": outcome.summary_model_learnt,
-        "summaryRequest": outcome.summary_request,
-        "summaryFallback": outcome.summary_fallback,
-        "checkpoint": outcome.checkpoint,
-        "checkpointRecord": outcome.checkpoint_record,
-        "background": outcome.background,
-        "rehydrated": outcome.rehydrated,
-        "format": format.name(),
+) -> Box<dyn Summarizer> {
+    Box::new(JsSummarizer {
+        callback,
+        model: options.model.clone(),
+        view: input.view.clone().map(std::sync::Arc::new),
     })
 }
 
-// One argument per thing JS hands over; bundling them in an object would only move the
-// conversion code around.
-#[allow(clippy::too_many_arguments)]
+/// The outcome as the JS layer reads it (`lib/result.js`): the core's own serialisation, with
+/// the format of the list.
+fn outcome_text(outcome: &CompactOutcome, format: Format) -> String {
+    let mut json = serde_json::to_value(outcome).unwrap_or_default();
+    json["format"] = json!(format.name());
+    json.to_string()
+}
+
+/// What `compactJson` is handed beside the messages: the options (as JSON, read once per
+/// `Compactor`, see `convert`), what a `Compactor` holds, and the caller's callbacks.
+#[napi(object, object_to_js = false)]
+pub struct CompactCall {
+    pub options_json: Option<String>,
+    /// The caller's per-item token counts (a `Compactor`'s cache).
+    pub counts: Option<Vec<u32>>,
+    pub summarizer: Option<JsSummarizerFn>,
+    pub on_event: Option<JsEventFn>,
+    pub cancel_id: Option<u32>,
+    pub calibration_json: Option<String>,
+    pub on_log: Option<logging::JsLogFn>,
+    pub on_before_compact: Option<JsBeforeCompactFn>,
+    /// A `Compactor`'s checkpoints, and a summary it prepared in the background.
+    pub checkpoints_json: Option<String>,
+    pub precomputed_json: Option<String>,
+    /// `rehydrate.read`.
+    pub on_read: Option<JsReadFn>,
+}
+
 /// Runs a compaction. Resolves with the outcome as JSON, or rejects with `AbortError` when the
 /// token is cancelled.
 #[napi]
 pub async fn compact_json(
     #[napi(ts_arg_type = "object[]")] messages: JsMessages,
-    options_json: Option<String>,
-    counts: Option<Vec<u32>>,
-    summarizer: Option<JsSummarizerFn>,
-    on_event: Option<JsEventFn>,
-    cancel_id: Option<u32>,
-    calibration_json: Option<String>,
-    on_log: Option<logging::JsLogFn>,
-    on_before_compact: Option<JsBeforeCompactFn>,
-    checkpoints_json: Option<String>,
-    precomputed_json: Option<String>,
-    on_read: Option<JsReadFn>,
+    call: CompactCall,
 ) -> Result<String> {
+    let CompactCall {
+        options_json,
+        counts,
+        summarizer,
+        on_event,
+        cancel_id,
+        calibration_json,
+        on_log,
+        on_before_compact,
+        checkpoints_json,
+        precomputed_json,
+        on_read,
+    } = call;
     let work = async move {
         let (mut options, raw_options) = parse_options_and_value(options_json)?;
         options.calibration = parse_calibration(calibration_json)?;
@@ -452,7 +417,10 @@ pub async fn compact_json(
         {
             Ok(outcome) => {
                 let format = input.format();
-                Ok(outcome_json(&input.outcome(outcome, options.encoding), format).to_string())
+                Ok(outcome_text(
+                    &input.outcome(outcome, options.encoding),
+                    format,
+                ))
             }
             Err(pipeline::Aborted) => {
                 Err(Error::new(Status::Cancelled, "This operation was aborted"))
@@ -517,16 +485,8 @@ pub async fn offload_tool_results_json(
             options.encoding,
         );
         let view_pieces = std::mem::take(&mut outcome.pieces);
-        let pieces: Vec<Value> = input
-            .pieces(view_pieces)
-            .into_iter()
-            .map(|piece| match piece {
-                Piece::Original(index) => json!(index),
-                Piece::New(message) => message,
-            })
-            .collect();
         json!({
-            "pieces": pieces,
+            "pieces": input.pieces(view_pieces),
             "offloaded": outcome.offloaded,
             "archivePath": outcome.archive_path.map(|p| p.display().to_string()),
             "error": outcome.error,
@@ -585,47 +545,25 @@ pub async fn generate_summary_json(
         let (mut options, raw_options) = parse_options_and_value(options_json)?;
         let input = parse_input(messages, options.format)?;
         options.format = Some(input.format());
-        let messages = input.messages();
-        let summarizer = choose_summarizer(summarizer, &options, &raw_options, &input)?;
+        let summarizer = match summarizer {
+            Some(callback) => js_summarizer(callback, &options, &input),
+            None => options::providers::from_options(&raw_options).map_err(invalid)?,
+        };
         let cancel = token_for(cancel_id);
         let observer = EventBridge {
             callback: None,
             before_compact: None,
         };
-        let origins: Vec<Option<usize>> = (0..messages.len()).map(Some).collect();
-        // The whole list is the part to summarize; its size decides whether the loop's own
-        // request (agentRequest) fits the summary model.
-        let counts: Vec<usize> = messages
-            .iter()
-            .map(|m| tokens::count_message(options.encoding, m))
-            .collect();
-        let estimate = counts.iter().sum::<usize>() + options.extra_tokens();
-        let meter = UsageMeter::default();
-        // An earlier summary among them is updated only when the session's records name it.
-        let own = context_compact_core::archive::provenance::own_summaries(
-            messages,
-            &options.output_dir,
-            options.archive_store.as_deref(),
-            &options.session_id,
-            &[],
-        );
-        match pipeline::summarize_region(
-            messages,
-            &counts,
-            0..messages.len(),
-            &origins,
-            estimate as u64,
+        match generate::generate_summary(
+            input.messages(),
             &options,
-            &own,
             summarizer.as_ref(),
-            &meter,
             &cancel,
             &observer,
         )
         .await
-        .map(|region| region.summary)
         {
-            Ok(summary) => Ok(summary.body),
+            Ok(summary) => Ok(summary),
             Err(SummaryFailure::Aborted) => {
                 Err(Error::new(Status::Cancelled, "This operation was aborted"))
             }
@@ -648,17 +586,21 @@ pub async fn generate_summary_json(
 /// `compactJson` takes back as `precomputed_json`) or `{"error": {code, message, attempts}}`;
 /// rejects with `AbortError` when the token is cancelled.
 #[napi]
-#[allow(clippy::too_many_arguments)]
 pub async fn precompute_summary_json(
     #[napi(ts_arg_type = "object[]")] messages: JsMessages,
-    options_json: Option<String>,
-    counts: Option<Vec<u32>>,
-    summarizer: Option<JsSummarizerFn>,
-    on_event: Option<JsEventFn>,
-    cancel_id: Option<u32>,
-    calibration_json: Option<String>,
-    on_log: Option<logging::JsLogFn>,
+    call: CompactCall,
 ) -> Result<String> {
+    // The same call as a compaction's; what only a compaction reads is not given.
+    let CompactCall {
+        options_json,
+        counts,
+        summarizer,
+        on_event,
+        cancel_id,
+        calibration_json,
+        on_log,
+        ..
+    } = call;
     let work = async move {
         let (mut options, raw_options) = parse_options_and_value(options_json)?;
         options.calibration = parse_calibration(calibration_json)?;

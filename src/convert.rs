@@ -10,6 +10,7 @@ use context_compact_core::pipeline::CompactOptions;
 use context_compact_core::summary::providers::ProviderOptions;
 use napi::bindgen_prelude::*;
 use serde_json::Value;
+use std::sync::{Arc, Mutex};
 
 pub(crate) use crate::errors::{guarded, internal, invalid};
 
@@ -58,19 +59,51 @@ pub(crate) fn parse_options(options_json: Option<String>) -> Result<CompactOptio
     parse_options_and_value(options_json).map(|(options, _)| options)
 }
 
+/// Options read from a text: the struct and the JSON (for the provider options).
+type ReadOptions = (CompactOptions, Arc<Value>);
+
+/// Options read once: a `Compactor` passes the same options text at every call (each step's
+/// measure among them), and reading it — the JSON, every option's check, an object store
+/// opened — is done the first time only. Keyed by the exact text; the few most recent kept.
+static READ_OPTIONS: Mutex<Vec<(String, Arc<ReadOptions>)>> = Mutex::new(Vec::new());
+const READ_OPTIONS_KEPT: usize = 8;
+
+fn read_options(text: &str) -> Result<Arc<ReadOptions>> {
+    let held = |cache: &[(String, Arc<ReadOptions>)]| {
+        cache
+            .iter()
+            .find(|(key, _)| key == text)
+            .map(|(_, read)| read.clone())
+    };
+    if let Some(read) = READ_OPTIONS.lock().ok().and_then(|cache| held(&cache)) {
+        return Ok(read);
+    }
+    let value = parse_json(text, "options")?;
+    let options = CompactOptions::from_json(&value).map_err(invalid)?;
+    ProviderOptions::from_json(&value).map_err(invalid)?;
+    let read = Arc::new((options, Arc::new(value)));
+    if let Ok(mut cache) = READ_OPTIONS.lock() {
+        if cache.len() >= READ_OPTIONS_KEPT {
+            cache.remove(0);
+        }
+        cache.push((text.to_string(), read.clone()));
+    }
+    Ok(read)
+}
+
 /// The options, and the JSON object they came from (for the provider options). Invalid
 /// provider options (`provider`, `apiKey`, `baseUrl`, `timeoutMs`) are rejected here too, so
 /// that a `Compactor` reports them when it is created.
 pub(crate) fn parse_options_and_value(
     options_json: Option<String>,
-) -> Result<(CompactOptions, Value)> {
-    let value = match options_json {
-        Some(text) => parse_json(&text, "options")?,
-        None => Value::Null,
+) -> Result<(CompactOptions, Arc<Value>)> {
+    let read = match options_json {
+        Some(text) => read_options(&text)?,
+        None => read_options("null")?,
     };
-    let mut options = CompactOptions::from_json(&value).map_err(invalid)?;
+    let (mut options, value) = (read.0.clone(), read.1.clone());
+    // The caller's own store is registered per call: attached to this call's copy.
     js_store::attach(&mut options, &value)?;
-    ProviderOptions::from_json(&value).map_err(invalid)?;
     Ok((options, value))
 }
 

@@ -9,7 +9,7 @@
 //!
 //! One module per concern of the JS API:
 //! - `errors`: core errors to JS errors (a panic too);
-//! - `convert`: the JSON options and names read;
+//! - `convert`: the JSON options and names read; `options`: the option table handed to JS;
 //! - `counting`: counting, the trigger, the partition, validation and checks;
 //! - `cancel`: the cancellation tokens behind `AbortSignal`s;
 //! - `compaction`: the JS summarizer and event callbacks behind the core's traits,
@@ -32,6 +32,7 @@ mod js_json;
 pub mod js_store;
 pub mod learnt;
 mod logging;
+pub mod options;
 pub mod overflow;
 pub mod report;
 

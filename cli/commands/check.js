@@ -4,7 +4,7 @@
 // reject), exit 1 for an invalid conversation.
 
 const { NAME, stdout, stderr, fmt, pct, table } = require('../output.js')
-const { parse, choice, ENCODINGS, COMMON, INPUT_HELP, formatOption, THRESHOLD_FLAGS, thresholdOptions } = require('../args.js')
+const { parse, choice, COMMON, INPUT_HELP, formatOption, THRESHOLD_FLAGS, thresholdOptions } = require('../args.js')
 const { readConversation, describeInput } = require('../input.js')
 const { lib, call } = require('../library.js')
 
@@ -41,7 +41,7 @@ const SOURCES = {
 async function cmdCheck(argv) {
   const { values, positionals } = parse(argv, { ...COMMON, ...THRESHOLD_FLAGS }, { positionals: 1, positionalNames: ['<file|->'] })
   if (values.help) return stdout(CHECK_HELP)
-  const encoding = choice(values, 'encoding', ENCODINGS)
+  const encoding = choice(values, 'encoding', 'encoding')
   const conversation = await readConversation(positionals[0])
   const format = formatOption(values, conversation)
   const options = { ...thresholdOptions(values, conversation), encoding, ...format }

@@ -5,16 +5,11 @@
 
 const { NAME, stdout, stderr, fmt, table, writeJson, statsRows } = require('../output.js')
 const { oneLine } = require('../errors.js')
-const { DEFAULT_OUTPUT_DIR, parse, number, choice, ENCODINGS, COMMON, INPUT_HELP, formatOption, THRESHOLD_FLAGS, thresholdOptions, storeOptions } = require('../args.js')
+const { DEFAULT_OUTPUT_DIR, parse, number, choice, optionInteger, COMMON, INPUT_HELP, formatOption, THRESHOLD_FLAGS, thresholdOptions, storeOptions } = require('../args.js')
 const { readConversation, describeInput, validateMessages, envelope } = require('../input.js')
 const { lib, compactorFor } = require('../library.js')
 const { compactWithProgress } = require('../progress.js')
 
-const PROVIDERS = ['anthropic', 'openai', 'extractive', 'anthropic-compaction']
-const PROMPT_STYLES = ['structured', 'continuation']
-const SUMMARY_REQUESTS = ['auto', 'shared', 'transcript']
-const OFFLOAD_SCOPES = ['tool-results', 'all', 'off']
-const THINKING_POLICIES = ['auto', 'keep', 'strip']
 
 const COMPACT_HELP = `Usage: ${NAME} compact <file|-> [-o out.json] [options]
 
@@ -109,28 +104,28 @@ function compactOptions(values, conversation) {
   const set = (key, value) => {
     if (value !== undefined) options[key] = value
   }
-  set('encoding', choice(values, 'encoding', ENCODINGS))
+  set('encoding', choice(values, 'encoding', 'encoding'))
   set('tailRetentionRatio', number(values, 'tail-ratio', { min: 0, max: 1 }))
-  set('keepRecentTurns', number(values, 'keep-recent-turns', { integer: true }))
-  set('provider', choice(values, 'provider', PROVIDERS))
+  set('keepRecentTurns', optionInteger(values, 'keep-recent-turns', 'keepRecentTurns'))
+  set('provider', choice(values, 'provider', 'provider'))
   set('model', values.model)
   set('baseUrl', values['base-url'])
-  set('timeoutMs', number(values, 'timeout-ms', { integer: true, min: 1 }))
-  set('maxRetries', number(values, 'max-retries', { integer: true }))
-  set('retryBaseDelayMs', number(values, 'retry-base-delay-ms', { integer: true }))
-  set('summaryMaxTokens', number(values, 'summary-max-tokens', { integer: true, min: 1 }))
-  set('summaryContextTokens', number(values, 'summary-context-tokens', { integer: true, min: 1 }))
+  set('timeoutMs', optionInteger(values, 'timeout-ms', 'timeoutMs'))
+  set('maxRetries', optionInteger(values, 'max-retries', 'maxRetries'))
+  set('retryBaseDelayMs', optionInteger(values, 'retry-base-delay-ms', 'retryBaseDelayMs'))
+  set('summaryMaxTokens', optionInteger(values, 'summary-max-tokens', 'summaryMaxTokens'))
+  set('summaryContextTokens', optionInteger(values, 'summary-context-tokens', 'summaryContextTokens'))
   set('customInstructions', values['custom-instructions'])
-  set('promptStyle', choice(values, 'prompt-style', PROMPT_STYLES))
-  set('summaryRequest', choice(values, 'summary-request', SUMMARY_REQUESTS))
+  set('promptStyle', choice(values, 'prompt-style', 'promptStyle'))
+  set('summaryRequest', choice(values, 'summary-request', 'summaryRequest'))
   // A request body is the loop's own request: without its messages, it is the agentRequest
   // (Anthropic Messages and OpenAI Chat bodies, which hold the list under "messages").
   if (conversation.key === 'messages' && conversation.model !== undefined) {
     const { messages: _messages, ...agentRequest } = conversation.body
     options.agentRequest = agentRequest
   }
-  set('offload', choice(values, 'offload', OFFLOAD_SCOPES))
-  set('thinking', choice(values, 'thinking', THINKING_POLICIES))
+  set('offload', choice(values, 'offload', 'offload'))
+  set('thinking', choice(values, 'thinking', 'thinking'))
   set('format', formatOption(values, conversation).format)
   set('outputDir', values['output-dir'])
   set('storeOptions', storeOptions(values))

@@ -4,7 +4,7 @@
 // its largest messages.
 
 const { NAME, stdout, stderr, fmt, pct, plural, table } = require('../output.js')
-const { parse, number, choice, ENCODINGS, COMMON, FORMAT_HELP, INPUT_HELP, formatOption } = require('../args.js')
+const { parse, number, choice, COMMON, FORMAT_HELP, INPUT_HELP, formatOption } = require('../args.js')
 const { readConversation, describeInput, validateMessages } = require('../input.js')
 const { lib } = require('../library.js')
 
@@ -85,7 +85,7 @@ function countReport(conversation, encoding, top, format = {}) {
 async function cmdCount(argv) {
   const { values, positionals } = parse(argv, { ...COMMON, top: { type: 'string' } }, { positionals: 1, positionalNames: ['<file|->'] })
   if (values.help) return stdout(COUNT_HELP)
-  const encoding = choice(values, 'encoding', ENCODINGS)
+  const encoding = choice(values, 'encoding', 'encoding')
   const top = number(values, 'top', { integer: true, min: 0 }) ?? 5
   const conversation = await readConversation(positionals[0])
   const format = formatOption(values, conversation)

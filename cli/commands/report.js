@@ -8,7 +8,7 @@ const path = require('node:path')
 
 const { CliError, oneLine } = require('../errors.js')
 const { NAME, stdout, stderr, fmt } = require('../output.js')
-const { parse, number, choice, ENCODINGS, FORMAT_HELP, INPUT_HELP, formatOption, storeOptions, STORE_FLAGS, STORE_HELP } = require('../args.js')
+const { parse, number, choice, FORMAT_HELP, INPUT_HELP, formatOption, storeOptions, STORE_FLAGS, STORE_HELP } = require('../args.js')
 const { readConversation, describeInput, archiveLocation } = require('../input.js')
 const { lib, call } = require('../library.js')
 
@@ -86,7 +86,7 @@ async function cmdReport(argv) {
     { positionals: 1, positionalNames: ['<file|->'] },
   )
   if (values.help) return stdout(REPORT_HELP)
-  const encoding = choice(values, 'encoding', ENCODINGS)
+  const encoding = choice(values, 'encoding', 'encoding')
   const limit = number(values, 'limit', { integer: true, min: 1 })
   const ratio = number(values, 'ratio', { min: 0, max: 1 })
   const conversation = await readConversation(positionals[0])

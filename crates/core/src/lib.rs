@@ -89,11 +89,7 @@ pub use pipeline::{CompactOptions, CompactOutcome, CompactStats};
 pub use resume::{compact, compact_with_hooks};
 pub use summary::summarize::Summarizer;
 
-/// The PRD's default context window (tokens).
-pub const CONTEXT_TOKEN_LIMIT: usize = 200_000;
-/// The PRD's default trigger ratio.
-pub const COMPACT_THRESHOLD_RATIO: f64 = 0.92;
-/// The PRD's default tail budget ratio.
-pub const TAIL_RETENTION_RATIO: f64 = 0.10;
-/// The PRD's default retry count.
-pub const COMPACT_MAX_RETRIES: u32 = 2;
+// The PRD's defaults, where callers have always found them (declared in `options::defaults`).
+pub use options::defaults::{
+    COMPACT_MAX_RETRIES, COMPACT_THRESHOLD_RATIO, CONTEXT_TOKEN_LIMIT, TAIL_RETENTION_RATIO,
+};

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 /// Bottom to top. A new top-level module must be placed here, in the layer it belongs to.
 const LAYERS: &[&str] = &[
-    "base", "model", "formats", "plan", "summary", "archive", "pipeline", "options", "resume",
+    "base", "model", "formats", "plan", "summary", "archive", "options", "pipeline", "resume",
     "ops",
 ];
 

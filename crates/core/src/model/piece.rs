@@ -7,8 +7,10 @@
 
 use serde_json::Value;
 
-/// One element of the compacted list: a message of the input (by index) or a new one.
-#[derive(Debug, Clone, PartialEq)]
+/// One element of the compacted list: a message of the input (by index) or a new one. As JSON
+/// (the result the addon hands to JavaScript): the index, or the message itself.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(untagged)]
 pub enum Piece {
     Original(usize),
     New(Value),

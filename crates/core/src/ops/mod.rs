@@ -1,5 +1,7 @@
-//! The operations beside a compaction: shortening tool results on their own (`offload`), and
-//! a compaction said in the caller's message format (`format`).
+//! The operations beside a compaction, on the same steps: shortening tool results on their own
+//! (`offload`), a compaction said in the caller's message format (`format`), and
+//! `generateSummary` ([`generate`]), a summary of a whole list without compacting it.
 
 pub mod format;
+pub mod generate;
 pub mod offload;

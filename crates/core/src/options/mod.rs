@@ -1,23 +1,26 @@
-//! Layer 7, **the options, read from JSON at the edge**: the options object a JavaScript caller
-//! passes becomes a [`CompactOptions`] (and the provider and selective-rule options their own
-//! structs). Absent or `null` fields keep their defaults (from `CompactOptions::default()`).
-//! Every present field is checked one way (SPEC §11): a wrong type, `NaN`, `Infinity`, a
-//! fraction where an integer is due, or a value out of the option's documented range is an error
-//! naming the option and its range — nothing is silently replaced or capped. Integers use
-//! [`get_int`] with the ranges below, ratios [`get_ratio`]. Unknown fields are ignored here (so
-//! callers can pass one options object to several functions); the JS layer warns about them.
+//! **The options**, declared once: [`CompactOptions`] with its defaults ([`defaults`]), the
+//! option table ([`table`]: each option's JSON name, kind, range or names, default and reader),
+//! and the reading of the options object a JavaScript caller passes (into [`CompactOptions`],
+//! and the provider and selective-rule options into their own structs). It sits below the
+//! pipeline, whose steps read the struct.
+//!
+//! Absent or `null` fields keep their defaults. Every present field is checked one way
+//! (SPEC §11): a wrong type, `NaN`, `Infinity`, a fraction where an integer is due, or a value
+//! out of the option's documented range is an error naming the option and its range — nothing
+//! is silently replaced or capped. Unknown fields are ignored here (so callers can pass one
+//! options object to several functions); the JS layer warns about them.
 //!
 //! JSON has no `NaN` or `Infinity`; the JS layer passes them as `{"__contextCompactNonFinite":
 //! "NaN"}` ([`NON_FINITE_KEY`]) so that the error can say what was given.
 //!
 //! Nothing below this layer reads JSON options: each lower layer takes the values it needs.
 
+pub mod compact;
+pub mod defaults;
+pub mod precomputed;
 pub mod providers;
 pub mod selective;
-
-use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
+pub mod table;
 
 use serde_json::{Map, Value};
 
@@ -25,24 +28,20 @@ use crate::base::error::ValidationError;
 use crate::model::message::type_name;
 use crate::model::tokens::Encoding;
 use crate::model::trigger::Usage;
-use crate::plan::offload::Scope;
-use crate::plan::selective::SelectiveRules;
-use crate::plan::strategy::Strategy;
-use crate::plan::thinking::ThinkingPolicy;
-use crate::summary::cache_evidence::CacheTokens;
 
-pub use crate::pipeline::options::{
-    token_budget, CompactOptions, PromptStyle, SummaryFallback, SummaryRequestMode,
+pub use compact::{
+    token_budget, CompactOptions, FileReader, LearntFacts, PromptStyle, Rehydrate, SummaryFallback,
+    SummaryRequestMode,
 };
 
 // ---------------------------------------------------------------------------------------------
 // Reading the options from JSON
 
-fn field<'a>(map: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
+pub(crate) fn field<'a>(map: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
     map.get(name).filter(|v| !v.is_null())
 }
 
-fn wrong(name: &str, expected: &str, got: &Value) -> ValidationError {
+pub(crate) fn wrong(name: &str, expected: &str, got: &Value) -> ValidationError {
     ValidationError::argument(
         &format!("options.{name}"),
         format!("expected {expected}, got {}", describe(got)),
@@ -91,7 +90,7 @@ pub mod ranges {
     pub const FILES: RangeInclusive<u64> = 0..=1_000;
 }
 
-fn range_text(range: &std::ops::RangeInclusive<u64>) -> String {
+pub(crate) fn range_text(range: &std::ops::RangeInclusive<u64>) -> String {
     format!("an integer from {} to {}", range.start(), range.end())
 }
 
@@ -282,7 +281,7 @@ pub fn parse_usage(value: &Value) -> Result<Usage, ValidationError> {
 }
 
 /// The first `NaN`/`Infinity` stand-in inside `value` ([`NON_FINITE_KEY`]), with its path.
-fn find_non_finite(value: &Value, path: &str) -> Option<(String, String)> {
+pub(crate) fn find_non_finite(value: &Value, path: &str) -> Option<(String, String)> {
     if let Some(name) = non_finite(value) {
         return Some((path.to_string(), name.to_string()));
     }
@@ -298,440 +297,12 @@ fn find_non_finite(value: &Value, path: &str) -> Option<(String, String)> {
     }
 }
 
-impl CompactOptions {
-    /// Reads options from a JSON object (see the module docs).
-    pub fn from_json(value: &Value) -> Result<CompactOptions, ValidationError> {
-        let map = as_options_map(value)?;
-        let mut o = CompactOptions::default();
-        if let Some(v) = get_int(&map, "contextTokenLimit", ranges::TOKENS)? {
-            o.context_token_limit = v as usize;
-        }
-        if let Some(v) = get_ratio(&map, "thresholdRatio")? {
-            o.threshold_ratio = v;
-        }
-        // 0: the PRD's extreme case, an empty tail (the head and the summary message).
-        if let Some(v) = get_ratio_or_zero(&map, "tailRetentionRatio")? {
-            o.tail_retention_ratio = v;
-        }
-        if let Some(v) = get_int(&map, "maxRetries", ranges::RETRIES)? {
-            o.max_retries = v as u32;
-        }
-        if let Some(v) = get_int(&map, "retryBaseDelayMs", ranges::RETRY_BASE_DELAY_MS)? {
-            o.retry_base_delay = Duration::from_millis(v);
-        }
-        if let Some(v) = get_encoding(&map)? {
-            o.encoding = v;
-        }
-        o.model = get_string(&map, "model")?;
-        if let Some(v) = get_int(&map, "summaryMaxTokens", ranges::OUTPUT_TOKENS)? {
-            o.summary_max_tokens = v as u32;
-        }
-        o.summary_context_tokens =
-            get_int(&map, "summaryContextTokens", ranges::TOKENS)?.map(|v| v as usize);
-        if let Some(name) = get_string(&map, "summaryFallback")? {
-            o.summary_fallback = SummaryFallback::parse(&name).ok_or_else(|| {
-                ValidationError::argument(
-                    "options.summaryFallback",
-                    format!("expected 'extractive' or 'none', got {name:?}"),
-                )
-            })?;
-        }
-        // Set by the JS layer from the store's record (never by the caller: it drops the key
-        // from their options). A record it cannot read stands for none.
-        if let Some(models) = field(&map, "learntModels") {
-            o.learnt_models = serde_json::from_value(models.clone()).unwrap_or_default();
-        }
-        // Set by a `Compactor` (never by the caller: the JS layer drops it from their options).
-        if let Some(declined) = field(&map, "summaryDeclined") {
-            o.summary_declined = Some(serde_json::from_value(declined.clone()).map_err(|e| {
-                ValidationError::argument("options.summaryDeclined", e.to_string())
-            })?);
-        }
-        o.custom_instructions = get_string(&map, "customInstructions")?;
-        if let Some(style) = get_string(&map, "promptStyle")? {
-            o.prompt_style = match style.as_str() {
-                "structured" => PromptStyle::Structured,
-                "continuation" => PromptStyle::Continuation,
-                other => {
-                    return Err(ValidationError::argument(
-                        "options.promptStyle",
-                        format!(
-                            "unknown style {other:?} (expected \"structured\" or \"continuation\")"
-                        ),
-                    ))
-                }
-            };
-        }
-        if let Some(dir) = get_string(&map, "outputDir")? {
-            if dir.is_empty() {
-                return Err(ValidationError::argument(
-                    "options.outputDir",
-                    "must not be empty",
-                ));
-            }
-            if crate::archive::store::is_store_url(&dir) {
-                let retry = crate::summary::summarize::RetryPolicy {
-                    max_retries: o.max_retries,
-                    base_delay: o.retry_base_delay,
-                };
-                let store = crate::archive::store::ArchiveStore::open(
-                    &dir,
-                    &get_store_options(&map)?,
-                    retry,
-                    "options.outputDir",
-                )?;
-                o.archive_store = Some(Arc::new(store));
-            }
-            o.output_dir = PathBuf::from(dir);
-        }
-        if o.archive_store.is_none() && field(&map, "storeOptions").is_some() {
-            return Err(ValidationError::argument(
-                "options.storeOptions",
-                "only applies when outputDir is an object-store URL (s3://, gs://, az://, file://)",
-            ));
-        }
-        if let Some(id) = get_string(&map, "sessionId")? {
-            o.session_id = id;
-        }
-        if let Some(v) = get_bool(&map, "force")? {
-            o.force = v;
-        }
-        if let Some(v) = get_bool(&map, "requireArchive")? {
-            o.require_archive = v;
-        }
-        match field(&map, "system") {
-            None => {}
-            Some(v @ (Value::String(_) | Value::Array(_))) => o.system = Some(v.clone()),
-            Some(other) => {
-                return Err(wrong(
-                    "system",
-                    "a string or an array of text blocks",
-                    other,
-                ))
-            }
-        }
-        match field(&map, "tools") {
-            None => {}
-            Some(v @ Value::Array(_)) => o.tools = Some(v.clone()),
-            Some(other) => return Err(wrong("tools", "an array of tool definitions", other)),
-        }
-        match field(&map, "agentRequest") {
-            None => {}
-            Some(Value::Object(body)) => {
-                // The loop's messages come separately; a `messages` field here is a mistake that
-                // would otherwise be sent twice.
-                if body.contains_key("messages")
-                    || body.contains_key("contents")
-                    || body.contains_key("input")
-                {
-                    return Err(ValidationError::argument(
-                        "options.agentRequest",
-                        "must not hold the messages (messages, contents, input): pass the request body without them",
-                    ));
-                }
-                if let Some(model) = body.get("model").filter(|m| !m.is_string()) {
-                    return Err(wrong("agentRequest.model", "a string", model));
-                }
-                // It is sent as JSON: a NaN or Infinity in it cannot be.
-                if let Some((path, value)) = find_non_finite(&Value::Object(body.clone()), "") {
-                    return Err(ValidationError::argument(
-                        &format!("options.agentRequest{path}"),
-                        format!("{value} cannot be sent as JSON"),
-                    ));
-                }
-                // What the loop sends also counts toward the trigger, when not given apart.
-                if o.system.is_none() {
-                    match body.get("system") {
-                        None | Some(Value::Null) => {}
-                        Some(v @ (Value::String(_) | Value::Array(_))) => {
-                            o.system = Some(v.clone())
-                        }
-                        Some(other) => {
-                            return Err(wrong(
-                                "agentRequest.system",
-                                "a string or an array of text blocks",
-                                other,
-                            ))
-                        }
-                    }
-                }
-                if o.tools.is_none() {
-                    match body.get("tools") {
-                        None | Some(Value::Null) => {}
-                        Some(v @ Value::Array(_)) => o.tools = Some(v.clone()),
-                        Some(other) => {
-                            return Err(wrong(
-                                "agentRequest.tools",
-                                "an array of tool definitions",
-                                other,
-                            ))
-                        }
-                    }
-                }
-                o.agent_request = Some(Arc::new(body.clone()));
-            }
-            Some(other) => {
-                return Err(wrong(
-                    "agentRequest",
-                    "an object (the request body without its messages)",
-                    other,
-                ))
-            }
-        }
-        if let Some(name) = get_string(&map, "summaryRequest")? {
-            o.summary_request = SummaryRequestMode::parse(&name).ok_or_else(|| {
-                ValidationError::argument(
-                    "options.summaryRequest",
-                    format!("expected 'auto', 'shared' or 'transcript', got {name:?}"),
-                )
-            })?;
-        }
-        if let Some(v) = get_int(&map, "keepRecentTurns", ranges::MESSAGES_OR_ZERO)? {
-            o.keep_recent_turns = v as usize;
-        }
-        o.agent_model = get_string(&map, "agentModel")?.or_else(|| {
-            // The loop's own model, when it says it in `agentRequest`.
-            o.agent_request
-                .as_ref()
-                .and_then(|body| body.get("model")?.as_str().map(str::to_string))
-        });
-        if field(&map, "contextTokenLimit").is_none() {
-            if let Some(window) = o
-                .agent_model
-                .as_deref()
-                .and_then(crate::model::models::context_window)
-            {
-                o.context_token_limit = window;
-            }
-        }
-        match field(&map, "usage") {
-            None => {}
-            Some(value) => {
-                o.usage = Some(parse_usage(value)?);
-                o.usage_cache = Some(CacheTokens::from_usage(value));
-            }
-        }
-        if let Some(name) = get_string(&map, "strategy")? {
-            o.strategy = Strategy::parse(&name).ok_or_else(|| {
-                ValidationError::argument(
-                    "options.strategy",
-                    format!(
-                        "unknown strategy {name:?} (expected one of {}, or an object with a compress method)",
-                        Strategy::NAMES.join(", ")
-                    ),
-                )
-            })?;
-        }
-        if let Some(rules) = field(&map, "selectiveRules") {
-            o.selective_rules = SelectiveRules::from_json(rules)?;
-        }
-        if let Some(v) = get_int(&map, "keepRecentMessages", ranges::MESSAGES)? {
-            o.keep_recent_messages = v as usize;
-        }
-        // 0: any message fires.
-        o.max_messages =
-            get_int(&map, "maxMessages", ranges::MESSAGES_OR_ZERO)?.map(|v| v as usize);
-        o.max_tool_output_bytes =
-            get_int(&map, "maxToolOutputBytes", ranges::BYTES)?.map(|v| v as usize);
-        o.summary_max_chars =
-            get_int(&map, "summaryMaxChars", ranges::CHARACTERS)?.map(|v| v as usize);
-        if let Some(v) = get_bool(&map, "extractMemory")? {
-            o.extract_memory = v;
-        }
-        if let Some(v) = get_bool(&map, "checkpoints")? {
-            o.checkpoints = v;
-        }
-        // The JS layer passes `overflow: true` when the caller gave the API's refusal (the error
-        // itself stays in JS).
-        o.overflow_recovery = map.get("overflow").and_then(Value::as_bool) == Some(true);
-        if let Some(models) = field(&map, "compactionUnavailableModels") {
-            o.compaction_unavailable_models = models
-                .as_array()
-                .map(|list| {
-                    list.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                })
-                .ok_or_else(|| {
-                    wrong(
-                        "compactionUnavailableModels",
-                        "an array of model names",
-                        models,
-                    )
-                })?;
-        }
-        o.summary_budget_tokens =
-            get_int(&map, "summaryBudgetTokens", ranges::TOKENS)?.map(|v| v as usize);
-        match field(&map, "userMessagesMaxTokens") {
-            None => {}
-            // `false` turns the verbatim user messages off, `true` is the default budget.
-            Some(Value::Bool(false)) => o.user_messages_max_tokens = Some(0),
-            Some(Value::Bool(true)) => o.user_messages_max_tokens = None,
-            Some(value) => {
-                let range = ranges::TOKENS_OR_ZERO;
-                o.user_messages_max_tokens = Some(
-                    int_in(value, "userMessagesMaxTokens", range.clone()).map_err(|_| {
-                        wrong(
-                            "userMessagesMaxTokens",
-                            &format!("{} or a boolean", range_text(&range)),
-                            value,
-                        )
-                    })? as usize,
-                )
-            }
-        }
-        if let Some(tools) = field(&map, "planTools") {
-            let names = tools
-                .as_array()
-                .filter(|list| {
-                    list.iter()
-                        .all(|name| name.as_str().is_some_and(|n| !n.trim().is_empty()))
-                })
-                .ok_or_else(|| {
-                    wrong(
-                        "planTools",
-                        "an array of tool names (non-empty strings)",
-                        tools,
-                    )
-                })?;
-            o.plan_tools = names
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect();
-        }
-        for (name, slot, default) in [
-            (
-                "planMaxTokens",
-                &mut o.plan_max_tokens,
-                crate::pipeline::options::DEFAULT_PLAN_MAX_TOKENS,
-            ),
-            (
-                "latestFailureMaxTokens",
-                &mut o.latest_failure_max_tokens,
-                crate::pipeline::options::DEFAULT_LATEST_FAILURE_MAX_TOKENS,
-            ),
-        ] {
-            match field(&map, name) {
-                None => {}
-                // `false` turns the section off, `true` is the default budget.
-                Some(Value::Bool(on)) => *slot = if *on { default } else { 0 },
-                Some(value) => {
-                    let range = ranges::TOKENS_OR_ZERO;
-                    *slot = int_in(value, name, range.clone()).map_err(|_| {
-                        wrong(name, &format!("{} or a boolean", range_text(&range)), value)
-                    })? as usize
-                }
-            }
-        }
-        match field(&map, "rehydrate") {
-            None | Some(Value::Bool(false)) => {}
-            Some(Value::Bool(true)) => {
-                o.rehydrate = Some(crate::pipeline::rehydrate::Rehydrate::default())
-            }
-            // `read` is a function: the binding attaches it (it never crosses as JSON).
-            Some(Value::Object(given)) => {
-                let mut rehydrate = crate::pipeline::rehydrate::Rehydrate::default();
-                for (key, slot, range) in [
-                    ("maxFiles", &mut rehydrate.max_files, ranges::FILES),
-                    (
-                        "maxTokensPerFile",
-                        &mut rehydrate.max_tokens_per_file,
-                        ranges::TOKENS_OR_ZERO,
-                    ),
-                    (
-                        "maxTokens",
-                        &mut rehydrate.max_tokens,
-                        ranges::TOKENS_OR_ZERO,
-                    ),
-                ] {
-                    if let Some(value) = field(given, key) {
-                        *slot = int_in(value, &format!("rehydrate.{key}"), range)? as usize;
-                    }
-                }
-                o.rehydrate = Some(rehydrate);
-            }
-            Some(other) => {
-                return Err(wrong(
-                    "rehydrate",
-                    "an object { read?, maxFiles?, maxTokensPerFile?, maxTokens? } or a boolean",
-                    other,
-                ))
-            }
-        }
-        if let Some(name) = get_string(&map, "thinking")? {
-            o.thinking = ThinkingPolicy::parse(&name).ok_or_else(|| {
-                ValidationError::argument(
-                    "options.thinking",
-                    format!("expected 'auto', 'keep' or 'strip', got {name:?}"),
-                )
-            })?;
-        }
-        if let Some(name) = get_string(&map, "format")? {
-            o.format = crate::formats::Format::parse(&name).ok_or_else(|| {
-                ValidationError::argument(
-                    "options.format",
-                    format!("expected {}, got {name:?}", crate::formats::FORMAT_NAMES),
-                )
-            })?;
-        }
-        match field(&map, "offload") {
-            None => {}
-            // `offload: false` reads as "off", `true` as the default.
-            Some(Value::Bool(false)) => o.offload = Scope::Off,
-            Some(Value::Bool(true)) => o.offload = Scope::ToolResults,
-            Some(Value::String(name)) => {
-                o.offload = Scope::parse(name).ok_or_else(|| {
-                    ValidationError::argument(
-                        "options.offload",
-                        format!("expected 'tool-results', 'all', 'off' or a boolean, got {name:?}"),
-                    )
-                })?
-            }
-            Some(other) => {
-                return Err(wrong(
-                    "offload",
-                    "'tool-results', 'all', 'off' or a boolean",
-                    other,
-                ))
-            }
-        }
-        match field(&map, "compression") {
-            None => {}
-            Some(Value::Object(compression)) => {
-                let name = |field: &str| format!("compression.{field}");
-                if let Some(v) = get_bool(compression, "enabled")
-                    .map_err(|_| wrong(&name("enabled"), "a boolean", &compression["enabled"]))?
-                {
-                    o.enabled = v;
-                }
-                o.threshold_override = field(compression, "threshold")
-                    .map(|v| int_in(v, &name("threshold"), ranges::TOKENS))
-                    .transpose()?
-                    .map(|v| v as usize);
-                o.target_tokens = field(compression, "targetTokens")
-                    .map(|v| int_in(v, &name("targetTokens"), ranges::TOKENS_OR_ZERO))
-                    .transpose()?
-                    .map(|v| v as usize);
-            }
-            Some(other) => {
-                return Err(wrong(
-                    "compression",
-                    "an object { enabled?, threshold?, targetTokens? }",
-                    other,
-                ))
-            }
-        }
-        o.validate()?;
-        Ok(o)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::strategy::Strategy;
     use serde_json::json;
+    use std::path::PathBuf;
 
     #[test]
     fn absent_and_null_fields_keep_defaults() {

@@ -1,14 +1,16 @@
 //! The provider options (`provider`, `model`, `apiKey`, `baseUrl`, `timeoutMs`,
 //! `summaryMaxTokens`), read from JSON into [`ProviderOptions`], and the summarizer they ask for.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::{as_options_map, get_int, get_string, ranges};
+use super::{as_options_map, get_int, get_string, ranges, CompactOptions};
 use crate::base::error::ValidationError;
 use crate::summary::providers::{
-    build, parse_base_url, process_env, resolve, ApiKey, ProviderKind, ProviderOptions,
+    build, compaction_from_options, parse_base_url, process_env, resolve, ApiKey, ProviderKind,
+    ProviderOptions,
 };
 use crate::summary::summarize::Summarizer;
 
@@ -78,6 +80,23 @@ impl ProviderOptions {
             timeout,
             summary_max_tokens,
         })
+    }
+}
+
+/// The summarizer of a compaction whose caller gave none of their own: with `provider:
+/// 'anthropic-compaction'`, Anthropic's on-demand compaction (its client set in
+/// `options.native_compaction`) with the plain Anthropic summarizer as its fallback; else the
+/// provider the options (or, with zero configuration, the environment) choose.
+pub fn choose(
+    raw: &Value,
+    options: &mut CompactOptions,
+) -> Result<Box<dyn Summarizer>, ValidationError> {
+    match compaction_from_options(raw)? {
+        Some(compaction) => {
+            options.native_compaction = compaction.native.ok().map(Arc::new);
+            Ok(compaction.fallback)
+        }
+        None => from_options(raw),
     }
 }
 

@@ -45,7 +45,8 @@ pub mod background;
 pub mod fit;
 pub mod hooks;
 pub mod measure;
-pub mod options;
+// The options are the layer below (`crate::options`); the steps name them `super::options`.
+pub use crate::options;
 pub mod plan;
 pub mod rehydrate;
 pub mod report;

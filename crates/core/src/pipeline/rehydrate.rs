@@ -38,7 +38,7 @@ use crate::summary::ledger::{file_events, FileOp, Ledger};
 use crate::summary::reserved::display_name;
 use crate::summary::sections::{entry_header, FILES_HEADER};
 
-pub use crate::pipeline::options::{FileReader, Rehydrate};
+pub use crate::options::{FileReader, Rehydrate};
 pub use crate::pipeline::shared::outcome::RehydratedFile;
 
 /// A file's content, before it is cut.

@@ -359,7 +359,8 @@ pub struct RetryPolicy {
 impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
-            max_retries: crate::COMPACT_MAX_RETRIES,
+            // The PRD's default (`options::defaults`, a layer above; its tests check they agree).
+            max_retries: 2,
             base_delay: Duration::from_millis(500),
         }
     }

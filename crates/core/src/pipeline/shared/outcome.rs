@@ -86,8 +86,10 @@ impl CompactStats {
     }
 }
 
-/// What a compaction did.
-#[derive(Debug, Clone, PartialEq)]
+/// What a compaction did. As JSON (what the addon hands to the JS layer, `lib/result.js`):
+/// camelCase fields, the partition as `headLength` and `tailStart`; the internal ones skipped.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CompactOutcome {
     pub compacted: bool,
     /// The new message list; empty when `compacted` is false (the input stands).
@@ -95,6 +97,7 @@ pub struct CompactOutcome {
     /// For each of `pieces`, the input message it is, unchanged or changed in place; `None`
     /// for a message the library wrote (the summary or notice). Said of the pipeline's list:
     /// [`crate::formats::Input::outcome`] uses it to count the caller's items, then drops it.
+    #[serde(skip)]
     pub(crate) piece_sources: Vec<Option<usize>>,
     /// The content of the summary message.
     pub summary: Option<String>,
@@ -102,6 +105,7 @@ pub struct CompactOutcome {
     pub stats: CompactStats,
     pub error: Option<CompactError>,
     pub warnings: Vec<String>,
+    #[serde(flatten, serialize_with = "partition_fields")]
     pub partition: Option<Partition>,
     /// Tokens the trigger saw (messages + system + tools) and the threshold.
     pub trigger_tokens: usize,
@@ -137,6 +141,7 @@ pub struct CompactOutcome {
     pub thinking_archive_path: Option<PathBuf>,
     /// The model on which Anthropic's on-demand compaction turned out to be unavailable (a
     /// `Compactor` does not try it again).
+    #[serde(rename = "compactionUnavailable")]
     pub native_unavailable: Option<String>,
     /// What the summary calls cost (`result.summaryUsage`); `None` when no LLM was called.
     pub summary_usage: Option<SummaryUsage>,
@@ -163,7 +168,20 @@ pub struct CompactOutcome {
     pub rehydrated: Vec<RehydratedFile>,
     /// The ledger of everything the summary stands for, before it was shortened to its share
     /// of the summary budget: recorded beside the archive, where the recall tool reads it.
+    #[serde(skip)]
     pub full_ledger: Option<String>,
+}
+
+/// The partition as the result states it: where the head ends and the tail starts.
+fn partition_fields<S: serde::Serializer>(
+    partition: &Option<Partition>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = serializer.serialize_map(Some(2))?;
+    map.serialize_entry("headLength", &partition.map(|p| p.head_len))?;
+    map.serialize_entry("tailStart", &partition.map(|p| p.tail_start))?;
+    map.end()
 }
 
 /// A summary written without an LLM in place of the one asked for (`result.summaryFallback`).
@@ -290,3 +308,76 @@ impl CompactOutcome {
 /// The caller's signal fired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Aborted;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_outcome_serialises_to_the_fields_the_js_layer_reads() {
+        let mut outcome = CompactOutcome::skipped(5, 10, None);
+        outcome.partition = Some(Partition {
+            head_len: 1,
+            tail_start: 3,
+        });
+        outcome.pieces = vec![
+            Piece::Original(0),
+            Piece::New(serde_json::json!({"role": "user"})),
+        ];
+        outcome.native_unavailable = Some("m".into());
+        outcome.full_ledger = Some("internal".into());
+        let json = serde_json::to_value(&outcome).unwrap();
+        let mut keys: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        keys.sort();
+        let mut expected = vec![
+            "compacted",
+            "pieces",
+            "summary",
+            "archivePath",
+            "stats",
+            "error",
+            "warnings",
+            "headLength",
+            "tailStart",
+            "triggerTokens",
+            "thresholdTokens",
+            "provider",
+            "model",
+            "attempts",
+            "measure",
+            "strategy",
+            "trigger",
+            "rounds",
+            "removed",
+            "fallback",
+            "extracted",
+            "offloaded",
+            "offloadArchivePath",
+            "transformations",
+            "thinkingArchivePath",
+            "compactionUnavailable",
+            "summaryUsage",
+            "summaryModelLearnt",
+            "summaryRequest",
+            "summaryFallback",
+            "checkpoint",
+            "checkpointRecord",
+            "background",
+            "rehydrated",
+        ];
+        expected.sort();
+        assert_eq!(keys, expected);
+        assert_eq!(json["pieces"], serde_json::json!([0, {"role": "user"}]));
+        assert_eq!(
+            (json["headLength"].clone(), json["tailStart"].clone()),
+            (1.into(), 3.into())
+        );
+        assert_eq!(json["compactionUnavailable"], "m");
+        assert_eq!(json["triggerTokens"], 5);
+    }
+}

@@ -1,6 +1,6 @@
 //! The options of a compaction ([`CompactOptions`]): every field with a default, and what the
-//! pipeline derives from them (the threshold, the tail budget, the trigger's measure). Reading
-//! them from the JSON a JavaScript caller passes is the edge's job (the `options` layer, above this one); the
+//! pipeline derives from them (the threshold, the tail budget, the trigger's measure). They are
+//! read from the JSON a JavaScript caller passes by the option table ([`super::table`]); the
 //! steps of the pipeline read this struct, and the layers below take only the plain values
 //! they need from it.
 
@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::defaults;
 use crate::archive;
 use crate::base::error::ValidationError;
 use crate::model::tokens;
@@ -217,7 +218,7 @@ pub struct CompactOptions {
     pub known_checkpoints: Vec<Arc<crate::archive::checkpoint::Checkpoint>>,
     /// A summary prepared in the background (`Compactor` `background`), applied in place of
     /// the summary call when the messages it covers are unchanged.
-    pub precomputed: Option<Arc<super::background::Precomputed>>,
+    pub precomputed: Option<Arc<super::precomputed::Precomputed>>,
     /// The budget in tokens of everything the library writes into a summary message
     /// (`summaryBudgetTokens`, [`crate::summary::budget`]): the summary's text, the ledger,
     /// the user's messages, the task list, the latest failure and the recall lines. Default
@@ -298,22 +299,17 @@ pub struct LearntFacts {
     pub factor: Option<f64>,
 }
 
-/// The default budget of the task list after a summary: a long list of short items.
-pub const DEFAULT_PLAN_MAX_TOKENS: usize = 2_000;
-/// The default budget of the latest failure after a summary: the call and a few lines.
-pub const DEFAULT_LATEST_FAILURE_MAX_TOKENS: usize = 300;
-
 impl Default for CompactOptions {
     fn default() -> Self {
         CompactOptions {
-            context_token_limit: crate::CONTEXT_TOKEN_LIMIT,
-            threshold_ratio: crate::COMPACT_THRESHOLD_RATIO,
-            tail_retention_ratio: crate::TAIL_RETENTION_RATIO,
-            max_retries: crate::COMPACT_MAX_RETRIES,
-            retry_base_delay: Duration::from_millis(500),
+            context_token_limit: defaults::CONTEXT_TOKEN_LIMIT,
+            threshold_ratio: defaults::COMPACT_THRESHOLD_RATIO,
+            tail_retention_ratio: defaults::TAIL_RETENTION_RATIO,
+            max_retries: defaults::COMPACT_MAX_RETRIES,
+            retry_base_delay: Duration::from_millis(defaults::RETRY_BASE_DELAY_MS),
             encoding: Encoding::O200kBase,
             model: None,
-            summary_max_tokens: 4096,
+            summary_max_tokens: defaults::SUMMARY_MAX_TOKENS,
             summary_context_tokens: None,
             summary_window_learnt: None,
             summary_factor_learnt: None,
@@ -337,7 +333,7 @@ impl Default for CompactOptions {
             calibration: None,
             strategy: Strategy::Summary,
             selective_rules: SelectiveRules::default(),
-            keep_recent_messages: 20,
+            keep_recent_messages: defaults::KEEP_RECENT_MESSAGES,
             enabled: true,
             threshold_override: None,
             target_tokens: None,
@@ -357,8 +353,8 @@ impl Default for CompactOptions {
             summary_budget_tokens: None,
             user_messages_max_tokens: None,
             plan_tools: Vec::new(),
-            plan_max_tokens: DEFAULT_PLAN_MAX_TOKENS,
-            latest_failure_max_tokens: DEFAULT_LATEST_FAILURE_MAX_TOKENS,
+            plan_max_tokens: defaults::PLAN_MAX_TOKENS,
+            latest_failure_max_tokens: defaults::LATEST_FAILURE_MAX_TOKENS,
             rehydrate: None,
             overflow_recovery: false,
         }
