@@ -17,7 +17,7 @@ use context_compact_core::ops::generate;
 use context_compact_core::options;
 use context_compact_core::pipeline::rehydrate::FileReader;
 use context_compact_core::pipeline::{self, BeforeCompactInfo, CompactHooks, Confirmation};
-use context_compact_core::pipeline::{CompactOptions, CompactOutcome, Piece};
+use context_compact_core::pipeline::{CompactOptions, CompactOutcome};
 use context_compact_core::resume::precompute::{self, Precomputed};
 use context_compact_core::summary::prompt;
 use context_compact_core::summary::summarize::{
