@@ -6,9 +6,9 @@
 
 pub(crate) mod failure;
 mod protocols;
-mod shell;
 
-pub(crate) use shell::FileOp;
+// The shell reader is a crate of its own (`crates/shell-effects`): it knows nothing of messages.
+pub(crate) use shell_effects::FileOp;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -67,9 +67,9 @@ fn files_in_patch(patch: &str) -> Vec<(FileOp, String)> {
             .iter()
             .any(|marker| patch.contains(marker))
     {
-        shell::codex_patch_files(patch)
+        shell_effects::codex_patch_files(patch)
     } else {
-        shell::diff_files(patch, None)
+        shell_effects::diff_files(patch, None)
     }
 }
 
@@ -259,7 +259,7 @@ impl Ledger {
     /// Extracts the ledger of a list of messages.
     ///
     /// File tools are read through the table in `protocols`, shell commands through the
-    /// scanner in `shell`. Each path is listed once among created / modified / deleted, under
+    /// `shell-effects` crate. Each path is listed once among created / modified / deleted, under
     /// what happened to it last: a file written after the session read it (or wrote it) existed
     /// before, so it counts as modified; a file deleted after it was created is listed as
     /// deleted.
@@ -284,7 +284,7 @@ impl Ledger {
     fn walk(messages: &[Value], ledger: &mut Ledger, on_file: &mut dyn FnMut(FileEvent)) {
         let mut calls_by_id: HashMap<String, (String, Value)> = HashMap::new();
         let mut pending: Vec<PendingCall> = Vec::new();
-        let mut known = shell::KnownContents::default();
+        let mut known = shell_effects::KnownContents::default();
         for message in messages {
             for call in tool_calls(message) {
                 let input = call.input.as_ref();
@@ -303,7 +303,7 @@ impl Ledger {
                         &mut ledger.commands,
                         clip(command_line.trim(), MAX_ITEM_CHARS),
                     );
-                    let effects = shell::scan(command_line, &mut known);
+                    let effects = shell_effects::scan(command_line, &mut known);
                     files.extend(effects.files);
                     prints_worktree_diff = effects.prints_worktree_diff;
                 }
@@ -347,7 +347,7 @@ impl Ledger {
                         }
                     }
                     if call.prints_worktree_diff {
-                        for (op, path) in shell::diff_files(&output, None) {
+                        for (op, path) in shell_effects::diff_files(&output, None) {
                             settle(ledger, on_file, op, path, None, true);
                         }
                     }

@@ -30,7 +30,7 @@ use regex::Regex;
 // tools' table (`protocols`) and the ledger import it, and this module imports neither.
 /// What a tool call does to a file. Only the ledger's lists expose it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FileOp {
+pub enum FileOp {
     Read,
     Create,
     Modify,
@@ -45,7 +45,7 @@ const MAX_KNOWN_TOTAL_BYTES: usize = 4 * 1024 * 1024;
 
 /// What scanning one command line found.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct ShellEffects {
+pub struct ShellEffects {
     /// File operations in the order the command performs them.
     pub files: Vec<(FileOp, String)>,
     /// The command prints the working tree's changes as a patch (`git diff` against the index
@@ -56,13 +56,13 @@ pub(crate) struct ShellEffects {
 /// Contents the session wrote to files (through heredocs or file tools), by path as the ledger
 /// reports it, so a later command that runs or applies such a file can be followed.
 #[derive(Debug, Default)]
-pub(crate) struct KnownContents {
+pub struct KnownContents {
     by_path: HashMap<String, String>,
     total_bytes: usize,
 }
 
 impl KnownContents {
-    pub(crate) fn remember(&mut self, path: &str, content: &str) {
+    pub fn remember(&mut self, path: &str, content: &str) {
         if content.len() > MAX_KNOWN_CONTENT_BYTES {
             self.forget(path);
             return;
@@ -88,7 +88,7 @@ impl KnownContents {
 
 /// Scans a command line. `known` supplies the contents of files written earlier and learns
 /// the ones this command writes.
-pub(crate) fn scan(command: &str, known: &mut KnownContents) -> ShellEffects {
+pub fn scan(command: &str, known: &mut KnownContents) -> ShellEffects {
     let mut effects = ShellEffects::default();
     let mut scanner = Scanner {
         known,
@@ -1314,7 +1314,7 @@ fn worktree_diff(args: &[Word]) -> bool {
 /// Files named by a unified diff (`git diff`, `diff -u`, a `.patch`): the `diff --git` headers
 /// when present, else the `---`/`+++` pairs. `strip` drops leading path components as
 /// `patch -pN` does; without it, git's `a/` and `b/` prefixes are dropped.
-pub(crate) fn diff_files(text: &str, strip: Option<usize>) -> Vec<(FileOp, String)> {
+pub fn diff_files(text: &str, strip: Option<usize>) -> Vec<(FileOp, String)> {
     let strip_path = |path: &str| -> Option<String> {
         let path = path.split('\t').next().unwrap_or(path).trim();
         let path = path.trim_matches('"');
@@ -1426,7 +1426,7 @@ fn split_git_header(header: &str) -> (String, String) {
 
 /// Files named by a Codex `apply_patch` envelope (`*** Add File: p`, `*** Update File: p`,
 /// `*** Delete File: p`, `*** Move to: p`), as codex-rs/apply-patch/src/parser.rs defines it.
-pub(crate) fn codex_patch_files(text: &str) -> Vec<(FileOp, String)> {
+pub fn codex_patch_files(text: &str) -> Vec<(FileOp, String)> {
     let mut files = Vec::new();
     let mut updating: Option<String> = None;
     for line in text.lines() {
@@ -1487,7 +1487,7 @@ fn python_written_files(code: &str) -> Vec<String> {
 /// A command array (Codex `shell`/`local_shell`: `["bash", "-lc", "…"]`, or
 /// `["apply_patch", "…"]`) as one command line: the script of a `sh -c` form, else the words
 /// quoted and joined.
-pub(crate) fn command_line_of_argv(argv: &[&str]) -> String {
+pub fn command_line_of_argv(argv: &[&str]) -> String {
     if let [shell, flag, script, ..] = argv {
         if SHELLS.contains(&basename(shell)) && flag.starts_with('-') && flag.contains('c') {
             return script.to_string();
