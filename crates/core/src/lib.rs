@@ -45,7 +45,7 @@
 //! - [`Summarizer`]: the seam for providers (HTTP, extractive, JavaScript).
 //! - [`archive`]: durable, private archives of what was removed.
 //! - [`plan::strategy`] / [`plan::selective`]: the other seeds' strategies (selective rules,
-//!   keep-recent, sliding window, no-op); [`summary::memory`]: key-information extraction.
+//!   keep-recent, sliding window, no-op); [`carry::memory`]: key-information extraction.
 //! - [`summary::overflow::is_context_overflow`]: recognises the providers' "prompt too long"
 //!   errors.
 //!
@@ -70,6 +70,7 @@
 
 pub mod archive;
 pub mod base;
+pub mod carry;
 pub mod formats;
 pub mod model;
 pub mod options;

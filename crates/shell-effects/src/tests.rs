@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::effects::normalize;
 use proptest::prelude::*;

@@ -12,11 +12,11 @@ use super::options::CompactOptions;
 use super::outcome::Piece;
 use super::rounds::Summarized;
 use crate::archive::checkpoint::Checkpoint;
+use crate::carry::latest_error;
+use crate::carry::sections;
 use crate::model::added;
 use crate::plan::strategy::{RegionItem, Rewrite};
 use crate::plan::thinking::Stripped;
-use crate::summary::latest_error;
-use crate::summary::sections;
 
 /// The new list before its archives are written: the region of the input that is replaced,
 /// and what replaces it.
@@ -263,7 +263,7 @@ impl Draft {
         kept
     }
 
-    /// The text that holds the sections the library appends to a summary ([`crate::summary::sections`]):
+    /// The text that holds the sections the library appends to a summary ([`crate::carry::sections`]):
     /// the summary's body, or the text beside a native compaction block.
     pub fn sections_text_mut(&mut self) -> Option<&mut String> {
         match &mut self.replacement {

@@ -21,11 +21,11 @@ use super::rehydrate::{self, Gathered};
 use super::reporter::Reporter;
 use super::session::stand_in_archive_path;
 use crate::base::error::CompactError;
+use crate::carry::sections;
+use crate::carry::todos;
+use crate::carry::user_messages::{self, refit_section, UserMessages};
 use crate::model::tokens;
 use crate::plan::offload::{self, Site};
-use crate::summary::sections;
-use crate::summary::todos;
-use crate::summary::user_messages::{self, refit_section, UserMessages};
 
 /// How many times the cuts are re-planned when the exact count after cutting is not yet low
 /// enough (token counts of cut text are not proportional to its length).

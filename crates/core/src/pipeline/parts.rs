@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::archive::learnt::model_key;
 use crate::base::error::{CompactError, ErrorCode};
+use crate::carry::sections::strip_sections;
 use crate::model::added::OwnSummaries;
 use crate::model::encoding::Encoding;
 use crate::model::tokens::count_text;
@@ -30,7 +31,6 @@ use crate::model::trigger::model_factor;
 use crate::pipeline::options::{CompactOptions, PromptStyle};
 use crate::summary::overflow::StatedLimits;
 use crate::summary::prompt::{self, RenderLimits, TranscriptKey};
-use crate::summary::sections::strip_sections;
 use crate::summary::summarize::{
     summarize_or_resize, AttemptError, AttemptObserver, Attempted, RetryPolicy, Summarizer,
     SummaryFailure, SummaryRequest, UsageMeter,

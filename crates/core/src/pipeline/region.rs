@@ -11,6 +11,7 @@ use super::middle::{
     Summary,
 };
 use crate::base::error::{CompactError, ErrorCode};
+use crate::carry::sections::strip_sections;
 use crate::formats::Format;
 use crate::model::added::{self, OwnSummaries};
 use crate::model::tokens;
@@ -19,7 +20,6 @@ use crate::pipeline::options::{CompactOptions, PromptStyle};
 use crate::summary::cache_evidence::{self, Sources};
 use crate::summary::prompt::{self, Landmark, RenderLimits, SharedScope, SharedStyle};
 use crate::summary::providers::shared::leading_system;
-use crate::summary::sections::strip_sections;
 use crate::summary::summarize::{
     summarize_or_resize, AttemptError, AttemptObserver, Attempted, RetryPolicy, SharedRequest,
     Summarizer, SummaryFailure, SummaryRequest, SummaryRequestKind, UsageMeter,

@@ -32,11 +32,11 @@ use super::measure::Estimator;
 use super::options::CompactOptions;
 use super::outcome::Aborted;
 use super::pieces::{self, ArchiveRefs, Fitting};
+use crate::carry::ledger::{file_events, FileOp, Ledger};
+use crate::carry::reserved::display_name;
+use crate::carry::sections::{entry_header, FILES_HEADER};
 use crate::model::added::OwnSummaries;
 use crate::model::tokens::{self, Encoding};
-use crate::summary::ledger::{file_events, FileOp, Ledger};
-use crate::summary::reserved::display_name;
-use crate::summary::sections::{entry_header, FILES_HEADER};
 
 pub use super::options::{FileReader, Rehydrate};
 pub use super::outcome::RehydratedFile;

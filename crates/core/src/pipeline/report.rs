@@ -16,11 +16,11 @@ use super::pieces::{pieces_tokens, Assembled, Fitting, Shortened};
 use super::record;
 use super::reporter::{completed_event, Planned, Reporter};
 use crate::base::error::{CompactError, ErrorCode};
+use crate::carry::memory;
 use crate::model::added;
 use crate::model::message::{carries_tool_results, role_of, Role};
 use crate::plan::offload::{Offloaded, Scope};
 use crate::plan::partition::Partition;
-use crate::summary::memory;
 use crate::summary::summarize::Summarizer;
 
 /// What a compaction that went through produced.
@@ -133,7 +133,7 @@ impl Reporter<'_> {
             Replacement::Summary(_) | Replacement::Native(_)
         ) {
             let compacted = &self.messages[draft.region.clone()];
-            let ledger = crate::summary::ledger::Ledger::of_region(
+            let ledger = crate::carry::ledger::Ledger::of_region(
                 compacted,
                 super::middle::earlier_body(compacted, &draft.own),
             );

@@ -31,17 +31,17 @@
 //! A segment runs from its header line to the next line that begins with `[K `; the transcript
 //! ends only at `</transcript key="K">`. Text inside a segment that looks like a header
 //! (`[user]`, `[tool result from bash]`, `</transcript>`) is content, since it cannot hold `K`.
-//! Tool names are written on one line ([`crate::summary::reserved::one_line`]).
+//! Tool names are written on one line ([`crate::carry::reserved::one_line`]).
 
 use std::collections::HashMap;
 use std::fmt::Write;
 
 use serde_json::Value;
 
+use crate::carry::reserved;
 use crate::model::added::OwnSummaries;
 use crate::model::message::{block_type, openai_tool_calls, role_of, tool_call_id, Role};
 use crate::model::tokens::compact_json;
-use crate::summary::reserved;
 
 /// Section headers the summary must use, in order.
 pub const SECTION_HEADERS: &[&str] = &[

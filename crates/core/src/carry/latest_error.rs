@@ -2,7 +2,7 @@
 //! An agent that was fixing an error needs the error itself after a compaction, and a summary
 //! keeps at best its status line ("Exit code 2"): the message that says what failed is left in
 //! the archive. So the last failed tool call of the compacted part (a failure flagged or said
-//! in the text, [`crate::summary::ledger::failure`]) is written after the summary: the call (its
+//! in the text, [`crate::carry::ledger::failure`]) is written after the summary: the call (its
 //! command or file), its informative lines within a small budget, the recall range that holds
 //! the whole call and output, and whether a later call of the same command or on the same file
 //! succeeded there. A later compaction carries it forward until a newer failure replaces it.
@@ -14,11 +14,11 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use crate::carry::ledger::{self, failure, CallKind};
+use crate::carry::sections::{self, entry_header, LATEST_FAILURE_HEADER, RECALL_LINE};
 use crate::model::added::{self, OwnSummaries};
 use crate::model::message::{tool_calls, tool_result_text, tool_results};
 use crate::model::tokens::{self, Encoding};
-use crate::summary::ledger::{self, failure, CallKind};
-use crate::summary::sections::{self, entry_header, LATEST_FAILURE_HEADER, RECALL_LINE};
 
 /// The most characters of the call's command or path shown (a heredoc can be pages long).
 const MAX_SUBJECT_CHARS: usize = 300;

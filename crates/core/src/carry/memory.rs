@@ -23,10 +23,10 @@ use regex::Regex;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::carry::ledger::Ledger;
 use crate::model::added;
 use crate::model::message::{role_of, text_of, Role};
 use crate::plan::partition::is_user_turn;
-use crate::summary::ledger::Ledger;
 
 /// The directory, inside the session's, that holds the extracted files.
 pub const EXTRACTED_DIR: &str = "extracted";

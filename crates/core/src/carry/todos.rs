@@ -30,10 +30,10 @@
 
 use serde_json::Value;
 
+use crate::carry::ledger::failure;
+use crate::carry::sections::{self, entry_header, PLAN_HEADER};
 use crate::model::message::{tool_calls, tool_result_text, tool_results};
 use crate::model::tokens::{self, Encoding};
-use crate::summary::ledger::failure;
-use crate::summary::sections::{self, entry_header, PLAN_HEADER};
 
 /// The plan tools every agent of the module docs calls, by their lower-case names.
 const BUILT_IN_TOOLS: &[&str] = &["todowrite", "update_plan", "write_todos"];
@@ -398,7 +398,7 @@ pub fn without_section(body: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::summary::sections::LEDGER_HEADER;
+    use crate::carry::sections::LEDGER_HEADER;
     use serde_json::json;
 
     const ENC: Encoding = Encoding::O200kBase;
@@ -558,7 +558,7 @@ mod tests {
         assert_eq!(parsed, latest(&messages, &[]).unwrap());
         assert_eq!(parsed.items[0].text, tricky);
         // The text inside cannot end the section or add a ledger.
-        assert_eq!(crate::summary::ledger::Ledger::parse(&body), None);
+        assert_eq!(crate::carry::ledger::Ledger::parse(&body), None);
         assert!(sections::split(&body).recall.is_some());
         // Carried forward when the middle has no newer call; replaced by one.
         let carried = section(

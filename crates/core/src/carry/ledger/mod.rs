@@ -14,9 +14,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
+use crate::carry::sections::LEDGER_HEADER;
 use crate::model::message::{tool_calls, tool_result_text, tool_results};
 use crate::model::tokens::{self, Encoding};
-use crate::summary::sections::LEDGER_HEADER;
 
 /// Caps that keep the ledger bounded however long the session runs (newest kept).
 const MAX_FILES: usize = 200;
