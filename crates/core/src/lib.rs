@@ -46,7 +46,7 @@
 //! - [`archive`]: durable, private archives of what was removed.
 //! - [`plan::strategy`] / [`plan::selective`]: the other seeds' strategies (selective rules,
 //!   keep-recent, sliding window, no-op); [`carry::memory`]: key-information extraction.
-//! - [`summary::overflow::is_context_overflow`]: recognises the providers' "prompt too long"
+//! - [`model::overflow::is_context_overflow`]: recognises the providers' "prompt too long"
 //!   errors.
 //!
 //! ```

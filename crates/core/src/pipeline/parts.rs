@@ -26,10 +26,10 @@ use crate::base::error::{CompactError, ErrorCode};
 use crate::carry::sections::strip_sections;
 use crate::model::added::OwnSummaries;
 use crate::model::encoding::Encoding;
+use crate::model::overflow::StatedLimits;
 use crate::model::tokens::count_text;
 use crate::model::trigger::model_factor;
 use crate::pipeline::options::{CompactOptions, PromptStyle};
-use crate::summary::overflow::StatedLimits;
 use crate::summary::prompt::{self, RenderLimits, TranscriptKey};
 use crate::summary::summarize::{
     summarize_or_resize, AttemptError, AttemptObserver, Attempted, RetryPolicy, Summarizer,

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::base::error::{CompactError, ErrorCode};
 use crate::model::added::OwnSummaries;
-use crate::summary::overflow::StatedLimits;
+use crate::model::overflow::StatedLimits;
 use crate::summary::prompt::{self, RenderLimits};
 
 /// A boxed future, so that the trait stays object-safe.

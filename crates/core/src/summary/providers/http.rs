@@ -14,7 +14,7 @@ use reqwest::{StatusCode, Url};
 use serde_json::Value;
 
 use crate::base::error::ErrorCode;
-use crate::summary::overflow;
+use crate::model::overflow;
 use crate::summary::summarize::{AttemptError, Retry, MAX_RETRY_AFTER};
 
 /// How long establishing a connection (TCP + TLS) may take.
@@ -327,7 +327,7 @@ pub fn retry_after_from_headers(headers: &HeaderMap, now: SystemTime) -> Option<
 
 // The spend-limit and quota codes live beside the overflow texts, which must tell them apart
 // from an overflow; they are used here for the retry decision.
-pub use crate::summary::overflow::is_quota_code;
+pub use crate::model::overflow::is_quota_code;
 
 /// The error code and retry decision for an HTTP status (SPEC §5):
 /// retried: 408, 409, 429, 5xx (529 and `overloaded_error` are `OVERLOADED`);
