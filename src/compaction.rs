@@ -18,8 +18,8 @@ use context_compact_core::pipeline::compact::{self, CompactOptions, CompactOutco
 use context_compact_core::pipeline::precompute::{self, Precomputed};
 use context_compact_core::pipeline::rehydrate::FileReader;
 use context_compact_core::pipeline::{self, BeforeCompactInfo, CompactHooks, Confirmation};
+use context_compact_core::providers::{self};
 use context_compact_core::summary::prompt;
-use context_compact_core::summary::providers::{self};
 use context_compact_core::summary::summarize::{
     AttemptError, AttemptObserver, BoxFuture, Retry, Summarizer, SummaryFailure, SummaryRequest,
     UsageMeter,
@@ -324,7 +324,7 @@ fn prepare(
 }
 
 /// The JS `summarizer` callback when given, else the provider the options (or, with zero
-/// configuration, the environment) choose: see `context_compact_core::summary::providers`.
+/// configuration, the environment) choose: see `context_compact_core::providers`.
 pub(crate) fn choose_summarizer(
     callback: Option<JsSummarizerFn>,
     options: &CompactOptions,

@@ -76,6 +76,7 @@ pub mod model;
 pub mod options;
 pub mod pipeline;
 pub mod plan;
+pub mod providers;
 pub mod summary;
 
 // The names most callers need, at the root.

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use context_compact_core::base::error::{CompactError, ErrorCode};
 use context_compact_core::pipeline::compact::{self, CompactOptions};
-use context_compact_core::summary::providers::{
+use context_compact_core::providers::{
     self, http, resolve, ApiKey, KeySource, ProviderKind, ProviderOptions,
 };
 use context_compact_core::summary::summarize::{

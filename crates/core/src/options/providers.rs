@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::{as_options_map, get_int, get_string, ranges};
 use crate::base::error::ValidationError;
-use crate::summary::providers::{
+use crate::providers::{
     build, parse_base_url, process_env, resolve, ApiKey, ProviderKind, ProviderOptions,
 };
 use crate::summary::summarize::Summarizer;
@@ -30,7 +30,7 @@ impl ProviderOptions {
                     "options.provider",
                     format!(
                         "unknown provider {:?} (expected \"anthropic\", \"openai\", \"extractive\" or \"anthropic-compaction\")",
-                        crate::summary::providers::http::clip(&name, 40)
+                        crate::providers::http::clip(&name, 40)
                     ),
                 )
             })?),

@@ -62,7 +62,7 @@ pub(crate) async fn summarize_natively(
             false,
         ))));
     }
-    if crate::summary::providers::anthropic_compaction::supports_compaction(&model) == Some(false) {
+    if crate::providers::anthropic_compaction::supports_compaction(&model) == Some(false) {
         return Ok(Some(Err(fallback(
             format!("{model} does not offer on-demand compaction"),
             true,
@@ -101,7 +101,7 @@ pub(crate) async fn summarize_natively(
             observer,
         )
         .await;
-    use crate::summary::providers::anthropic_compaction::NativeFailure;
+    use crate::providers::anthropic_compaction::NativeFailure;
     match result {
         Ok(native) => {
             let ledger = appended_sections(earlier_body(middle, own), middle, options, own);

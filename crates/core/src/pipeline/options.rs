@@ -22,8 +22,8 @@ use crate::plan::partition::TailRules;
 use crate::plan::selective::SelectiveRules;
 use crate::plan::strategy::Strategy;
 use crate::plan::thinking::ThinkingPolicy;
+use crate::providers::anthropic_compaction::AnthropicCompactionClient;
 use crate::summary::cache_evidence::CacheTokens;
-use crate::summary::providers::anthropic_compaction::AnthropicCompactionClient;
 use crate::summary::summarize::BoxFuture;
 
 /// Which prompt asks for the summary.

@@ -17,9 +17,9 @@ use crate::model::added::{self, OwnSummaries};
 use crate::model::tokens;
 use crate::pipeline::options::SummaryRequestMode;
 use crate::pipeline::options::{CompactOptions, PromptStyle};
+use crate::providers::shared::leading_system;
 use crate::summary::cache_evidence::{self, Sources};
 use crate::summary::prompt::{self, Landmark, RenderLimits, SharedScope, SharedStyle};
-use crate::summary::providers::shared::leading_system;
 use crate::summary::summarize::{
     summarize_or_resize, AttemptError, AttemptObserver, Attempted, RetryPolicy, SharedRequest,
     Summarizer, SummaryFailure, SummaryRequest, SummaryRequestKind, UsageMeter,

@@ -8,5 +8,4 @@
 pub mod cache_evidence;
 pub mod extractive;
 pub mod prompt;
-pub mod providers;
 pub mod summarize;

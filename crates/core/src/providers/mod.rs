@@ -1,6 +1,10 @@
-//! The summary providers (PRD F-004, SPEC §5): the Anthropic Messages API, any OpenAI-compatible
-//! Chat Completions server, and the offline extractive summarizer, chosen from the caller's
-//! options or, with zero configuration, from the environment.
+//! Layer 6, **the summary providers** (PRD F-004, SPEC §5): the services that write a summary
+//! over the network — the Anthropic Messages API, any OpenAI-compatible Chat Completions server,
+//! Anthropic's native compaction — and the offline extractive summarizer, chosen from the
+//! caller's options or, with zero configuration, from the environment. A provider implements
+//! [`crate::summary::summarize::Summarizer`]; what a summary asks for and how it is retried is
+//! [`crate::summary`]'s, how it goes over the wire is this layer's (one [`http::HttpSummarizer`]
+//! per dialect). Imports [`crate::base`], [`crate::model`], [`crate::summary`].
 //!
 //! ```text
 //! provider   'anthropic' | 'openai' | 'extractive'   (default: see below)
