@@ -370,7 +370,7 @@ impl CompactOptions {
                 ));
             }
             if crate::archive::store::is_store_url(&dir) {
-                let retry = crate::summary::summarize::RetryPolicy {
+                let retry = crate::base::retry::RetryPolicy {
                     max_retries: o.max_retries,
                     base_delay: o.retry_base_delay,
                 };

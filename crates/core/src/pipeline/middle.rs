@@ -7,6 +7,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::parts::summarize_in_parts;
+use crate::base::retry::RetryPolicy;
 use crate::carry::ledger::Ledger;
 use crate::carry::sections::strip_sections;
 use crate::carry::todos;
@@ -15,8 +16,7 @@ use crate::model::added::{self, OwnSummaries};
 use crate::pipeline::options::{CompactOptions, PromptStyle};
 use crate::summary::prompt::{self, RenderLimits};
 use crate::summary::summarize::{
-    summarize_with_retries, AttemptObserver, RetryPolicy, Summarizer, SummaryFailure,
-    SummaryRequest, UsageMeter,
+    summarize_with_retries, AttemptObserver, Summarizer, SummaryFailure, SummaryRequest, UsageMeter,
 };
 
 /// The body of the last summary among `middle` (an earlier compaction's, UC-002), whose

@@ -8,11 +8,12 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::middle::{appended_sections, earlier_body};
+use crate::base::retry::RetryPolicy;
 use crate::model::added::OwnSummaries;
 use crate::pipeline::options::CompactOptions;
 use crate::pipeline::outcome::Aborted;
 use crate::plan::partition::Partition;
-use crate::summary::summarize::{AttemptObserver, RetryPolicy};
+use crate::summary::summarize::AttemptObserver;
 
 /// What Anthropic's on-demand compaction produced.
 pub(crate) struct NativeSummarized {

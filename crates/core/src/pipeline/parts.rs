@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::archive::learnt::model_key;
 use crate::base::error::{CompactError, ErrorCode};
+use crate::base::retry::RetryPolicy;
 use crate::carry::sections::strip_sections;
 use crate::model::added::OwnSummaries;
 use crate::model::encoding::Encoding;
@@ -32,8 +33,8 @@ use crate::model::trigger::model_factor;
 use crate::pipeline::options::{CompactOptions, PromptStyle};
 use crate::summary::prompt::{self, RenderLimits, TranscriptKey};
 use crate::summary::summarize::{
-    summarize_or_resize, AttemptError, AttemptObserver, Attempted, RetryPolicy, Summarizer,
-    SummaryFailure, SummaryRequest, UsageMeter,
+    summarize_or_resize, AttemptError, AttemptObserver, Attempted, Summarizer, SummaryFailure,
+    SummaryRequest, UsageMeter,
 };
 
 /// Tokens the providers add around the prompt: the system prompt (Anthropic's is ~45 tokens)

@@ -11,6 +11,7 @@ use super::middle::{
     Summary,
 };
 use crate::base::error::{CompactError, ErrorCode};
+use crate::base::retry::RetryPolicy;
 use crate::carry::sections::strip_sections;
 use crate::formats::Format;
 use crate::model::added::{self, OwnSummaries};
@@ -21,8 +22,8 @@ use crate::providers::shared::leading_system;
 use crate::summary::cache_evidence::{self, Sources};
 use crate::summary::prompt::{self, Landmark, RenderLimits, SharedScope, SharedStyle};
 use crate::summary::summarize::{
-    summarize_or_resize, AttemptError, AttemptObserver, Attempted, RetryPolicy, SharedRequest,
-    Summarizer, SummaryFailure, SummaryRequest, SummaryRequestKind, UsageMeter,
+    summarize_or_resize, AttemptError, AttemptObserver, Attempted, SharedRequest, Summarizer,
+    SummaryFailure, SummaryRequest, SummaryRequestKind, UsageMeter,
 };
 
 /// A region's summary and how it was asked for.

@@ -14,8 +14,9 @@ use reqwest::{StatusCode, Url};
 use serde_json::Value;
 
 use crate::base::error::ErrorCode;
+use crate::base::retry::MAX_RETRY_AFTER;
 use crate::model::overflow;
-use crate::summary::summarize::{AttemptError, Retry, MAX_RETRY_AFTER};
+use crate::summary::summarize::{AttemptError, Retry};
 
 /// How long establishing a connection (TCP + TLS) may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
