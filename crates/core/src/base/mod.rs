@@ -5,6 +5,7 @@
 
 pub mod error;
 pub mod retry;
+pub mod text;
 
 /// The key of the object the JS layer puts in place of a number JSON cannot hold (`NaN`,
 /// `Infinity`, `-Infinity`: `JSON.stringify` would write `null`, read as "not given"), so that

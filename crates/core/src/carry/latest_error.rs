@@ -14,6 +14,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use crate::base::text::clip;
 use crate::carry::ledger::{self, failure, CallKind};
 use crate::carry::sections::{self, entry_header, LATEST_FAILURE_HEADER, RECALL_LINE};
 use crate::model::added::{self, OwnSummaries};
@@ -58,15 +59,6 @@ pub struct LatestFailure {
 /// A call as its failure and later successes are matched: what it does, and to what.
 fn key_of(kind: CallKind, subject: &str) -> (CallKind, String) {
     (kind, clip(subject.trim(), MAX_SUBJECT_CHARS))
-}
-
-fn clip(text: &str, max_chars: usize) -> String {
-    if text.chars().count() <= max_chars {
-        return text.to_string();
-    }
-    let mut out: String = text.chars().take(max_chars).collect();
-    out.push('…');
-    out
 }
 
 /// What a later call of the same kind is called in the sentence about it.

@@ -30,6 +30,7 @@
 
 use serde_json::Value;
 
+use crate::base::text::collapse_whitespace;
 use crate::carry::ledger::failure;
 use crate::carry::sections::{self, entry_header, PLAN_HEADER};
 use crate::model::message::{tool_calls, tool_result_text, tool_results};
@@ -111,11 +112,6 @@ pub fn is_plan_tool(name: &str, plan_tools: &[String]) -> bool {
             .any(|tool| tool.eq_ignore_ascii_case(name) || base_name(tool) == base)
 }
 
-/// A status as a one-line label.
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// The items of a plan tool's input (see the module docs); `None` when it holds no list.
 fn read_input(tool: &str, input: &Value) -> Option<Plan> {
     let list = LIST_FIELDS
@@ -137,7 +133,7 @@ fn read_input(tool: &str, input: &Value) -> Option<Plan> {
                     let status = ["status", "state"]
                         .iter()
                         .find_map(|field| fields.get(*field).and_then(Value::as_str))
-                        .map(one_line)
+                        .map(collapse_whitespace)
                         .filter(|status| !status.is_empty())
                         .or_else(|| {
                             ["done", "completed", "checked"].iter().find_map(|field| {
@@ -153,7 +149,7 @@ fn read_input(tool: &str, input: &Value) -> Option<Plan> {
                         priority: fields
                             .get("priority")
                             .and_then(Value::as_str)
-                            .map(one_line)
+                            .map(collapse_whitespace)
                             .filter(|p| !p.is_empty()),
                     }
                 }),

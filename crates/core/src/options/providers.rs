@@ -30,7 +30,7 @@ impl ProviderOptions {
                     "options.provider",
                     format!(
                         "unknown provider {:?} (expected \"anthropic\", \"openai\", \"extractive\" or \"anthropic-compaction\")",
-                        crate::providers::http::clip(&name, 40)
+                        crate::base::text::clip(&name, 40)
                     ),
                 )
             })?),

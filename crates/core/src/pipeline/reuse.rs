@@ -145,7 +145,7 @@ fn fits(
     if checkpoint.session_id != options.session_id {
         return Err(format!(
             "it was recorded for the session {:?}, not this one",
-            crate::providers::http::clip(&checkpoint.session_id, 40)
+            crate::base::text::clip(&checkpoint.session_id, 40)
         ));
     }
     if checkpoint.summarizer != *config {

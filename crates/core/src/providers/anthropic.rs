@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 use super::http::{self, HttpProvider, Protocol};
 use super::shared;
 use crate::base::error::ErrorCode;
+use crate::base::text;
 use crate::summary::summarize::{
     AttemptError, BoxFuture, Retry, SharedRequest, Summarizer, SummaryRequest, SummaryUsage,
 };
@@ -88,7 +89,7 @@ pub(crate) fn parse_message(status: u16, body: &[u8]) -> Result<Value, AttemptEr
             format!(
                 "anthropic API returned HTTP {status} with an error: {} {}",
                 error["type"].as_str().unwrap_or("error"),
-                http::clip(error["message"].as_str().unwrap_or(""), 500)
+                text::clip(error["message"].as_str().unwrap_or(""), 500)
             ),
             Retry::Yes,
         )

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::base::error::ErrorCode;
 use crate::base::retry::MAX_RETRY_AFTER;
+use crate::base::text::{clip, collapse_whitespace};
 use crate::model::overflow;
 use crate::summary::summarize::{AttemptError, Retry};
 
@@ -425,16 +426,7 @@ pub fn parse_error_body(body: &[u8]) -> Option<ApiErrorBody> {
 /// A short, single-line excerpt of a body that is not the JSON we expected.
 pub fn excerpt(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
-    let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    clip(&collapsed, MAX_BODY_EXCERPT)
-}
-
-/// At most `max` characters, with `…` when cut.
-pub fn clip(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
+    clip(&collapse_whitespace(&text), MAX_BODY_EXCERPT)
 }
 
 /// A non-2xx response as a failed attempt: the status, the API's error type and message (or
@@ -680,9 +672,7 @@ mod tests {
     }
 
     #[test]
-    fn clipping_respects_characters() {
-        assert_eq!(clip("héllo", 2), "hé…");
-        assert_eq!(clip("abc", 3), "abc");
+    fn an_excerpt_is_one_line() {
         assert_eq!(
             excerpt(b"<html>\n  <body>x</body>\n</html>"),
             "<html> <body>x</body> </html>"

@@ -53,6 +53,7 @@ use reqwest::Url;
 use serde_json::Value;
 
 use crate::base::error::{ErrorCode, ValidationError};
+use crate::base::text;
 use crate::summary::extractive::ExtractiveSummarizer;
 use crate::summary::summarize::{AttemptError, BoxFuture, Retry, Summarizer, SummaryRequest};
 
@@ -158,7 +159,7 @@ pub(crate) fn parse_base_url(text: &str, what: &str) -> Result<Url, ValidationEr
     let url = Url::parse(text.trim()).map_err(|e| {
         ValidationError::argument(
             what,
-            format!("not a valid URL ({e}): {:?}", http::clip(text, 80)),
+            format!("not a valid URL ({e}): {:?}", text::clip(text, 80)),
         )
     })?;
     if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
@@ -166,7 +167,7 @@ pub(crate) fn parse_base_url(text: &str, what: &str) -> Result<Url, ValidationEr
             what,
             format!(
                 "expected an http:// or https:// URL, got {:?}",
-                http::clip(text, 80)
+                text::clip(text, 80)
             ),
         ));
     }

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use super::http::{self, HttpProvider, Protocol};
 use super::shared;
 use crate::base::error::ErrorCode;
+use crate::base::text;
 use crate::summary::summarize::{
     AttemptError, BoxFuture, Retry, SharedRequest, Summarizer, SummaryRequest, SummaryUsage,
 };
@@ -106,7 +107,7 @@ pub fn parse_response(status: u16, body: &[u8]) -> Result<String, AttemptError> 
             ErrorCode::InvalidResponse,
             format!(
                 "openai API returned HTTP {status} with an error: {}",
-                http::clip(message, 500)
+                text::clip(message, 500)
             ),
             Retry::Yes,
         )
@@ -141,7 +142,7 @@ pub fn parse_response(status: u16, body: &[u8]) -> Result<String, AttemptError> 
             ErrorCode::Refused,
             format!(
                 "the model refused to write the summary: {}",
-                http::clip(refusal, 300)
+                text::clip(refusal, 300)
             ),
             Retry::Yes,
         )

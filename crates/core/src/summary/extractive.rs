@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use crate::base::text::{self, sentences};
 use crate::model::added;
 use crate::model::message::{role_of, text_of, tool_calls, tool_result_text, tool_results, Role};
 use crate::plan::partition::is_user_turn;
@@ -81,26 +82,13 @@ const PREFERENCE_MARKERS: &[&str] = &[
     "必须",
 ];
 
+/// A quote of `text`, trimmed, at most `max_chars` characters.
 fn clip(text: &str, max_chars: usize) -> String {
-    let text = text.trim();
-    if text.chars().count() <= max_chars {
-        return text.to_string();
-    }
-    let mut out: String = text.chars().take(max_chars).collect();
-    out.push('…');
-    out
+    text::clip(text.trim(), max_chars)
 }
 
 fn contains_any(haystack_lower: &str, needles: &[&str]) -> bool {
     needles.iter().any(|n| haystack_lower.contains(n))
-}
-
-/// Sentences (or lines) of a text, roughly.
-pub(crate) fn sentences(text: &str) -> impl Iterator<Item = &str> {
-    text.split(['\n', '。', '！', '？'])
-        .flat_map(|line| line.split(". "))
-        .map(str::trim)
-        .filter(|s| s.len() > 3)
 }
 
 fn push_unique(list: &mut Vec<String>, item: String, max: usize) {

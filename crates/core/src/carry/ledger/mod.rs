@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
+use crate::base::text::clip;
 use crate::carry::sections::LEDGER_HEADER;
 use crate::model::message::{tool_calls, tool_result_text, tool_results};
 use crate::model::tokens::{self, Encoding};
@@ -141,15 +142,6 @@ pub(crate) fn call_subject(name: &str, input: &Value) -> Option<String> {
         return Some(paths.join(", "));
     }
     protocols::subject_of(input)
-}
-
-fn clip(text: &str, max_chars: usize) -> String {
-    if text.chars().count() <= max_chars {
-        return text.to_string();
-    }
-    let mut out: String = text.chars().take(max_chars).collect();
-    out.push('…');
-    out
 }
 
 fn push_unique(list: &mut Vec<String>, item: String) {
