@@ -10,15 +10,14 @@
 //! The section names an archive, so it is written when the archive's name is known, like the
 //! recall lines (the pipeline writes it into the replacement's text), from the region the summary replaces.
 
-use std::collections::HashMap;
-
 use serde_json::Value;
 
 use crate::base::text::clip;
 use crate::carry::ledger::{self, failure, CallKind};
 use crate::carry::sections::{self, entry_header, LATEST_FAILURE_HEADER, RECALL_LINE};
 use crate::model::added::{self, OwnSummaries};
-use crate::model::message::{tool_calls, tool_result_text, tool_results};
+use crate::model::exchanges::Exchanges;
+use crate::model::message::tool_result_text;
 use crate::model::tokens::{self, Encoding};
 
 /// The most characters of the call's command or path shown (a heredoc can be pages long).
@@ -145,7 +144,7 @@ pub fn section(
     if max_tokens == 0 {
         return String::new();
     }
-    let mut calls: HashMap<String, Call> = HashMap::new();
+    let mut exchanges: Exchanges<Call> = Exchanges::new();
     // (key, message index) of each call that succeeded.
     let mut successes: Vec<((CallKind, String), usize)> = Vec::new();
     let mut fresh: Option<(Call, usize, String)> = None;
@@ -158,20 +157,17 @@ pub fn section(
             }
             continue;
         }
-        for call in tool_calls(message) {
+        let results = exchanges.read(message, |call| {
             let (kind, subject) = ledger::call_key(call.name, &call.input);
-            calls.insert(
-                call.id.to_string(),
-                Call {
-                    tool: call.name.to_string(),
-                    kind,
-                    subject,
-                    at: index,
-                },
-            );
-        }
-        for result in tool_results(message) {
-            let Some(call) = calls.remove(result.tool_use_id) else {
+            Some(Call {
+                tool: call.name.to_string(),
+                kind,
+                subject,
+                at: index,
+            })
+        });
+        for (result, call) in results {
+            let Some(call) = call else {
                 continue;
             };
             let output = tool_result_text(result.content);

@@ -33,7 +33,8 @@ use serde_json::Value;
 use crate::base::text::collapse_whitespace;
 use crate::carry::ledger::failure;
 use crate::carry::sections::{self, entry_header, PLAN_HEADER};
-use crate::model::message::{tool_calls, tool_result_text, tool_results};
+use crate::model::exchanges::Exchanges;
+use crate::model::message::tool_result_text;
 use crate::model::tokens::{self, Encoding};
 
 /// The plan tools every agent of the module docs calls, by their lower-case names.
@@ -179,28 +180,24 @@ fn read_input(tool: &str, input: &Value) -> Option<Plan> {
 /// an error set nothing; a call without a result (the last one, answered in the kept messages)
 /// is taken as done.
 pub fn latest(messages: &[Value], plan_tools: &[String]) -> Option<Plan> {
-    let mut waiting: Vec<(String, Plan)> = Vec::new();
+    let mut exchanges = Exchanges::new();
     let mut latest: Option<Plan> = None;
     for message in messages {
-        for call in tool_calls(message) {
-            if !is_plan_tool(call.name, plan_tools) {
-                continue;
-            }
-            if let Some(plan) = read_input(call.name, &call.input) {
-                waiting.push((call.id.to_string(), plan));
-            }
-        }
-        for result in tool_results(message) {
-            let Some(at) = waiting.iter().position(|(id, _)| id == result.tool_use_id) else {
+        let results = exchanges.read(message, |call| {
+            is_plan_tool(call.name, plan_tools)
+                .then(|| read_input(call.name, &call.input))
+                .flatten()
+        });
+        for (result, plan) in results {
+            let Some(plan) = plan else {
                 continue;
             };
-            let (_, plan) = waiting.remove(at);
             if !failure::failed(result.is_error, &tool_result_text(result.content)) {
                 latest = Some(plan);
             }
         }
     }
-    waiting.pop().map(|(_, plan)| plan).or(latest)
+    exchanges.into_unanswered().last().or(latest)
 }
 
 impl Plan {

@@ -9,6 +9,7 @@ pub mod added;
 pub mod binary;
 pub mod check;
 pub mod encoding;
+pub mod exchanges;
 pub mod media;
 pub mod message;
 pub mod models;

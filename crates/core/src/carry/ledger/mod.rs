@@ -10,13 +10,14 @@ mod protocols;
 // The shell reader is a crate of its own (`crates/shell-effects`): it knows nothing of messages.
 pub(crate) use shell_effects::FileOp;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
 use crate::base::text::clip;
 use crate::carry::sections::LEDGER_HEADER;
-use crate::model::message::{tool_calls, tool_result_text, tool_results};
+use crate::model::exchanges::Exchanges;
+use crate::model::message::tool_result_text;
 use crate::model::tokens::{self, Encoding};
 
 /// Caps that keep the ledger bounded however long the session runs (newest kept).
@@ -49,7 +50,9 @@ pub const FULL_LEDGER_NOTE: &str = "(Shortened to fit the summary. The full ledg
 /// [`failure`]; a create that failed never makes a file "created"). A shell command's effects stand even when it
 /// fails (`sed -i … && pytest` fails after the edit).
 struct PendingCall {
-    id: String,
+    /// The tool's name and input, to name the call when it failed.
+    name: String,
+    input: Value,
     files: Vec<(FileOp, String)>,
     /// Whole contents the call writes, by path.
     contents: Vec<(String, String)>,
@@ -58,7 +61,6 @@ struct PendingCall {
     keep_on_error: bool,
     /// Its output is a `git diff` of the working tree, which names the files that differ.
     prints_worktree_diff: bool,
-    settled: bool,
 }
 
 /// The files a patch names, in Codex's envelope or as a unified diff.
@@ -274,13 +276,11 @@ impl Ledger {
     /// Reads the tool calls of `messages` in order: commands and failed calls into `ledger`,
     /// and each file operation, when it takes effect, both into `ledger` and to `on_file`.
     fn walk(messages: &[Value], ledger: &mut Ledger, on_file: &mut dyn FnMut(FileEvent)) {
-        let mut calls_by_id: HashMap<String, (String, Value)> = HashMap::new();
-        let mut pending: Vec<PendingCall> = Vec::new();
+        let mut exchanges: Exchanges<PendingCall> = Exchanges::new();
         let mut known = shell_effects::KnownContents::default();
         for message in messages {
-            for call in tool_calls(message) {
+            let results = exchanges.read(message, |call| {
                 let input = call.input.as_ref();
-                calls_by_id.insert(call.id.to_string(), (call.name.to_string(), input.clone()));
                 let tool_use = protocols::interpret(call.name, input);
                 for (path, content) in &tool_use.contents {
                     known.remember(path, content);
@@ -303,25 +303,20 @@ impl Ledger {
                     && files.len() == 1
                     && files[0].0 == FileOp::Read
                     && reads_whole_file(input);
-                pending.push(PendingCall {
-                    id: call.id.to_string(),
+                Some(PendingCall {
+                    name: call.name.to_string(),
+                    input: input.clone(),
                     files,
                     contents: tool_use.contents,
                     whole_read,
                     keep_on_error: tool_use.command_line.is_some(),
                     prints_worktree_diff,
-                    settled: false,
-                });
-            }
-            for result in tool_results(message) {
+                })
+            });
+            for (result, mut call) in results {
                 let output = tool_result_text(result.content);
                 let failed = failure::failed(result.is_error, &output);
-                if let Some(call) = pending
-                    .iter_mut()
-                    .rev()
-                    .find(|call| !call.settled && call.id == result.tool_use_id)
-                {
-                    call.settled = true;
+                if let Some(call) = &mut call {
                     if !failed || call.keep_on_error {
                         // Rehydration reads again only what surely succeeded: beside the forms
                         // `failure::failed` reads, an error phrase at either end of the output
@@ -347,9 +342,10 @@ impl Ledger {
                 if !failed {
                     continue;
                 }
-                let (name, detail) = match calls_by_id.get(result.tool_use_id) {
-                    Some((name, input)) => {
-                        (name.clone(), call_subject(name, input).unwrap_or_default())
+                let (name, detail) = match call {
+                    Some(call) => {
+                        let detail = call_subject(&call.name, &call.input).unwrap_or_default();
+                        (call.name, detail)
                     }
                     None => ("tool".to_string(), String::new()),
                 };
@@ -367,7 +363,7 @@ impl Ledger {
             }
         }
         // Calls whose results are not among the messages: assume they did what they said.
-        for call in pending.into_iter().filter(|call| !call.settled) {
+        for call in exchanges.into_unanswered() {
             for (op, path) in call.files.clone() {
                 let content = match op {
                     FileOp::Create | FileOp::Modify => call.content_of(&path),
