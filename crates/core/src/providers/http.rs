@@ -1,12 +1,15 @@
 //! What the HTTP providers share: the key and the client ([`HttpProvider`]), sending one
-//! request, and turning every way an HTTP exchange can fail into an [`AttemptError`] with the
-//! retry decision of SPEC §5 (the official SDKs' policy). It sits below the providers, which
-//! import it; it imports none of them.
+//! request, turning every way an HTTP exchange can fail into an [`AttemptError`] with the
+//! retry decision of SPEC §5 (the official SDKs' policy), and the one [`HttpSummarizer`] that
+//! every HTTP provider is, parameterised by its [`Dialect`] (what its API says differently: the
+//! endpoint, the headers, the bodies, the response). It sits below the providers, which import
+//! it and implement a dialect; it imports none of them.
 //!
 //! The decision functions ([`classify_status`], [`retry_after`], [`should_retry_header`]) are
 //! pure so that they can be tested without a server or a clock.
 
 use std::fmt;
+use std::marker::PhantomData;
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, HeaderValue};
@@ -17,7 +20,107 @@ use crate::base::error::ErrorCode;
 use crate::base::retry::MAX_RETRY_AFTER;
 use crate::base::text::{clip, collapse_whitespace};
 use crate::model::overflow;
-use crate::summary::summarize::{AttemptError, Retry};
+use crate::summary::summarize::{
+    AttemptError, BoxFuture, Retry, SharedRequest, Summarizer, SummaryRequest, SummaryUsage,
+};
+
+use super::shared;
+
+/// What one HTTP summary API says in its own way. The exchange around it (sending, metering the
+/// usage, the retry decision, redacting the key from errors) is [`HttpSummarizer`]'s, the same
+/// for every dialect.
+pub trait Dialect: fmt::Debug + Send + Sync + 'static {
+    /// The provider's name, as outcomes and logs report it.
+    const PROVIDER: &'static str;
+    /// The shape of its error bodies.
+    const PROTOCOL: Protocol;
+    /// Its endpoint under the base URL's `/v1`.
+    const ENDPOINT: &'static str;
+
+    /// The request headers, with the key.
+    fn headers(http: &HttpProvider) -> HeaderMap;
+    /// The body of a request that sends the summary prompt.
+    fn body(http: &HttpProvider, prompt: &str, max_tokens: u32) -> Value;
+    /// The body of a request that shares the loop's own request (its cached prefix).
+    fn shared_body(http: &HttpProvider, shared: &SharedRequest<'_>, max_tokens: u32) -> Value;
+    /// The usage object of a response, read as the summary's usage.
+    fn usage(usage: &Value) -> SummaryUsage;
+    /// The summary text of a 2xx response, or why it is a failed attempt.
+    fn parse_response(status: u16, body: &[u8]) -> Result<String, AttemptError>;
+    /// Why the loop's request cannot be shared with this API, or `Ok`.
+    fn can_share(http: &HttpProvider, request: &SharedRequest<'_>) -> Result<(), String>;
+    /// See [`Summarizer::caches_by_itself`].
+    fn caches_by_itself(prompt_tokens: u64) -> Result<String, String>;
+}
+
+/// Summaries by an HTTP API that speaks dialect `D`.
+#[derive(Debug)]
+pub struct HttpSummarizer<D: Dialect> {
+    http: HttpProvider,
+    url: String,
+    dialect: PhantomData<D>,
+}
+
+impl<D: Dialect> HttpSummarizer<D> {
+    pub fn new(http: HttpProvider) -> Self {
+        let url = endpoint(&http.base_url, D::ENDPOINT);
+        HttpSummarizer {
+            http,
+            url,
+            dialect: PhantomData,
+        }
+    }
+
+    /// The request body for a prompt.
+    pub fn body(&self, prompt: &str, max_tokens: u32) -> Value {
+        D::body(&self.http, prompt, max_tokens)
+    }
+
+    async fn attempt(&self, request: &SummaryRequest<'_>) -> Result<String, AttemptError> {
+        let body = match &request.shared {
+            Some(shared) => D::shared_body(&self.http, shared, request.max_tokens),
+            None => self.body(&request.prompt, request.max_tokens),
+        };
+        let response = self
+            .http
+            .send(
+                &self.url,
+                D::headers(&self.http),
+                &body,
+                D::PROTOCOL,
+                request,
+            )
+            .await?;
+        shared::meter_usage(request, &response.body, D::usage);
+        D::parse_response(response.status, &response.body)
+    }
+}
+
+impl<D: Dialect> Summarizer for HttpSummarizer<D> {
+    fn summarize<'a>(
+        &'a self,
+        request: &'a SummaryRequest<'a>,
+    ) -> BoxFuture<'a, Result<String, AttemptError>> {
+        // The key never appears in an error, whatever the server echoed back.
+        Box::pin(async move { self.attempt(request).await.map_err(|e| self.http.scrub(e)) })
+    }
+
+    fn provider(&self) -> &str {
+        D::PROVIDER
+    }
+
+    fn model(&self) -> Option<&str> {
+        Some(&self.http.model)
+    }
+
+    fn can_share(&self, request: &SharedRequest<'_>) -> Result<(), String> {
+        D::can_share(&self.http, request)
+    }
+
+    fn caches_by_itself(&self, prompt_tokens: u64) -> Result<String, String> {
+        D::caches_by_itself(prompt_tokens)
+    }
+}
 
 /// How long establishing a connection (TCP + TLS) may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
