@@ -370,7 +370,7 @@ pub enum SummaryFailure {
 
 /// The retry loop of SPEC §5 as steps, so that any kind of attempt can use it: the summaries
 /// ([`summarize_with_retries`]) and Anthropic's on-demand compaction
-/// ([`crate::providers::anthropic_compaction`]). [`with_retries`] runs it over a closure.
+/// (the providers' `anthropic_compaction`, a layer above). [`with_retries`] runs it over a closure.
 ///
 /// ```text
 /// loop { let n = retries.begin()?; match retries.run(attempt(n)).await? { Ok(v) => return, Err(e) => retries.failed(e).await? } }
