@@ -23,15 +23,21 @@
 //!      |        them (the draft, the pieces, the outcome); offload on its own
 //!   archive     archives on disk and object stores, restore, history, prune, audit writers,
 //!      |        extracted memory files
-//!   summary     writing the summary: prompt, Summarizer + retries, HTTP providers, extractive,
-//!      |        ledger, memory extraction, overflow errors
+//!   providers   the summary providers: one HttpSummarizer per API dialect (Anthropic,
+//!      |        OpenAI), Anthropic's native compaction, the provider chosen from options
+//!   summary     writing the summary: prompt, Summarizer + retries, extractive, cache evidence
+//!      |
+//!   carry       what is written beside every summary: the ledger (shell command lines read by
+//!      |        the shell-effects crate), todos, user messages, latest failure, the sections
+//!      |        and reserved lines, the summary budget, memory extraction
 //!   plan        planning the cut: partition, strategies, selective rules, thinking, offload cuts
 //!      |
 //!   formats     the seven message formats read as one view (and mapped back)
 //!      |
 //!   model       messages, validation and checks, token counting, the model table, the
-//!      |        trigger's measure, the messages the library adds, pieces of a result
-//!   base        errors
+//!      |        trigger's measure, the messages the library adds, pieces of a result, tool
+//!      |        calls paired with their results, overflow errors
+//!   base        errors, the retry policy, text helpers
 //! ```
 //!
 //! Lower layers take plain values (a budget, an encoding, a [`plan::partition::TailRules`], an
