@@ -1,6 +1,8 @@
-//! Layer 5, **writing the summary**: the prompt and transcript, the [`summarize::Summarizer`]
-//! seam with its retry policy, the extractive summarizer, the HTTP providers (Anthropic, OpenAI,
-//! Anthropic's native compaction). The sections written beside every summary are
+//! Layer 5, **writing the summary**: what a summary request asks for and how it is retried —
+//! the prompt and the transcript it frames, the [`summarize::Summarizer`] seam with its retry
+//! loop, the extractive summarizer (no model), and the signs that the agent loop caches its
+//! prompt ([`cache_evidence`]). Who answers a request over the network is the providers'
+//! layer, above this one; the sections written beside every summary are
 //! [`crate::carry`]'s; overflow errors are recognised in [`crate::model::overflow`].
 //! Imports [`crate::base`], [`crate::model`], [`crate::formats`], [`crate::plan`],
 //! [`crate::carry`].
