@@ -2786,6 +2786,93 @@ export interface ReportOptions extends StoreLocationOptions {
 export declare function renderReport(messages: readonly AnyMessage[], options?: ReportOptions): Promise<string>
 
 // ---------------------------------------------------------------------------------------------
+// Agents' session files
+
+/** The agents whose session files {@link readAgentSession} reads: Claude Code, pi and Codex. */
+export type SessionAgent = 'claude-code' | 'pi' | 'codex'
+
+/**
+ * One request an agent recorded: the usage the API billed (Anthropic's fields for Claude Code
+ * and pi, the Responses API's for Codex) and the messages it was sent with, `0 … message_index_after_which_the_request_was_made`.
+ * The shape {@link ReportOptions.usage} takes.
+ */
+export type AgentSessionUsage = Usage & {
+  /** The index of the last message the request was sent with. */
+  message_index_after_which_the_request_was_made: number
+}
+
+/** What an agent's session file holds, read as the list its model holds now. */
+export interface AgentSession {
+  /** Which agent wrote the file, told by its content (never by the file's name). */
+  agent: SessionAgent
+  /** The agent's name as people write it: `'Claude Code'`, `'pi'`, `'Codex'`. */
+  agentName: string
+  /**
+   * The format of `messages`: Anthropic messages (Claude Code, pi) or OpenAI Responses items
+   * (Codex). Pass it as the `format` option.
+   */
+  format: 'anthropic' | 'openai-responses'
+  /**
+   * The list the agent's model holds at the end of the file, by the agent's own rules: after a
+   * compaction, its summary and what it kept; the branch the session is on; streamed replies
+   * joined; what never reaches the model (settings, snapshots, progress) left out.
+   */
+  messages: AnyMessage[]
+  /** One entry per request of that list, as the agent recorded its billed usage. */
+  usage: AgentSessionUsage[]
+  /**
+   * The usage of the request whose reply ends the list (or that only tool results followed):
+   * the `usage` option of {@link Compactor.compact} or {@link shouldCompact} for this list.
+   * Absent when the list ends with something no recorded request saw.
+   */
+  lastUsage?: Usage | undefined
+  /** The model of the session's last request, when the file names it. */
+  model?: string | undefined
+  /** The session's id, when the file gives one that is a valid `sessionId`. */
+  sessionId?: string | undefined
+  /** The system prompt, when the file records it (pi, Codex's instructions). */
+  system?: string | undefined
+  /**
+   * What the reader did that the list does not show: a compaction the agent made, entries of
+   * types it does not know skipped (and counted), lines that are not JSON skipped.
+   */
+  notes: string[]
+}
+
+/** Options of {@link readAgentSession} and {@link parseAgentSession}. */
+export interface AgentSessionOptions {
+  /** How errors name the input. @default the file's path; for text, `'session'` */
+  name?: string | undefined
+}
+
+/**
+ * Reads an agent's session file — Claude Code's project JSONL
+ * (`~/.claude/projects/<dir>/<session>.jsonl`), pi's session JSONL
+ * (`~/.pi/agent/sessions/<dir>/<time>_<id>.jsonl`) or Codex's rollout
+ * (`~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`) — as the list its model holds now,
+ * with the usage it recorded. The agent is told by the file's content. The CLI reads session
+ * files with it.
+ *
+ * ```ts
+ * const session = await readAgentSession('session.jsonl')
+ * const result = await compactMessages(session.messages, { format: session.format, usage: session.lastUsage })
+ * ```
+ * @throws {Error} (as a rejection) when the file cannot be read: `code` is the system's
+ *   (`ENOENT`, `EISDIR`, `EACCES`, …) and the message names the file.
+ * @throws {TypeError} (as a rejection, code `ERR_CONTEXT_COMPACT_INVALID_ARGUMENT`) when the
+ *   file is not JSON lines or not the session file of an agent it reads (naming the line that
+ *   does not fit), or for an invalid argument.
+ */
+export declare function readAgentSession(file: string | URL, options?: AgentSessionOptions): Promise<AgentSession>
+
+/**
+ * {@link readAgentSession} for the file's text (read from stdin, a store, a test).
+ * @throws {TypeError} (code `ERR_CONTEXT_COMPACT_INVALID_ARGUMENT`) when the text is not an
+ *   agent's session file, or for an invalid argument.
+ */
+export declare function parseAgentSession(text: string, options?: AgentSessionOptions): AgentSession
+
+// ---------------------------------------------------------------------------------------------
 // Validity report
 
 /**

@@ -7,10 +7,11 @@
 // - turns invalid input into TypeError, wires AbortSignal and the JS callbacks.
 // This file only gathers the public names; types and documentation: index.d.ts.
 //
-// lib/, each module requiring only the ones listed before it (__test__/layers.test.ts keeps the
+// lib/, each module requiring only the ones listed before it (__test__/package/layers.test.ts keeps the
 // graph free of cycles):
 //   native.js           loads the addon (a clear error when no binary fits the platform)
 //   binary.js           bytes and URL objects back from the addon's JSON as what they were
+//   suggest.js          the edit distance behind "did you mean …?" (options.js, and the CLI's flags)
 //   validate.js         argument checks, the addon's errors as TypeError
 //   options.js          the options as the addon reads them (JSON), and the JS-only ones
 //   callbacks.js        summarizer, onLog/logger, onEvent, onBeforeCompact, AbortSignal
@@ -29,8 +30,10 @@
 //   snapshot.js         when the Compactor's cached count of a message is still right
 //   background.js       the Compactor's summary prepared before the threshold (`background`)
 //   compactor.js        the Compactor class
-//   report-html.js      the page of a session report (HTML, inline CSS and SVG)
+//   report/             the session report's rooms: html.js (the escaping tag), page.js (the page),
+//                       chart.js (SVG), compaction.js (the cards), style.js (CSS), format.js, usage.js (billed usage)
 //   report.js           renderReport: what a session report shows, gathered and computed
+//   sessions/           readAgentSession: agents' session files (Claude Code, pi, Codex), one file per agent
 
 const { countTokens, measureTokens, shouldCompact } = require('./lib/counting.js')
 const { partitionMessages, generateSummary, assembleMessages, checkMessages } = require('./lib/steps.js')
@@ -40,6 +43,7 @@ const { isContextOverflow } = require('./lib/overflow.js')
 const { compactMessages } = require('./lib/compaction.js')
 const { Compactor } = require('./lib/compactor.js')
 const { renderReport } = require('./lib/report.js')
+const { readAgentSession, parseAgentSession } = require('./lib/sessions/index.js')
 const { createRecallTool } = require('./lib/recall.js')
 
 // The defaults of the options of the same names (the core's; index.d.ts documents them).
@@ -73,5 +77,7 @@ module.exports = {
   Compactor,
   isContextOverflow,
   renderReport,
+  readAgentSession,
+  parseAgentSession,
   createRecallTool,
 }

@@ -29,6 +29,8 @@ export const {
   Compactor,
   isContextOverflow,
   renderReport,
+  readAgentSession,
+  parseAgentSession,
   createRecallTool,
 } = api
 export default api

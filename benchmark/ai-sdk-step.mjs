@@ -71,7 +71,7 @@ const aiVersion = require('ai/package.json').version
 log('# context-compact/ai-sdk step benchmark')
 log(`machine: ${machine}`)
 log(`ai:      ${aiVersion}`)
-log(`addon:   ${process.env.NAPI_RS_NATIVE_LIBRARY_PATH || "(the working tree's .node file, via binding.js)"}`)
+log(`addon:   ${process.env.NAPI_RS_NATIVE_LIBRARY_PATH || "(the working tree's .node file, via lib/native.js)"}`)
 log(`rounds:  ${ROUNDS}, steps timed per round: ${STEPS}`)
 
 // ---------------------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ import vm from 'node:vm'
 const require = createRequire(import.meta.url)
 const here = dirname(fileURLToPath(import.meta.url))
 const library = require('../index.js')
-const native = require('../binding.js')
+const native = require('../lib/native.js')
 const reference = require('./reference-count.cjs')
 
 v8.setFlagsFromString('--expose-gc')
@@ -88,7 +88,7 @@ const timeAsync = async (fn) => {
 // Machine and binary
 
 const machine = `${cpus()[0]?.model ?? 'unknown CPU'} × ${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(1)} GB, ${platform()} ${release()} ${arch()}, Node ${process.version}`
-const binary = process.env.NAPI_RS_NATIVE_LIBRARY_PATH || '(the working tree\'s .node file, via binding.js)'
+const binary = process.env.NAPI_RS_NATIVE_LIBRARY_PATH || '(the working tree\'s .node file, via lib/native.js)'
 log(`# context-compact benchmark`)
 log(`machine: ${machine}`)
 log(`addon:   ${binary}`)

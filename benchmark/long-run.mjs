@@ -6,7 +6,7 @@
 // gives the whole session back exactly.
 //
 // Shared by `npm run bench:long-run` (benchmark/long-run-bench.mjs, which prints the figures) and
-// __test__/long-run.test.ts (which asserts them). The library is passed in, so the same loop
+// __test__/pipeline/long-run.test.ts (which asserts them). The library is passed in, so the same loop
 // can be run against another build.
 
 import { mkdtempSync } from 'node:fs'

@@ -28,19 +28,7 @@ function joinNegativeValues(argv, options) {
 
 /** The known option closest to `name` (by edit distance), when one is close enough. */
 function closest(name, known) {
-  const distance = (a, b) => {
-    const row = Array.from({ length: b.length + 1 }, (_, j) => j)
-    for (let i = 1; i <= a.length; i++) {
-      let prev = row[0]
-      row[0] = i
-      for (let j = 1; j <= b.length; j++) {
-        const next = row[j]
-        row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1))
-        prev = next
-      }
-    }
-    return row[b.length]
-  }
+  const distance = require('../lib/suggest.js').editDistance
   let best = null
   for (const candidate of known) {
     const d = distance(name, candidate)

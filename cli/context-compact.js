@@ -15,8 +15,8 @@
 //   output.js     printing: numbers, tables, JSON, a compaction's statistics
 //   library.js    the library, loaded on first use; its errors as exit codes
 //   args.js       argument parsing and the flags commands share
-//   sessions.js   the session files of Claude Code, pi and Codex, as the list their model holds
-//   input.js      reading a conversation (array, request body or an agent's session file)
+//   input.js      reading a conversation (array, request body or an agent's session file, read
+//                 by the library's lib/sessions/)
 //   progress.js   progress on stderr while the summary is written
 //   commands/     one module per command
 

@@ -3,7 +3,7 @@
 // Reading conversations, from a file or stdin, recognised by their content (never by the file's
 // name): a message array, a request body that holds one (Anthropic {system, tools, messages},
 // OpenAI {model, messages, tools}, Gemini {contents}, OpenAI Responses {input}), or a session
-// file an agent keeps (Claude Code, pi or Codex JSONL: sessions.js); and writing a result back
+// file an agent keeps (Claude Code, pi or Codex JSONL: lib/sessions/); and writing a result back
 // into the same envelope. Also where a list's archives are: the directory its summaries name.
 
 const fs = require('node:fs')
@@ -13,7 +13,7 @@ const path = require('node:path')
 const { CliError, oneLine } = require('./errors.js')
 const { lib } = require('./library.js')
 const { DEFAULT_OUTPUT_DIR } = require('./args.js')
-const { parseJsonl, detectAgent, readSession, misfit } = require('./sessions.js')
+const { detectAgent, sessionOfText } = require('../lib/sessions/index.js')
 
 async function readText(file) {
   if (file === '-') {
@@ -32,7 +32,7 @@ async function readText(file) {
  * Reads a conversation: `{ messages, body, system, tools, model, name }`, where `body` is the
  * request body object (null for a bare array or a session file) and `system` / `tools` /
  * `model` come from it. A session file adds `session` (which agent, its id, the usage it
- * recorded: see sessions.js), `format`, `usage` (one entry per request, for the report) and
+ * recorded: see lib/sessions/), `format`, `usage` (one entry per request, for the report) and
  * `lastUsage` (the trigger's input).
  */
 async function readConversation(file) {
@@ -75,28 +75,17 @@ async function readConversation(file) {
 
 /** A session file's conversation, or null when the text is not one (no line is JSON). */
 function sessionConversation(text, name) {
-  const { entries, malformed } = parseJsonl(text)
-  if (entries.length === 0) return null
-  // A line an agent was still writing (or a torn copy) is skipped, as the agents skip it.
-  if (malformed.length > 0 && malformed[0] < entries[0].line) return null
-  const session = readSession(entries.map((e) => e.value))
-  if (!session) {
-    const off = misfit(entries.map((e) => e.value))
-    if (off) {
-      const entry = entries[off.at]
-      throw new CliError(
-        `${name}: one JSON value a line, but not a session file of Claude Code, pi or Codex: line ${entry.line} (${describe(entry.value)}) is not ${off.what}, as the other lines of this ${off.agent} file are; a conversation is a JSON array of messages, a request body or such a session file`,
-      )
+  let session
+  try {
+    session = sessionOfText(text, name)
+  } catch (error) {
+    if (error instanceof TypeError && error.code === 'ERR_CONTEXT_COMPACT_INVALID_ARGUMENT') {
+      throw new CliError(`${error.message}; a conversation is a JSON array of messages, a request body or such a session file`)
     }
-    throw new CliError(
-      `${name}: one JSON value a line, but not a session file of Claude Code, pi or Codex (line ${entries[0].line}: ${describe(entries[0].value)}); a conversation is a JSON array of messages, a request body or such a session file`,
-    )
+    throw error
   }
-  const notes = [...session.notes]
-  if (malformed.length > 0) {
-    notes.push(`${malformed.length} line${malformed.length === 1 ? '' : 's'} that ${malformed.length === 1 ? 'is' : 'are'} not JSON skipped (line ${malformed.slice(0, 3).join(', ')}${malformed.length > 3 ? ', …' : ''})`)
-  }
-  const conversation = { messages: session.messages, body: null, name, session, format: session.format, usage: session.usage, notes }
+  if (!session) return null
+  const conversation = { messages: session.messages, body: null, name, session, format: session.format, usage: session.usage, notes: session.notes }
   if (session.model) conversation.model = session.model
   if (session.system) conversation.system = session.system
   if (session.lastUsage) conversation.lastUsage = session.lastUsage

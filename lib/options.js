@@ -61,21 +61,9 @@ const OPTION_NAMES = [
 ]
 const KNOWN_OPTIONS = new Set(OPTION_NAMES)
 
-// The edit distance of two names, ignoring case (a misspelled option is usually a letter or a
-// word away from the real one).
-function distance(a, b) {
-  a = a.toLowerCase()
-  b = b.toLowerCase()
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i]
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
-    }
-    previous = row
-  }
-  return previous[b.length]
-}
+// The edit distance of two names (closestOption compares them in lower case: a misspelled option
+// is usually a letter or a word away from the real one).
+const { editDistance: distance } = require('./suggest.js')
 
 // Whether the letters of `short` appear in `long` in order (`contextlimit` in `contexttokenlimit`).
 function isSubsequence(short, long) {

@@ -10,7 +10,7 @@
 // index.d.cts): a middleware typed with the other set is "not assignable" to the project's own.
 //
 // `node scripts/adapter-types.mjs --check` writes nothing and fails when a generated file is not
-// what the sources give (__test__/module-resolution.test.ts runs it).
+// what the sources give (__test__/package/module-resolution.test.ts runs it).
 
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'

@@ -1,5 +1,5 @@
 // `npm test` runs this first (the `pretest` script, after setup-moto.mjs): the session report's
-// tests (__test__/report.test.ts) load the page in a real browser, headless Chromium driven by
+// tests (__test__/observability/report.test.ts) load the page in a real browser, headless Chromium driven by
 // playwright-core (a devDependency, which downloads no browser of its own). The browser is the
 // distribution's package: on Debian or Ubuntu, as root, `apt-get install chromium` when
 // /usr/bin/chromium is missing (or CONTEXT_COMPACT_CHROMIUM names another executable).

@@ -1,6 +1,6 @@
 // `npm test` runs this first (the `pretest` script): the object-store tests start moto's
 // S3-compatible server on 127.0.0.1 (crates/core/tests/object_store.rs,
-// __test__/object-store.test.ts), so the one test command sets it up too: moto's standalone
+// __test__/archive/object-store.test.ts), so the one test command sets it up too: moto's standalone
 // server from PyPI, pinned to a release that answers a PutObject with `If-None-Match: *` on an
 // existing key with 412, in a virtualenv under the repository (gitignored).
 //

@@ -14,11 +14,11 @@ use context_compact_core::archive;
 use context_compact_core::archive::checkpoint::Checkpoint;
 use context_compact_core::formats::{self, Format, Input};
 use context_compact_core::model::tokens;
-use context_compact_core::pipeline::compact::{self, CompactOptions, CompactOutcome, Piece};
-use context_compact_core::pipeline::precompute::{self, Precomputed};
 use context_compact_core::pipeline::rehydrate::FileReader;
 use context_compact_core::pipeline::{self, BeforeCompactInfo, CompactHooks, Confirmation};
+use context_compact_core::pipeline::{CompactOptions, CompactOutcome, Piece};
 use context_compact_core::providers::{self};
+use context_compact_core::resume::precompute::{self, Precomputed};
 use context_compact_core::summary::prompt;
 use context_compact_core::summary::summarize::{
     AttemptError, AttemptObserver, BoxFuture, Retry, Summarizer, SummaryFailure, SummaryRequest,
@@ -439,7 +439,7 @@ pub async fn compact_json(
             before_compact: on_before_compact,
         };
         let cancel = token_for(cancel_id);
-        match pipeline::compact_with_hooks(
+        match context_compact_core::compact_with_hooks(
             input.messages(),
             counts,
             &options,
@@ -454,7 +454,7 @@ pub async fn compact_json(
                 let format = input.format();
                 Ok(outcome_json(&input.outcome(outcome, options.encoding), format).to_string())
             }
-            Err(compact::Aborted) => {
+            Err(pipeline::Aborted) => {
                 Err(Error::new(Status::Cancelled, "This operation was aborted"))
             }
         }
@@ -507,7 +507,7 @@ pub async fn offload_tool_results_json(
     let options = parse_options(options_json)?;
     let input = parse_input(messages, options.format)?;
     let work = move || {
-        let mut outcome = context_compact_core::pipeline::offload::offload_tool_results_in(
+        let mut outcome = context_compact_core::ops::offload::offload_tool_results_in(
             input.messages(),
             max_tokens as usize,
             options.offload,
@@ -609,7 +609,7 @@ pub async fn generate_summary_json(
             &options.session_id,
             &[],
         );
-        match compact::summarize_region(
+        match pipeline::summarize_region(
             messages,
             &counts,
             0..messages.len(),
@@ -685,7 +685,7 @@ pub async fn precompute_summary_json(
                 Ok(json!({ "precomputed": precomputed, "coveredItems": covered }).to_string())
             }
             Ok(Err(error)) => Ok(json!({ "error": error }).to_string()),
-            Err(compact::Aborted) => {
+            Err(pipeline::Aborted) => {
                 Err(Error::new(Status::Cancelled, "This operation was aborted"))
             }
         }

@@ -6,7 +6,7 @@ use crate::js_store;
 use context_compact_core::base::error::ValidationError;
 use context_compact_core::formats::{self, Format, Input};
 use context_compact_core::model::{message, tokens};
-use context_compact_core::pipeline::compact::CompactOptions;
+use context_compact_core::pipeline::CompactOptions;
 use context_compact_core::providers::ProviderOptions;
 use napi::bindgen_prelude::*;
 use serde_json::Value;

@@ -16,7 +16,7 @@ use context_compact_core::archive::store::{
 };
 use context_compact_core::base::retry::RetryPolicy;
 use context_compact_core::options::get_store_options;
-use context_compact_core::pipeline::compact::CompactOptions;
+use context_compact_core::pipeline::CompactOptions;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;

@@ -6,8 +6,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
 use context_compact_core::model::message;
-use context_compact_core::pipeline::compact::CompactOptions;
-use context_compact_core::pipeline::{self, NoHooks};
+use context_compact_core::pipeline::CompactOptions;
+use context_compact_core::pipeline::NoHooks;
 use context_compact_core::summary::summarize::{
     AttemptError, BoxFuture, NoObserver, Summarizer, SummaryRequest,
 };
@@ -80,7 +80,7 @@ fn main() {
     };
     let compact = |messages: &[serde_json::Value]| {
         runtime
-            .block_on(pipeline::compact_with_hooks(
+            .block_on(context_compact_core::compact_with_hooks(
                 messages,
                 None,
                 &options,

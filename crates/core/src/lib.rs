@@ -15,17 +15,22 @@
 //! `tests/layers.rs`, fails on an import that points up or on a circle):
 //!
 //! ```text
+//!   ops         the operations beside a compaction: tool results shortened on their own
+//!      |        (offload), a compaction said in the caller's message format
+//!   resume      reusing earlier work across calls: the entry point (`compact`), checkpoints
+//!      |        (looked up, checked, reused, gone on from, recorded), background summaries
 //!   options     the options object read from JSON at the edge     (CompactOptions::from_json,
 //!      |                                                            provider and selective rules)
-//!   pipeline    one compaction, a step a module, each importing only the steps before it:
-//!      |        measure -> plan -> summarize (or reuse a checkpoint or a background summary)
-//!      |        -> rehydrate -> fit -> archive -> assemble -> report, over shared types below
-//!      |        them (the draft, the pieces, the outcome); offload on its own
+//!   pipeline    one compaction as its steps, a step a module or a folder: measure -> plan ->
+//!      |        summarize/ (or a checkpoint or a background summary) -> rehydrate -> fit ->
+//!      |        archive -> assemble -> report/, over shared/ (the call, the draft, the pieces,
+//!      |        the outcome)
 //!   archive     archives on disk and object stores, restore, history, prune, audit writers,
 //!      |        extracted memory files
 //!   providers   the summary providers: one HttpSummarizer per API dialect (Anthropic,
 //!      |        OpenAI), Anthropic's native compaction, the provider chosen from options
-//!   summary     writing the summary: prompt, Summarizer + retries, extractive, cache evidence
+//!   summary     writing the summary: prompt, Summarizer + retries, extractive, cache evidence,
+//!      |        the summary written in parts
 //!      |
 //!   carry       what is written beside every summary: the ledger (shell command lines read by
 //!      |        the shell-effects crate), todos, user messages, latest failure, the sections
@@ -47,7 +52,8 @@
 //! - [`model::tokens`]: exact token counts (`o200k_base` / `cl100k_base`).
 //! - [`plan::partition::partition`]: head / middle / tail with the tool-pair rule.
 //! - [`CompactOptions`] and [`compact`]: the pipeline ([`pipeline`]: triggers, confirmation
-//!   hook, events, recursive summary rounds, checkpoints); its module docs draw the steps.
+//!   hook, events, recursive summary rounds; its module docs draw the steps), run by
+//!   [`resume`] with the checkpoints and background summaries of earlier calls.
 //! - [`Summarizer`]: the seam for providers (HTTP, extractive, JavaScript).
 //! - [`archive`]: durable, private archives of what was removed.
 //! - [`plan::strategy`] / [`plan::selective`]: the other seeds' strategies (selective rules,
@@ -79,14 +85,17 @@ pub mod base;
 pub mod carry;
 pub mod formats;
 pub mod model;
+pub mod ops;
 pub mod options;
 pub mod pipeline;
 pub mod plan;
 pub mod providers;
+pub mod resume;
 pub mod summary;
 
 // The names most callers need, at the root.
-pub use pipeline::compact::{compact, CompactOptions, CompactOutcome, CompactStats};
+pub use pipeline::{CompactOptions, CompactOutcome, CompactStats};
+pub use resume::{compact, compact_with_hooks};
 pub use summary::summarize::Summarizer;
 
 /// The PRD's default context window (tokens).

@@ -8,7 +8,7 @@ use context_compact_core::archive::{
     self, list_archives, prune_archives, restore_messages, HistoryError, PruneOptions, Restored,
 };
 use context_compact_core::base::error::ErrorCode;
-use context_compact_core::pipeline::compact::CompactOptions;
+use context_compact_core::pipeline::CompactOptions;
 use context_compact_core::summary::summarize::{
     AttemptError, BoxFuture, Retry, Summarizer, SummaryRequest,
 };

@@ -11,9 +11,9 @@ use common::{assembled, restored, run_with};
 use context_compact_core::archive::checkpoint::{prefix_of_name, PrefixHashes};
 use context_compact_core::archive::list_archives;
 use context_compact_core::model::tokens::{self, Encoding};
-use context_compact_core::pipeline::compact::{CompactOptions, CompactOutcome, Piece};
-use context_compact_core::pipeline::precompute::{precompute, Precomputed};
+use context_compact_core::pipeline::{CompactOptions, CompactOutcome, Piece};
 use context_compact_core::plan::thinking::ThinkingPolicy;
+use context_compact_core::resume::precompute::{precompute, Precomputed};
 use context_compact_core::summary::summarize::{
     AttemptError, BoxFuture, NoObserver, Summarizer, SummaryRequest,
 };
@@ -487,7 +487,7 @@ fn run_hooked(
         .enable_all()
         .build()
         .unwrap()
-        .block_on(context_compact_core::pipeline::compact_with_hooks(
+        .block_on(context_compact_core::compact_with_hooks(
             messages,
             None,
             options,

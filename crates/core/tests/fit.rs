@@ -5,7 +5,7 @@
 use context_compact_core::base::error::ErrorCode;
 use context_compact_core::model::check::check_conversation;
 use context_compact_core::model::tokens::{self, Encoding};
-use context_compact_core::pipeline::compact::{CompactOptions, Piece};
+use context_compact_core::pipeline::{CompactOptions, Piece};
 use context_compact_core::plan::offload::{self, Scope};
 use context_compact_core::plan::strategy::Strategy;
 use context_compact_core::summary::summarize::{
@@ -243,7 +243,7 @@ fn every_strategy_meets_the_post_condition_or_says_why() {
 fn offload_on_its_own_shortens_only_what_is_over_the_limit() {
     let dir = tempfile::tempdir().unwrap();
     let messages = session(3, 2_000);
-    let outcome = context_compact_core::pipeline::offload::offload_tool_results(
+    let outcome = context_compact_core::ops::offload::offload_tool_results(
         &messages,
         1_000,
         Scope::ToolResults,
@@ -276,7 +276,7 @@ fn offload_on_its_own_shortens_only_what_is_over_the_limit() {
     // Nothing over the limit: nothing written.
     let dir = tempfile::tempdir().unwrap();
     let small = session(3, 5);
-    let outcome = context_compact_core::pipeline::offload::offload_tool_results(
+    let outcome = context_compact_core::ops::offload::offload_tool_results(
         &small,
         1_000,
         Scope::ToolResults,

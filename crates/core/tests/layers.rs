@@ -24,6 +24,8 @@ const LAYERS: &[&str] = &[
     "archive",
     "pipeline",
     "options",
+    "resume",
+    "ops",
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

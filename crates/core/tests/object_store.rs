@@ -16,7 +16,7 @@ use context_compact_core::archive::store::{session, ArchiveStore};
 use context_compact_core::archive::{PruneOptions, Restored};
 use context_compact_core::base::error::ErrorCode;
 use context_compact_core::base::retry::RetryPolicy;
-use context_compact_core::pipeline::compact::{CompactOptions, CompactOutcome};
+use context_compact_core::pipeline::{CompactOptions, CompactOutcome};
 mod common;
 use common::{assembled, run, thinking_turns, Capture};
 use serde_json::{json, Value};
@@ -1121,7 +1121,7 @@ fn checkpoint_shared(open: impl Fn() -> Arc<ArchiveStore>) {
     assert!(second.checkpoint.as_ref().unwrap().reused);
     let message = |outcome: &CompactOutcome| {
         outcome.pieces.iter().find_map(|p| match p {
-            context_compact_core::pipeline::compact::Piece::New(m) => {
+            context_compact_core::pipeline::Piece::New(m) => {
                 Some(serde_json::to_string(m).unwrap())
             }
             _ => None,

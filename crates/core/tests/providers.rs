@@ -10,7 +10,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use context_compact_core::base::error::{CompactError, ErrorCode};
 use context_compact_core::base::retry::RetryPolicy;
-use context_compact_core::pipeline::compact::{self, CompactOptions};
+use context_compact_core::compact;
+use context_compact_core::pipeline::CompactOptions;
 use context_compact_core::providers::{
     self, http, resolve, ApiKey, KeySource, ProviderKind, ProviderOptions,
 };
@@ -175,7 +176,7 @@ async fn anthropic_success_sends_the_documented_request() {
         ..Default::default()
     };
     let origins: Vec<Option<usize>> = (0..middle.len()).map(Some).collect();
-    let summary = compact::summarize_middle(
+    let summary = context_compact_core::pipeline::summarize_middle(
         &middle,
         0,
         &origins,
@@ -1049,7 +1050,7 @@ async fn the_api_key_appears_in_no_error_log_or_debug_output() {
         output_dir: dir.path().into(),
         ..Default::default()
     };
-    let outcome = compact::compact(
+    let outcome = compact(
         &messages,
         None,
         &options,
@@ -1306,7 +1307,7 @@ async fn a_compaction_reports_the_provider_and_model_that_wrote_the_summary() {
         &server.uri(),
         json!({"model": "claude-haiku-4-5"}),
     );
-    let outcome = compact::compact(
+    let outcome = compact(
         &messages,
         None,
         &compact_options(dir.path()),
@@ -1334,7 +1335,7 @@ async fn an_overloaded_compaction_is_skipped_with_the_error() {
     let dir = tempfile::tempdir().unwrap();
     let messages = conversation(10, 20);
     let delays = Delays::default();
-    let outcome = compact::compact(
+    let outcome = compact(
         &messages,
         None,
         &compact_options(dir.path()),
@@ -1370,7 +1371,7 @@ async fn a_middle_larger_than_the_summary_window_is_summarized_in_chunks() {
     let mut options = compact_options(dir.path());
     options.summary_max_tokens = 1000;
     let s = summarizer("openai", &server.uri(), json!({"model": "gpt-4"}));
-    let outcome = compact::compact(
+    let outcome = compact(
         &messages,
         None,
         &options,
@@ -1414,7 +1415,7 @@ async fn a_second_compaction_updates_the_first_summary() {
     let options = compact_options(dir.path());
     let s = anthropic(&server);
     let messages = conversation(10, 20);
-    let first = compact::compact(
+    let first = compact(
         &messages,
         None,
         &options,
@@ -1429,12 +1430,12 @@ async fn a_second_compaction_updates_the_first_summary() {
         .pieces
         .iter()
         .map(|p| match p {
-            compact::Piece::Original(i) => messages[*i].clone(),
-            compact::Piece::New(v) => v.clone(),
+            context_compact_core::pipeline::Piece::Original(i) => messages[*i].clone(),
+            context_compact_core::pipeline::Piece::New(v) => v.clone(),
         })
         .collect();
     next.extend(conversation(10, 20).into_iter().skip(1));
-    let second = compact::compact(
+    let second = compact(
         &next,
         None,
         &options,

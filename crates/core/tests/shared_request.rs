@@ -2,13 +2,14 @@
 //! openai providers send the loop's own request body with the loop's messages byte for byte and
 //! one more user message holding the instructions, so the provider reads its prompt cache.
 //! Against wiremock servers on 127.0.0.1 that answer as the APIs do; the cache accounting itself
-//! is tested against the JS servers of `benchmark/servers/` (`__test__/shared-request.test.ts`).
+//! is tested against the JS servers of `benchmark/servers/` (`__test__/summary/shared-request.test.ts`).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use context_compact_core::base::error::ErrorCode;
-use context_compact_core::pipeline::compact::{compact, CompactOptions, CompactOutcome};
+use context_compact_core::compact;
+use context_compact_core::pipeline::{CompactOptions, CompactOutcome};
 use context_compact_core::summary::summarize::{NoObserver, SummaryRequestKind, SummaryUsage};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;

@@ -8,16 +8,17 @@ use std::sync::Mutex;
 
 use context_compact_core::archive::{restore_messages, Restored};
 use context_compact_core::base::error::ErrorCode;
+use context_compact_core::compact_with_hooks;
 use context_compact_core::model::added;
 use context_compact_core::model::check::{
     check_conversation, MISSING_TOOL_RESULT, ORPHAN_TOOL_RESULT,
 };
 use context_compact_core::model::tokens::{self, Encoding};
 use context_compact_core::model::trigger::TriggerKind;
-use context_compact_core::pipeline::compact::{CompactOptions, CompactOutcome, Piece};
 use context_compact_core::pipeline::{
-    compact_with_hooks, BeforeCompactInfo, CompactHooks, Confirmation, NoHooks, MAX_ROUNDS,
+    BeforeCompactInfo, CompactHooks, Confirmation, NoHooks, MAX_ROUNDS,
 };
+use context_compact_core::pipeline::{CompactOptions, CompactOutcome, Piece};
 use context_compact_core::plan::strategy::Strategy;
 use context_compact_core::summary::extractive::ExtractiveSummarizer;
 use context_compact_core::summary::summarize::{

@@ -10,7 +10,7 @@ use context_compact_core::base::error::{CompactError, ErrorCode};
 use context_compact_core::model::check::check_conversation;
 use context_compact_core::model::tokens::{self, Encoding};
 use context_compact_core::options::SummaryFallback;
-use context_compact_core::pipeline::compact::CompactOptions;
+use context_compact_core::pipeline::CompactOptions;
 use context_compact_core::plan::offload::Scope;
 use context_compact_core::summary::summarize::{
     AttemptError, BoxFuture, Retry, Summarizer, SummaryRequest,

@@ -8,9 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use context_compact_core::base::error::ErrorCode;
+use context_compact_core::compact;
 use context_compact_core::model::encoding::Encoding;
 use context_compact_core::model::tokens::{count_messages, count_text};
-use context_compact_core::pipeline::compact::{self, CompactOptions, CompactOutcome};
+use context_compact_core::pipeline::{CompactOptions, CompactOutcome};
 use context_compact_core::summary::summarize::{NoObserver, Summarizer};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -272,7 +273,7 @@ async fn compact_with(
     options: &CompactOptions,
     summarizer: &dyn Summarizer,
 ) -> CompactOutcome {
-    compact::compact(
+    compact(
         messages,
         None,
         options,

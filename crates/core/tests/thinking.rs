@@ -5,7 +5,7 @@
 //! byte or removed whole — never edited.
 
 use context_compact_core::model::check::check_conversation;
-use context_compact_core::pipeline::compact::{CompactOptions, Piece};
+use context_compact_core::pipeline::{CompactOptions, Piece};
 use context_compact_core::plan::strategy::Strategy;
 use context_compact_core::plan::thinking::ThinkingPolicy;
 mod common;

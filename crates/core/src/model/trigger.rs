@@ -39,7 +39,7 @@ pub enum EstimateSource {
 /// The factor between Anthropic's billed input tokens and `o200k_base` counts for Claude.
 ///
 /// Measured by replaying every request of the two real Claude sessions in `shared/data/`
-/// (Opus 4.5 and Sonnet 4.5; `__test__/trigger.test.ts` does it again on every test run):
+/// (Opus 4.5 and Sonnet 4.5; `__test__/counting/trigger.test.ts` does it again on every test run):
 /// billed / o200k of the whole message list is 1.27–1.30 once the conversation is past 30K
 /// tokens, and the billed growth per o200k token of new messages averages 1.27 and 1.35 in
 /// the two sessions (single calls range 0.9–3.5). At the 92 % point of a 180K window the

@@ -8,11 +8,11 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::draft::{Draft, Replacement};
-use super::options::CompactOptions;
-use super::pieces::Fitting;
 use crate::archive::{self, Archive, KeptOriginals};
 use crate::base::error::{CompactError, ErrorCode};
+use crate::pipeline::options::CompactOptions;
+use crate::pipeline::shared::draft::{Draft, Replacement};
+use crate::pipeline::shared::pieces::Fitting;
 
 /// Where the archive went (`None`: not written, with a warning). `offload` and `thinking` are
 /// that same archive when it holds originals of that kind (`keptOriginals.shortened`,

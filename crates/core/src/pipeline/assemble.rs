@@ -5,12 +5,12 @@
 
 use serde_json::Value;
 
-use super::archive::Archived;
-use super::draft::Draft;
-use super::pieces::{ArchiveRefs, Assembled, Fitting};
 use crate::model::tokens::Encoding;
+use crate::pipeline::archive::Archived;
+use crate::pipeline::shared::draft::Draft;
+use crate::pipeline::shared::pieces::{ArchiveRefs, Assembled, Fitting};
 
-pub use super::draft::summary_message;
+pub use crate::pipeline::shared::draft::summary_message;
 
 /// Builds `[...head, { role: 'user', content: summary }, ...tail]` (F-005).
 pub fn assemble_messages(head: &[Value], summary: &str, tail: &[Value]) -> Vec<Value> {
@@ -45,5 +45,5 @@ pub(crate) fn assemble(
         offload: offload.as_deref(),
         thinking: thinking.as_deref(),
     };
-    super::pieces::assemble(messages, draft, fitting, refs, encoding)
+    crate::pipeline::shared::pieces::assemble(messages, draft, fitting, refs, encoding)
 }

@@ -1,7 +1,7 @@
 //! A summary prepared ahead of the threshold (SPEC §4.11, a `Compactor` with `background`), as
 //! the caller gives it back in the options: what it is and what it covers, and whether it still
-//! stands for the start of a list (`check`). [`super::precompute`] makes one; the summarize
-//! step uses it in place of the summary call.
+//! stands for the start of a list (`check`). `resume::precompute` (the layer around the steps)
+//! makes one; the summarize step uses it in place of the summary call.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -9,7 +9,8 @@ use serde_json::Value;
 use crate::archive::checkpoint::PrefixHashes;
 use crate::summary::summarize::{SummaryRequestKind, SummaryUsage};
 
-/// The format of a precomputed summary (what [`super::precompute::precompute`] returns and `check` reads back).
+/// The format of a precomputed summary (what `resume::precompute::precompute` returns and
+/// `check` reads back).
 pub const PRECOMPUTED_VERSION: u32 = 1;
 
 /// A summary prepared before the threshold, with what it covers.

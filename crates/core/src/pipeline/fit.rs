@@ -11,20 +11,20 @@
 
 use serde_json::Value;
 
-use super::call::Call;
-use super::draft::Draft;
-use super::measure::Estimator;
-use super::options::CompactOptions;
-use super::outcome::RehydratedFile;
-use super::pieces::{draft_tokens, target, ArchiveRefs, Fitting};
-use super::rehydrate::{self, Gathered};
-use super::reporter::Reporter;
-use super::session::stand_in_archive_path;
 use crate::base::error::CompactError;
 use crate::carry::sections;
 use crate::carry::todos;
 use crate::carry::user_messages::{self, refit_section, UserMessages};
 use crate::model::tokens;
+use crate::pipeline::measure::Estimator;
+use crate::pipeline::options::CompactOptions;
+use crate::pipeline::rehydrate::{self, Gathered};
+use crate::pipeline::report::reporter::Reporter;
+use crate::pipeline::shared::call::Call;
+use crate::pipeline::shared::draft::Draft;
+use crate::pipeline::shared::outcome::RehydratedFile;
+use crate::pipeline::shared::pieces::{draft_tokens, target, ArchiveRefs, Fitting};
+use crate::pipeline::shared::session::stand_in_archive_path;
 use crate::plan::offload::{self, Site};
 
 /// How many times the cuts are re-planned when the exact count after cutting is not yet low

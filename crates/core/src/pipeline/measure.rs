@@ -4,10 +4,10 @@
 
 use serde_json::{json, Value};
 
-use super::hooks::CompactHooks;
 use crate::model::trigger::{
     model_factor, tool_output_bytes, EstimateSource, Measure, TriggerKind,
 };
+use crate::pipeline::hooks::CompactHooks;
 use crate::pipeline::options::CompactOptions;
 
 /// The trigger's view of a list.

@@ -1,143 +1,123 @@
-//! The compaction pipeline, one step a module, run top to bottom by [`compact_with_hooks`].
-//! Each step imports only the steps before it and the shared types below them; `steps` (in
-//! this file) is the list:
+//! **One compaction, as its steps.** `steps` (in this file) runs them top to bottom; the listing
+//! of this folder is the list: a step of one file is a module (`measure.rs`), a step of several
+//! is a folder (`summarize/`, `report/`). Each step imports the steps before it, the shared
+//! plumbing (`shared/`) and the report step's `Reporter`, through which a step that stops the
+//! compaction says so.
 //!
 //! ```text
-//!   1. measure     the trigger's estimate (SPEC §4.2) and what fires: tokens, `maxMessages`,
-//!        |         `maxToolOutputBytes`, `force`; `token_limit_exceeded` at the threshold
-//!   2. plan        what the strategy would do, without side effects — or the region a recorded
-//!        |         checkpoint or a summary prepared in the background stands for — then the
-//!        |         confirmation hook (which may decline) and the `started` event
-//!   3. summarize   what replaces the region: a checkpoint's summary message (going on from it
-//!        |         while still over the threshold), a background summary, Anthropic's
-//!        |         on-demand compaction (native), or our own in rounds (rounds → region →
-//!        |         middle), or a notice; then the thinking policy for the kept turns
-//!   4. rehydrate   the files worked on, gathered to show after the summary
+//!   1. measure      the trigger's estimate (SPEC §4.2) and what fires: tokens, `maxMessages`,
+//!        |          `maxToolOutputBytes`, `force`; `token_limit_exceeded` at the threshold
+//!   2. plan         what the strategy would do, without side effects — or the region a recorded
+//!        |          checkpoint or a summary prepared in the background stands for — then the
+//!        |          confirmation hook (which may decline) and the `started` event
+//!   3. summarize/   what replaces the region: a checkpoint's summary message (going on from it
+//!        |          while still over the threshold), a background summary, Anthropic's
+//!        |          on-demand compaction (native), or our own in rounds (rounds → region →
+//!        |          middle), or a notice; then the thinking policy for the kept turns
+//!   4. rehydrate    the files worked on, gathered to show after the summary
 //!        |
-//!   5. fit         the result must fit: oversized kept text shortened (offload), the library's
-//!        |         sections giving way, then as many of the gathered files as fit
-//!   6. archive     the replaced region and the originals of the kept messages the compaction
-//!        |         changed: one archive, one sequence number
-//!   7. assemble    the new list, naming the archives
+//!   5. fit          the result must fit: oversized kept text shortened (offload), the library's
+//!        |          sections giving way, then as many of the gathered files as fit
+//!   6. archive      the replaced region and the originals of the kept messages the compaction
+//!        |          changed: one archive, one sequence number
+//!   7. assemble     the new list, naming the archives
 //!        |
-//!   8. report      the post-condition (below the threshold, smaller than the input), the
-//!                  statistics, the records (metadata, audit), memory extraction, `completed`
+//!   8. report/      the post-condition (below the threshold, smaller than the input), the
+//!                   statistics, the records (metadata, audit: `record`), memory extraction,
+//!                   `completed`; `reporter`: the outcome of a step that stops the compaction
 //!
-//!   shared, below the steps:
-//!     draft, pieces     the region and what replaces it; the new list as pieces, the fit's cuts
-//!     reporter          outcomes of a step that stops the compaction, `failed` / `completed`
-//!     call, hooks       the call as the steps see it; the caller's confirmation and events
-//!     session, record   the session's own summaries and stand-in paths; the records written
-//!     background        a summary prepared ahead of the threshold, and whether it still stands
-//!     options, outcome  what a compaction is asked, and what it did
+//!   beside the steps:
+//!     shared/       the call as the steps see it, the draft (the region and what replaces it),
+//!                   the new list as pieces, the session's own summaries, the outcome
+//!     hooks         the caller's confirmation and events
+//!     background    a summary prepared ahead of the threshold, as the caller hands it back
+//!     options       what a compaction is asked
 //! ```
 //!
-//! Around the steps, [`checkpoint`] (SPEC §4.11): once a compaction fires, what stands for the
-//! start of the list is looked up — a background summary ([`precompute`] makes one) whose
-//! messages are unchanged, or a checkpoint an earlier compaction recorded (`reuse` checks
-//! it) — for the plan and summarize steps to use; after the report, a compaction that
-//! summarized records its checkpoint. [`mod@compact`] is the entry point, [`mod@format`] maps an
-//! outcome back to a list in another format, [`offload`] shortens tool results on its own.
+//! Around the steps (a layer above, `resume`): the entry point `compact`, which looks up what
+//! earlier work stands for the start of the list (a background summary, a checkpoint: the
+//! `Start` the steps receive), goes on from a reused checkpoint (the `Resume` seam of step
+//! 3), and records the checkpoint after the report.
 
 pub mod archive;
 pub mod assemble;
 pub mod background;
-pub(crate) mod call;
-pub mod checkpoint;
-pub mod compact;
-pub(crate) mod draft;
 pub mod fit;
-pub mod format;
 pub mod hooks;
 pub mod measure;
-pub(crate) mod middle;
-pub(crate) mod native;
-pub mod offload;
 pub mod options;
-pub mod outcome;
-pub(crate) mod parts;
-pub(crate) mod pieces;
 pub mod plan;
-pub mod precompute;
-pub mod record;
-pub(crate) mod region;
 pub mod rehydrate;
 pub mod report;
-pub(crate) mod reporter;
-pub(crate) mod reuse;
-pub(crate) mod rounds;
-pub(crate) mod session;
+pub mod shared;
 pub mod summarize;
 
-use serde_json::Value;
-use tokio_util::sync::CancellationToken;
+use std::sync::Arc;
 
-use self::call::Call;
-use self::checkpoint::{Extending, Held, Start};
-use self::options::CompactOptions;
-use self::outcome::{Aborted, CompactOutcome};
+use self::background::Precomputed;
 use self::plan::Plan;
+use self::report::reporter::Reporter;
 use self::report::Compacted;
-use self::reporter::Reporter;
+use self::shared::call::Call;
 use crate::archive::checkpoint::Checkpoint;
-use crate::model::tokens;
-use crate::summary::summarize::{AttemptObserver, Summarizer};
+use crate::plan::partition::Partition;
+use crate::summary::summarize::BoxFuture;
 
+// The names callers use for the parts of a compaction.
+pub use self::assemble::{assemble_messages, summary_message, summary_model_window};
 pub use self::hooks::{BeforeCompactInfo, CompactHooks, Confirmation, NoHooks};
-pub use self::rounds::MAX_ROUNDS;
+pub use self::options::{token_budget, CompactOptions, PromptStyle};
+pub use self::shared::outcome::{Aborted, CompactOutcome, CompactStats, Piece};
+pub use self::summarize::middle::{cap_chars, summarize_middle, Summary};
+pub use self::summarize::region::{summarize_region, RegionSummary};
+pub use self::summarize::rounds::MAX_ROUNDS;
 
-/// [`crate::pipeline::compact::compact`] with the confirmation hook and events.
-pub async fn compact_with_hooks(
-    messages: &[Value],
-    counts: Option<Vec<usize>>,
-    options: &CompactOptions,
-    summarizer: &dyn Summarizer,
-    cancel: &CancellationToken,
-    observer: &dyn AttemptObserver,
-    hooks: &dyn CompactHooks,
-) -> Result<CompactOutcome, Aborted> {
-    let counts = counts.unwrap_or_else(|| tokens::count_each(options.encoding, messages));
-    let measured = measure::measure(messages, &counts, options);
-    let call = Call {
-        messages,
-        counts: &counts,
-        measured: &measured,
-        options,
-        summarizer,
-        cancel,
-        observer,
-        hooks,
-    };
-    match run(&call).await {
-        Ok(mut outcome) => {
-            outcome.measure = Some(measured.measure);
-            outcome.trigger = measured.trigger;
-            Ok(outcome)
+/// What earlier work stands for the start of the list, looked up before the steps run (by the
+/// layer around the steps, `resume`, SPEC §4.11): a summary prepared in the background whose
+/// messages are unchanged, or a checkpoint an earlier compaction recorded, and what goes on
+/// from that checkpoint.
+pub(crate) struct Start<'a> {
+    /// The summary prepared in the background, still standing for the start.
+    pub precomputed: Option<&'a Precomputed>,
+    /// The checkpoint that stands for the start.
+    pub checkpoint: Option<Arc<Checkpoint>>,
+    /// What step 3 does with that checkpoint.
+    pub resume: Option<&'a dyn Resume>,
+}
+
+impl Start<'_> {
+    /// Nothing stands for the start.
+    pub fn none() -> Self {
+        Start {
+            precomputed: None,
+            checkpoint: None,
+            resume: None,
         }
-        Err(Aborted) => {
-            record::record_aborted(options);
-            Err(Aborted)
-        }
+    }
+
+    /// The region the summary prepared in the background covers.
+    pub fn background(&self) -> Option<Partition> {
+        self.precomputed.map(|pre| Partition {
+            head_len: pre.head_length,
+            tail_start: pre.covered_messages,
+        })
     }
 }
 
-/// One compaction: what stands for the start of the list is looked up once it fires, the
-/// steps run, and the checkpoint of what they did is recorded after them.
-async fn run(call: &Call<'_>) -> Result<CompactOutcome, Aborted> {
-    if call.measured.trigger.is_none() {
-        return Ok(Reporter::new(call).skipped(None));
-    }
-    let start = Start::look_up(call);
-    // The `completed` event waits for the checkpoint, so that it is the call's last event and
-    // says what checkpoints did.
-    let held = Held::new(call.hooks);
-    let mut outcome = steps(&call.with_hooks(&held), &start).await?;
-    start.close(call, &held, &mut outcome);
-    Ok(outcome)
+/// Step 3 with a reused checkpoint, as the layer around the steps (`resume`) does it: it says the checkpoint is reused and, when the list with it in place is still over the
+/// threshold, goes on from it. `None`: the list with it in place is under the threshold, and
+/// the steps go on with its summary message; `Some(Ok)`: the compaction that went on from it;
+/// `Some(Err)`: why it did not go through (a warning of the steps that go on).
+pub(crate) trait Resume: Sync {
+    fn reuse<'a>(
+        &'a self,
+        call: &'a Call<'a>,
+        checkpoint: &'a Checkpoint,
+    ) -> BoxFuture<'a, Result<Option<Result<CompactOutcome, String>>, Aborted>>;
 }
 
 /// The steps, top to bottom (see the module docs).
-async fn steps(call: &Call<'_>, start: &Start<'_>) -> Result<CompactOutcome, Aborted> {
+pub(crate) async fn steps(call: &Call<'_>, start: &Start<'_>) -> Result<CompactOutcome, Aborted> {
     let mut report = Reporter::new(call);
     // 1. measure: what fires
     let Some(trigger) = measure::announce(call.measured, call.hooks) else {
@@ -151,12 +131,11 @@ async fn steps(call: &Call<'_>, start: &Start<'_>) -> Result<CompactOutcome, Abo
         Err(outcome) => return Ok(outcome),
     };
     // 3. summarize — or reuse a checkpoint, going on from it while still over the threshold
-    if let Plan::Reuse(checkpoint) = &plan {
-        if checkpoint::reused(call, checkpoint) {
-            match extend(call, checkpoint).await? {
-                Ok(outcome) => return Ok(outcome),
-                Err(note) => report.notes.push(note),
-            }
+    if let (Plan::Reuse(checkpoint), Some(resume)) = (&plan, start.resume) {
+        match resume.reuse(call, checkpoint).await? {
+            Some(Ok(outcome)) => return Ok(outcome),
+            Some(Err(note)) => report.notes.push(note),
+            None => {}
         }
     }
     let drafted = summarize::summarize(call, plan, start.precomputed, &planned, &report);
@@ -189,20 +168,6 @@ async fn steps(call: &Call<'_>, start: &Start<'_>) -> Result<CompactOutcome, Abo
         summarizer,
         rehydrated,
     }))
-}
-
-/// Compaction that goes on from `checkpoint`: the steps on the list with it in place (confirmed
-/// and announced once already: the hooks say neither again), said of the call's list. `Err`:
-/// why it did not go through.
-async fn extend(
-    call: &Call<'_>,
-    checkpoint: &Checkpoint,
-) -> Result<Result<CompactOutcome, String>, Aborted> {
-    let (reduced, reduced_counts) = checkpoint::in_place(call, checkpoint);
-    let hooks = Extending { hooks: call.hooks };
-    let on_reduced = call.on(&reduced, &reduced_counts, &hooks);
-    let outcome = Box::pin(steps(&on_reduced, &Start::none())).await?;
-    Ok(checkpoint::extended(call, checkpoint, outcome))
 }
 
 #[cfg(test)]

@@ -7,15 +7,15 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::call::Call;
-use super::hooks::{BeforeCompactInfo, Confirmation};
-use super::measure::Measured;
-use super::options::CompactOptions;
-use super::outcome::{Aborted, CompactOutcome};
-use super::reporter::{Planned, Reporter};
 use crate::archive::checkpoint::Checkpoint;
 use crate::base::error::{CompactError, ErrorCode};
 use crate::model::trigger::TriggerKind;
+use crate::pipeline::hooks::{BeforeCompactInfo, Confirmation};
+use crate::pipeline::measure::Measured;
+use crate::pipeline::options::CompactOptions;
+use crate::pipeline::report::reporter::{Planned, Reporter};
+use crate::pipeline::shared::call::Call;
+use crate::pipeline::shared::outcome::{Aborted, CompactOutcome};
 use crate::plan::partition::{partition, Partition};
 use crate::plan::selective;
 use crate::plan::strategy::{self, RegionItem, Rewrite, Strategy};

@@ -26,20 +26,20 @@ use std::ops::Range;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::call::Call;
-use super::draft::{Draft, Replacement};
-use super::measure::Estimator;
-use super::options::CompactOptions;
-use super::outcome::Aborted;
-use super::pieces::{self, ArchiveRefs, Fitting};
 use crate::carry::ledger::{file_events, FileOp, Ledger};
 use crate::carry::reserved::display_name;
 use crate::carry::sections::{entry_header, FILES_HEADER};
 use crate::model::added::OwnSummaries;
 use crate::model::tokens::{self, Encoding};
+use crate::pipeline::measure::Estimator;
+use crate::pipeline::options::CompactOptions;
+use crate::pipeline::shared::call::Call;
+use crate::pipeline::shared::draft::{Draft, Replacement};
+use crate::pipeline::shared::outcome::Aborted;
+use crate::pipeline::shared::pieces::{self, ArchiveRefs, Fitting};
 
-pub use super::options::{FileReader, Rehydrate};
-pub use super::outcome::RehydratedFile;
+pub use crate::pipeline::options::{FileReader, Rehydrate};
+pub use crate::pipeline::shared::outcome::RehydratedFile;
 
 /// A file's content, before it is cut.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,16 +3,17 @@
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::options::CompactOptions;
-use super::outcome::CompactOutcome;
 use crate::base::error::ErrorCode;
 use crate::model::added;
 use crate::model::tokens;
 use crate::model::tokens::Encoding;
-use crate::pipeline::compact::{compact, token_budget, CompactStats};
-use crate::pipeline::outcome::Piece;
+use crate::pipeline::options::CompactOptions;
+use crate::pipeline::shared::outcome::CompactOutcome;
+use crate::pipeline::shared::outcome::Piece;
+use crate::pipeline::{token_budget, CompactStats};
 use crate::plan::strategy::Strategy;
 use crate::plan::thinking;
+use crate::resume::compact;
 use crate::summary::summarize::Summarizer;
 use crate::summary::summarize::SummaryRequest;
 use crate::summary::summarize::{AttemptError, BoxFuture, NoObserver};

@@ -1,6 +1,7 @@
 //! Layer 5, **writing the summary**: what a summary request asks for and how it is retried —
 //! the prompt and the transcript it frames, the [`summarize::Summarizer`] seam with its retry
-//! loop, the extractive summarizer (no model), and the signs that the agent loop caches its
+//! loop, the extractive summarizer (no model), a long middle summarized in parts
+//! ([`parts`]), and the signs that the agent loop caches its
 //! prompt ([`cache_evidence`]). Who answers a request over the network is the providers'
 //! layer, above this one; the sections written beside every summary are
 //! [`crate::carry`]'s; overflow errors are recognised in [`crate::model::overflow`].
@@ -9,5 +10,6 @@
 
 pub mod cache_evidence;
 pub mod extractive;
+pub mod parts;
 pub mod prompt;
 pub mod summarize;

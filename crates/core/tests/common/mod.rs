@@ -5,7 +5,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use context_compact_core::archive::{restore_messages, Restored};
-use context_compact_core::pipeline::compact::{compact, CompactOptions, CompactOutcome, Piece};
+use context_compact_core::compact;
+use context_compact_core::pipeline::{CompactOptions, CompactOutcome, Piece};
 use context_compact_core::summary::extractive::ExtractiveSummarizer;
 use context_compact_core::summary::summarize::{NoObserver, Summarizer};
 use serde_json::{json, Value};
