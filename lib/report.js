@@ -91,7 +91,7 @@ function archiveItems(content) {
   return { items, sizes, format }
 }
 
-/** The ledger section of a summary (summary/ledger.rs `Ledger::parse`), or null. */
+/** The ledger section of a summary (crates/core/src/carry/ledger/mod.rs `Ledger::parse`), or null. */
 function parseLedger(summary) {
   if (typeof summary !== 'string') return null
   const start = summary.indexOf(LEDGER_HEADER)

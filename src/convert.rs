@@ -7,7 +7,7 @@ use context_compact_core::base::error::ValidationError;
 use context_compact_core::formats::{self, Format, Input};
 use context_compact_core::model::{message, tokens};
 use context_compact_core::pipeline::CompactOptions;
-use context_compact_core::summary::providers::ProviderOptions;
+use context_compact_core::providers::ProviderOptions;
 use napi::bindgen_prelude::*;
 use serde_json::Value;
 use std::sync::{Arc, Mutex};

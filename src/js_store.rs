@@ -14,9 +14,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use context_compact_core::archive::store::{
     is_store_url, ArchiveStore, StoreBackend, StoreError, StoreFuture, StoredObject,
 };
+use context_compact_core::base::retry::RetryPolicy;
 use context_compact_core::options::get_store_options;
 use context_compact_core::pipeline::CompactOptions;
-use context_compact_core::summary::summarize::RetryPolicy;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;

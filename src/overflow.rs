@@ -13,8 +13,8 @@ pub(crate) fn error_signals(
     statuses: Vec<u32>,
     codes: Vec<String>,
     messages: Vec<String>,
-) -> context_compact_core::summary::overflow::ErrorSignals {
-    let mut signals = context_compact_core::summary::overflow::ErrorSignals::default();
+) -> context_compact_core::model::overflow::ErrorSignals {
+    let mut signals = context_compact_core::model::overflow::ErrorSignals::default();
     for status in statuses {
         if let Ok(status) = u16::try_from(status) {
             signals.add_status(status);
@@ -39,7 +39,7 @@ pub fn is_context_overflow_signals(
     messages: Vec<String>,
 ) -> bool {
     std::panic::catch_unwind(move || {
-        context_compact_core::summary::overflow::is_context_overflow(&error_signals(
+        context_compact_core::model::overflow::is_context_overflow(&error_signals(
             statuses, codes, messages,
         ))
     })
@@ -62,7 +62,7 @@ pub fn calibrate_overflow_json(
     prompt_size: Option<f64>,
 ) -> Result<String> {
     guarded("calibrateOverflow", || {
-        use context_compact_core::summary::overflow::{refusal_numbers, reported_prompt_tokens};
+        use context_compact_core::model::overflow::{refusal_numbers, reported_prompt_tokens};
         let mut calibration = parse_calibration(calibration_json)?.unwrap_or_default();
         let mut options = parse_options(options_json)?;
         let mut signals = error_signals(Vec::new(), Vec::new(), messages);

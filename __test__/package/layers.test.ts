@@ -133,6 +133,13 @@ describe('the Rust core', () => {
     // The graph is the real one: the modules are found and they use one another.
     expect(graph.size).toBeGreaterThan(5)
     expect(edgesOf(graph).length).toBeGreaterThan(graph.size)
+    // The rooms of summary/'s split (issue 38) are layers of their own: what is carried beside
+    // every summary sits below writing the summary, and the providers above it.
+    const edges = edgesOf(graph)
+    for (const layer of ['carry', 'summary', 'providers']) expect(graph.has(layer), layer).toBe(true)
+    expect(edges).toContain('summary -> carry')
+    expect(edges).toContain('providers -> summary')
+    expect(edges.filter((edge) => /^carry -> (summary|providers)$/.test(edge))).toEqual([])
     const cycles = cyclesOf(graph)
     expect(cycles, `import circles between the top-level modules of crates/core/src:\n${describeCycles(cycles)}`).toEqual([])
   })

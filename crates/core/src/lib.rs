@@ -27,15 +27,22 @@
 //!      |        the outcome)
 //!   archive     archives on disk and object stores, restore, history, prune, audit writers,
 //!      |        extracted memory files
-//!   summary     writing the summary: prompt, Summarizer + retries, HTTP providers, extractive,
-//!      |        ledger, memory extraction, overflow errors
+//!   providers   the summary providers: one HttpSummarizer per API dialect (Anthropic,
+//!      |        OpenAI), Anthropic's native compaction, the provider chosen from options
+//!   summary     writing the summary: prompt, Summarizer + retries, extractive, cache evidence,
+//!      |        the summary written in parts
+//!      |
+//!   carry       what is written beside every summary: the ledger (shell command lines read by
+//!      |        the shell-effects crate), todos, user messages, latest failure, the sections
+//!      |        and reserved lines, the summary budget, memory extraction
 //!   plan        planning the cut: partition, strategies, selective rules, thinking, offload cuts
 //!      |
 //!   formats     the seven message formats read as one view (and mapped back)
 //!      |
 //!   model       messages, validation and checks, token counting, the model table, the
-//!      |        trigger's measure, the messages the library adds, pieces of a result
-//!   base        errors
+//!      |        trigger's measure, the messages the library adds, pieces of a result, tool
+//!      |        calls paired with their results, overflow errors
+//!   base        errors, the retry policy, text helpers
 //! ```
 //!
 //! Lower layers take plain values (a budget, an encoding, a [`plan::partition::TailRules`], an
@@ -50,8 +57,8 @@
 //! - [`Summarizer`]: the seam for providers (HTTP, extractive, JavaScript).
 //! - [`archive`]: durable, private archives of what was removed.
 //! - [`plan::strategy`] / [`plan::selective`]: the other seeds' strategies (selective rules,
-//!   keep-recent, sliding window, no-op); [`summary::memory`]: key-information extraction.
-//! - [`summary::overflow::is_context_overflow`]: recognises the providers' "prompt too long"
+//!   keep-recent, sliding window, no-op); [`carry::memory`]: key-information extraction.
+//! - [`model::overflow::is_context_overflow`]: recognises the providers' "prompt too long"
 //!   errors.
 //!
 //! ```
@@ -75,12 +82,14 @@
 
 pub mod archive;
 pub mod base;
+pub mod carry;
 pub mod formats;
 pub mod model;
 pub mod ops;
 pub mod options;
 pub mod pipeline;
 pub mod plan;
+pub mod providers;
 pub mod resume;
 pub mod summary;
 

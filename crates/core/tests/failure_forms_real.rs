@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
+use context_compact_core::carry::ledger::call_failed;
 use context_compact_core::model::message::tool_result_text;
-use context_compact_core::summary::ledger::call_failed;
 use serde_json::Value;
 
 fn data_dir() -> PathBuf {

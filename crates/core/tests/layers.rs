@@ -14,7 +14,17 @@ use std::path::{Path, PathBuf};
 
 /// Bottom to top. A new top-level module must be placed here, in the layer it belongs to.
 const LAYERS: &[&str] = &[
-    "base", "model", "formats", "plan", "summary", "archive", "options", "pipeline", "resume",
+    "base",
+    "model",
+    "formats",
+    "plan",
+    "carry",
+    "summary",
+    "providers",
+    "archive",
+    "options",
+    "pipeline",
+    "resume",
     "ops",
 ];
 
@@ -278,8 +288,8 @@ fn the_checks_catch_a_circle_and_an_upward_import() {
 // child that defines it).
 // ---------------------------------------------------------------------------------------------
 
-/// A module path under the crate root (`[]` is the crate root, `["summary", "ledger"]` is
-/// `crate::summary::ledger`).
+/// A module path under the crate root (`[]` is the crate root, `["carry", "ledger"]` is
+/// `crate::carry::ledger`).
 type ModPath = Vec<String>;
 
 /// The module of a file, from its path relative to the source root: `lib.rs` → `[]`,

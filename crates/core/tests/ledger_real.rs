@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use context_compact_core::summary::ledger::Ledger;
+use context_compact_core::carry::ledger::Ledger;
 use serde_json::Value;
 
 fn data_dir() -> PathBuf {

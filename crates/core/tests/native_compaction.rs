@@ -5,14 +5,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use context_compact_core::base::error::ErrorCode;
-use context_compact_core::summary::providers::anthropic_compaction::{
+use context_compact_core::base::retry::RetryPolicy;
+use context_compact_core::providers::anthropic_compaction::{
     AnthropicCompactionClient, NativeCompaction, NativeFailure, COMPACTION_BETA,
     NO_TOOLS_INSTRUCTION,
 };
-use context_compact_core::summary::providers::{
+use context_compact_core::providers::{
     self, resolve, ProviderKind, ProviderOptions, DEFAULT_COMPACTION_MODEL,
 };
-use context_compact_core::summary::summarize::{NoObserver, RetryPolicy};
+use context_compact_core::summary::summarize::NoObserver;
 mod common;
 use common::Capture;
 use serde_json::{json, Value};

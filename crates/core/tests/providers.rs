@@ -9,14 +9,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use context_compact_core::base::error::{CompactError, ErrorCode};
+use context_compact_core::base::retry::RetryPolicy;
 use context_compact_core::compact;
 use context_compact_core::pipeline::CompactOptions;
-use context_compact_core::summary::providers::{
+use context_compact_core::providers::{
     self, http, resolve, ApiKey, KeySource, ProviderKind, ProviderOptions,
 };
 use context_compact_core::summary::summarize::{
-    summarize_with_retries, AttemptError, AttemptObserver, NoObserver, Retry, RetryPolicy,
-    Summarizer, SummaryFailure, SummaryRequest,
+    summarize_with_retries, AttemptError, AttemptObserver, NoObserver, Retry, Summarizer,
+    SummaryFailure, SummaryRequest,
 };
 mod common;
 use common::Capture;

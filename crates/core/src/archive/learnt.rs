@@ -531,7 +531,7 @@ mod tests {
         let store = ArchiveStore::from_backend(
             std::sync::Arc::new(super::super::store::ObjectStoreBackend::new(memory)),
             "mem:",
-            crate::summary::summarize::RetryPolicy::default(),
+            crate::base::retry::RetryPolicy::default(),
         );
         let nowhere = Path::new("/nonexistent");
         record(

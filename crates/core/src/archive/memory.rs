@@ -1,13 +1,13 @@
 //! The session's extracted memory (SanBot's key-information extraction: `decisions.md`,
 //! `facts.md`, `preferences.md`, `runtime.md`), appended without duplicate lines. What goes in
-//! them is found by [`crate::summary::memory::extract`]; this module only keeps them.
+//! them is found by [`crate::carry::memory::extract`]; this module only keeps them.
 
 use std::collections::HashSet;
 use std::io::{self, Read};
 use std::path::Path;
 
 use super::store::ArchiveStore;
-use crate::summary::memory::{Extracted, Memory, EXTRACTED_DIR};
+use crate::carry::memory::{Extracted, Memory, EXTRACTED_DIR};
 
 /// The `- ` lines already in a file (none when it does not exist).
 fn existing_lines(path: &Path) -> io::Result<HashSet<String>> {

@@ -16,11 +16,12 @@ use serde_json::Value;
 use super::history::{ArchiveInfo, HistoryError};
 use super::store::ArchiveStore;
 use super::{ArchiveSource, DirSource};
+use crate::base::text::clip_middle;
+use crate::carry::ledger::Ledger;
 use crate::model::added::{self, OwnSummaries};
 use crate::model::message::{role_of, Role};
 use crate::model::tokens::{self, Encoding};
-use crate::summary::ledger::Ledger;
-use crate::summary::prompt::{clip_middle, render_each, RenderLimits};
+use crate::summary::prompt::{render_each, RenderLimits};
 
 /// The default budget of one answer, in tokens.
 pub const DEFAULT_MAX_TOKENS: usize = 8_000;

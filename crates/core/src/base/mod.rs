@@ -1,7 +1,11 @@
 //! Layer 0, **base**: what every layer above shares and that knows nothing of messages: the
-//! error types. Nothing here imports another module of the crate.
+//! error types ([`error`]), the retry policy every call to a service follows ([`retry`]), and
+//! the text helpers that clip and flatten what the library writes ([`text`]). Nothing here
+//! imports another module of the crate.
 
 pub mod error;
+pub mod retry;
+pub mod text;
 
 /// The key of the object the JS layer puts in place of a number JSON cannot hold (`NaN`,
 /// `Infinity`, `-Infinity`: `JSON.stringify` would write `null`, read as "not given"), so that

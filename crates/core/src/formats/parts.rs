@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use super::{acknowledges_summary, detect, read_item, view, Format, Reader, Side};
 use crate::base::error::ValidationError;
+use crate::base::text::{collapse_whitespace, head};
 use crate::model::added;
 use crate::model::message::{block_type, openai_tool_calls, role_of, tool_call_id, Role};
 use crate::model::tokens::{compact_json, count_message, count_text, Encoding};
@@ -317,7 +318,7 @@ fn preview(blocks: &[Value], max_chars: usize) -> String {
             other => Some(format!("[{other}]")),
         };
         let Some(piece) = piece else { continue };
-        let piece = collapse(head(&piece, budget));
+        let piece = collapse_whitespace(head(&piece, budget));
         if piece.is_empty() {
             continue;
         }
@@ -353,19 +354,6 @@ fn result_head(content: Option<&Value>, max_chars: usize) -> String {
             .join(" "),
         _ => String::new(),
     }
-}
-
-/// The first `max_chars` characters of `text`.
-fn head(text: &str, max_chars: usize) -> &str {
-    match text.char_indices().nth(max_chars) {
-        Some((at, _)) => &text[..at],
-        None => text,
-    }
-}
-
-/// Runs of whitespace as one space, trimmed.
-fn collapse(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use super::defaults;
 use crate::archive;
 use crate::base::error::ValidationError;
+use crate::carry::budget::SummaryBudget;
 use crate::model::tokens;
 use crate::model::tokens::Encoding;
 use crate::model::trigger::Usage;
@@ -22,9 +23,8 @@ use crate::plan::partition::TailRules;
 use crate::plan::selective::SelectiveRules;
 use crate::plan::strategy::Strategy;
 use crate::plan::thinking::ThinkingPolicy;
-use crate::summary::budget::SummaryBudget;
+use crate::providers::anthropic_compaction::AnthropicCompactionClient;
 use crate::summary::cache_evidence::CacheTokens;
-use crate::summary::providers::anthropic_compaction::AnthropicCompactionClient;
 use crate::summary::summarize::BoxFuture;
 
 /// Which prompt asks for the summary.
@@ -220,7 +220,7 @@ pub struct CompactOptions {
     /// the summary call when the messages it covers are unchanged.
     pub precomputed: Option<Arc<super::precomputed::Precomputed>>,
     /// The budget in tokens of everything the library writes into a summary message
-    /// (`summaryBudgetTokens`, [`crate::summary::budget`]): the summary's text, the ledger,
+    /// (`summaryBudgetTokens`, [`crate::carry::budget`]): the summary's text, the ledger,
     /// the user's messages, the task list, the latest failure and the recall lines. Default
     /// (`None`): 10 % of the window (of `compression.threshold` when lower), at least 4 000
     /// tokens, at most 15 % of it.
@@ -231,12 +231,12 @@ pub struct CompactOptions {
     pub user_messages_max_tokens: Option<usize>,
     /// The caller's own plan tools (`planTools`), read like the built-in ones (Claude Code
     /// `TodoWrite`, Codex `update_plan`, Gemini CLI `write_todos`, opencode `todowrite`) for
-    /// the task list carried after a summary ([`crate::summary::todos`]).
+    /// the task list carried after a summary ([`crate::carry::todos`]).
     pub plan_tools: Vec<String>,
     /// The budget in tokens of that task list (`planMaxTokens`); `0` turns it off.
     pub plan_max_tokens: usize,
     /// The budget in tokens of the latest failure carried after a summary
-    /// (`latestFailureMaxTokens`, [`crate::summary::latest_error`]); `0` turns it off.
+    /// (`latestFailureMaxTokens`, [`crate::carry::latest_error`]); `0` turns it off.
     pub latest_failure_max_tokens: usize,
     /// Show the current content of the files worked on most recently after the summary
     /// (`rehydrate`, SPEC §4.12). Default off: it costs up to `max_tokens` after every
@@ -517,8 +517,8 @@ impl CompactOptions {
 
     /// The budget of the latest failure carried after a summary: `latestFailureMaxTokens`,
     /// within its share of the summary budget.
-    pub fn latest_failure_budget(&self) -> crate::summary::latest_error::Budget {
-        crate::summary::latest_error::Budget {
+    pub fn latest_failure_budget(&self) -> crate::carry::latest_error::Budget {
+        crate::carry::latest_error::Budget {
             max_tokens: self
                 .latest_failure_max_tokens
                 .min(self.summary_budget().latest_failure()),

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::{as_options_map, get_int, get_string, ranges, CompactOptions};
 use crate::base::error::ValidationError;
-use crate::summary::providers::{
+use crate::providers::{
     build, compaction_from_options, parse_base_url, process_env, resolve, ApiKey, ProviderKind,
     ProviderOptions,
 };
@@ -32,7 +32,7 @@ impl ProviderOptions {
                     "options.provider",
                     format!(
                         "unknown provider {:?} (expected \"anthropic\", \"openai\", \"extractive\" or \"anthropic-compaction\")",
-                        crate::summary::providers::http::clip(&name, 40)
+                        crate::base::text::clip(&name, 40)
                     ),
                 )
             })?),

@@ -624,7 +624,7 @@ fn output_dir(
         ));
     }
     if crate::archive::store::is_store_url(&dir) {
-        let retry = crate::summary::summarize::RetryPolicy {
+        let retry = crate::base::retry::RetryPolicy {
             max_retries: o.max_retries,
             base_delay: o.retry_base_delay,
         };
@@ -783,14 +783,14 @@ mod tests {
             let o = CompactOptions::from_json(&json!({ spec.name: value })).unwrap();
             assert_eq!(debug(&o), defaults, "{}", spec.name);
         }
-        let retry = crate::summary::summarize::RetryPolicy::default();
+        let retry = crate::base::retry::RetryPolicy::default();
         assert_eq!(retry.max_retries, d::COMPACT_MAX_RETRIES);
         assert_eq!(
             retry.base_delay,
             Duration::from_millis(d::RETRY_BASE_DELAY_MS)
         );
         assert_eq!(
-            crate::summary::providers::http::DEFAULT_TIMEOUT,
+            crate::providers::http::DEFAULT_TIMEOUT,
             Duration::from_millis(d::TIMEOUT_MS)
         );
     }
@@ -817,8 +817,7 @@ mod tests {
             );
         }
         for name in PROVIDERS {
-            crate::summary::providers::ProviderOptions::from_json(&json!({ "provider": name }))
-                .unwrap();
+            crate::providers::ProviderOptions::from_json(&json!({ "provider": name })).unwrap();
         }
     }
 

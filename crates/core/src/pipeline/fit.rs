@@ -12,6 +12,9 @@
 use serde_json::Value;
 
 use crate::base::error::CompactError;
+use crate::carry::sections;
+use crate::carry::todos;
+use crate::carry::user_messages::{self, refit_section, UserMessages};
 use crate::model::tokens;
 use crate::pipeline::measure::Estimator;
 use crate::pipeline::options::CompactOptions;
@@ -23,9 +26,6 @@ use crate::pipeline::shared::outcome::RehydratedFile;
 use crate::pipeline::shared::pieces::{draft_tokens, target, ArchiveRefs, Fitting};
 use crate::pipeline::shared::session::stand_in_archive_path;
 use crate::plan::offload::{self, Site};
-use crate::summary::sections;
-use crate::summary::todos;
-use crate::summary::user_messages::{self, refit_section, UserMessages};
 
 /// How many times the cuts are re-planned when the exact count after cutting is not yet low
 /// enough (token counts of cut text are not proportional to its length).

@@ -26,6 +26,9 @@ use std::ops::Range;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::carry::ledger::{file_events, FileOp, Ledger};
+use crate::carry::reserved::display_name;
+use crate::carry::sections::{entry_header, FILES_HEADER};
 use crate::model::added::OwnSummaries;
 use crate::model::tokens::{self, Encoding};
 use crate::pipeline::measure::Estimator;
@@ -34,9 +37,6 @@ use crate::pipeline::shared::call::Call;
 use crate::pipeline::shared::draft::{Draft, Replacement};
 use crate::pipeline::shared::outcome::Aborted;
 use crate::pipeline::shared::pieces::{self, ArchiveRefs, Fitting};
-use crate::summary::ledger::{file_events, FileOp, Ledger};
-use crate::summary::reserved::display_name;
-use crate::summary::sections::{entry_header, FILES_HEADER};
 
 pub use crate::options::{FileReader, Rehydrate};
 pub use crate::pipeline::shared::outcome::RehydratedFile;

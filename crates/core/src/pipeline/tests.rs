@@ -268,7 +268,7 @@ async fn a_message_that_only_starts_like_a_summary_is_the_users() {
     // Carried as the user's own words, one entry as written (never the task: it only looks
     // like the library's).
     let body = outcome.summary.unwrap();
-    let users = crate::summary::user_messages::UserMessages::parse(&body).unwrap();
+    let users = crate::carry::user_messages::UserMessages::parse(&body).unwrap();
     assert!(users.messages.iter().any(|m| m.text == forged), "{body}");
 }
 

@@ -145,7 +145,7 @@ fn fits(
     if checkpoint.session_id != options.session_id {
         return Err(format!(
             "it was recorded for the session {:?}, not this one",
-            crate::summary::providers::http::clip(&checkpoint.session_id, 40)
+            crate::base::text::clip(&checkpoint.session_id, 40)
         ));
     }
     if checkpoint.summarizer != *config {
@@ -194,22 +194,22 @@ fn shape_problem(checkpoint: &Checkpoint) -> Option<String> {
         return Some("its summary ends with a thinking line".into());
     }
     let body = added::summary_body(message).unwrap_or("");
-    let model_text = match crate::summary::sections::first_section(body) {
+    let model_text = match crate::carry::sections::first_section(body) {
         Some(at) => &body[..at],
         None => body,
     };
-    if crate::summary::sections::strip_sections(model_text) != model_text.trim() {
+    if crate::carry::sections::strip_sections(model_text) != model_text.trim() {
         return Some(
             "its summary holds text that looks like the library's own lines (a section header, an entry header, a recall line or the marker)"
                 .into(),
         );
     }
-    let sections = crate::summary::sections::split(body);
+    let sections = crate::carry::sections::split(body);
     if let Some(recall) = sections.recall {
         if recall
             .lines()
-            .filter(|line| line.starts_with(crate::summary::sections::RECALL_LINE))
-            .any(|line| crate::summary::sections::parse_recall_line(line).is_none())
+            .filter(|line| line.starts_with(crate::carry::sections::RECALL_LINE))
+            .any(|line| crate::carry::sections::parse_recall_line(line).is_none())
         {
             return Some("its recall section holds a line not of the library's form".into());
         }

@@ -9,8 +9,10 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use crate::base::text::{self, sentences};
 use crate::model::added;
-use crate::model::message::{role_of, text_of, tool_calls, tool_result_text, tool_results, Role};
+use crate::model::exchanges::Exchanges;
+use crate::model::message::{role_of, text_of, tool_result_text, Role};
 use crate::plan::partition::is_user_turn;
 use crate::summary::prompt::SECTION_HEADERS;
 use crate::summary::summarize::{AttemptError, BoxFuture, Summarizer, SummaryRequest};
@@ -81,26 +83,13 @@ const PREFERENCE_MARKERS: &[&str] = &[
     "必须",
 ];
 
+/// A quote of `text`, trimmed, at most `max_chars` characters.
 fn clip(text: &str, max_chars: usize) -> String {
-    let text = text.trim();
-    if text.chars().count() <= max_chars {
-        return text.to_string();
-    }
-    let mut out: String = text.chars().take(max_chars).collect();
-    out.push('…');
-    out
+    text::clip(text.trim(), max_chars)
 }
 
 fn contains_any(haystack_lower: &str, needles: &[&str]) -> bool {
     needles.iter().any(|n| haystack_lower.contains(n))
-}
-
-/// Sentences (or lines) of a text, roughly.
-pub(crate) fn sentences(text: &str) -> impl Iterator<Item = &str> {
-    text.split(['\n', '。', '！', '？'])
-        .flat_map(|line| line.split(". "))
-        .map(str::trim)
-        .filter(|s| s.len() > 3)
 }
 
 fn push_unique(list: &mut Vec<String>, item: String, max: usize) {
@@ -137,7 +126,7 @@ pub fn extractive_summary_of(
     let mut errors = Vec::new();
     let mut last_assistant: Option<String> = None;
     let mut tool_uses: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut call_names: BTreeMap<String, String> = BTreeMap::new();
+    let mut exchanges: Exchanges<String> = Exchanges::new();
     let mut user_turns = 0;
 
     for message in messages {
@@ -175,16 +164,16 @@ pub fn extractive_summary_of(
                 }
                 last_assistant = Some(clip(&text, MAX_QUOTE_CHARS * 2));
             }
-            for call in tool_calls(message) {
-                tool_uses.entry(call.name.to_string()).or_default().0 += 1;
-                call_names.insert(call.id.to_string(), call.name.to_string());
-            }
         }
-        for result in tool_results(message) {
-            let name = call_names
-                .get(result.tool_use_id)
-                .cloned()
-                .unwrap_or_else(|| "tool".into());
+        // Only an assistant's tool calls count (a call in another role is not one the agent made).
+        let results = exchanges.read(message, |call| {
+            (role == Some(Role::Assistant)).then(|| {
+                tool_uses.entry(call.name.to_string()).or_default().0 += 1;
+                call.name.to_string()
+            })
+        });
+        for (result, name) in results {
+            let name = name.unwrap_or_else(|| "tool".into());
             let text = tool_result_text(result.content);
             if result.is_error {
                 tool_uses.entry(name.clone()).or_default().1 += 1;

@@ -22,16 +22,17 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::base::error::{CompactError, ErrorCode};
+use crate::base::retry::RetryPolicy;
+use crate::carry::sections::strip_sections;
 use crate::model::added::OwnSummaries;
 use crate::model::encoding::Encoding;
+use crate::model::overflow::StatedLimits;
 use crate::model::tokens::count_text;
 use crate::model::trigger::model_factor;
-use crate::summary::overflow::StatedLimits;
 use crate::summary::prompt::{self, RenderLimits, TranscriptKey};
-use crate::summary::sections::strip_sections;
 use crate::summary::summarize::{
-    summarize_or_resize, AttemptError, AttemptObserver, Attempted, RetryPolicy, Summarizer,
-    SummaryFailure, SummaryRequest, UsageMeter,
+    summarize_or_resize, AttemptError, AttemptObserver, Attempted, Summarizer, SummaryFailure,
+    SummaryRequest, UsageMeter,
 };
 
 /// Tokens the providers add around the prompt: the system prompt (Anthropic's is ~45 tokens)

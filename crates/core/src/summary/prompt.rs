@@ -31,17 +31,18 @@
 //! A segment runs from its header line to the next line that begins with `[K `; the transcript
 //! ends only at `</transcript key="K">`. Text inside a segment that looks like a header
 //! (`[user]`, `[tool result from bash]`, `</transcript>`) is content, since it cannot hold `K`.
-//! Tool names are written on one line ([`crate::summary::reserved::one_line`]).
+//! Tool names are written on one line ([`crate::carry::reserved::one_line`]).
 
 use std::collections::HashMap;
 use std::fmt::Write;
 
 use serde_json::Value;
 
+use crate::base::text::{clip, clip_middle};
+use crate::carry::reserved;
 use crate::model::added::OwnSummaries;
 use crate::model::message::{block_type, openai_tool_calls, role_of, tool_call_id, Role};
 use crate::model::tokens::compact_json;
-use crate::summary::reserved;
 
 /// Section headers the summary must use, in order.
 pub const SECTION_HEADERS: &[&str] = &[
@@ -418,14 +419,7 @@ impl<'k> Headers<'k> {
 
 /// A tool's name as a segment header shows it: on one line, at most 100 characters.
 fn tool_label(name: &str) -> String {
-    let name = reserved::one_line(name);
-    if name.chars().count() <= 100 {
-        name
-    } else {
-        let mut cut: String = name.chars().take(100).collect();
-        cut.push('…');
-        cut
-    }
+    clip(&reserved::one_line(name), 100)
 }
 
 /// Renders messages as a transcript framed by `key` (see the module docs). The library's own
@@ -693,25 +687,6 @@ fn render_tool_result(
     );
 }
 
-/// Shortens text to about `max_chars`, keeping its head and tail and saying how much was cut.
-pub fn clip_middle(text: &str, max_chars: usize) -> String {
-    if max_chars == usize::MAX || text.len() <= max_chars {
-        return text.to_string();
-    }
-    let total_chars = text.chars().count();
-    if total_chars <= max_chars {
-        return text.to_string();
-    }
-    let keep_head = max_chars * 2 / 3;
-    let keep_tail = max_chars - keep_head;
-    let head: String = text.chars().take(keep_head).collect();
-    let tail: String = text.chars().skip(total_chars - keep_tail).collect();
-    format!(
-        "{head}\n[… {} characters omitted …]\n{tail}",
-        total_chars - keep_head - keep_tail
-    )
-}
-
 /// How to read the framed text that follows the instructions, naming this request's key.
 fn reading_rules(key: &TranscriptKey, previous: bool) -> String {
     let k = key.as_str();
@@ -966,15 +941,6 @@ mod tests {
         assert!(t.contains("[k assistant called tool bash] {\"command\":\"cargo build\"}"));
         assert!(t.contains("[k tool result from bash (ERROR)]\nerror: linker failed"));
         assert!(t.contains("[image]"));
-    }
-
-    #[test]
-    fn clip_middle_keeps_head_and_tail() {
-        let text = "a".repeat(100) + &"b".repeat(100);
-        let clipped = clip_middle(&text, 30);
-        assert!(clipped.starts_with(&"a".repeat(20)));
-        assert!(clipped.ends_with(&"b".repeat(10)));
-        assert!(clipped.contains("170 characters omitted"));
     }
 
     #[test]

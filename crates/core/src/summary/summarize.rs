@@ -11,14 +11,14 @@ use std::pin::Pin;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use rand::Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::base::error::{CompactError, ErrorCode};
+use crate::base::retry::RetryPolicy;
 use crate::model::added::OwnSummaries;
-use crate::summary::overflow::StatedLimits;
+use crate::model::overflow::StatedLimits;
 use crate::summary::prompt::{self, RenderLimits};
 
 /// A boxed future, so that the trait stays object-safe.
@@ -347,38 +347,6 @@ pub trait Summarizer: Send + Sync {
     }
 }
 
-/// How attempts are repeated.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RetryPolicy {
-    /// Attempts after the first (PRD `COMPACT_MAX_RETRIES`, default 2). 0 = one attempt.
-    pub max_retries: u32,
-    /// The first backoff; later ones double, up to 16× this (the SDKs' 0.5 s → 8 s).
-    pub base_delay: Duration,
-}
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        RetryPolicy {
-            // The PRD's default (`options::defaults`, a layer above; its tests check they agree).
-            max_retries: 2,
-            base_delay: Duration::from_millis(500),
-        }
-    }
-}
-
-/// The longest wait a server's `retry-after` may impose.
-pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
-
-impl RetryPolicy {
-    /// The SDKs' backoff before retry number `retry` (0-based): `min(base·2^n, 16·base)`
-    /// times a random factor in [0.75, 1].
-    pub fn backoff(&self, retry: u32) -> Duration {
-        let factor = 2f64.powi(retry.min(4) as i32);
-        let jitter = rand::thread_rng().gen_range(0.75..=1.0);
-        self.base_delay.mul_f64(factor * jitter)
-    }
-}
-
 /// Observes attempts (for logs and `onEvent`).
 pub trait AttemptObserver: Send + Sync {
     /// Called before each attempt.
@@ -402,7 +370,7 @@ pub enum SummaryFailure {
 
 /// The retry loop of SPEC §5 as steps, so that any kind of attempt can use it: the summaries
 /// ([`summarize_with_retries`]) and Anthropic's on-demand compaction
-/// ([`crate::summary::providers::anthropic_compaction`]). [`with_retries`] runs it over a closure.
+/// (the providers' `anthropic_compaction`, a layer above). [`with_retries`] runs it over a closure.
 ///
 /// ```text
 /// loop { let n = retries.begin()?; match retries.run(attempt(n)).await? { Ok(v) => return, Err(e) => retries.failed(e).await? } }

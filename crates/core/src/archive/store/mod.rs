@@ -32,7 +32,7 @@ use std::future::Future;
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
-use crate::summary::summarize::RetryPolicy;
+use crate::base::retry::RetryPolicy;
 
 pub mod backend;
 pub mod session;

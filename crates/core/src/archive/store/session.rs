@@ -29,7 +29,7 @@ use crate::archive::{
     ArchiveFile, ArchiveInfo, ArchiveSource, HistoryError, PruneOptions, PruneReport, Restored,
 };
 use crate::base::error::ValidationError;
-use crate::summary::memory::{Extracted, Memory, EXTRACTED_DIR};
+use crate::carry::memory::{Extracted, Memory, EXTRACTED_DIR};
 
 /// The directory of a session's audit events, one object per event.
 pub const EVENTS_DIR: &str = "events";

@@ -15,7 +15,7 @@ use object_store::{BackoffConfig, ClientConfigKey, ObjectStore, RetryConfig};
 use super::backend::{ObjectStoreBackend, StoreBackend, StoreError, StoreFuture, StoredObject};
 use super::{redact, ArchiveStore, DEFAULT_OPERATION_TIMEOUT};
 use crate::base::error::ValidationError;
-use crate::summary::summarize::RetryPolicy;
+use crate::base::retry::RetryPolicy;
 
 /// The URL forms `outputDir` accepts, for messages.
 pub const SUPPORTED_SCHEMES: &str =

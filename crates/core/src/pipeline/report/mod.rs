@@ -12,6 +12,7 @@ pub(crate) mod reporter;
 use serde_json::Value;
 
 use crate::base::error::{CompactError, ErrorCode};
+use crate::carry::memory;
 use crate::model::added;
 use crate::model::message::{carries_tool_results, role_of, Role};
 use crate::pipeline::archive::Archived;
@@ -24,7 +25,6 @@ use crate::pipeline::shared::outcome::{
 use crate::pipeline::shared::pieces::{pieces_tokens, Assembled, Fitting, Shortened};
 use crate::plan::offload::{Offloaded, Scope};
 use crate::plan::partition::Partition;
-use crate::summary::memory;
 use crate::summary::summarize::Summarizer;
 
 /// What a compaction that went through produced.
@@ -137,7 +137,7 @@ impl Reporter<'_> {
             Replacement::Summary(_) | Replacement::Native(_)
         ) {
             let compacted = &self.messages[draft.region.clone()];
-            let ledger = crate::summary::ledger::Ledger::of_region(
+            let ledger = crate::carry::ledger::Ledger::of_region(
                 compacted,
                 crate::pipeline::shared::session::earlier_body(compacted, &draft.own),
             );

@@ -8,13 +8,13 @@ use std::ops::Range;
 use serde_json::{json, Value};
 
 use crate::archive::checkpoint::Checkpoint;
+use crate::carry::latest_error;
+use crate::carry::sections;
 use crate::model::added;
 use crate::pipeline::options::CompactOptions;
 use crate::pipeline::shared::outcome::{Piece, SummaryFallbackReport};
 use crate::plan::strategy::{RegionItem, Rewrite};
 use crate::plan::thinking::Stripped;
-use crate::summary::latest_error;
-use crate::summary::sections;
 use crate::summary::summarize::{SummaryModelLearnt, SummaryRequestKind, SummaryUsage};
 
 /// The new list before its archives are written: the region of the input that is replaced,
@@ -300,7 +300,7 @@ impl Draft {
         kept
     }
 
-    /// The text that holds the sections the library appends to a summary ([`crate::summary::sections`]):
+    /// The text that holds the sections the library appends to a summary ([`crate::carry::sections`]):
     /// the summary's body, or the text beside a native compaction block.
     pub fn sections_text_mut(&mut self) -> Option<&mut String> {
         match &mut self.replacement {

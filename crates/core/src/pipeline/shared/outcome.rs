@@ -7,11 +7,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::archive::checkpoint::Checkpoint;
 use crate::base::error::CompactError;
+use crate::carry::memory::Extracted;
 use crate::model::trigger::{Measure, TriggerKind};
 use crate::plan::offload::Offloaded;
 use crate::plan::partition::Partition;
 use crate::plan::strategy::{Removal, Strategy};
-use crate::summary::memory::Extracted;
 use crate::summary::summarize::{SummaryModelLearnt, SummaryRequestKind, SummaryUsage};
 
 pub use crate::model::piece::Piece;

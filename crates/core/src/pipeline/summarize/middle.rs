@@ -8,25 +8,25 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::archive::learnt::model_key;
+use crate::base::retry::RetryPolicy;
+use crate::carry::ledger::Ledger;
+use crate::carry::sections::strip_sections;
+use crate::carry::todos;
+use crate::carry::user_messages::UserMessages;
 use crate::model::added::{self, OwnSummaries};
 use crate::pipeline::options::{CompactOptions, PromptStyle};
 use crate::pipeline::shared::session::earlier_body;
-use crate::summary::ledger::Ledger;
 use crate::summary::parts::{summarize_in_parts, PartsOptions};
 use crate::summary::prompt::{self, RenderLimits};
-use crate::summary::sections::strip_sections;
 use crate::summary::summarize::{
-    summarize_with_retries, AttemptObserver, RetryPolicy, Summarizer, SummaryFailure,
-    SummaryRequest, UsageMeter,
+    summarize_with_retries, AttemptObserver, Summarizer, SummaryFailure, SummaryRequest, UsageMeter,
 };
-use crate::summary::todos;
-use crate::summary::user_messages::UserMessages;
 
 /// The sections the library appends to a summary of `middle`, whoever writes its text (SPEC
 /// §4.5, §4.12): the ledger of its tool calls, the agent's latest task list and the user's own
 /// messages (the task first) within their budgets, each carried forward after those of
 /// `earlier` (the body of the summary being updated). The latest failure follows them when the
-/// archive is named ([`crate::summary::latest_error`]).
+/// archive is named ([`crate::carry::latest_error`]).
 pub(crate) fn appended_sections(
     earlier: Option<&str>,
     middle: &[Value],
@@ -83,7 +83,7 @@ pub(crate) fn budget_losses(
         format!("it does not fit its share of the summary budget ({tokens} tokens; raise summaryBudgetTokens to keep it)")
     };
     let earlier = earlier_body(middle, own);
-    if crate::summary::sections::split(text).plan.is_none()
+    if crate::carry::sections::split(text).plan.is_none()
         && options.plan_max_tokens > 0
         && !todos::section(
             earlier,
@@ -100,7 +100,7 @@ pub(crate) fn budget_losses(
         ));
     }
     let failure =
-        |tokens| crate::summary::latest_error::section(middle, None, tokens, options.encoding, own);
+        |tokens| crate::carry::latest_error::section(middle, None, tokens, options.encoding, own);
     if latest_failure_tokens < options.latest_failure_max_tokens
         && failure(latest_failure_tokens).is_empty()
         && !failure(options.latest_failure_max_tokens).is_empty()
@@ -114,12 +114,12 @@ pub(crate) fn budget_losses(
 }
 
 /// `sections` after the model's text of a summary body, the text fitted first to what the
-/// summary budget leaves it beside them ([`crate::summary::budget`]).
+/// summary budget leaves it beside them ([`crate::carry::budget`]).
 pub(super) fn append(body: &mut String, sections: &str, options: &CompactOptions) {
     let room = options
         .summary_budget()
         .body_room(sections, options.encoding);
-    *body = crate::summary::budget::fit_text(body, room, options.encoding);
+    *body = crate::carry::budget::fit_text(body, room, options.encoding);
     if sections.is_empty() {
         return;
     }

@@ -303,7 +303,7 @@ fn kept_turns(call: &Call<'_>, draft: &mut Draft) {
         let earlier = earlier_body(&messages[draft.region.clone()], &draft.own);
         let warning = draft
             .sections_text_mut()
-            .and_then(|text| crate::summary::user_messages::losses_warning(text, earlier));
+            .and_then(|text| crate::carry::user_messages::losses_warning(text, earlier));
         draft.warnings.extend(warning);
         let (failure_tokens, own) = (draft.latest_failure.max_tokens, draft.own.clone());
         let region = &messages[draft.region.clone()];

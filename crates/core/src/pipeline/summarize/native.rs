@@ -5,6 +5,7 @@
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::base::retry::RetryPolicy;
 use crate::model::added::OwnSummaries;
 use crate::pipeline::options::CompactOptions;
 use crate::pipeline::shared::draft::{NativeFallback, NativeSummarized};
@@ -12,7 +13,7 @@ use crate::pipeline::shared::outcome::Aborted;
 use crate::pipeline::shared::session::earlier_body;
 use crate::pipeline::summarize::middle::appended_sections;
 use crate::plan::partition::Partition;
-use crate::summary::summarize::{AttemptObserver, RetryPolicy};
+use crate::summary::summarize::AttemptObserver;
 
 /// Anthropic's on-demand compaction of the middle of `plan`, when `provider:
 /// 'anthropic-compaction'` is set and the conversation allows it; otherwise why not (the
@@ -43,7 +44,7 @@ pub(crate) async fn summarize_natively(
             false,
         ))));
     }
-    if crate::summary::providers::anthropic_compaction::supports_compaction(&model) == Some(false) {
+    if crate::providers::anthropic_compaction::supports_compaction(&model) == Some(false) {
         return Ok(Some(Err(fallback(
             format!("{model} does not offer on-demand compaction"),
             true,
@@ -82,7 +83,7 @@ pub(crate) async fn summarize_natively(
             observer,
         )
         .await;
-    use crate::summary::providers::anthropic_compaction::NativeFailure;
+    use crate::providers::anthropic_compaction::NativeFailure;
     match result {
         Ok(native) => {
             let ledger = appended_sections(earlier_body(middle, own), middle, options, own);

@@ -7,6 +7,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::base::error::{CompactError, ErrorCode};
+use crate::base::retry::RetryPolicy;
+use crate::carry::sections::strip_sections;
 use crate::formats::Format;
 use crate::model::added::{self, OwnSummaries};
 use crate::model::tokens;
@@ -16,13 +18,12 @@ use crate::pipeline::shared::session::earlier_body;
 use crate::pipeline::summarize::middle::{
     append, appended_sections, cap_chars, summarize_middle, unwrap_summary_tags, Summary,
 };
+use crate::providers::shared::leading_system;
 use crate::summary::cache_evidence::{self, Sources};
 use crate::summary::prompt::{self, Landmark, RenderLimits, SharedScope, SharedStyle};
-use crate::summary::providers::shared::leading_system;
-use crate::summary::sections::strip_sections;
 use crate::summary::summarize::{
-    summarize_or_resize, AttemptError, AttemptObserver, Attempted, RetryPolicy, SharedRequest,
-    Summarizer, SummaryFailure, SummaryRequest, SummaryRequestKind, UsageMeter,
+    summarize_or_resize, AttemptError, AttemptObserver, Attempted, SharedRequest, Summarizer,
+    SummaryFailure, SummaryRequest, SummaryRequestKind, UsageMeter,
 };
 
 /// A region's summary and how it was asked for.

@@ -3,12 +3,11 @@
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use serde_json::{json, Value};
 
-use super::http::{self, HttpProvider, Protocol};
+use super::http::{self, Dialect, HttpProvider, HttpSummarizer, Protocol};
 use super::shared;
 use crate::base::error::ErrorCode;
-use crate::summary::summarize::{
-    AttemptError, BoxFuture, Retry, SharedRequest, Summarizer, SummaryRequest, SummaryUsage,
-};
+use crate::base::text;
+use crate::summary::summarize::{AttemptError, Retry, SharedRequest, SummaryUsage};
 
 /// The API version header value.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -16,33 +15,22 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// The system prompt of summary requests (the instructions are in the user message).
 pub const SYSTEM_PROMPT: &str = "You write faithful, structured summaries of conversations between a user and an AI agent, so that the agent can continue the work from the summary alone. Follow the instructions in the user message exactly.";
 
-/// Summaries by the Anthropic Messages API.
+/// The Anthropic Messages API's dialect.
 #[derive(Debug)]
-pub struct AnthropicSummarizer {
-    http: HttpProvider,
-    url: String,
-}
+pub struct Anthropic;
 
-impl AnthropicSummarizer {
-    pub fn new(http: HttpProvider) -> Self {
-        let url = http::endpoint(&http.base_url, "messages");
-        AnthropicSummarizer { http, url }
-    }
+/// Summaries by the Anthropic Messages API.
+pub type AnthropicSummarizer = HttpSummarizer<Anthropic>;
 
-    /// The request body for a prompt.
-    pub fn body(&self, prompt: &str, max_tokens: u32) -> Value {
-        json!({
-            "model": self.http.model,
-            "max_tokens": self.http.max_tokens(max_tokens),
-            "system": SYSTEM_PROMPT,
-            "messages": [{ "role": "user", "content": prompt }],
-        })
-    }
+impl Dialect for Anthropic {
+    const PROVIDER: &'static str = "anthropic";
+    const PROTOCOL: Protocol = Protocol::Anthropic;
+    const ENDPOINT: &'static str = "messages";
 
-    fn headers(&self) -> HeaderMap {
+    fn headers(http: &HttpProvider) -> HeaderMap {
         let mut headers = HeaderMap::new();
         // Validated when the options were read.
-        if let Ok(mut key) = HeaderValue::from_str(self.http.key.expose()) {
+        if let Ok(mut key) = HeaderValue::from_str(http.key.expose()) {
             key.set_sensitive(true);
             headers.insert("x-api-key", key);
         }
@@ -54,25 +42,36 @@ impl AnthropicSummarizer {
         headers
     }
 
-    async fn attempt(&self, request: &SummaryRequest<'_>) -> Result<String, AttemptError> {
-        let body = match &request.shared {
-            Some(shared) => {
-                shared::anthropic_body(shared, self.http.max_tokens(request.max_tokens))
-            }
-            None => self.body(&request.prompt, request.max_tokens),
-        };
-        let response = self
-            .http
-            .send(
-                &self.url,
-                self.headers(),
-                &body,
-                Protocol::Anthropic,
-                request,
-            )
-            .await?;
-        shared::meter_usage(request, &response.body, SummaryUsage::from_anthropic);
-        parse_response(response.status, &response.body)
+    fn body(http: &HttpProvider, prompt: &str, max_tokens: u32) -> Value {
+        json!({
+            "model": http.model,
+            "max_tokens": http.max_tokens(max_tokens),
+            "system": SYSTEM_PROMPT,
+            "messages": [{ "role": "user", "content": prompt }],
+        })
+    }
+
+    fn shared_body(http: &HttpProvider, shared: &SharedRequest<'_>, max_tokens: u32) -> Value {
+        shared::anthropic_body(shared, http.max_tokens(max_tokens))
+    }
+
+    fn usage(usage: &Value) -> SummaryUsage {
+        SummaryUsage::from_anthropic(usage)
+    }
+
+    fn parse_response(status: u16, body: &[u8]) -> Result<String, AttemptError> {
+        parse_response(status, body)
+    }
+
+    fn can_share(http: &HttpProvider, request: &SharedRequest<'_>) -> Result<(), String> {
+        shared::check_model(request, &http.model)?;
+        shared::check_tool_choice(request)?;
+        shared::check_anthropic_messages(request.conversation)?;
+        shared::check_thinking(request, &http.model)
+    }
+
+    fn caches_by_itself(_prompt_tokens: u64) -> Result<String, String> {
+        Err(shared::ANTHROPIC_CACHES_WHEN_ASKED.into())
     }
 }
 
@@ -88,7 +87,7 @@ pub(crate) fn parse_message(status: u16, body: &[u8]) -> Result<Value, AttemptEr
             format!(
                 "anthropic API returned HTTP {status} with an error: {} {}",
                 error["type"].as_str().unwrap_or("error"),
-                http::clip(error["message"].as_str().unwrap_or(""), 500)
+                text::clip(error["message"].as_str().unwrap_or(""), 500)
             ),
             Retry::Yes,
         )
@@ -170,33 +169,5 @@ pub fn parse_response(status: u16, body: &[u8]) -> Result<String, AttemptError> 
             }
             Ok(text)
         }
-    }
-}
-
-impl Summarizer for AnthropicSummarizer {
-    fn summarize<'a>(
-        &'a self,
-        request: &'a SummaryRequest<'a>,
-    ) -> BoxFuture<'a, Result<String, AttemptError>> {
-        Box::pin(async move { self.attempt(request).await.map_err(|e| self.http.scrub(e)) })
-    }
-
-    fn provider(&self) -> &str {
-        "anthropic"
-    }
-
-    fn model(&self) -> Option<&str> {
-        Some(&self.http.model)
-    }
-
-    fn can_share(&self, request: &SharedRequest<'_>) -> Result<(), String> {
-        shared::check_model(request, &self.http.model)?;
-        shared::check_tool_choice(request)?;
-        shared::check_anthropic_messages(request.conversation)?;
-        shared::check_thinking(request, &self.http.model)
-    }
-
-    fn caches_by_itself(&self, _prompt_tokens: u64) -> Result<String, String> {
-        Err(shared::ANTHROPIC_CACHES_WHEN_ASKED.into())
     }
 }

@@ -30,10 +30,12 @@
 
 use serde_json::Value;
 
-use crate::model::message::{tool_calls, tool_result_text, tool_results};
+use crate::base::text::collapse_whitespace;
+use crate::carry::ledger::failure;
+use crate::carry::sections::{self, entry_header, PLAN_HEADER};
+use crate::model::exchanges::Exchanges;
+use crate::model::message::tool_result_text;
 use crate::model::tokens::{self, Encoding};
-use crate::summary::ledger::failure;
-use crate::summary::sections::{self, entry_header, PLAN_HEADER};
 
 /// The plan tools every agent of the module docs calls, by their lower-case names.
 const BUILT_IN_TOOLS: &[&str] = &["todowrite", "update_plan", "write_todos"];
@@ -111,11 +113,6 @@ pub fn is_plan_tool(name: &str, plan_tools: &[String]) -> bool {
             .any(|tool| tool.eq_ignore_ascii_case(name) || base_name(tool) == base)
 }
 
-/// A status as a one-line label.
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// The items of a plan tool's input (see the module docs); `None` when it holds no list.
 fn read_input(tool: &str, input: &Value) -> Option<Plan> {
     let list = LIST_FIELDS
@@ -137,7 +134,7 @@ fn read_input(tool: &str, input: &Value) -> Option<Plan> {
                     let status = ["status", "state"]
                         .iter()
                         .find_map(|field| fields.get(*field).and_then(Value::as_str))
-                        .map(one_line)
+                        .map(collapse_whitespace)
                         .filter(|status| !status.is_empty())
                         .or_else(|| {
                             ["done", "completed", "checked"].iter().find_map(|field| {
@@ -153,7 +150,7 @@ fn read_input(tool: &str, input: &Value) -> Option<Plan> {
                         priority: fields
                             .get("priority")
                             .and_then(Value::as_str)
-                            .map(one_line)
+                            .map(collapse_whitespace)
                             .filter(|p| !p.is_empty()),
                     }
                 }),
@@ -183,28 +180,24 @@ fn read_input(tool: &str, input: &Value) -> Option<Plan> {
 /// an error set nothing; a call without a result (the last one, answered in the kept messages)
 /// is taken as done.
 pub fn latest(messages: &[Value], plan_tools: &[String]) -> Option<Plan> {
-    let mut waiting: Vec<(String, Plan)> = Vec::new();
+    let mut exchanges = Exchanges::new();
     let mut latest: Option<Plan> = None;
     for message in messages {
-        for call in tool_calls(message) {
-            if !is_plan_tool(call.name, plan_tools) {
-                continue;
-            }
-            if let Some(plan) = read_input(call.name, &call.input) {
-                waiting.push((call.id.to_string(), plan));
-            }
-        }
-        for result in tool_results(message) {
-            let Some(at) = waiting.iter().position(|(id, _)| id == result.tool_use_id) else {
+        let results = exchanges.read(message, |call| {
+            is_plan_tool(call.name, plan_tools)
+                .then(|| read_input(call.name, &call.input))
+                .flatten()
+        });
+        for (result, plan) in results {
+            let Some(plan) = plan else {
                 continue;
             };
-            let (_, plan) = waiting.remove(at);
             if !failure::failed(result.is_error, &tool_result_text(result.content)) {
                 latest = Some(plan);
             }
         }
     }
-    waiting.pop().map(|(_, plan)| plan).or(latest)
+    exchanges.into_unanswered().last().or(latest)
 }
 
 impl Plan {
@@ -398,7 +391,7 @@ pub fn without_section(body: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::summary::sections::LEDGER_HEADER;
+    use crate::carry::sections::LEDGER_HEADER;
     use serde_json::json;
 
     const ENC: Encoding = Encoding::O200kBase;
@@ -558,7 +551,7 @@ mod tests {
         assert_eq!(parsed, latest(&messages, &[]).unwrap());
         assert_eq!(parsed.items[0].text, tricky);
         // The text inside cannot end the section or add a ledger.
-        assert_eq!(crate::summary::ledger::Ledger::parse(&body), None);
+        assert_eq!(crate::carry::ledger::Ledger::parse(&body), None);
         assert!(sections::split(&body).recall.is_some());
         // Carried forward when the middle has no newer call; replaced by one.
         let carried = section(

@@ -23,10 +23,11 @@ use regex::Regex;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::base::text::{self, clip, collapse_whitespace};
+use crate::carry::ledger::Ledger;
 use crate::model::added;
 use crate::model::message::{role_of, text_of, Role};
 use crate::plan::partition::is_user_turn;
-use crate::summary::ledger::Ledger;
 
 /// The directory, inside the session's, that holds the extracted files.
 pub const EXTRACTED_DIR: &str = "extracted";
@@ -94,18 +95,12 @@ pub struct Extracted {
 
 /// One line of text, whitespace collapsed, clipped.
 fn one_line(text: &str) -> String {
-    let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if collapsed.chars().count() <= MAX_LINE_CHARS {
-        return collapsed;
-    }
-    let mut out: String = collapsed.chars().take(MAX_LINE_CHARS).collect();
-    out.push('…');
-    out
+    clip(&collapse_whitespace(text), MAX_LINE_CHARS)
 }
 
 /// Sentences of a text (the extractive summarizer's split), without list markers.
 fn sentences(text: &str) -> impl Iterator<Item = &str> {
-    crate::summary::extractive::sentences(text)
+    text::sentences(text)
         .map(|s| s.trim_start_matches(['-', '*', '#', ' ']).trim())
         .filter(|s| !s.is_empty())
 }

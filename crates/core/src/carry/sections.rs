@@ -4,7 +4,7 @@
 //! the summary model, and a later compaction reads them back to carry them forward.
 //!
 //! They are found by their headers, compared after the normalization of
-//! [`crate::summary::reserved`] (case, white space, full-width and invisible characters). The
+//! [`crate::carry::reserved`] (case, white space, full-width and invisible characters). The
 //! model's text is cut at the first line that looks like one of these headers, and its other
 //! lines that look like an entry header, a `Recall:` line or the marker are quoted, before the
 //! sections are appended ([`strip_sections`]: a model may echo an earlier summary, or repeat
@@ -15,9 +15,9 @@
 
 use serde_json::Value;
 
+use crate::carry::reserved;
 use crate::model::added::{self, OwnSummaries};
 use crate::model::tokens::Encoding;
-use crate::summary::reserved;
 
 // Every header lives here, with the code that finds the sections by them: the modules that
 // write a section (`ledger`, `todos`, `latest_error`, `user_messages`) import their header

@@ -6,17 +6,19 @@
 
 pub(crate) mod failure;
 mod protocols;
-mod shell;
 
-pub(crate) use shell::FileOp;
+// The shell reader is a crate of its own (`crates/shell-effects`): it knows nothing of messages.
+pub(crate) use shell_effects::FileOp;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::model::message::{tool_calls, tool_result_text, tool_results};
+use crate::base::text::clip;
+use crate::carry::sections::LEDGER_HEADER;
+use crate::model::exchanges::Exchanges;
+use crate::model::message::tool_result_text;
 use crate::model::tokens::{self, Encoding};
-use crate::summary::sections::LEDGER_HEADER;
 
 /// Caps that keep the ledger bounded however long the session runs (newest kept).
 const MAX_FILES: usize = 200;
@@ -48,7 +50,9 @@ pub const FULL_LEDGER_NOTE: &str = "(Shortened to fit the summary. The full ledg
 /// [`failure`]; a create that failed never makes a file "created"). A shell command's effects stand even when it
 /// fails (`sed -i … && pytest` fails after the edit).
 struct PendingCall {
-    id: String,
+    /// The tool's name and input, to name the call when it failed.
+    name: String,
+    input: Value,
     files: Vec<(FileOp, String)>,
     /// Whole contents the call writes, by path.
     contents: Vec<(String, String)>,
@@ -57,7 +61,6 @@ struct PendingCall {
     keep_on_error: bool,
     /// Its output is a `git diff` of the working tree, which names the files that differ.
     prints_worktree_diff: bool,
-    settled: bool,
 }
 
 /// The files a patch names, in Codex's envelope or as a unified diff.
@@ -67,9 +70,9 @@ fn files_in_patch(patch: &str) -> Vec<(FileOp, String)> {
             .iter()
             .any(|marker| patch.contains(marker))
     {
-        shell::codex_patch_files(patch)
+        shell_effects::codex_patch_files(patch)
     } else {
-        shell::diff_files(patch, None)
+        shell_effects::diff_files(patch, None)
     }
 }
 
@@ -141,15 +144,6 @@ pub(crate) fn call_subject(name: &str, input: &Value) -> Option<String> {
         return Some(paths.join(", "));
     }
     protocols::subject_of(input)
-}
-
-fn clip(text: &str, max_chars: usize) -> String {
-    if text.chars().count() <= max_chars {
-        return text.to_string();
-    }
-    let mut out: String = text.chars().take(max_chars).collect();
-    out.push('…');
-    out
 }
 
 fn push_unique(list: &mut Vec<String>, item: String) {
@@ -259,7 +253,7 @@ impl Ledger {
     /// Extracts the ledger of a list of messages.
     ///
     /// File tools are read through the table in `protocols`, shell commands through the
-    /// scanner in `shell`. Each path is listed once among created / modified / deleted, under
+    /// `shell-effects` crate. Each path is listed once among created / modified / deleted, under
     /// what happened to it last: a file written after the session read it (or wrote it) existed
     /// before, so it counts as modified; a file deleted after it was created is listed as
     /// deleted.
@@ -282,13 +276,11 @@ impl Ledger {
     /// Reads the tool calls of `messages` in order: commands and failed calls into `ledger`,
     /// and each file operation, when it takes effect, both into `ledger` and to `on_file`.
     fn walk(messages: &[Value], ledger: &mut Ledger, on_file: &mut dyn FnMut(FileEvent)) {
-        let mut calls_by_id: HashMap<String, (String, Value)> = HashMap::new();
-        let mut pending: Vec<PendingCall> = Vec::new();
-        let mut known = shell::KnownContents::default();
+        let mut exchanges: Exchanges<PendingCall> = Exchanges::new();
+        let mut known = shell_effects::KnownContents::default();
         for message in messages {
-            for call in tool_calls(message) {
+            let results = exchanges.read(message, |call| {
                 let input = call.input.as_ref();
-                calls_by_id.insert(call.id.to_string(), (call.name.to_string(), input.clone()));
                 let tool_use = protocols::interpret(call.name, input);
                 for (path, content) in &tool_use.contents {
                     known.remember(path, content);
@@ -303,7 +295,7 @@ impl Ledger {
                         &mut ledger.commands,
                         clip(command_line.trim(), MAX_ITEM_CHARS),
                     );
-                    let effects = shell::scan(command_line, &mut known);
+                    let effects = shell_effects::scan(command_line, &mut known);
                     files.extend(effects.files);
                     prints_worktree_diff = effects.prints_worktree_diff;
                 }
@@ -311,25 +303,20 @@ impl Ledger {
                     && files.len() == 1
                     && files[0].0 == FileOp::Read
                     && reads_whole_file(input);
-                pending.push(PendingCall {
-                    id: call.id.to_string(),
+                Some(PendingCall {
+                    name: call.name.to_string(),
+                    input: input.clone(),
                     files,
                     contents: tool_use.contents,
                     whole_read,
                     keep_on_error: tool_use.command_line.is_some(),
                     prints_worktree_diff,
-                    settled: false,
-                });
-            }
-            for result in tool_results(message) {
+                })
+            });
+            for (result, mut call) in results {
                 let output = tool_result_text(result.content);
                 let failed = failure::failed(result.is_error, &output);
-                if let Some(call) = pending
-                    .iter_mut()
-                    .rev()
-                    .find(|call| !call.settled && call.id == result.tool_use_id)
-                {
-                    call.settled = true;
+                if let Some(call) = &mut call {
                     if !failed || call.keep_on_error {
                         // Rehydration reads again only what surely succeeded: beside the forms
                         // `failure::failed` reads, an error phrase at either end of the output
@@ -347,7 +334,7 @@ impl Ledger {
                         }
                     }
                     if call.prints_worktree_diff {
-                        for (op, path) in shell::diff_files(&output, None) {
+                        for (op, path) in shell_effects::diff_files(&output, None) {
                             settle(ledger, on_file, op, path, None, true);
                         }
                     }
@@ -355,9 +342,10 @@ impl Ledger {
                 if !failed {
                     continue;
                 }
-                let (name, detail) = match calls_by_id.get(result.tool_use_id) {
-                    Some((name, input)) => {
-                        (name.clone(), call_subject(name, input).unwrap_or_default())
+                let (name, detail) = match call {
+                    Some(call) => {
+                        let detail = call_subject(&call.name, &call.input).unwrap_or_default();
+                        (call.name, detail)
                     }
                     None => ("tool".to_string(), String::new()),
                 };
@@ -375,7 +363,7 @@ impl Ledger {
             }
         }
         // Calls whose results are not among the messages: assume they did what they said.
-        for call in pending.into_iter().filter(|call| !call.settled) {
+        for call in exchanges.into_unanswered() {
             for (op, path) in call.files.clone() {
                 let content = match op {
                     FileOp::Create | FileOp::Modify => call.content_of(&path),

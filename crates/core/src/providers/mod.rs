@@ -1,6 +1,10 @@
-//! The summary providers (PRD F-004, SPEC §5): the Anthropic Messages API, any OpenAI-compatible
-//! Chat Completions server, and the offline extractive summarizer, chosen from the caller's
-//! options or, with zero configuration, from the environment.
+//! Layer 6, **the summary providers** (PRD F-004, SPEC §5): the services that write a summary
+//! over the network — the Anthropic Messages API, any OpenAI-compatible Chat Completions server,
+//! Anthropic's native compaction — and the offline extractive summarizer, chosen from the
+//! caller's options or, with zero configuration, from the environment. A provider implements
+//! [`crate::summary::summarize::Summarizer`]; what a summary asks for and how it is retried is
+//! [`crate::summary`]'s, how it goes over the wire is this layer's (one [`http::HttpSummarizer`]
+//! per dialect). Imports [`crate::base`], [`crate::model`], [`crate::summary`].
 //!
 //! ```text
 //! provider   'anthropic' | 'openai' | 'extractive'   (default: see below)
@@ -49,6 +53,7 @@ use reqwest::Url;
 use serde_json::Value;
 
 use crate::base::error::{ErrorCode, ValidationError};
+use crate::base::text;
 use crate::summary::extractive::ExtractiveSummarizer;
 use crate::summary::summarize::{AttemptError, BoxFuture, Retry, Summarizer, SummaryRequest};
 
@@ -154,7 +159,7 @@ pub(crate) fn parse_base_url(text: &str, what: &str) -> Result<Url, ValidationEr
     let url = Url::parse(text.trim()).map_err(|e| {
         ValidationError::argument(
             what,
-            format!("not a valid URL ({e}): {:?}", http::clip(text, 80)),
+            format!("not a valid URL ({e}): {:?}", text::clip(text, 80)),
         )
     })?;
     if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
@@ -162,7 +167,7 @@ pub(crate) fn parse_base_url(text: &str, what: &str) -> Result<Url, ValidationEr
             what,
             format!(
                 "expected an http:// or https:// URL, got {:?}",
-                http::clip(text, 80)
+                text::clip(text, 80)
             ),
         ));
     }

@@ -2,7 +2,7 @@
 //! An agent that was fixing an error needs the error itself after a compaction, and a summary
 //! keeps at best its status line ("Exit code 2"): the message that says what failed is left in
 //! the archive. So the last failed tool call of the compacted part (a failure flagged or said
-//! in the text, [`crate::summary::ledger::failure`]) is written after the summary: the call (its
+//! in the text, [`crate::carry::ledger::failure`]) is written after the summary: the call (its
 //! command or file), its informative lines within a small budget, the recall range that holds
 //! the whole call and output, and whether a later call of the same command or on the same file
 //! succeeded there. A later compaction carries it forward until a newer failure replaces it.
@@ -10,15 +10,15 @@
 //! The section names an archive, so it is written when the archive's name is known, like the
 //! recall lines (the pipeline writes it into the replacement's text), from the region the summary replaces.
 
-use std::collections::HashMap;
-
 use serde_json::Value;
 
+use crate::base::text::clip;
+use crate::carry::ledger::{self, failure, CallKind};
+use crate::carry::sections::{self, entry_header, LATEST_FAILURE_HEADER, RECALL_LINE};
 use crate::model::added::{self, OwnSummaries};
-use crate::model::message::{tool_calls, tool_result_text, tool_results};
+use crate::model::exchanges::Exchanges;
+use crate::model::message::tool_result_text;
 use crate::model::tokens::{self, Encoding};
-use crate::summary::ledger::{self, failure, CallKind};
-use crate::summary::sections::{self, entry_header, LATEST_FAILURE_HEADER, RECALL_LINE};
 
 /// The most characters of the call's command or path shown (a heredoc can be pages long).
 const MAX_SUBJECT_CHARS: usize = 300;
@@ -58,15 +58,6 @@ pub struct LatestFailure {
 /// A call as its failure and later successes are matched: what it does, and to what.
 fn key_of(kind: CallKind, subject: &str) -> (CallKind, String) {
     (kind, clip(subject.trim(), MAX_SUBJECT_CHARS))
-}
-
-fn clip(text: &str, max_chars: usize) -> String {
-    if text.chars().count() <= max_chars {
-        return text.to_string();
-    }
-    let mut out: String = text.chars().take(max_chars).collect();
-    out.push('…');
-    out
 }
 
 /// What a later call of the same kind is called in the sentence about it.
@@ -153,7 +144,7 @@ pub fn section(
     if max_tokens == 0 {
         return String::new();
     }
-    let mut calls: HashMap<String, Call> = HashMap::new();
+    let mut exchanges: Exchanges<Call> = Exchanges::new();
     // (key, message index) of each call that succeeded.
     let mut successes: Vec<((CallKind, String), usize)> = Vec::new();
     let mut fresh: Option<(Call, usize, String)> = None;
@@ -166,20 +157,17 @@ pub fn section(
             }
             continue;
         }
-        for call in tool_calls(message) {
+        let results = exchanges.read(message, |call| {
             let (kind, subject) = ledger::call_key(call.name, &call.input);
-            calls.insert(
-                call.id.to_string(),
-                Call {
-                    tool: call.name.to_string(),
-                    kind,
-                    subject,
-                    at: index,
-                },
-            );
-        }
-        for result in tool_results(message) {
-            let Some(call) = calls.remove(result.tool_use_id) else {
+            Some(Call {
+                tool: call.name.to_string(),
+                kind,
+                subject,
+                at: index,
+            })
+        });
+        for (result, call) in results {
+            let Some(call) = call else {
                 continue;
             };
             let output = tool_result_text(result.content);

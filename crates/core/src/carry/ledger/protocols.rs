@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use super::shell::{command_line_of_argv, FileOp};
+use shell_effects::{command_line_of_argv, FileOp};
 
 /// What a tool call does, as far as the ledger is concerned.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

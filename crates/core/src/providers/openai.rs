@@ -4,19 +4,18 @@
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use serde_json::{json, Value};
 
-use super::http::{self, HttpProvider, Protocol};
+use super::http::{self, Dialect, HttpProvider, HttpSummarizer, Protocol};
 use super::shared;
 use crate::base::error::ErrorCode;
-use crate::summary::summarize::{
-    AttemptError, BoxFuture, Retry, SharedRequest, Summarizer, SummaryRequest, SummaryUsage,
-};
+use crate::base::text;
+use crate::summary::summarize::{AttemptError, Retry, SharedRequest, SummaryUsage};
+
+/// The Chat Completions API's dialect.
+#[derive(Debug)]
+pub struct OpenAi;
 
 /// Summaries by a Chat Completions server.
-#[derive(Debug)]
-pub struct OpenAiSummarizer {
-    http: HttpProvider,
-    url: String,
-}
+pub type OpenAiSummarizer = HttpSummarizer<OpenAi>;
 
 /// Output tokens added to a reasoning model's `max_completion_tokens` in a shared request for
 /// its reasoning, which the budget also holds.
@@ -30,31 +29,15 @@ pub fn uses_max_completion_tokens(model: &str) -> bool {
     o_series || name.starts_with("gpt-5")
 }
 
-impl OpenAiSummarizer {
-    pub fn new(http: HttpProvider) -> Self {
-        let url = http::endpoint(&http.base_url, "chat/completions");
-        OpenAiSummarizer { http, url }
-    }
+impl Dialect for OpenAi {
+    const PROVIDER: &'static str = "openai";
+    const PROTOCOL: Protocol = Protocol::OpenAi;
+    const ENDPOINT: &'static str = "chat/completions";
 
-    /// The request body for a prompt.
-    pub fn body(&self, prompt: &str, max_tokens: u32) -> Value {
-        let limit_field = if uses_max_completion_tokens(&self.http.model) {
-            "max_completion_tokens"
-        } else {
-            "max_tokens"
-        };
-        let mut body = json!({
-            "model": self.http.model,
-            "messages": [{ "role": "user", "content": prompt }],
-        });
-        body[limit_field] = json!(self.http.max_tokens(max_tokens));
-        body
-    }
-
-    fn headers(&self) -> HeaderMap {
+    fn headers(http: &HttpProvider) -> HeaderMap {
         let mut headers = HeaderMap::new();
         // Validated when the options were read.
-        if let Ok(mut auth) = HeaderValue::from_str(&format!("Bearer {}", self.http.key.expose())) {
+        if let Ok(mut auth) = HeaderValue::from_str(&format!("Bearer {}", http.key.expose())) {
             auth.set_sensitive(true);
             headers.insert(AUTHORIZATION, auth);
         }
@@ -62,31 +45,52 @@ impl OpenAiSummarizer {
         headers
     }
 
-    async fn attempt(&self, request: &SummaryRequest<'_>) -> Result<String, AttemptError> {
-        let body = match &request.shared {
-            Some(shared) => {
-                let reasoning = uses_max_completion_tokens(&self.http.model)
-                    || shared.agent_request.contains_key("max_completion_tokens");
-                let (field, budget) = if reasoning {
-                    // The completion budget of a reasoning model also holds its reasoning
-                    // tokens: room for them beside the summary.
-                    (
-                        "max_completion_tokens",
-                        request.max_tokens.saturating_add(REASONING_HEADROOM),
-                    )
-                } else {
-                    ("max_tokens", request.max_tokens)
-                };
-                shared::openai_body(shared, field, self.http.max_tokens(budget))
-            }
-            None => self.body(&request.prompt, request.max_tokens),
+    fn body(http: &HttpProvider, prompt: &str, max_tokens: u32) -> Value {
+        let limit_field = if uses_max_completion_tokens(&http.model) {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
         };
-        let response = self
-            .http
-            .send(&self.url, self.headers(), &body, Protocol::OpenAi, request)
-            .await?;
-        shared::meter_usage(request, &response.body, SummaryUsage::from_openai);
-        parse_response(response.status, &response.body)
+        let mut body = json!({
+            "model": http.model,
+            "messages": [{ "role": "user", "content": prompt }],
+        });
+        body[limit_field] = json!(http.max_tokens(max_tokens));
+        body
+    }
+
+    fn shared_body(http: &HttpProvider, shared: &SharedRequest<'_>, max_tokens: u32) -> Value {
+        let reasoning = uses_max_completion_tokens(&http.model)
+            || shared.agent_request.contains_key("max_completion_tokens");
+        let (field, budget) = if reasoning {
+            // The completion budget of a reasoning model also holds its reasoning
+            // tokens: room for them beside the summary.
+            (
+                "max_completion_tokens",
+                max_tokens.saturating_add(REASONING_HEADROOM),
+            )
+        } else {
+            ("max_tokens", max_tokens)
+        };
+        shared::openai_body(shared, field, http.max_tokens(budget))
+    }
+
+    fn usage(usage: &Value) -> SummaryUsage {
+        SummaryUsage::from_openai(usage)
+    }
+
+    fn parse_response(status: u16, body: &[u8]) -> Result<String, AttemptError> {
+        parse_response(status, body)
+    }
+
+    fn can_share(http: &HttpProvider, request: &SharedRequest<'_>) -> Result<(), String> {
+        shared::check_model(request, &http.model)?;
+        shared::check_tool_choice(request)?;
+        shared::check_openai_messages(request.conversation)
+    }
+
+    fn caches_by_itself(prompt_tokens: u64) -> Result<String, String> {
+        shared::check_openai_caching(prompt_tokens)
     }
 }
 
@@ -106,7 +110,7 @@ pub fn parse_response(status: u16, body: &[u8]) -> Result<String, AttemptError> 
             ErrorCode::InvalidResponse,
             format!(
                 "openai API returned HTTP {status} with an error: {}",
-                http::clip(message, 500)
+                text::clip(message, 500)
             ),
             Retry::Yes,
         )
@@ -141,7 +145,7 @@ pub fn parse_response(status: u16, body: &[u8]) -> Result<String, AttemptError> 
             ErrorCode::Refused,
             format!(
                 "the model refused to write the summary: {}",
-                http::clip(refusal, 300)
+                text::clip(refusal, 300)
             ),
             Retry::Yes,
         )
@@ -206,33 +210,6 @@ pub fn parse_response(status: u16, body: &[u8]) -> Result<String, AttemptError> 
             }
             Ok(text)
         }
-    }
-}
-
-impl Summarizer for OpenAiSummarizer {
-    fn summarize<'a>(
-        &'a self,
-        request: &'a SummaryRequest<'a>,
-    ) -> BoxFuture<'a, Result<String, AttemptError>> {
-        Box::pin(async move { self.attempt(request).await.map_err(|e| self.http.scrub(e)) })
-    }
-
-    fn provider(&self) -> &str {
-        "openai"
-    }
-
-    fn model(&self) -> Option<&str> {
-        Some(&self.http.model)
-    }
-
-    fn can_share(&self, request: &SharedRequest<'_>) -> Result<(), String> {
-        shared::check_model(request, &self.http.model)?;
-        shared::check_tool_choice(request)?;
-        shared::check_openai_messages(request.conversation)
-    }
-
-    fn caches_by_itself(&self, prompt_tokens: u64) -> Result<String, String> {
-        shared::check_openai_caching(prompt_tokens)
     }
 }
 

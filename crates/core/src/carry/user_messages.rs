@@ -17,10 +17,10 @@
 
 use serde_json::Value;
 
+use crate::carry::sections::{self, entry_header, USER_MESSAGES_HEADER};
 use crate::model::added::OwnSummaries;
 use crate::model::message::{block_type, role_of, Role};
 use crate::model::tokens::{self, Encoding};
-use crate::summary::sections::{self, entry_header, USER_MESSAGES_HEADER};
 
 const LABEL: &str = "user message";
 /// The label of the task: the session's first user message that asks for something.

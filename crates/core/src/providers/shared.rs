@@ -50,7 +50,7 @@ pub fn tool_call_error(name: Option<&str>, status: u16) -> AttemptError {
         ErrorCode::ToolCall,
         format!(
             "the model called the tool {} instead of writing the summary",
-            super::http::clip(name.unwrap_or("?"), 60)
+            crate::base::text::clip(name.unwrap_or("?"), 60)
         ),
         Retry::Yes,
     )

@@ -7,7 +7,7 @@
 //! the agent reads all of it as context; so nothing the model writes may look like one of them.
 //!
 //! One normalization ([`normalize`]) is shared by the parser of the sections
-//! ([`crate::summary::sections`]) and by the cut of the model's text ([`neutralize`]): lines are
+//! ([`crate::carry::sections`]) and by the cut of the model's text ([`neutralize`]): lines are
 //! compared after folding case, full-width forms (`＃＃ Ｌｅｄｇｅｒ`), every Unicode space and
 //! line separator, and dropping zero-width, bidi and other invisible format characters. The cut
 //! then recognises more than the parser accepts — a header by the start of its title, any line

@@ -1,12 +1,15 @@
 //! What the HTTP providers share: the key and the client ([`HttpProvider`]), sending one
-//! request, and turning every way an HTTP exchange can fail into an [`AttemptError`] with the
-//! retry decision of SPEC §5 (the official SDKs' policy). It sits below the providers, which
-//! import it; it imports none of them.
+//! request, turning every way an HTTP exchange can fail into an [`AttemptError`] with the
+//! retry decision of SPEC §5 (the official SDKs' policy), and the one [`HttpSummarizer`] that
+//! every HTTP provider is, parameterised by its [`Dialect`] (what its API says differently: the
+//! endpoint, the headers, the bodies, the response). It sits below the providers, which import
+//! it and implement a dialect; it imports none of them.
 //!
 //! The decision functions ([`classify_status`], [`retry_after`], [`should_retry_header`]) are
 //! pure so that they can be tested without a server or a clock.
 
 use std::fmt;
+use std::marker::PhantomData;
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, HeaderValue};
@@ -14,8 +17,110 @@ use reqwest::{StatusCode, Url};
 use serde_json::Value;
 
 use crate::base::error::ErrorCode;
-use crate::summary::overflow;
-use crate::summary::summarize::{AttemptError, Retry, MAX_RETRY_AFTER};
+use crate::base::retry::MAX_RETRY_AFTER;
+use crate::base::text::{clip, collapse_whitespace};
+use crate::model::overflow;
+use crate::summary::summarize::{
+    AttemptError, BoxFuture, Retry, SharedRequest, Summarizer, SummaryRequest, SummaryUsage,
+};
+
+use super::shared;
+
+/// What one HTTP summary API says in its own way. The exchange around it (sending, metering the
+/// usage, the retry decision, redacting the key from errors) is [`HttpSummarizer`]'s, the same
+/// for every dialect.
+pub trait Dialect: fmt::Debug + Send + Sync + 'static {
+    /// The provider's name, as outcomes and logs report it.
+    const PROVIDER: &'static str;
+    /// The shape of its error bodies.
+    const PROTOCOL: Protocol;
+    /// Its endpoint under the base URL's `/v1`.
+    const ENDPOINT: &'static str;
+
+    /// The request headers, with the key.
+    fn headers(http: &HttpProvider) -> HeaderMap;
+    /// The body of a request that sends the summary prompt.
+    fn body(http: &HttpProvider, prompt: &str, max_tokens: u32) -> Value;
+    /// The body of a request that shares the loop's own request (its cached prefix).
+    fn shared_body(http: &HttpProvider, shared: &SharedRequest<'_>, max_tokens: u32) -> Value;
+    /// The usage object of a response, read as the summary's usage.
+    fn usage(usage: &Value) -> SummaryUsage;
+    /// The summary text of a 2xx response, or why it is a failed attempt.
+    fn parse_response(status: u16, body: &[u8]) -> Result<String, AttemptError>;
+    /// Why the loop's request cannot be shared with this API, or `Ok`.
+    fn can_share(http: &HttpProvider, request: &SharedRequest<'_>) -> Result<(), String>;
+    /// See [`Summarizer::caches_by_itself`].
+    fn caches_by_itself(prompt_tokens: u64) -> Result<String, String>;
+}
+
+/// Summaries by an HTTP API that speaks dialect `D`.
+#[derive(Debug)]
+pub struct HttpSummarizer<D: Dialect> {
+    http: HttpProvider,
+    url: String,
+    dialect: PhantomData<D>,
+}
+
+impl<D: Dialect> HttpSummarizer<D> {
+    pub fn new(http: HttpProvider) -> Self {
+        let url = endpoint(&http.base_url, D::ENDPOINT);
+        HttpSummarizer {
+            http,
+            url,
+            dialect: PhantomData,
+        }
+    }
+
+    /// The request body for a prompt.
+    pub fn body(&self, prompt: &str, max_tokens: u32) -> Value {
+        D::body(&self.http, prompt, max_tokens)
+    }
+
+    async fn attempt(&self, request: &SummaryRequest<'_>) -> Result<String, AttemptError> {
+        let body = match &request.shared {
+            Some(shared) => D::shared_body(&self.http, shared, request.max_tokens),
+            None => self.body(&request.prompt, request.max_tokens),
+        };
+        let response = self
+            .http
+            .send(
+                &self.url,
+                D::headers(&self.http),
+                &body,
+                D::PROTOCOL,
+                request,
+            )
+            .await?;
+        shared::meter_usage(request, &response.body, D::usage);
+        D::parse_response(response.status, &response.body)
+    }
+}
+
+impl<D: Dialect> Summarizer for HttpSummarizer<D> {
+    fn summarize<'a>(
+        &'a self,
+        request: &'a SummaryRequest<'a>,
+    ) -> BoxFuture<'a, Result<String, AttemptError>> {
+        // The key never appears in an error, whatever the server echoed back.
+        Box::pin(async move { self.attempt(request).await.map_err(|e| self.http.scrub(e)) })
+    }
+
+    fn provider(&self) -> &str {
+        D::PROVIDER
+    }
+
+    fn model(&self) -> Option<&str> {
+        Some(&self.http.model)
+    }
+
+    fn can_share(&self, request: &SharedRequest<'_>) -> Result<(), String> {
+        D::can_share(&self.http, request)
+    }
+
+    fn caches_by_itself(&self, prompt_tokens: u64) -> Result<String, String> {
+        D::caches_by_itself(prompt_tokens)
+    }
+}
 
 /// How long establishing a connection (TCP + TLS) may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -327,7 +432,7 @@ pub fn retry_after_from_headers(headers: &HeaderMap, now: SystemTime) -> Option<
 
 // The spend-limit and quota codes live beside the overflow texts, which must tell them apart
 // from an overflow; they are used here for the retry decision.
-pub use crate::summary::overflow::is_quota_code;
+pub use crate::model::overflow::is_quota_code;
 
 /// The error code and retry decision for an HTTP status (SPEC §5):
 /// retried: 408, 409, 429, 5xx (529 and `overloaded_error` are `OVERLOADED`);
@@ -424,16 +529,7 @@ pub fn parse_error_body(body: &[u8]) -> Option<ApiErrorBody> {
 /// A short, single-line excerpt of a body that is not the JSON we expected.
 pub fn excerpt(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
-    let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    clip(&collapsed, MAX_BODY_EXCERPT)
-}
-
-/// At most `max` characters, with `…` when cut.
-pub fn clip(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
+    clip(&collapse_whitespace(&text), MAX_BODY_EXCERPT)
 }
 
 /// A non-2xx response as a failed attempt: the status, the API's error type and message (or
@@ -679,9 +775,7 @@ mod tests {
     }
 
     #[test]
-    fn clipping_respects_characters() {
-        assert_eq!(clip("héllo", 2), "hé…");
-        assert_eq!(clip("abc", 3), "abc");
+    fn an_excerpt_is_one_line() {
         assert_eq!(
             excerpt(b"<html>\n  <body>x</body>\n</html>"),
             "<html> <body>x</body> </html>"

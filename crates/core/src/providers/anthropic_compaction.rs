@@ -54,9 +54,8 @@ use tokio_util::sync::CancellationToken;
 use super::anthropic::ANTHROPIC_VERSION;
 use super::http::{self, ApiErrorBody, HttpProvider, Protocol};
 use crate::base::error::{CompactError, ErrorCode};
-use crate::summary::summarize::{
-    AttemptError, AttemptObserver, Retries, Retry, RetryPolicy, SummaryFailure,
-};
+use crate::base::retry::RetryPolicy;
+use crate::summary::summarize::{AttemptError, AttemptObserver, Retries, Retry, SummaryFailure};
 
 /// The beta header value that enables on-demand compaction.
 pub const COMPACTION_BETA: &str = "compact-2026-09-04";
