@@ -10,6 +10,18 @@
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
+ * A `Compactor`'s checkpoints (one shelf per compactor). Its records leave with it: they are
+ * dropped when the shelf is garbage-collected.
+ */
+export declare class CheckpointShelf {
+  constructor()
+  /** The handle `compactJson` takes. */
+  get id(): number
+  /** How many records the shelf holds. */
+  get size(): number
+}
+
+/**
  * Records a usage report into a `Compactor`'s calibration: `covered_raw_tokens` is the raw
  * count of what the usage covers (messages up to the last assistant message, plus system and
  * tools). Returns the new calibration as JSON.
@@ -40,7 +52,7 @@ export declare function checkJson(messages: object[], format?: string | undefine
  * Runs a compaction. Resolves with the outcome as JSON, or rejects with `AbortError` when the
  * token is cancelled.
  */
-export declare function compactJson(messages: object[], optionsJson?: string | undefined | null, counts?: Array<number> | undefined | null, summarizer?: JsSummarizerFn | undefined | null, onEvent?: JsEventFn | undefined | null, cancelId?: number | undefined | null, calibrationJson?: string | undefined | null, onLog?: JsLogFn | undefined | null, onBeforeCompact?: JsBeforeCompactFn | undefined | null, checkpointsJson?: string | undefined | null, precomputedJson?: string | undefined | null, onRead?: JsReadFn | undefined | null): Promise<string>
+export declare function compactJson(messages: object[], optionsJson?: string | undefined | null, counts?: Array<number> | undefined | null, summarizer?: JsSummarizerFn | undefined | null, onEvent?: JsEventFn | undefined | null, cancelId?: number | undefined | null, calibrationJson?: string | undefined | null, onLog?: JsLogFn | undefined | null, onBeforeCompact?: JsBeforeCompactFn | undefined | null, checkpointShelf?: number | undefined | null, precomputedJson?: string | undefined | null, onRead?: JsReadFn | undefined | null): Promise<string>
 
 /** Token count of each message of a message list. */
 export declare function countEachJson(messages: object[], encoding?: string | undefined | null, format?: string | undefined | null): Array<number>

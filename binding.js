@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.CheckpointShelf = nativeBinding.CheckpointShelf
 module.exports.calibrateJson = nativeBinding.calibrateJson
 module.exports.calibrateOverflowJson = nativeBinding.calibrateOverflowJson
 module.exports.cancelToken = nativeBinding.cancelToken

@@ -18,9 +18,6 @@ const { learntModelOf, readLearntSync, readLearnt, withLearnt, learntUpdates, re
 const { takeSnapshot, unchangedSince } = require('./snapshot.js')
 const { Background } = require('./background.js')
 
-// How many checkpoint records a Compactor keeps in memory.
-const MAX_CHECKPOINTS = 8
-
 // No death spiral: after a compaction that left the list over the threshold (STILL_OVER_LIMIT),
 // another summary is paid for only once the list has grown by a tenth of the window; after this
 // many in a row, not until the list changes by that much (what it held before, removed or
@@ -48,10 +45,12 @@ class Compactor {
   // The list shouldCompact last reported as over the limit (token_limit_exceeded), so that
   // compact() on the same list does not report it again.
   #limitReported = null
-  // The checkpoints of this session's compactions (records as the addon wrote them, newest
-  // last): a later compact() on a list that starts with what one covers reuses its summary
-  // message without a summary call, even when the archive location cannot be read.
-  #checkpoints = []
+  // The checkpoints of this session's compactions: a later compact() on a list that starts with
+  // what one covers reuses its summary message without a summary call, even when the archive
+  // location cannot be read. They stay in the addon (src/checkpoints.rs; made at the first
+  // compact()): handing them over on every call, below the threshold too, would cost more with
+  // every compaction.
+  #checkpoints = null
   // `background`: the summary prepared before the threshold (background.js).
   #background
   // After STILL_OVER_LIMIT: the cache entries of the list the last compaction returned (a
@@ -367,9 +366,9 @@ class Compactor {
     if (this.#compactionUnavailable.size > 0) {
       opts = { ...opts, compactionUnavailableModels: [...this.#compactionUnavailable, ...(opts.compactionUnavailableModels ?? [])] }
     }
+    if (this.#checkpoints === null && !isCustomStrategy(opts.strategy)) this.#checkpoints = new native.CheckpointShelf()
     const held = {
-      checkpoints: this.#checkpoints.length > 0 && opts.checkpoints !== false ? JSON.stringify(this.#checkpoints) : null,
-      onCheckpoint: (record) => this.#keepCheckpoint(record),
+      checkpoints: this.#checkpoints?.id ?? null,
       precomputed: null,
       onBackground: null,
       learntModels: this.#learnt.models,
@@ -482,14 +481,6 @@ class Compactor {
       tokens += entry.tokens
     }
     return { entries, tokens }
-  }
-
-  // Keeps a checkpoint record (one per covered prefix; the most recent few: a longer prefix
-  // supersedes what shorter ones save, and each holds a summary message).
-  #keepCheckpoint(record) {
-    const kept = this.#checkpoints.filter((c) => c.prefix !== record.prefix)
-    kept.push(record)
-    this.#checkpoints = kept.slice(-MAX_CHECKPOINTS)
   }
 
   // A compaction starts a new batch at the first original index of the unchanged suffix (the
