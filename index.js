@@ -27,6 +27,7 @@
 //   custom-strategy.js  compaction with a caller's `strategy: { compress }`
 //   compaction.js       compactMessages
 //   snapshot.js         when the Compactor's cached count of a message is still right
+//   message-counts.js   the Compactor's per-message counts, and what a step re-checks
 //   background.js       the Compactor's summary prepared before the threshold (`background`)
 //   compactor.js        the Compactor class
 //   report-html.js      the page of a session report (HTML, inline CSS and SVG)
