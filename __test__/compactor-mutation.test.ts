@@ -475,3 +475,22 @@ describe('a long list: the step costs what was appended', () => {
     expect(() => compactor.changed([null, 'text'] as any)).not.toThrow()
   })
 })
+
+describe('a list rebuilt as new objects (a state read back from a store)', () => {
+  it('equal copies take over the counts; a copy that differs is counted again', () => {
+    const options = { contextTokenLimit: LIMIT, maxToolOutputBytes: 1_000_000 }
+    const compactor = new Compactor(options)
+    let list: M[] = [...anthropicBase(), ...anthropicBase()]
+    expect(compactor.measure(list)).toEqual(measureTokens(list, options))
+    list = structuredClone(list)
+    expect(compactor.measure(list)).toEqual(measureTokens(list, options))
+    list = structuredClone(list)
+    list[3].content[1].text += LONG
+    list[4].content[0].content[0].text += LONG
+    expect(compactor.measure(list)).toEqual(measureTokens(list, options))
+    expect(compactor.countTokens(list)).toBe(countTokens(list))
+    list = structuredClone(list)
+    list.splice(2, 1)
+    expect(compactor.countTokens(list)).toBe(countTokens(list))
+  })
+})

@@ -13,8 +13,10 @@
 // snapshot items a call, so that each is compared again within (trusted items ÷ ROTATION_ITEMS)
 // calls; all of them when at most FULL_CHECK_MESSAGES are trusted. Anything else (a message
 // added, moved or replaced by another object, one said `changed`) is looked up and compared as
-// before. Identity comparisons of the positions cost a pointer comparison a message (one pass,
-// no WeakMap look-up), and the list's format is re-checked only where entries are new.
+// before — and one in place of another object that reads the same as its snapshot takes over
+// its entry (a list rebuilt as new objects costs a comparison, not a count). The positions cost
+// a pointer comparison a message (one pass, no WeakMap look-up), and the list's format is
+// re-checked only where entries are new.
 
 const native = require('./native.js')
 const { callNative, checkedMessages } = require('./validate.js')
@@ -111,9 +113,21 @@ class MessageCounts {
     }
     for (const i of unknown) {
       const message = messages[i]
-      const entry = message !== null && typeof message === 'object' ? this.#cache.get(message) : undefined
+      if (message === null || typeof message !== 'object') {
+        missing.push(message)
+        missingIndex.push(i)
+        continue
+      }
+      const entry = this.#cache.get(message)
+      // A new object where the last list had another (the state read back from a store, a
+      // message rebuilt by a framework): when it reads the same as the one verified there
+      // (its snapshot), it takes over its count, without counting again.
+      const there = entry === undefined && i + shift < items?.length ? prev.entries[i + shift] : undefined
       if (entry !== undefined && unchangedSince(message, i, entry.tape)) {
         entries[i] = entry
+      } else if (there !== undefined && there.tape !== null && unchangedSince(message, i, there.tape)) {
+        entries[i] = there
+        this.#cache.set(message, there)
       } else {
         missing.push(message)
         missingIndex.push(i)
