@@ -494,3 +494,19 @@ describe('a list rebuilt as new objects (a state read back from a store)', () =>
     expect(compactor.countTokens(list)).toBe(countTokens(list))
   })
 })
+
+describe('system and tools: counted once, never stale', () => {
+  it('two compactors with different system prompts and tools, called in turn, each measure their own', () => {
+    const list: M[] = anthropicBase()
+    const a = { contextTokenLimit: LIMIT, system: 'You are a careful coding agent. '.repeat(50) }
+    const b = { contextTokenLimit: LIMIT, system: 'Be brief.', tools: [{ name: 'bash', description: 'Runs a command. '.repeat(20), input_schema: { type: 'object' } }] }
+    const first = new Compactor(a)
+    const second = new Compactor(b)
+    for (let i = 0; i < 3; i++) {
+      expect(first.measure(list)).toEqual(measureTokens(list, a))
+      expect(second.measure(list)).toEqual(measureTokens(list, b))
+      expect(measureTokens(list, { contextTokenLimit: LIMIT }).tokens).toBeLessThan(first.measure(list).tokens)
+      list.push({ role: 'user', content: `turn ${i}` })
+    }
+  })
+})
