@@ -2998,16 +2998,36 @@ export declare class Compactor {
    * the next original index; each compaction starts a batch.
    */
   readonly markMap: MessageMarkMap
-  /** {@link countTokens} with this compactor's encoding and format, counting only what changed since the last call. */
+  /**
+   * {@link countTokens} with this compactor's encoding and format, counting only what changed
+   * since the last call. Every message is compared with what was counted, so a message edited
+   * in place is always seen.
+   */
   countTokens(messages: readonly AnyMessage[]): number
   /**
    * Pass `{ usage }` (the last response's usage) to use it and to learn from it. Emits
    * `token_limit_exceeded` through `onEvent` when the estimate reaches the threshold. With
    * `background`, starts the summary when the estimate is past its start point.
+   *
+   * A step costs what was appended, not the whole history: messages added, removed or replaced
+   * by other objects are seen at once, and so are edits in place to the last 8 messages and to
+   * any message of a list of up to 256. In a longer list, a message object already seen at
+   * the same place is trusted and re-compared in rotation (a few dozen messages a step), so an
+   * edit in place deep in the history is seen within a bounded number of steps, at once by
+   * {@link Compactor.compact} and {@link Compactor.countTokens}, and at the next step when it is
+   * reported with {@link Compactor.changed}. (The same holds for {@link Compactor.measure}.)
    */
   shouldCompact(messages: readonly AnyMessage[], overrides?: Pick<CompactOptions, 'usage' | 'onEvent'>): boolean
   /** {@link measureTokens} with this compactor's options, its token cache and what it learned from usage. */
   measure(messages: readonly AnyMessage[], overrides?: Pick<CompactOptions, 'usage'>): Measure
+  /**
+   * Says that these message objects (one or an array) were edited in place: the next
+   * {@link Compactor.shouldCompact} or {@link Compactor.measure} reads them again. Only needed
+   * for edits to older messages of a list longer than 256 messages, which a step otherwise
+   * sees within a few steps (see {@link Compactor.shouldCompact}); an adapter that knows which
+   * messages it changed says so here instead of keeping copies of the messages.
+   */
+  changed(messages: AnyMessage | readonly AnyMessage[]): void
   /** {@link compactMessages} with this compactor's options (and `overrides`): the same type comes back. */
   compact<M extends AnyMessage = Message>(messages: readonly M[], overrides?: CompactOptions): Promise<CompactResult<M>>
   /**

@@ -28,6 +28,7 @@
 //   custom-strategy.js  compaction with a caller's `strategy: { compress }`
 //   compaction.js       compactMessages
 //   snapshot.js         when the Compactor's cached count of a message is still right
+//   message-counts.js   the Compactor's per-message counts, and what a step re-checks
 //   background.js       the Compactor's summary prepared before the threshold (`background`)
 //   compactor.js        the Compactor class
 //   report/             the session report's rooms: html.js (the escaping tag), page.js (the page),

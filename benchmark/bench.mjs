@@ -22,7 +22,9 @@
 //      conversation, a Compactor in the foreground against one with `background`, with a local
 //      OpenAI-compatible summary endpoint of realistic latency; and the LLM calls of the
 //      chat-app pattern (compactMessages on the whole history, 20 requests past the threshold)
-//      with and without checkpoints.
+//      with and without checkpoints;
+//   8. the step below the threshold (benchmark/step.mjs): Compactor.shouldCompact after appending
+//      1 and 8 messages to real sessions of 400K and 2M tokens, against counting the whole list.
 //
 // Environment:
 //   BENCH_SAMPLES        rounds (default 21): samples of every in-process measurement
@@ -31,6 +33,7 @@
 //   BENCH_INCREMENTAL    shouldCompact samples per round (default 20)
 //   BENCH_SUMMARY_LATENCY_MS  how long the local summary endpoint takes to answer (default 3000)
 //   BENCH_BACKGROUND_SAMPLES  threshold crossings measured each way (default 5)
+//   BENCH_STEP_SAMPLES   steps measured at each size of section 8 (default 200)
 //   NAPI_RS_NATIVE_LIBRARY_PATH  the .node file to measure (a release build!)
 
 import { createRequire } from 'node:module'
@@ -42,6 +45,8 @@ import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import v8 from 'node:v8'
 import vm from 'node:vm'
+
+import { stepBench } from './step.mjs'
 
 const require = createRequire(import.meta.url)
 const here = dirname(fileURLToPath(import.meta.url))
@@ -553,6 +558,15 @@ out(`| The wait at the threshold crossing: \`Compactor.compact\` on 200K tokens,
 out(`| LLM calls in the chat-app pattern: \`compactMessages\` on the whole history, 20 requests past the threshold | ${chat.off.calls} (\`checkpoints: false\`; ${fmt(chat.off.ms)} ms a request, instant summarizer) | ${chat.on.calls} (${fmt(chat.on.ms)} ms a request) | only when a new level is needed |`)
 
 console.log('\n' + lines.join('\n'))
+
+// ---------------------------------------------------------------------------------------------
+// 8. The step below the threshold at 400K and 2M tokens (issue 39; benchmark/step.mjs)
+
+function stepSection() {
+  const { markdown } = stepBench(library, { samples: env('BENCH_STEP_SAMPLES', 200) })
+  console.log('\n' + markdown)
+}
+stepSection()
 log(`\nheap growth during compactMessages (200K, median): ${mb(heapGrowth)} MB; peak RSS growth ${mb(memPeak)} MB (${s.memory[0]?.exactPeak ? 'VmHWM' : 'polled RSS'})`)
 const minOf = (xs) => Math.min(...xs)
 log(`warm 200K minimum: ${implNames.map((name) => `${name} ${fmt(minOf(s.warm[name]))} ms`).join(', ')}; ratio of the medians gpt-tokenizer ÷ context-compact: ${(peer['gpt-tokenizer'].warm / lib.warm).toFixed(2)}`)

@@ -16,8 +16,8 @@ const { learntModelOf, readLearnt, withLearnt, learntUpdates, recordLearnt, rati
 const { runCustomStrategy } = require('./custom-strategy.js')
 const { tracedCompaction } = require('./otel.js')
 
-// `held`: what a Compactor holds for this call — `checkpoints` (the JSON of the checkpoint
-// records it keeps), `onCheckpoint` (receives the record the call made or reused),
+// `held`: what a Compactor holds for this call — `checkpoints` (the id of its checkpoint shelf,
+// src/checkpoints.rs: the records stay in the addon, which keeps the one the call made or reused),
 // `precomputed` (the JSON of a summary prepared in the background), `onBackground`
 // (receives what the addon did with it), `declined` (`{ code, message }`: no summary is paid
 // for this call, see compactor.js) and `learntModels` (what the store's record holds of every
@@ -54,14 +54,13 @@ async function compactWith(messages, opts, counts, calibration, markMap, held) {
         calibrationJson: calibration ? JSON.stringify(calibration) : undefined,
         onLog,
         onBeforeCompact,
-        checkpointsJson: held?.checkpoints ?? undefined,
+        checkpointShelf: held?.checkpoints ?? undefined,
         precomputedJson: held?.precomputed ?? undefined,
         onRead: read,
       }),
     )
   })
   const outcome = JSON.parse(outcomeJson)
-  if (outcome.checkpointRecord && held?.onCheckpoint) held.onCheckpoint(outcome.checkpointRecord)
   if (held?.onBackground) held.onBackground(outcome.background ?? null)
   return buildResult(messages, outcome)
 }

@@ -1,12 +1,13 @@
 'use strict'
 
-// The stateful form: a Compactor holds a session's options, its per-message count cache
-// (snapshot.js says when a cached count is still right), what it learned from usage reports,
+// The stateful form: a Compactor holds a session's options, its per-message counts
+// (message-counts.js: what a call re-checks, so that a step costs what was appended), what it
+// learned from usage reports,
 // and the session's MessageMarkMap with the batches it can roll back to.
 
 const native = require('./native.js')
-const { describe, invalidArgument, callNative, checkedMessages, checkOptions, checkFunction } = require('./validate.js')
-const { formatOf, encodingOf, needsToolBytes, unknownOptionWarnings, withNonFinite, isCustomStrategy } = require('./options.js')
+const { describe, invalidArgument, callNative, checkOptions, checkFunction } = require('./validate.js')
+const { formatOf, needsToolBytes, unknownOptionWarnings, withNonFinite, isCustomStrategy } = require('./options.js')
 const { wrapLog, reportWarnings } = require('./callbacks.js')
 const { checkArchiveStore } = require('./store.js')
 const { measureCounts } = require('./counting.js')
@@ -15,11 +16,8 @@ const { restoreMessages } = require('./archives.js')
 const { createMarkMap } = require('./mark-map.js')
 const { runCompaction, overflowCalibration, summaryModelLearnt } = require('./compaction.js')
 const { learntModelOf, readLearntSync, readLearnt, withLearnt, learntUpdates, recordLearnt, slopeOf } = require('./learnt.js')
-const { takeSnapshot, unchangedSince } = require('./snapshot.js')
+const { MessageCounts } = require('./message-counts.js')
 const { Background } = require('./background.js')
-
-// How many checkpoint records a Compactor keeps in memory.
-const MAX_CHECKPOINTS = 8
 
 // No death spiral: after a compaction that left the list over the threshold (STILL_OVER_LIMIT),
 // another summary is paid for only once the list has grown by a tenth of the window; after this
@@ -28,10 +26,11 @@ const MAX_CHECKPOINTS = 8
 const OVER_LIMIT_STREAK = 3
 const MEANINGFUL_CHANGE = 0.1
 
+
 class Compactor {
   #options
-  // Message object → { tape, tokens, bytes } (bytes: -1 until maxToolOutputBytes needs it).
-  #cache = new WeakMap()
+  // The per-message counts and what a step re-checks (message-counts.js).
+  #counts
   #calibration = null
   // MessageMarkMap bookkeeping: the original index of every message object seen (counted
   // across the whole session), the messages this compactor made (summaries, notices, cleared
@@ -48,10 +47,12 @@ class Compactor {
   // The list shouldCompact last reported as over the limit (token_limit_exceeded), so that
   // compact() on the same list does not report it again.
   #limitReported = null
-  // The checkpoints of this session's compactions (records as the addon wrote them, newest
-  // last): a later compact() on a list that starts with what one covers reuses its summary
-  // message without a summary call, even when the archive location cannot be read.
-  #checkpoints = []
+  // The checkpoints of this session's compactions: a later compact() on a list that starts with
+  // what one covers reuses its summary message without a summary call, even when the archive
+  // location cannot be read. They stay in the addon (src/checkpoints.rs; made at the first
+  // compact()): handing them over on every call, below the threshold too, would cost more with
+  // every compaction.
+  #checkpoints = null
   // `background`: the summary prepared before the threshold (background.js).
   #background
   // After STILL_OVER_LIMIT: the cache entries of the list the last compaction returned (a
@@ -66,6 +67,7 @@ class Compactor {
 
   constructor(options) {
     this.#options = { ...checkOptions(options) }
+    this.#counts = new MessageCounts(this.#options)
     // With strict: true an unknown option name fails here; otherwise each result says it.
     unknownOptionWarnings(this.#options)
     // Fail early on invalid options rather than on the first turn.
@@ -136,9 +138,14 @@ class Compactor {
     return structuredClone(this.#markMap)
   }
 
-  // Gives every message object not seen before the next original index.
-  #track(messages) {
-    for (const message of messages) {
+  // Gives every message object not seen before the next original index (`entries`: those of
+  // the same list, which say which positions an earlier call tracked already).
+  #track(messages, entries) {
+    const untracked = entries?.untracked
+    const count = untracked ? untracked.length : messages.length
+    this.#counts.tracked(entries)
+    for (let k = 0; k < count; k++) {
+      const message = messages[untracked ? untracked[k] : k]
       if (message === null || typeof message !== 'object') continue
       if (this.#origin.has(message) || this.#generated.has(message)) continue
       this.#origin.set(message, this.#nextOriginal)
@@ -147,86 +154,17 @@ class Compactor {
     }
   }
 
-  // The cache entry of every message of `messages` that is unchanged since it was cached, and
-  // new entries (counted now, snapshot taken) for the others; a non-object is never cached
-  // (the addon reports it). Each message is compared with its snapshot once per call.
-  #entries(messages) {
-    checkedMessages(messages)
-    const entries = new Array(messages.length)
-    const missing = []
-    const missingIndex = []
-    for (let i = 0; i < messages.length; i++) {
-      const message = messages[i]
-      const entry = message !== null && typeof message === 'object' ? this.#cache.get(message) : undefined
-      if (entry !== undefined && unchangedSince(message, i, entry.tape)) {
-        entries[i] = entry
-      } else {
-        missing.push(message)
-        missingIndex.push(i)
-      }
-    }
-    if (missing.length > 0) {
-      // Counted first (the addon reports unreadable messages with their index), snapshots
-      // after: nothing runs in between that could change a message.
-      const read = callNative(
-        () => native.countItemsJson(missing, encodingOf(this.#options), formatOf(this.#options)),
-        missingIndex,
-      )
-      for (let j = 0; j < missing.length; j++) {
-        const message = missing[j]
-        const index = missingIndex[j]
-        const entry = { tape: null, tokens: read.counts[j], bytes: -1, signature: read.signatures[j], readAs: read.format }
-        entries[index] = entry
-        if (message === null || typeof message !== 'object') continue
-        entry.tape = takeSnapshot(message, index)
-        if (entry.tape !== null) this.#cache.set(message, entry)
-        else this.#cache.delete(message)
-      }
-    }
-    entries.format = this.#readInListFormat(messages, entries)
-    return entries
+  /**
+   * Says that these message objects were changed in place (edited, streamed into): the next
+   * call reads them again, whatever it re-checks (see message-counts.js).
+   */
+  changed(messages) {
+    this.#counts.changed(Array.isArray(messages) ? messages : [messages])
   }
 
-  // Messages counted apart (on different calls, or alone) were read in the format their batch
-  // said; the list's format is the one its first message that says one names (or the
-  // option's). Those read otherwise are counted again in it, as the stateless countTokens reads
-  // them — including when that refuses them.
-  #readInListFormat(messages, entries) {
-    let format = formatOf(this.#options)
-    if (format === undefined) {
-      format = 'anthropic'
-      let first = -1
-      for (let i = 0; i < entries.length; i++) {
-        const signature = entries[i].signature
-        if (!signature) continue
-        if (first < 0) {
-          first = i
-          format = signature
-        } else if (signature !== format) {
-          // Mixed: the stateless reading says so, naming the messages.
-          callNative(() => native.countEachJson(messages, encodingOf(this.#options)))
-        }
-      }
-    }
-    const stale = []
-    for (let i = 0; i < entries.length; i++) if (entries[i].readAs !== format) stale.push(i)
-    if (stale.length > 0) {
-      const read = callNative(
-        () => native.countItemsJson(stale.map((i) => messages[i]), encodingOf(this.#options), format),
-        stale,
-      )
-      stale.forEach((i, j) => {
-        entries[i].tokens = read.counts[j]
-        entries[i].readAs = format
-        entries[i].bytes = -1
-      })
-    }
-    return format
-  }
-
-  // Token counts per message.
+  // Token counts per message (a step's check: see #entries).
   #countEach(messages) {
-    return this.#entries(messages).map((entry) => entry.tokens)
+    return this.#counts.entries(messages, false).map((entry) => entry.tokens)
   }
 
   // The tool output of a list (maxToolOutputBytes), from entries of the same call.
@@ -251,7 +189,7 @@ class Compactor {
 
   countTokens(messages) {
     let total = 0
-    for (const entry of this.#entries(messages)) total += entry.tokens
+    for (const entry of this.#counts.entries(messages)) total += entry.tokens
     return total
   }
 
@@ -294,9 +232,9 @@ class Compactor {
     const opts = { ...this.#options, ...given }
     // The constructor's options are said in each compaction's warnings; a call's own, here.
     if (overrides) reportWarnings(opts, unknownOptionWarnings({ ...given, strict: opts.strict }, 'overrides'))
-    const entries = this.#entries(messages)
+    const entries = this.#counts.entries(messages, false)
     const counts = entries.map((entry) => entry.tokens)
-    this.#track(messages)
+    this.#track(messages, entries)
     this.#loadLearnt()
     this.#observe(messages, counts, opts)
     const { tokensAfterLastAssistant, ...measure } = measureCounts(
@@ -336,9 +274,9 @@ class Compactor {
 
   async compact(messages, overrides) {
     let opts = { ...this.#options, ...checkOptions(overrides, 'overrides') }
-    const entries = this.#entries(messages)
+    const entries = this.#counts.entries(messages)
     const counts = entries.map((entry) => entry.tokens)
-    this.#track(messages)
+    this.#track(messages, entries)
     if (this.#learnt.pending) await this.#learnt.pending
     this.#loadLearnt()
     this.#observe(messages, counts, opts)
@@ -367,9 +305,9 @@ class Compactor {
     if (this.#compactionUnavailable.size > 0) {
       opts = { ...opts, compactionUnavailableModels: [...this.#compactionUnavailable, ...(opts.compactionUnavailableModels ?? [])] }
     }
+    if (this.#checkpoints === null && !isCustomStrategy(opts.strategy)) this.#checkpoints = new native.CheckpointShelf()
     const held = {
-      checkpoints: this.#checkpoints.length > 0 && opts.checkpoints !== false ? JSON.stringify(this.#checkpoints) : null,
-      onCheckpoint: (record) => this.#keepCheckpoint(record),
+      checkpoints: this.#checkpoints?.id ?? null,
       precomputed: null,
       onBackground: null,
       learntModels: this.#learnt.models,
@@ -405,7 +343,9 @@ class Compactor {
       // only counts what it adds, and are never taken for originals.
       const fresh = result.messages.filter((m) => m !== null && typeof m === 'object' && !this.#origin.has(m))
       for (const m of fresh) this.#generated.add(m)
-      if (fresh.length > 0) this.#countEach(fresh)
+      // The whole returned list, so that the next step finds its messages where it left them
+      // (every one of them is an original tracked above or one of these).
+      this.#counts.tracked(this.#counts.entries(result.messages))
       this.#startBatch(messages, result)
       this.#lastMessages = result.messages
     }
@@ -477,19 +417,11 @@ class Compactor {
   #entriesOf(list) {
     const entries = new WeakSet()
     let tokens = 0
-    for (const entry of this.#entries(list)) {
+    for (const entry of this.#counts.entries(list)) {
       entries.add(entry)
       tokens += entry.tokens
     }
     return { entries, tokens }
-  }
-
-  // Keeps a checkpoint record (one per covered prefix; the most recent few: a longer prefix
-  // supersedes what shorter ones save, and each holds a summary message).
-  #keepCheckpoint(record) {
-    const kept = this.#checkpoints.filter((c) => c.prefix !== record.prefix)
-    kept.push(record)
-    this.#checkpoints = kept.slice(-MAX_CHECKPOINTS)
   }
 
   // A compaction starts a new batch at the first original index of the unchanged suffix (the

@@ -9,9 +9,8 @@ use crate::convert::{
 };
 use crate::counting::parse_calibration;
 use crate::js_json::JsMessages;
-use crate::{js_store, logging};
+use crate::{checkpoints, js_store, logging};
 use context_compact_core::archive;
-use context_compact_core::archive::checkpoint::Checkpoint;
 use context_compact_core::formats::{self, Format, Input};
 use context_compact_core::ops::generate;
 use context_compact_core::options;
@@ -349,8 +348,9 @@ pub struct CompactCall {
     pub calibration_json: Option<String>,
     pub on_log: Option<logging::JsLogFn>,
     pub on_before_compact: Option<JsBeforeCompactFn>,
-    /// A `Compactor`'s checkpoints, and a summary it prepared in the background.
-    pub checkpoints_json: Option<String>,
+    /// A `Compactor`'s checkpoint shelf (`checkpoints::CheckpointShelf`'s id: the records stay
+    /// in the addon), and a summary it prepared in the background.
+    pub checkpoint_shelf: Option<u32>,
     pub precomputed_json: Option<String>,
     /// `rehydrate.read`.
     pub on_read: Option<JsReadFn>,
@@ -372,7 +372,7 @@ pub async fn compact_json(
         calibration_json,
         on_log,
         on_before_compact,
-        checkpoints_json,
+        checkpoint_shelf,
         precomputed_json,
         on_read,
     } = call;
@@ -380,13 +380,10 @@ pub async fn compact_json(
         let (mut options, raw_options) = parse_options_and_value(options_json)?;
         options.calibration = parse_calibration(calibration_json)?;
         // What a Compactor holds: its checkpoints, and a summary it prepared in the background.
-        if let Some(json) = checkpoints_json {
-            options.known_checkpoints =
-                serde_json::from_value::<Vec<Checkpoint>>(parse_json(&json, "checkpoints")?)
-                    .map_err(|e| Error::new(Status::InvalidArg, format!("checkpoints: {e}")))?
-                    .into_iter()
-                    .map(std::sync::Arc::new)
-                    .collect();
+        // (the shelf's records are shared, not copied: this costs the same below the threshold
+        // however many compactions came before, see `checkpoints`).
+        if let (Some(id), true) = (checkpoint_shelf, options.checkpoints) {
+            options.known_checkpoints = checkpoints::held(id);
         }
         if let Some(json) = precomputed_json {
             options.precomputed = Some(std::sync::Arc::new(
@@ -416,6 +413,10 @@ pub async fn compact_json(
         .await
         {
             Ok(outcome) => {
+                // The record this compaction made or reused is the compactor's to keep.
+                if let (Some(id), Some(record)) = (checkpoint_shelf, &outcome.checkpoint_record) {
+                    checkpoints::keep(id, record);
+                }
                 let format = input.format();
                 Ok(outcome_text(
                     &input.outcome(outcome, options.encoding),

@@ -12,6 +12,7 @@
 //! - `convert`: the JSON options and names read; `options`: the option table handed to JS;
 //! - `counting`: counting, the trigger, the partition, validation and checks;
 //! - `cancel`: the cancellation tokens behind `AbortSignal`s;
+//! - `checkpoints`: the checkpoints a `Compactor` keeps, held natively behind a handle;
 //! - `compaction`: the JS summarizer and event callbacks behind the core's traits,
 //!   `compactMessages`, `generateSummary` and the writes beside them;
 //! - `history`: list, restore, prune;
@@ -23,6 +24,7 @@
 #![deny(clippy::all)]
 
 pub mod cancel;
+pub mod checkpoints;
 pub mod compaction;
 pub mod convert;
 pub mod counting;

@@ -410,3 +410,103 @@ describe('random in-place mutations (property)', () => {
     )
   })
 })
+
+// ---------------------------------------------------------------------------------------------
+// The step on a long list (issue 39): what a step re-checks, and what it trusts by identity
+
+describe('a long list: the step costs what was appended', () => {
+  // Longer than what a step compares in full (256 messages).
+  const long = (): M[] =>
+    Array.from({ length: 400 }, (_, i) =>
+      i % 2 === 0
+        ? { role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${i - 1}`, content: `result ${i}: ` + 'line of output '.repeat(10) }] }
+        : { role: 'assistant', content: [{ type: 'text', text: `step ${i}` }, { type: 'tool_use', id: `t${i}`, name: 'bash', input: { command: `ls ${i}` } }] },
+    ).slice(1)
+
+  it('appending, replacing an old message by another object and dropping the oldest are seen at once', () => {
+    const list = long()
+    const compactor = new Compactor({ contextTokenLimit: LIMIT })
+    expect(compactor.countTokens(list)).toBe(countTokens(list))
+    list.push({ role: 'user', content: 'and now the tests' + LONG })
+    expect(compactor.measure(list)).toEqual(measureTokens(list, { contextTokenLimit: LIMIT }))
+    list[10] = { ...list[10], content: [{ type: 'text', text: LONG }] }
+    expect(compactor.measure(list)).toEqual(measureTokens(list, { contextTokenLimit: LIMIT }))
+    const kept = list.slice(40)
+    expect(compactor.measure(kept)).toEqual(measureTokens(kept, { contextTokenLimit: LIMIT }))
+  })
+
+  it('an edit in place deep in an old message: compact() and countTokens() see it at once, shouldCompact within a bounded number of steps', async () => {
+    const list = long()
+    const options = { contextTokenLimit: LIMIT }
+    const compactor = new Compactor(options)
+    compactor.shouldCompact(list)
+    list[20].content[0].content += LONG
+    const expected = measureTokens(list, options)
+    expect(compactor.countTokens(list)).toBe(countTokens(list))
+    // countTokens verified it: the next step has it too.
+    expect(compactor.measure(list)).toEqual(expected)
+    // Unseen until the rotation reaches it, but never more steps than the list has messages.
+    list[30].content[0].content += LONG
+    const after = measureTokens(list, options)
+    let steps = 0
+    while (compactor.measure(list).messageTokens !== after.messageTokens) {
+      steps += 1
+      expect(steps).toBeLessThan(list.length)
+    }
+    // compact() compares every message before anything else.
+    list[40].content[0].content += LONG
+    const result = await compactor.compact(list)
+    expect(result.compacted).toBe(false)
+    expect(compactor.measure(list)).toEqual(measureTokens(list, options))
+  })
+
+  it('changed(message): the next step reads it again', () => {
+    const list = long()
+    const options = { contextTokenLimit: LIMIT }
+    const compactor = new Compactor(options)
+    compactor.shouldCompact(list)
+    list[50].content[1].input.command += LONG
+    list[60].content[0].content = 'x'
+    compactor.changed([list[50], list[60]])
+    expect(compactor.measure(list)).toEqual(measureTokens(list, options))
+    list[70].content[0].text += LONG
+    compactor.changed(list[70])
+    expect(compactor.measure(list)).toEqual(measureTokens(list, options))
+    expect(() => compactor.changed([null, 'text'] as any)).not.toThrow()
+  })
+})
+
+describe('a list rebuilt as new objects (a state read back from a store)', () => {
+  it('equal copies take over the counts; a copy that differs is counted again', () => {
+    const options = { contextTokenLimit: LIMIT, maxToolOutputBytes: 1_000_000 }
+    const compactor = new Compactor(options)
+    let list: M[] = [...anthropicBase(), ...anthropicBase()]
+    expect(compactor.measure(list)).toEqual(measureTokens(list, options))
+    list = structuredClone(list)
+    expect(compactor.measure(list)).toEqual(measureTokens(list, options))
+    list = structuredClone(list)
+    list[3].content[1].text += LONG
+    list[4].content[0].content[0].text += LONG
+    expect(compactor.measure(list)).toEqual(measureTokens(list, options))
+    expect(compactor.countTokens(list)).toBe(countTokens(list))
+    list = structuredClone(list)
+    list.splice(2, 1)
+    expect(compactor.countTokens(list)).toBe(countTokens(list))
+  })
+})
+
+describe('system and tools: counted once, never stale', () => {
+  it('two compactors with different system prompts and tools, called in turn, each measure their own', () => {
+    const list: M[] = anthropicBase()
+    const a = { contextTokenLimit: LIMIT, system: 'You are a careful coding agent. '.repeat(50) }
+    const b = { contextTokenLimit: LIMIT, system: 'Be brief.', tools: [{ name: 'bash', description: 'Runs a command. '.repeat(20), input_schema: { type: 'object' } }] }
+    const first = new Compactor(a)
+    const second = new Compactor(b)
+    for (let i = 0; i < 3; i++) {
+      expect(first.measure(list)).toEqual(measureTokens(list, a))
+      expect(second.measure(list)).toEqual(measureTokens(list, b))
+      expect(measureTokens(list, { contextTokenLimit: LIMIT }).tokens).toBeLessThan(first.measure(list).tokens)
+      list.push({ role: 'user', content: `turn ${i}` })
+    }
+  })
+})

@@ -160,7 +160,9 @@ pub struct CompactOutcome {
     /// or recorded.
     pub checkpoint: Option<CheckpointReport>,
     /// The checkpoint this call recorded or reused, for a caller that keeps them in memory
-    /// (a `Compactor`).
+    /// (a `Compactor`'s shelf, in the binding: never sent to JS, whose every call would pay
+    /// for its summary).
+    #[serde(skip)]
     pub checkpoint_record: Option<Checkpoint>,
     /// What happened to a summary prepared in the background (`None`: none was given).
     pub background: Option<BackgroundReport>,
@@ -366,7 +368,6 @@ mod tests {
             "summaryRequest",
             "summaryFallback",
             "checkpoint",
-            "checkpointRecord",
             "background",
             "rehydrated",
         ];
