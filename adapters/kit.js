@@ -384,6 +384,7 @@ module.exports = {
   aiSdkToolDefinitions,
   readJsonSchema,
   logger,
+  isPlainObject,
   sameData,
   clone,
   startsWith,
