@@ -273,6 +273,11 @@ class Shadows {
     const record = this.#byShadow.get(item)
     if (record !== undefined) return record.instance
     if (isSerializedMessage(item)) return this.adopt(item, classes)
+    // A message the library wrote, already made an instance by the result (lib/result.js does
+    // so when the list it was given holds instances: a message that is its own shadow). Each of
+    // the caller's messages is a shadow of its record, so this one is the library's: adopted
+    // like the others, to get its id and the summary's mark.
+    if (isMessageInstance(item)) return this.adopt(item.toJSON(), classes)
     return item
   }
 
