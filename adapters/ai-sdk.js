@@ -26,7 +26,7 @@
 
 const { Compactor, createRecallTool } = require('../index.js')
 const { describe, invalidArgument } = require('../lib/validate.js')
-const { objectOptions, rejectOptions, isAbortSignal, aiSdkUsage, aiSdkToolDefinitions, readJsonSchema, logger, startsWith } = require('./kit.js')
+const { objectOptions, rejectOptions, isAbortSignal, aiSdkUsage, aiSdkToolDefinitions, readJsonSchema, logger, startsWith, withCompactor } = require('./kit.js')
 
 // Options the adapter reads each step itself: passing them would fix what must follow the run.
 const STEP_OPTIONS = {
@@ -198,12 +198,7 @@ function compactionStep(options) {
     return list === given ? undefined : { messages: list }
   }
 
-  Object.defineProperties(step, {
-    lastResult: { get: () => lastResult, enumerable: true },
-    compactor: { value: compactor, enumerable: true },
-    close: { value: () => compactor.close(), enumerable: false },
-  })
-  return step
+  return withCompactor(step, compactor, () => lastResult)
 }
 
 // The recall tool (createRecallTool) in the AI SDK's tool shape: `tools: { recall: recallTool(…) }`.

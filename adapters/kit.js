@@ -361,6 +361,20 @@ function failedResult(messages, error, from = null) {
   return notCompactedResult(messages, { ...measured, attempts: base.attempts ?? error.attempts ?? 0, error })
 }
 
+/**
+ * An adapter's function with what its users read from it: `lastResult` (the last compaction's
+ * result, read through `lastResult()`), the `compactor` it runs on, `more` (its own properties),
+ * and `close()`, which ends the Compactor's background work (not enumerable, as a method is).
+ */
+function withCompactor(fn, compactor, lastResult, more = {}) {
+  return Object.defineProperties(fn, {
+    lastResult: { get: lastResult, enumerable: true },
+    compactor: { value: compactor, enumerable: true },
+    ...more,
+    close: { value: () => compactor.close(), enumerable: false },
+  })
+}
+
 module.exports = {
   objectOptions,
   rejectOptions,
@@ -370,6 +384,7 @@ module.exports = {
   aiSdkToolDefinitions,
   readJsonSchema,
   logger,
+  isPlainObject,
   sameData,
   clone,
   startsWith,
@@ -381,4 +396,5 @@ module.exports = {
   messageOf,
   isAbort,
   failedResult,
+  withCompactor,
 }

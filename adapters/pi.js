@@ -22,7 +22,7 @@
 
 const { Compactor, createRecallTool, restoreMessages } = require('../index.js')
 const { describe, invalidArgument } = require('../lib/validate.js')
-const { objectOptions, rejectOptions, count, startsWith } = require('./kit.js')
+const { objectOptions, rejectOptions, count, startsWith, withCompactor } = require('./kit.js')
 
 // Options the adapter sets itself.
 const REQUEST_OPTIONS = {
@@ -287,9 +287,7 @@ function compactionRequest(options) {
     return { context: { ...request.context, messages: list } }
   }
 
-  Object.defineProperties(prepare, {
-    lastResult: { get: () => lastResult, enumerable: true },
-    compactor: { value: compactor, enumerable: true },
+  return withCompactor(prepare, compactor, () => lastResult, {
     compact: {
       value: async (messages, compactOptions) => {
         if (!Array.isArray(messages)) throw invalidArgument(`messages must be an array of pi messages, got ${describe(messages)}`)
@@ -334,9 +332,7 @@ function compactionRequest(options) {
       },
       enumerable: true,
     },
-    close: { value: () => compactor.close(), enumerable: false },
   })
-  return prepare
 }
 
 // The recall tool (createRecallTool) as a pi AgentTool: `initialState: { tools: [recallTool(…)] }`.

@@ -24,7 +24,7 @@
 const native = require('./native.js')
 const { describe, invalidArgument, translateError, checkFunction, checkInteger, checkRatio } = require('./validate.js')
 const { isCustomStrategy, optionsJson, formatOf } = require('./options.js')
-const { abortError, wrapSummarizer, wrapLog, wrapEvents } = require('./callbacks.js')
+const { abortError, wrapSummarizer, wrapLog, wrapEvents, emitEvent } = require('./callbacks.js')
 
 // Where a background summary starts by default: 80 % of the threshold (Mastra activates its
 // buffered observations at 80 %; Cline's double buffer starts at 60 % and swaps at 85 %).
@@ -60,15 +60,6 @@ function fingerprintOf(opts) {
   return optionsJson(plain)
 }
 
-function emit(onEvent, event) {
-  if (typeof onEvent !== 'function') return
-  try {
-    onEvent(event)
-  } catch (error) {
-    process.emitWarning(`onEvent listener threw: ${error && error.message}`, { code: 'CONTEXT_COMPACT_LISTENER' })
-  }
-}
-
 // What the result says of a job (`result.background`).
 function reportOf(job, state = job.state) {
   const report = { state, coveredMessages: job.covered }
@@ -101,7 +92,7 @@ class Background {
       // will be compacted with. Dropped, and a new one may start below.
       this.#job = null
       this.#cancel(current, 'stale')
-      emit(opts.onEvent, { type: 'background_stale', reason: 'options_changed', coveredMessages: current.covered })
+      emitEvent(opts.onEvent, { type: 'background_stale', reason: 'options_changed', coveredMessages: current.covered })
     } else if (current) {
       return reportOf(current)
     }
@@ -159,11 +150,11 @@ class Background {
             job.state = 'ready'
             job.precomputed = JSON.stringify(answer.precomputed)
             job.covered = answer.coveredItems
-            emit(onEvent, { type: 'background_ready', coveredMessages: job.covered, durationMs: Date.now() - job.startedAt })
+            emitEvent(onEvent, { type: 'background_ready', coveredMessages: job.covered, durationMs: Date.now() - job.startedAt })
           } else {
             job.state = 'failed'
             job.error = answer.error
-            emit(onEvent, { type: 'background_failed', error: job.error })
+            emitEvent(onEvent, { type: 'background_failed', error: job.error })
           }
         },
         (error) => {
@@ -176,14 +167,14 @@ class Background {
             const translated = translateError(error)
             job.error = { code: translated && translated.code ? String(translated.code) : 'SUMMARIZER_ERROR', message: String((translated && translated.message) || translated) }
           }
-          emit(onEvent, { type: 'background_failed', error: job.error })
+          emitEvent(onEvent, { type: 'background_failed', error: job.error })
         },
       )
       .finally(() => {
         if (signal) signal.removeEventListener('abort', onAbort)
         native.releaseCancelToken(cancelId)
       })
-    emit(onEvent, { type: 'background_started', tokens: measure.tokens, threshold: measure.threshold, startAt })
+    emitEvent(onEvent, { type: 'background_started', tokens: measure.tokens, threshold: measure.threshold, startAt })
     return job
   }
 
@@ -206,7 +197,7 @@ class Background {
       this.#cancel(job, 'stale')
       const report = { ...reportOf(job, 'stale'), reason: 'options_changed' }
       delete report.error
-      emit(opts.onEvent, { type: 'background_stale', reason: 'options_changed', coveredMessages: job.covered })
+      emitEvent(opts.onEvent, { type: 'background_stale', reason: 'options_changed', coveredMessages: job.covered })
       return { precomputed: null, job, report, waitedMs: 0 }
     }
     const started = Date.now()
@@ -242,11 +233,11 @@ class Background {
     if (taken.report) return taken.report
     const job = taken.job
     if (fromAddon && fromAddon.state === 'applied') {
-      emit(opts.onEvent, { type: 'background_applied', coveredMessages: job.covered, waitedMs: taken.waitedMs })
+      emitEvent(opts.onEvent, { type: 'background_applied', coveredMessages: job.covered, waitedMs: taken.waitedMs })
       return { state: 'applied', coveredMessages: job.covered, waitedMs: taken.waitedMs }
     }
     if (fromAddon && fromAddon.state === 'stale') {
-      emit(opts.onEvent, { type: 'background_stale', reason: fromAddon.reason, coveredMessages: job.covered })
+      emitEvent(opts.onEvent, { type: 'background_stale', reason: fromAddon.reason, coveredMessages: job.covered })
       return { state: 'stale', reason: fromAddon.reason, coveredMessages: job.covered }
     }
     // Not used: the compaction did not go through (declined, not smaller, …).

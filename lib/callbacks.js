@@ -137,6 +137,17 @@ function reportWarnings(opts, warnings) {
   for (const message of warnings) log(JSON.stringify({ level: 'warn', message, target: 'context_compact::options' }))
 }
 
+// An event to the caller's `onEvent`, when there is one. A listener's bug must not break
+// compaction: what it throws is a process warning.
+function emitEvent(onEvent, event) {
+  if (typeof onEvent !== 'function') return
+  try {
+    onEvent(event)
+  } catch (error) {
+    process.emitWarning(`onEvent listener threw: ${error && error.message}`, { code: 'CONTEXT_COMPACT_LISTENER' })
+  }
+}
+
 function wrapEvents(onEvent) {
   if (!onEvent) return undefined
   return (eventJson) => {
@@ -210,6 +221,7 @@ module.exports = {
   wrapRead,
   wrapLog,
   wrapEvents,
+  emitEvent,
   wrapBeforeCompact,
   withSignal,
 }

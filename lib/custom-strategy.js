@@ -8,7 +8,7 @@
 const native = require('./native.js')
 const { describe, callNative, checkedMessages, checkFunction, checkSignal } = require('./validate.js')
 const { optionsJson, formatOf } = require('./options.js')
-const { abortError } = require('./callbacks.js')
+const { abortError, emitEvent } = require('./callbacks.js')
 const { checkArchiveStore, withArchiveStore, storeJson } = require('./store.js')
 const { resultFields, notCompactedResult } = require('./result.js')
 const { countTokens, measureCounts, countEach, toolOutputBytes } = require('./counting.js')
@@ -42,14 +42,7 @@ async function runCustomStrategy(messages, opts, counts, calibration, markMap) {
   const signal = checkSignal(opts)
   const onEvent = checkFunction(opts, 'onEvent')
   const onBeforeCompact = checkFunction(opts, 'onBeforeCompact')
-  const emit = (event) => {
-    if (!onEvent) return
-    try {
-      onEvent(event)
-    } catch (error) {
-      process.emitWarning(`onEvent listener threw: ${error && error.message}`, { code: 'CONTEXT_COMPACT_LISTENER' })
-    }
-  }
+  const emit = (event) => emitEvent(onEvent, event)
   const abortIfNeeded = () => {
     if (signal && signal.aborted) throw abortError(signal)
   }

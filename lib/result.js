@@ -6,6 +6,7 @@
 // library wrote are made in the form the list holds.
 
 const { fromArchived } = require('./binary.js')
+const { formOfList, isSerializedMessage } = require('./langchain-forms.js')
 
 const ZERO_STATS = Object.freeze({
   originalTokenCount: 0,
@@ -19,63 +20,19 @@ const ZERO_STATS = Object.freeze({
 // A result's pieces: an index is the caller's own message object; anything else is a message
 // the library wrote (the summary, a shortened result), in the list's format. LangChain
 // messages the library writes arrive in their serialized form and are made instances (or the
-// stored form) when the list holds those.
+// stored form) when the list holds those (lib/langchain-forms.js).
 function piecesToMessages(pieces, messages) {
   let langChain
   return pieces.map((piece) => {
     if (typeof piece === 'number') return messages[piece]
     // Bytes and URLs the addon tagged, back as what they were (lib/binary.js).
     piece = fromArchived(piece)
-    if (piece !== null && typeof piece === 'object' && piece.lc === 1 && piece.type === 'constructor') {
-      langChain ??= langChainForms(messages)
+    if (isSerializedMessage(piece)) {
+      langChain ??= formOfList(messages)
       return langChain(piece)
     }
     return piece
   })
-}
-
-function langChainClassName(message) {
-  const ctor = message && typeof message === 'object' ? message.constructor : undefined
-  if (!ctor || ctor === Object) return undefined
-  try {
-    if (typeof ctor.lc_name === 'function') return ctor.lc_name()
-  } catch {
-    // fall through to the constructor's own name
-  }
-  return ctor.name
-}
-
-function langChainForms(messages) {
-  const classes = new Map()
-  let stored = false
-  for (const message of messages) {
-    const name = langChainClassName(message)
-    if (name && /Message(Chunk)?$/.test(name) && !classes.has(name)) classes.set(name, message.constructor)
-    if (message && typeof message === 'object' && message.lc === undefined && message.data && typeof message.type === 'string') stored = true
-  }
-  let library
-  const fromLibrary = (name) => {
-    if (library === undefined) {
-      try {
-        const { createRequire } = require('node:module')
-        const path = require('node:path')
-        library = createRequire(path.join(process.cwd(), 'index.js'))('@langchain/core/messages')
-      } catch {
-        library = null
-      }
-    }
-    return library ? library[name] : undefined
-  }
-  const STORED_TYPES = { HumanMessage: 'human', AIMessage: 'ai', SystemMessage: 'system', ToolMessage: 'tool' }
-  return (serialized) => {
-    const name = serialized.id[serialized.id.length - 1]
-    if (classes.size > 0) {
-      const Ctor = classes.get(name) ?? fromLibrary(name)
-      if (typeof Ctor === 'function') return new Ctor(serialized.kwargs)
-    }
-    if (stored) return { type: STORED_TYPES[name] ?? 'human', data: { ...serialized.kwargs } }
-    return serialized
-  }
 }
 
 // The fields every result has besides the messages and what a compaction made them, at their

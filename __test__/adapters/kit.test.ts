@@ -157,3 +157,22 @@ describe('options, peers, results, logging', () => {
     expect(() => kit.logger(throwing, 't')('error', 'x')).not.toThrow()
   })
 })
+
+describe('withCompactor', () => {
+  it('gives a function its last result (read live), its Compactor and a close() that is not enumerated, with its own properties before close', () => {
+    let closed = 0
+    const compactor = { close: () => (closed += 1) }
+    let last: unknown = null
+    const fn = kit.withCompactor(() => 'called', compactor, () => last, { extra: { value: 7, enumerable: true } })
+    expect(fn()).toBe('called')
+    expect(fn.lastResult).toBeNull()
+    last = { compacted: true }
+    expect(fn.lastResult).toBe(last)
+    expect(fn.compactor).toBe(compactor)
+    expect(Object.keys(fn)).toEqual(['lastResult', 'compactor', 'extra'])
+    expect(Reflect.ownKeys(fn).filter((key) => !['length', 'name'].includes(key as string))).toEqual(['lastResult', 'compactor', 'extra', 'close'])
+    fn.close()
+    expect(closed).toBe(1)
+    expect(() => (fn.lastResult = 1)).toThrow(TypeError)
+  })
+})

@@ -4,6 +4,7 @@
 // (the extractive fallback), an archive directory that cannot be written, a shared summary
 // request the API rejects (the transcript fallback) and a result still over the threshold.
 import { spawnSync } from 'node:child_process'
+import { createRequire } from 'node:module'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -124,5 +125,29 @@ describe('quiet by default', () => {
     const entries: string[] = []
     const result = await compactMessages([{ role: 'user', content: 'hi' }], { logLevel: 'off', onLog: (e) => entries.push(e.level) })
     expect(result.compacted).toBe(false)
+  })
+})
+
+describe('an onEvent listener that throws', () => {
+  it('is a process warning (CONTEXT_COMPACT_LISTENER), not a failure of the call (lib/callbacks.js emitEvent)', async () => {
+    const { emitEvent } = createRequire(import.meta.url)('../../lib/callbacks.js')
+    const warnings: { name: string; code?: string; message: string }[] = []
+    const onWarning = (warning: any) => warnings.push(warning)
+    process.on('warning', onWarning)
+    try {
+      const seen: unknown[] = []
+      emitEvent((event: unknown) => seen.push(event), { type: 'a' })
+      emitEvent(undefined, { type: 'b' })
+      expect(() =>
+        emitEvent(() => {
+          throw new Error('boom')
+        }, { type: 'c' }),
+      ).not.toThrow()
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(seen).toEqual([{ type: 'a' }])
+      expect(warnings.map((w) => [w.code, w.message])).toEqual([['CONTEXT_COMPACT_LISTENER', 'onEvent listener threw: boom']])
+    } finally {
+      process.off('warning', onWarning)
+    }
   })
 })

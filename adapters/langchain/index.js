@@ -37,10 +37,11 @@
 const { Compactor } = require('../../index.js')
 const { describe, invalidArgument } = require('../../lib/validate.js')
 const { compactionFacts } = require('../../lib/otel.js')
+const { messageClassesOf } = require('../../lib/langchain-forms.js')
 const { objectOptions, rejectOptions, logger, archiveSessionId, SessionPool, recallPool, messageOf, isAbort, failedResult } = require('../kit.js')
 
 const { langChain } = require('./peer.js')
-const { Shadows, classesOf, EMPTY_CLASSES } = require('./shadows.js')
+const { Shadows, EMPTY_CLASSES } = require('./shadows.js')
 
 // The name of the custom event each compaction dispatches (see compactionEvent).
 const COMPACTION_EVENT = 'context_compact.compaction'
@@ -407,7 +408,7 @@ function contextCompactMiddleware(options) {
           session.signal = null
         }
         await compactionEvent(full, result, session.sessionId)
-        const classes = result.compacted ? classesOf(messages) : EMPTY_CLASSES
+        const classes = result.compacted ? messageClassesOf(messages) : EMPTY_CLASSES
         const instances = result.compacted ? result.messages.map((m) => session.shadows.instanceOf(m, classes)) : messages
         lastResult = { ...result, messages: instances, sessionId: session.sessionId }
         if (result.compacted) {

@@ -5,6 +5,7 @@
 
 const { randomUUID } = require('node:crypto')
 
+const { isMessageInstance, isSerializedMessage, serializedClassName } = require('../../lib/langchain-forms.js')
 const { sameData } = require('../kit.js')
 const { langChain } = require('./peer.js')
 
@@ -12,17 +13,6 @@ const { langChain } = require('./peer.js')
 // by content). Anything but plain data (a class instance, a function) is not equal: the message
 // then gets a new shadow, which is only slower.
 const sameJson = (a, b) => sameData(a, b, true)
-
-function isMessageInstance(value) {
-  return (
-    value !== null &&
-    typeof value === 'object' &&
-    typeof value.toJSON === 'function' &&
-    value.lc_kwargs !== null &&
-    typeof value.lc_kwargs === 'object' &&
-    Array.isArray(value.lc_namespace)
-  )
-}
 
 // Whether each field `toJSON()` reads from the instance (`key in message ? message[key] :
 // lc_kwargs[key]`, for the keys of lc_kwargs) is the constructor's own, so that `lc_kwargs`
@@ -80,23 +70,6 @@ const EMPTY_CLASSES = new Map()
 
 // `additional_kwargs.lc_source` of the summary message, as summarizationMiddleware marks its own.
 const SUMMARY_SOURCE = 'summarization'
-
-// The message classes of a list by their LangChain name (`HumanMessage`, …).
-function classesOf(messages) {
-  const classes = new Map()
-  for (const message of messages) {
-    if (!isMessageInstance(message)) continue
-    const ctor = message.constructor
-    let name
-    try {
-      name = typeof ctor.lc_name === 'function' ? ctor.lc_name() : ctor.name
-    } catch {
-      name = ctor.name
-    }
-    if (typeof name === 'string' && !classes.has(name)) classes.set(name, ctor)
-  }
-  return classes
-}
 
 // The fields the library reads to count a LangChain message of each type (the stored form's
 // `type`, as `getType()` names it): crates/core/src/formats/langchain.rs. Everything else of a
@@ -274,7 +247,7 @@ class Shadows {
   adopt(written, classes) {
     const known = this.#byShadow.get(written)
     if (known !== undefined) return known.instance
-    const name = String(written.id[written.id.length - 1]).replace(/Chunk$/, '')
+    const name = serializedClassName(written).replace(/Chunk$/, '')
     // The class of the agent's own messages when the list has one (the caller's copy of
     // @langchain/core, e.g. its ES module build), else ours.
     const Class = classes.get(name) ?? langChain().messages[name]
@@ -299,7 +272,12 @@ class Shadows {
   instanceOf(item, classes = EMPTY_CLASSES) {
     const record = this.#byShadow.get(item)
     if (record !== undefined) return record.instance
-    if (isSerialized(item)) return this.adopt(item, classes)
+    if (isSerializedMessage(item)) return this.adopt(item, classes)
+    // A message the library wrote, already made an instance by the result (lib/result.js does
+    // so when the list it was given holds instances: a message that is its own shadow). Each of
+    // the caller's messages is a shadow of its record, so this one is the library's: adopted
+    // like the others, to get its id and the summary's mark.
+    if (isMessageInstance(item)) return this.adopt(item.toJSON(), classes)
     return item
   }
 
@@ -310,8 +288,8 @@ class Shadows {
   peek(item) {
     const record = this.#byShadow.get(item)
     if (record !== undefined) return record.instance
-    if (isSerialized(item)) {
-      const Class = langChain().messages[String(item.id[item.id.length - 1]).replace(/Chunk$/, '')]
+    if (isSerializedMessage(item)) {
+      const Class = langChain().messages[serializedClassName(item).replace(/Chunk$/, '')]
       if (typeof Class === 'function') return new Class({ ...item.kwargs })
     }
     return item
@@ -358,8 +336,4 @@ function fullCurrent(record, message) {
   return true
 }
 
-function isSerialized(item) {
-  return item !== null && typeof item === 'object' && item.lc === 1 && item.type === 'constructor' && Array.isArray(item.id) && item.kwargs !== null && typeof item.kwargs === 'object'
-}
-
-module.exports = { Shadows, classesOf, EMPTY_CLASSES }
+module.exports = { Shadows, EMPTY_CLASSES }

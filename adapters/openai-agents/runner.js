@@ -7,7 +7,7 @@
 
 const { createHash } = require('node:crypto')
 
-const { sameData } = require('../kit.js')
+const { sameData, isPlainObject } = require('../kit.js')
 
 // The `endpoint` of the usage entry a compaction adds to the run's usage: the trigger never
 // takes it for the model's.
@@ -27,12 +27,6 @@ function exchangeKey(item) {
     return rest
   }
   return key
-}
-
-function isPlainObject(value) {
-  if (value === null || typeof value !== 'object') return false
-  const proto = Object.getPrototypeOf(value)
-  return proto === Object.prototype || proto === null
 }
 
 function withoutTransientIds(value) {
