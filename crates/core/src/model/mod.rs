@@ -5,6 +5,7 @@
 
 pub mod added;
 pub mod binary;
+pub mod bpe;
 pub mod check;
 pub mod encoding;
 pub mod media;
