@@ -1,8 +1,10 @@
 // Issue 11, "Never late" (SPEC §4.9): a Compactor's per-message cache follows messages changed
 // in place, whatever the change. Every check compares the Compactor with the stateless
 // functions on the very same list, after each change.
+import { createRequire } from 'node:module'
+
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 
 import { Compactor, countTokens, measureTokens, shouldCompact, type Message } from '../../index'
 import { conversation } from '../support/conversations'
@@ -492,6 +494,27 @@ describe('a list rebuilt as new objects (a state read back from a store)', () =>
     list = structuredClone(list)
     list.splice(2, 1)
     expect(compactor.countTokens(list)).toBe(countTokens(list))
+  })
+
+  it('a whole list rebuilt (its first message a new object too) is compared position for position: only what differs is counted', () => {
+    const native = createRequire(import.meta.url)('../../lib/native.js')
+    const options = { contextTokenLimit: LIMIT }
+    const compactor = new Compactor(options)
+    let list: M[] = [...anthropicBase(), ...anthropicBase(), ...anthropicBase()]
+    compactor.measure(list)
+    const counted = vi.spyOn(native, 'countItemsJson')
+    try {
+      list = structuredClone(list)
+      expect(compactor.measure(list)).toEqual(measureTokens(list, options))
+      expect(counted).not.toHaveBeenCalled()
+      list = structuredClone(list)
+      list[5].content[0].text += LONG
+      expect(compactor.measure(list)).toEqual(measureTokens(list, options))
+      expect(counted).toHaveBeenCalledTimes(1)
+      expect(counted.mock.calls[0][0]).toEqual([list[5]])
+    } finally {
+      counted.mockRestore()
+    }
   })
 })
 
