@@ -50,14 +50,14 @@
 // call (escaping every value, renaming keys): several times the cost of the walk. That toJSON
 // gives `{ lc, type, id: [...lc_namespace, the class's name], kwargs }` where `kwargs` is, for
 // each key of `lc_kwargs`, the instance's own field when it has one (`key in message`) else
-// lc_kwargs', renamed by `lc_aliases`, with `lc_secrets` and `lc_attributes` over it, every value
-// escaped by a function of the value alone (`escapeIfNeeded`). So the tape holds LC_FIELDS, the
-// toJSON function itself, the constructor, `lc_serializable`, then `lc_namespace`,
-// `lc_aliases`, `lc_secrets` and `lc_attributes` (walked), the number of keys of `lc_kwargs`,
+// lc_kwargs', keys renamed by the class's `lc_aliases`, `lc_secrets` and `lc_attributes` written
+// over it, every value escaped by a function of the value alone (`escapeIfNeeded`). So for a
+// class without secrets or attributes the tape holds LC_FIELDS, the toJSON function itself, the
+// constructor, `lc_serializable`, `lc_namespace` (walked), the number of keys of `lc_kwargs`,
 // and each key with the field toJSON reads for it (walked): what toJSON's result is a function
-// of, so the same tape means the same JSON. (The one thing assumed: the classes' `lc_*` getters
-// read the message through `this` as the most derived one does, as LangChain's all do: they
-// return constants.)
+// of, so the same tape means the same JSON. (Assumed: a class's `lc_aliases`, `lc_secrets` and
+// `lc_attributes` are the class's, not the instance's — LangChain's getters return constants.
+// A class with secrets or attributes, or its own toJSON, is read through toJSON.)
 // Proxies are read through their traps like any object. Nesting deeper than the reader allows
 // (or a cycle) fails the comparison, and the recount reports the error.
 
@@ -108,17 +108,28 @@ function isSerializableToJson(fn, value) {
   return known
 }
 
+// Constructor → whether its instances are read by their fields: toJSON is Serializable's, and
+// the class has no `lc_secrets` or `lc_attributes` (which toJSON writes over the fields). Read
+// once per class: LangChain's classes return constants from these getters (and from
+// `lc_aliases`, which only renames keys).
+const readByFields = new WeakMap()
+const isEmpty = (value) => value === undefined || value === null || (typeof value === 'object' && Object.keys(value).length === 0)
+
 // Whether `value` (with a `toJSON` method) is a LangChain Serializable read by its fields.
 function isLangChainSerializable(value) {
   const kwargs = value.lc_kwargs
-  return (
-    kwargs !== null &&
-    typeof kwargs === 'object' &&
-    !Array.isArray(kwargs) &&
-    Array.isArray(value.lc_namespace) &&
-    !Object.hasOwn(value, 'toJSON') &&
-    isSerializableToJson(value.toJSON, value)
-  )
+  if (kwargs === null || typeof kwargs !== 'object' || Array.isArray(kwargs) || !Array.isArray(value.lc_namespace) || Object.hasOwn(value, 'toJSON')) {
+    return false
+  }
+  if (!isSerializableToJson(value.toJSON, value)) return false
+  const ctor = value.constructor
+  if (typeof ctor !== 'function') return false
+  let known = readByFields.get(ctor)
+  if (known === undefined) {
+    known = isEmpty(value.lc_secrets) && isEmpty(value.lc_attributes)
+    readByFields.set(ctor, known)
+  }
+  return known
 }
 
 // The field toJSON reads for `key` of `lc_kwargs`.
@@ -128,9 +139,6 @@ const fieldOf = (value, kwargs, key) => (key in value ? value[key] : kwargs[key]
 function fieldsSnapshotOf(value, tape, depth) {
   tape.push(LC_FIELDS, value.toJSON, value.constructor, value.lc_serializable)
   if (!snapshotOf(value.lc_namespace, 'lc_namespace', tape, depth + 1)) return false
-  if (!snapshotOf(value.lc_aliases, 'lc_aliases', tape, depth + 1)) return false
-  if (!snapshotOf(value.lc_secrets, 'lc_secrets', tape, depth + 1)) return false
-  if (!snapshotOf(value.lc_attributes, 'lc_attributes', tape, depth + 1)) return false
   const kwargs = value.lc_kwargs
   const keys = Object.keys(kwargs)
   tape.push(keys.length)
@@ -146,9 +154,6 @@ function fieldsSnapshotOf(value, tape, depth) {
 function fieldsMatch(value, tape, at, depth) {
   if (tape[at] !== LC_FIELDS || tape[at + 1] !== value.toJSON || tape[at + 2] !== value.constructor || tape[at + 3] !== value.lc_serializable) return -1
   at = matchesSnapshot(value.lc_namespace, 'lc_namespace', tape, at + 4, depth + 1)
-  if (at >= 0) at = matchesSnapshot(value.lc_aliases, 'lc_aliases', tape, at, depth + 1)
-  if (at >= 0) at = matchesSnapshot(value.lc_secrets, 'lc_secrets', tape, at, depth + 1)
-  if (at >= 0) at = matchesSnapshot(value.lc_attributes, 'lc_attributes', tape, at, depth + 1)
   if (at < 0) return -1
   const kwargs = value.lc_kwargs
   const keys = Object.keys(kwargs)

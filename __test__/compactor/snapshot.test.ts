@@ -553,6 +553,28 @@ describe('LangChain instances: compared by the fields their toJSON reads', () =>
     }
   })
 
+  it('a class with lc_attributes (written over the fields by toJSON) is read through toJSON', () => {
+    const native = createRequire(import.meta.url)('../../lib/native.js')
+    const Tagged = class HumanMessage extends lc.HumanMessage {
+      tag = 'a'
+
+      get lc_attributes() {
+        return { tag: this.tag }
+      }
+    }
+    const list: M[] = [...history(), new Tagged({ content: 'tagged', id: 'g1' })]
+    const compactor = new Compactor({ contextTokenLimit: LIMIT })
+    compactor.measure(list)
+    list[3].tag = LONG
+    const counted = vi.spyOn(native, 'countItemsJson')
+    try {
+      compactor.measure(list)
+      expect(counted.mock.calls.flatMap((call) => call[0])).toEqual([list[3]])
+    } finally {
+      counted.mockRestore()
+    }
+  })
+
   it('a class with its own toJSON is read through it', () => {
     let suffix = ''
     // Named as LangChain's class (the addon reads the class name), with a toJSON of its own.
