@@ -147,7 +147,7 @@ describe.skipIf(!supported)(`npm install of the packed packages (${PLATFORM}) wi
     expect(list.status, list.output).toBe(0)
     const files = list.stdout.split('\n').filter(Boolean)
     expect(files.filter((f) => f.endsWith('.node'))).toEqual([])
-    for (const file of ['package/index.js', 'package/index.mjs', 'package/index.d.ts', 'package/lib/native.js', 'package/lib/compactor.js', 'package/cli/context-compact.js', 'package/benchmark/generate.mjs', 'package/adapters/langchain/index.js', 'package/adapters/langchain/index.mjs', 'package/adapters/langchain/index.d.mts', 'package/adapters/langchain/index.d.cts', 'package/adapters/langchain/shadows.js', 'package/adapters/kit.js']) {
+    for (const file of ['package/index.js', 'package/index.mjs', 'package/index.d.ts', 'package/lib/native.js', 'package/lib/compactor.js', 'package/cli/context-compact.js', 'package/benchmark/generate.mjs', 'package/adapters/langchain/index.js', 'package/adapters/langchain/index.mjs', 'package/adapters/langchain/index.d.mts', 'package/adapters/langchain/index.d.cts', 'package/adapters/langchain/written.js', 'package/adapters/kit.js']) {
       expect(files).toContain(file)
     }
     // Every file package.json "exports" names is in the package (the types of each condition too),
