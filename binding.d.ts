@@ -14,6 +14,19 @@ export declare class CheckpointShelf {
 }
 
 /**
+ * A `Compactor`'s options, handed to the addon once (when it is made, and again only when an
+ * option object it was given changed in place, see `lib/options.js`): the per-step calls
+ * (`measureHeldJson`, `compactJson`) pass its id and only what the call itself changes.
+ * Dropped with the handle when it is garbage-collected.
+ */
+export declare class HeldOptions {
+  /** Reads the options (a TypeError naming the option when one is invalid). */
+  constructor(optionsJson: string)
+  /** The id the per-call functions take. */
+  get id(): number
+}
+
+/**
  * Records a usage report into a `Compactor`'s calibration: `covered_raw_tokens` is the raw
  * count of what the usage covers (messages up to the last assistant message, plus system and
  * tools). Returns the new calibration as JSON.
@@ -45,7 +58,13 @@ export declare function checkJson(messages: object[], format?: string | undefine
  * `Compactor`, see `convert`), what a `Compactor` holds, and the caller's callbacks.
  */
 export interface CompactCall {
+  /**
+   * The options as JSON; with `options_held`, only those this call changes (a JSON object,
+   * `null` unsetting one).
+   */
   optionsJson?: string
+  /** A `Compactor`'s held options (`options::HeldOptions`' id): read once per compactor. */
+  optionsHeld?: number
   /** The caller's per-item token counts (a `Compactor`'s cache). */
   counts?: Array<number>
   summarizer?: JsSummarizerFn
@@ -106,6 +125,13 @@ export interface ItemCounts {
 
 /** The archives of a session as a JSON array of `ArchiveInfo`. */
 export declare function listArchivesJson(outputDir: string, sessionId: string, storeJson?: string | undefined | null): Promise<string>
+
+/**
+ * `measure_json` with a `Compactor`'s held options (`options::HeldOptions`' id) and only the
+ * options this call changes (`changes_json`, a JSON object, or nothing): a step costs no
+ * reading of options, and `system` and `tools` are counted once per held options.
+ */
+export declare function measureHeldJson(optionsId: number, changesJson: string | undefined | null, messageTokens: number, tokensAfterLastAssistant?: number | undefined | null, calibrationJson?: string | undefined | null, messageCount?: number | undefined | null, toolOutputBytes?: number | undefined | null): string
 
 /**
  * The trigger's estimate as JSON (`Measure`: rawTokens, tokens, source, factor, threshold,

@@ -25,6 +25,7 @@
 
 const { Compactor, isContextOverflow } = require('../index.js')
 const { describe, invalidArgument } = require('../lib/validate.js')
+const { takeSnapshot, unchangedSince } = require('../lib/snapshot.js')
 const { objectOptions, rejectOptions, aiSdkUsage, aiSdkToolDefinitions, readJsonSchema, startsWith } = require('./kit.js')
 
 // Options the processor reads or sets per call itself.
@@ -79,15 +80,6 @@ function toolDefinitions(tools) {
       return undefined
     }
   })
-}
-
-// A piece's text, to tell whether it changed; `null` for one JSON cannot write (never reused).
-function keyOf(piece) {
-  try {
-    return JSON.stringify(piece)
-  } catch {
-    return null
-  }
 }
 
 class ContextCompactProcessor {
@@ -155,16 +147,17 @@ class ContextCompactProcessor {
     const model = []
     for (const message of db) {
       // A piece converted at an earlier step, unchanged since (Mastra edits parts in place, so
-      // the text is compared), gives the same model messages: the same objects, which the
-      // Compactor has counted already.
+      // it is compared with its snapshot: lib/snapshot.js, a walk that serialises nothing, where
+      // a JSON text of every piece at every step cost more than the rest of the step), gives the
+      // same model messages: the same objects, which the Compactor has counted already.
       const cached = this.#converted.get(message)
       const now = []
       for (const [i, piece] of piecesOf(message).entries()) {
         const one = piece.parts === null ? piece.message : withParts(piece.message, piece.parts)
-        const key = keyOf(one)
-        const hit = key !== null && cached && cached[i] && cached[i].key === key ? cached[i] : null
+        const hit = cached && cached[i] && cached[i].tape !== null && unchangedSince(one, 0, cached[i].tape) ? cached[i] : null
+        const tape = hit ? hit.tape : takeSnapshot(one, 0)
         piece.model = hit ? hit.model : new Empty().add(one, 'memory').get.all.aiV5.model()
-        now.push({ key, model: piece.model })
+        now.push({ tape, model: piece.model })
         pieces.push(piece)
       }
       this.#converted.set(message, now)

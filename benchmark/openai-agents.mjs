@@ -13,7 +13,10 @@
 //      adapter's own cost); with MemorySession (which clones every item it returns) for scale;
 //   3. getItems() through the CompactingSession (the runner's read at the start of a run: the
 //      wrapped session's read plus the check that the session's copy is still the list);
-//   4. once: the first runCompaction() of a fresh session (the history read and counted).
+//   4. once: the first runCompaction() of a fresh session (the history read and counted);
+//   5. the floor: a bare `Compactor.shouldCompact` on the same items after the same append, with
+//      the same usage; the step through the CompactingSession minus it is the adapter's own
+//      share (issue 39: at most 0.1 ms).
 //
 // Environment:
 //   BENCH_AGENTS_STEPS   steps measured (default 200; the first 10 are warm-up)
@@ -151,6 +154,30 @@ async function measureSteps(session, withContext) {
   return { decision, step, stepCpu }
 }
 
+// 5. The floor: the Compactor's decision alone on a list the loop appends to.
+function measureFloor() {
+  const compactor = new library.Compactor({ ...options, format: 'openai-responses' })
+  const list = history.slice()
+  let tokens = historyTokens
+  compactor.shouldCompact(list)
+  const times = []
+  const cpuTimes = []
+  for (let i = 0; i < STEPS + WARMUP; i++) {
+    list.push(...runItems())
+    tokens += 400
+    const usage = { input_tokens: Math.round(tokens * 1.02), output_tokens: 200 }
+    const c1 = cpu()
+    const t1 = now()
+    if (compactor.shouldCompact(list, { usage })) throw new Error('the benchmark compacted: it must stay below the threshold')
+    const t2 = now()
+    if (i >= WARMUP) {
+      times.push(t2 - t1)
+      cpuTimes.push(cpu() - c1)
+    }
+  }
+  return { times, cpuTimes }
+}
+
 log(`\nmeasuring ${STEPS} steps each …`)
 // The wrapped session alone (the runner's calls without the adapter).
 const bare = new ArraySession(history)
@@ -163,6 +190,7 @@ for (let i = 0; i < STEPS + WARMUP; i++) {
 }
 const wrapped = await measureSteps(new CompactingSession(new ArraySession(history), options), true)
 const withoutUsage = await measureSteps(new CompactingSession(new ArraySession(history), options), false)
+const floor = measureFloor()
 const memory = await measureSteps(new CompactingSession(new MemorySession({ initialItems: history }), options), true)
 
 // 3. getItems through the adapter: the wrapped read plus the check of the adapter's copy.
@@ -192,6 +220,10 @@ out(row('`runCompaction()`, no usage (counts only)', withoutUsage.decision))
 out(row('the step through the CompactingSession: `addItems` + `runCompaction` (array-backed session)', wrapped.step, wrapped.stepCpu, under(median(wrapped.stepCpu))))
 out(row('the same `addItems` on the array-backed session alone', bareSteps))
 out(row('the step over a `MemorySession` (it clones what it stores)', memory.step, memory.stepCpu))
+out(row('the floor: `Compactor.shouldCompact` on the same items after the same append (the same usage)', floor.times, floor.cpuTimes))
 out(row('`getItems()` through the CompactingSession (array-backed)', reads.wrapped))
 out(row('`getItems()` on the array-backed session alone', reads.bare))
+const over = median(wrapped.step) - median(floor.times)
+const overCpu = median(wrapped.stepCpu) - median(floor.cpuTimes)
+out(`\nThe step through the CompactingSession − \`shouldCompact\`: ${fmt(over)} ms (CPU ${fmt(overCpu)} ms; target ≤ 0.1 ms ${overCpu <= 0.1 ? '✓' : '✗'}).`)
 out(`\nOnce: the first \`runCompaction()\` of a fresh session (reads and counts the ${historyTokens}-token history): ${fmt(firstMs)} ms.`)

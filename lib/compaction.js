@@ -6,7 +6,7 @@
 
 const native = require('./native.js')
 const { callNative, checkedMessages, checkOptions, checkFunction, checkSignal } = require('./validate.js')
-const { isCustomStrategy, optionsJson, formatOf, unknownOptionWarnings, withNonFinite } = require('./options.js')
+const { isCustomStrategy, optionsJson, changesJson, formatOf, unknownOptionWarnings, withNonFinite } = require('./options.js')
 const { wrapSummarizer, wrapRead, wrapLog, wrapEvents, wrapBeforeCompact, withSignal, reportWarnings } = require('./callbacks.js')
 const { checkArchiveStore, withArchiveStore } = require('./store.js')
 const { buildResult } = require('./result.js')
@@ -16,7 +16,9 @@ const { learntModelOf, readLearnt, withLearnt, learntUpdates, recordLearnt, rati
 const { runCustomStrategy } = require('./custom-strategy.js')
 const { tracedCompaction } = require('./otel.js')
 
-// `held`: what a Compactor holds for this call — `checkpoints` (the id of its checkpoint shelf,
+// `held`: what a Compactor holds for this call — `options` (`{ id, handle, changes }`: its
+// options held in the addon, options.js HeldOptions, kept alive until the addon is done, and
+// what this call changes of them: only that crosses), `checkpoints` (the id of its checkpoint shelf,
 // src/checkpoints.rs: the records stay in the addon, which keeps the one the call made or reused),
 // `precomputed` (the JSON of a summary prepared in the background), `onBackground`
 // (receives what the addon did with it), `declined` (`{ code, message }`: no summary is paid
@@ -42,10 +44,15 @@ async function compactWith(messages, opts, counts, calibration, markMap, held) {
   const signal = checkSignal(opts)
   const store = checkArchiveStore(opts.archiveStore)
   const outcomeJson = await withArchiveStore(store, (storeId) => {
-    const optsJson = optionsJson(opts, storeId, held?.declined ?? null, held?.learntModels ?? null)
+    const declined = held?.declined ?? null
+    const learntModels = held?.learntModels != null && Object.keys(held.learntModels).length > 0 ? held.learntModels : null
+    const optsJson = held?.options
+      ? changesJson(held.options.changes, { archiveStoreId: storeId, summaryDeclined: declined, learntModels })
+      : optionsJson(opts, storeId, declined, learntModels)
     return withSignal(signal, (cancelId) =>
       native.compactJson(messages, {
-        optionsJson: optsJson,
+        optionsJson: optsJson ?? undefined,
+        optionsHeld: held?.options?.id,
         // Absent fields are undefined: the addon reads a null as a value of the field's type.
         counts: counts ?? undefined,
         summarizer,

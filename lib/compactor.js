@@ -7,7 +7,7 @@
 
 const native = require('./native.js')
 const { describe, invalidArgument, callNative, checkOptions, checkFunction } = require('./validate.js')
-const { formatOf, needsToolBytes, unknownOptionWarnings, withNonFinite, isCustomStrategy } = require('./options.js')
+const { formatOf, needsToolBytes, unknownOptionWarnings, withNonFinite, isCustomStrategy, HeldOptions, changesJson } = require('./options.js')
 const { wrapLog, reportWarnings } = require('./callbacks.js')
 const { checkArchiveStore } = require('./store.js')
 const { measureCounts } = require('./counting.js')
@@ -29,6 +29,9 @@ const MEANINGFUL_CHANGE = 0.1
 
 class Compactor {
   #options
+  // The options as the addon holds them (options.js HeldOptions): a call hands over their id
+  // and what it changes (its overrides), never the options again.
+  #held
   // The per-message counts and what a step re-checks (message-counts.js).
   #counts
   #calibration = null
@@ -70,8 +73,8 @@ class Compactor {
     this.#counts = new MessageCounts(this.#options)
     // With strict: true an unknown option name fails here; otherwise each result says it.
     unknownOptionWarnings(this.#options)
-    // Fail early on invalid options rather than on the first turn.
-    measureCounts([], [], this.#options, null)
+    // Read by the addon once; invalid options fail here rather than on the first turn.
+    this.#held = new HeldOptions(this.#options)
     checkFunction(this.#options, 'summarizer')
     checkFunction(this.#options, 'onEvent')
     checkFunction(this.#options, 'onBeforeCompact')
@@ -211,10 +214,26 @@ class Compactor {
     return { slope, ratio: billed / raw, samples: c.samples, window: c.window ?? null, factor: c.factor ?? null }
   }
 
-  // Learns from a usage report (before measuring with it).
-  #observe(messages, counts, opts) {
+  // The held options for a call with `given` overrides (`{ id, handle, rest, changes }`: the
+  // reading, the overrides it does not hold and their JSON), for measureCounts and runCompaction.
+  #heldFor(given) {
+    const { handle, rest } = this.#held.current(given)
+    return { id: handle.id, handle, rest, changes: changesJson(rest) }
+  }
+
+  // `held` with `rest` (what the call changes beyond the reading) instead of its own.
+  #heldWith(held, rest) {
+    return { ...held, rest, changes: changesJson(rest) }
+  }
+
+  // Learns from a usage report (before measuring with it). `held`: the call's (#heldFor).
+  #observe(messages, counts, opts, held) {
     if (opts.usage === undefined || opts.usage === null) return
-    const m = measureCounts(messages, counts, { ...opts, usage: undefined }, null)
+    // Measured without the usage: unset where the Compactor holds one, else just not given.
+    const without = { ...held.rest }
+    if (this.#options.usage === undefined || this.#options.usage === null) delete without.usage
+    else without.usage = undefined
+    const m = measureCounts(messages, counts, { ...opts, usage: undefined }, null, 0, this.#heldWith(held, without))
     if (m.tokensAfterLastAssistant === null) return
     const covered = m.rawTokens - m.tokensAfterLastAssistant
     const json = callNative(() =>
@@ -236,13 +255,15 @@ class Compactor {
     const counts = entries.map((entry) => entry.tokens)
     this.#track(messages, entries)
     this.#loadLearnt()
-    this.#observe(messages, counts, opts)
+    const held = this.#heldFor(given)
+    this.#observe(messages, counts, opts, held)
     const { tokensAfterLastAssistant, ...measure } = measureCounts(
       messages,
       counts,
       opts,
       this.#calibration,
       this.#toolOutputBytes(messages, entries, opts),
+      held,
     )
     return measure
   }
@@ -273,16 +294,21 @@ class Compactor {
   }
 
   async compact(messages, overrides) {
-    let opts = { ...this.#options, ...checkOptions(overrides, 'overrides') }
+    const given = checkOptions(overrides, 'overrides')
+    let opts = { ...this.#options, ...given }
+    let held = this.#heldFor(given)
+    // What this call changes beyond the held reading (its overrides, and what is set below).
+    const changes = { ...held.rest }
     const entries = this.#counts.entries(messages)
     const counts = entries.map((entry) => entry.tokens)
     this.#track(messages, entries)
     if (this.#learnt.pending) await this.#learnt.pending
     this.#loadLearnt()
-    this.#observe(messages, counts, opts)
+    this.#observe(messages, counts, opts, held)
     if (opts.overflow !== undefined && opts.overflow !== null) {
       this.#calibration = overflowCalibration(messages, counts, opts, this.#calibration)
       opts = { ...opts, force: true }
+      changes.force = true
     }
     // shouldCompact already told onEvent that this very list is over the limit: once is enough.
     const reported = this.#limitReported
@@ -304,9 +330,12 @@ class Compactor {
     // Models on which Anthropic's on-demand compaction was unavailable are not tried again.
     if (this.#compactionUnavailable.size > 0) {
       opts = { ...opts, compactionUnavailableModels: [...this.#compactionUnavailable, ...(opts.compactionUnavailableModels ?? [])] }
+      changes.compactionUnavailableModels = opts.compactionUnavailableModels
     }
+    held = this.#heldWith(held, changes)
     if (this.#checkpoints === null && !isCustomStrategy(opts.strategy)) this.#checkpoints = new native.CheckpointShelf()
-    const held = {
+    const hold = {
+      options: { id: held.id, handle: held.handle, changes: held.rest },
       checkpoints: this.#checkpoints?.id ?? null,
       precomputed: null,
       onBackground: null,
@@ -317,11 +346,11 @@ class Compactor {
     let background = null
     let taken = null
     if (this.#background.enabled) {
-      const measure = measureCounts(messages, counts, opts, this.#calibration, this.#toolOutputBytes(messages, entries, opts))
+      const measure = measureCounts(messages, counts, opts, this.#calibration, this.#toolOutputBytes(messages, entries, opts), held)
       if (measure.shouldCompact || opts.force === true) {
         taken = await this.#background.take(opts)
-        held.precomputed = taken.precomputed
-        held.onBackground = (fromAddon) => {
+        hold.precomputed = taken.precomputed
+        hold.onBackground = (fromAddon) => {
           background = this.#background.settle(taken, fromAddon, opts)
         }
       } else {
@@ -330,9 +359,9 @@ class Compactor {
     }
     // No death spiral (see OVER_LIMIT_STREAK). A Compactor told of an overflow pays: the API
     // has just refused the list.
-    const backoff = opts.overflow === undefined || opts.overflow === null ? this.#backoff(entries, opts) : null
-    if (backoff !== null) held.declined = backoff.declined
-    const result = await runCompaction(messages, opts, counts, this.#calibration, this.#markMap, held)
+    const backoff = opts.overflow === undefined || opts.overflow === null ? this.#backoff(entries, opts, held) : null
+    if (backoff !== null) hold.declined = backoff.declined
+    const result = await runCompaction(messages, opts, counts, this.#calibration, this.#markMap, hold)
     this.#afterCompaction(messages, result, backoff)
     if (this.#background.enabled) result.background = background
     const learntWarnings = await this.#keepLearnt(opts, result)
@@ -355,7 +384,7 @@ class Compactor {
   // Whether this call declines to pay for a summary (null: it pays), after STILL_OVER_LIMIT.
   // Measured against the list the last compaction returned: what the caller added since (on
   // top of what was added since the last summary paid for) and what it removed or changed.
-  #backoff(entries, opts) {
+  #backoff(entries, opts, held) {
     const last = this.#overLimit
     if (last === null || isCustomStrategy(opts.strategy)) return null
     let kept = 0
@@ -364,7 +393,7 @@ class Compactor {
       if (last.entries.has(entry)) kept += entry.tokens
       else added += entry.tokens
     }
-    const window = measureCounts([], [], opts, null).window
+    const window = measureCounts([], [], opts, null, 0, held).window
     const step = Math.max(1, Math.ceil(window * MEANINGFUL_CHANGE))
     if (last.tokens - kept >= step) {
       // The caller changed the list: the message that kept it over may be gone.

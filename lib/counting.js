@@ -48,8 +48,9 @@ function lastAssistantIndex(messages) {
 
 // The trigger's estimate (SPEC §4.2): usage, calibration, model factor or raw count; and
 // what fires a compaction (tokens, maxMessages, maxToolOutputBytes, force). `toolBytes` is the
-// tool output of the list, needed only when `maxToolOutputBytes` is set.
-function measureCounts(messages, counts, opts, calibration, toolBytes = 0) {
+// tool output of the list, needed only when `maxToolOutputBytes` is set. `held`: a Compactor's
+// `{ id, changes }` (options.js HeldOptions, changesJson), which stand for `opts` in the addon.
+function measureCounts(messages, counts, opts, calibration, toolBytes = 0, held = null) {
   let total = 0
   for (const n of counts) total += n
   const last = lastAssistantIndex(messages)
@@ -58,15 +59,11 @@ function measureCounts(messages, counts, opts, calibration, toolBytes = 0) {
     after = 0
     for (let i = last + 1; i < counts.length; i++) after += counts[i]
   }
+  const calibrationJson = calibration ? JSON.stringify(calibration) : null
   const json = callNative(() =>
-    native.measureJson(
-      total,
-      after,
-      optionsJson(opts),
-      calibration ? JSON.stringify(calibration) : null,
-      messages.length,
-      toolBytes,
-    ),
+    held !== null
+      ? native.measureHeldJson(held.id, held.changes, total, after, calibrationJson, messages.length, toolBytes)
+      : native.measureJson(total, after, optionsJson(opts), calibrationJson, messages.length, toolBytes),
   )
   const measure = JSON.parse(json)
   const trigger = measure.trigger ?? null

@@ -4,7 +4,8 @@
 // the addon cannot read), the JSON text of the rest, and the few plain values JS reads itself.
 
 const native = require('./native.js')
-const { describe, invalidArgument } = require('./validate.js')
+const { describe, invalidArgument, callNative } = require('./validate.js')
+const { takeSnapshot, unchangedSince } = require('./snapshot.js')
 
 // Every option, declared once in the core (crates/core/src/options/table.rs) and handed over by
 // the addon: `{ name, kind, min?, max?, values?, default, read }` (`read: 'js'` for the functions
@@ -56,6 +57,101 @@ function optionsJson(options, archiveStoreId = null, declined = null, learntMode
   if (learntModels != null && Object.keys(learntModels).length > 0) plain.learntModels = learntModels
   // The refusal itself stays in JS (overflow.js reads it); the addon only needs to know there was one.
   if (options.overflow !== undefined && options.overflow !== null) plain.overflow = true
+  try {
+    return JSON.stringify(plain, withNonFinite)
+  } catch (error) {
+    throw invalidArgument(`options cannot be serialized as JSON: ${error.message}`)
+  }
+}
+
+// A Compactor's options, held in the addon (src/options.rs): read and checked there once, with
+// `system` and `tools` counted once, so that a step hands over a handle's `id` and only what the
+// call changes (changesJson), not its options as JSON every time.
+//
+// What "changed" means. A Compactor's options are its own copy, fixed when it is made; a call's
+// overrides change that call alone. What can still change is an object the caller gave as an
+// option (`system`, `tools`, `agentRequest`, ...) and edits in place: each use compares those
+// with their snapshot (snapshot.js: a walk over their keys, nothing serialised), and the
+// options are read again, and `system` and `tools` counted again, only when one of them
+// changed. The overrides that change what is counted beside the messages (STICKY: an adapter
+// passes the step's `system` and `tools` at every call) are held the same way, in a second
+// reading kept while the next call's are the same (or equal: compared with its snapshot).
+const STICKY = ['system', 'tools', 'agentRequest', 'encoding']
+
+class HeldOptions {
+  #options
+  // `{ keys, handle, tape }`: a reading by the addon, the options it watches (in order), and
+  // their snapshot. `#plain`: the Compactor's options; `#with`: with the last STICKY overrides.
+  #plain
+  #with = null
+
+  constructor(options) {
+    this.#options = options
+    this.#plain = this.#reading(null, options, null)
+  }
+
+  // The options of a reading that can change while it is held: those whose value is an object
+  // (edited in place), and the STICKY overrides it was made with.
+  #watched(options, sticky) {
+    return Object.keys(options).filter((key) => {
+      if (sticky !== null && Object.hasOwn(sticky, key)) return true
+      const value = options[key]
+      return !JS_ONLY_OPTIONS.has(key) && value !== null && typeof value === 'object' && !(key === 'strategy' && isCustomStrategy(value))
+    })
+  }
+
+  // `last` when it still reads `options`, else a new reading.
+  #reading(last, options, sticky) {
+    const keys = this.#watched(options, sticky)
+    const values = keys.map((key) => options[key])
+    const same =
+      last !== null &&
+      last.keys.length === keys.length &&
+      last.keys.every((key, i) => key === keys[i]) &&
+      (keys.length === 0 || (last.tape !== null && unchangedSince(values, 0, last.tape)))
+    if (same) return last
+    const json = optionsJson(options)
+    const handle = callNative(() => new native.HeldOptions(json))
+    return { keys, handle, tape: keys.length > 0 ? takeSnapshot(values, 0) : null }
+  }
+
+  // The addon's handle for a call with `changes` (its overrides; its `id` is what the per-call
+  // functions take), and the changes left to hand over with it. A call keeps the handle until
+  // the addon is done with it.
+  current(changes) {
+    let sticky = null
+    for (const key of STICKY) if (Object.hasOwn(changes, key)) (sticky ??= {})[key] = changes[key]
+    if (sticky === null) {
+      this.#plain = this.#reading(this.#plain, this.#options, null)
+      return { handle: this.#plain.handle, rest: changes }
+    }
+    const rest = { ...changes }
+    for (const key of STICKY) delete rest[key]
+    this.#with = this.#reading(this.#with, { ...this.#options, ...sticky }, sticky)
+    return { handle: this.#with.handle, rest }
+  }
+}
+
+// What one call changes of a Compactor's held options, as JSON (null: nothing): `changes` are
+// options as a caller passes them (`overrides`), `own` what the Compactor sets for the call
+// itself (archiveStoreId, summaryDeclined, learntModels: see optionsJson). An option given as
+// undefined unsets it, as `{ ...options, ...overrides }` does: it crosses as null.
+function changesJson(changes, own = {}) {
+  let plain = null
+  for (const [key, value] of Object.entries(changes)) {
+    if (key === 'overflow') {
+      // The refusal itself stays in JS (as in optionsJson).
+      ;(plain ??= {}).overflow = value === undefined || value === null ? null : true
+    } else if (key === 'strategy' && isCustomStrategy(value)) {
+      ;(plain ??= {}).strategy = null
+    } else if (!JS_ONLY_OPTIONS.has(key)) {
+      ;(plain ??= {})[key] = value === undefined ? null : value
+    }
+  }
+  for (const [key, value] of Object.entries(own)) {
+    if (value !== undefined && value !== null) (plain ??= {})[key] = value
+  }
+  if (plain === null) return null
   try {
     return JSON.stringify(plain, withNonFinite)
   } catch (error) {
@@ -139,6 +235,8 @@ module.exports = {
   optionValues,
   isCustomStrategy,
   optionsJson,
+  HeldOptions,
+  changesJson,
   withNonFinite,
   closestOption,
   unknownOptionWarnings,

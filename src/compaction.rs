@@ -9,6 +9,7 @@ use crate::convert::{
 };
 use crate::counting::parse_calibration;
 use crate::js_json::JsMessages;
+use crate::options::CallOptions;
 use crate::{checkpoints, js_store, logging};
 use context_compact_core::archive;
 use context_compact_core::formats::{self, Format, Input};
@@ -339,7 +340,11 @@ fn outcome_text(outcome: &CompactOutcome, format: Format) -> String {
 /// `Compactor`, see `convert`), what a `Compactor` holds, and the caller's callbacks.
 #[napi(object, object_to_js = false)]
 pub struct CompactCall {
+    /// The options as JSON; with `options_held`, only those this call changes (a JSON object,
+    /// `null` unsetting one).
     pub options_json: Option<String>,
+    /// A `Compactor`'s held options (`options::HeldOptions`' id): read once per compactor.
+    pub options_held: Option<u32>,
     /// The caller's per-item token counts (a `Compactor`'s cache).
     pub counts: Option<Vec<u32>>,
     pub summarizer: Option<JsSummarizerFn>,
@@ -365,6 +370,7 @@ pub async fn compact_json(
 ) -> Result<String> {
     let CompactCall {
         options_json,
+        options_held,
         counts,
         summarizer,
         on_event,
@@ -377,7 +383,16 @@ pub async fn compact_json(
         on_read,
     } = call;
     let work = async move {
-        let (mut options, raw_options) = parse_options_and_value(options_json)?;
+        let (mut options, raw_options) = match options_held {
+            Some(id) => {
+                let (mut options, value) =
+                    CallOptions::of(id, options_json.as_deref(), false)?.into_owned();
+                // The caller's own store is registered per call: attached to this call's copy.
+                js_store::attach(&mut options, &value)?;
+                (options, value)
+            }
+            None => parse_options_and_value(options_json)?,
+        };
         options.calibration = parse_calibration(calibration_json)?;
         // What a Compactor holds: its checkpoints, and a summary it prepared in the background.
         // (the shelf's records are shared, not copied: this costs the same below the threshold

@@ -62,9 +62,11 @@ pub(crate) fn parse_options(options_json: Option<String>) -> Result<CompactOptio
 /// Options read from a text: the struct and the JSON (for the provider options).
 type ReadOptions = (CompactOptions, Arc<Value>);
 
-/// Options read once: a `Compactor` passes the same options text at every call (each step's
-/// measure among them), and reading it — the JSON, every option's check, an object store
-/// opened — is done the first time only. Keyed by the exact text; the few most recent kept.
+/// Options read once per text, for the stateless functions: a loop that calls them with the
+/// same options at every step (`shouldCompact(messages, options)`) pays for reading them — the
+/// JSON, every option's check, an object store opened — the first time only. Keyed by the exact
+/// text; the few most recent kept. A `Compactor` holds its options instead
+/// (`options::HeldOptions`) and hands over only what a call changes.
 static READ_OPTIONS: Mutex<Vec<(String, Arc<ReadOptions>)>> = Mutex::new(Vec::new());
 const READ_OPTIONS_KEPT: usize = 8;
 

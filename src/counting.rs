@@ -5,11 +5,13 @@ use crate::convert::{
     parse_options,
 };
 use crate::js_json::{JsMessageList, JsMessages};
+use crate::options::CallOptions;
 use context_compact_core::archive;
 use context_compact_core::base::error::ValidationError;
 use context_compact_core::formats::{self, Format, Input};
 use context_compact_core::model::tokens;
 use context_compact_core::model::trigger::{self, Calibration, TriggerInput};
+use context_compact_core::pipeline::CompactOptions;
 use context_compact_core::plan::partition;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -112,31 +114,80 @@ pub fn measure_json(
     guarded("shouldCompact", || {
         let mut options = parse_options(options_json)?;
         options.calibration = parse_calibration(calibration_json)?;
-        let measure = trigger::measure(
-            TriggerInput {
-                message_tokens: message_tokens as u64,
-                tokens_after_last_assistant: tokens_after_last_assistant.map(|n| n as u64),
-                extra_tokens: options.extra_tokens() as u64,
-            },
-            options.threshold_tokens() as u64,
-            options.usage,
-            options.trigger_model(),
-            options.calibration.as_ref(),
-        );
-        let mut out = serde_json::to_value(measure).unwrap_or_default();
-        if let Value::Object(map) = &mut out {
-            map.insert("window".into(), json!(options.context_token_limit));
-        }
-        if let (Some(count), Value::Object(map)) = (message_count, &mut out) {
-            let fired = options.fired(
-                &measure,
-                count as usize,
-                tool_output_bytes.unwrap_or(0.0) as usize,
-            );
-            map.insert("trigger".into(), json!(fired));
-        }
-        Ok(out.to_string())
+        let extra = options.extra_tokens();
+        let list = Listed {
+            message_tokens,
+            tokens_after_last_assistant,
+            message_count,
+            tool_output_bytes,
+        };
+        measure_with(&options, extra, list)
     })
+}
+
+/// `measure_json` with a `Compactor`'s held options (`options::HeldOptions`' id) and only the
+/// options this call changes (`changes_json`, a JSON object, or nothing): a step costs no
+/// reading of options, and `system` and `tools` are counted once per held options.
+#[napi]
+pub fn measure_held_json(
+    options_id: u32,
+    changes_json: Option<String>,
+    message_tokens: f64,
+    tokens_after_last_assistant: Option<f64>,
+    calibration_json: Option<String>,
+    message_count: Option<f64>,
+    tool_output_bytes: Option<f64>,
+) -> Result<String> {
+    guarded("shouldCompact", || {
+        let call = CallOptions::of(options_id, changes_json.as_deref(), true)?;
+        let extra = call.extra_tokens();
+        let mut options = call.measuring();
+        options.calibration = parse_calibration(calibration_json)?;
+        let list = Listed {
+            message_tokens,
+            tokens_after_last_assistant,
+            message_count,
+            tool_output_bytes,
+        };
+        measure_with(&options, extra, list)
+    })
+}
+
+/// What the caller counted of the list (see `measure_json`).
+struct Listed {
+    message_tokens: f64,
+    tokens_after_last_assistant: Option<f64>,
+    message_count: Option<f64>,
+    tool_output_bytes: Option<f64>,
+}
+
+/// The measure with `options` (their calibration among them) and the count of `system` and
+/// `tools` (`extra_tokens`).
+fn measure_with(options: &CompactOptions, extra_tokens: usize, list: Listed) -> Result<String> {
+    let measure = trigger::measure(
+        TriggerInput {
+            message_tokens: list.message_tokens as u64,
+            tokens_after_last_assistant: list.tokens_after_last_assistant.map(|n| n as u64),
+            extra_tokens: extra_tokens as u64,
+        },
+        options.threshold_tokens() as u64,
+        options.usage,
+        options.trigger_model(),
+        options.calibration.as_ref(),
+    );
+    let mut out = serde_json::to_value(measure).unwrap_or_default();
+    if let Value::Object(map) = &mut out {
+        map.insert("window".into(), json!(options.context_token_limit));
+    }
+    if let (Some(count), Value::Object(map)) = (list.message_count, &mut out) {
+        let fired = options.fired(
+            &measure,
+            count as usize,
+            list.tool_output_bytes.unwrap_or(0.0) as usize,
+        );
+        map.insert("trigger".into(), json!(fired));
+    }
+    Ok(out.to_string())
 }
 
 /// The UTF-8 bytes of the tool results each message of a JSON list carries (the

@@ -202,6 +202,10 @@ pub struct CompactOptions {
     /// A summary prepared in the background (`Compactor` `background`), applied in place of
     /// the summary call when the messages it covers are unchanged.
     pub precomputed: Option<Arc<super::precomputed::Precomputed>>,
+    /// The tokens of `system` and `tools` when the caller counted them already (a `Compactor`
+    /// holds its options and counts them once, not at every call); `None`: counted when
+    /// needed. Whoever sets it answers for it matching `system`, `tools` and `encoding`.
+    pub extra_tokens_known: Option<usize>,
     /// The budget in tokens of everything the library writes into a summary message
     /// (`summaryBudgetTokens`, [`crate::carry::budget`]): the summary's text, the ledger,
     /// the user's messages, the task list, the latest failure and the recall lines. Default
@@ -333,6 +337,7 @@ impl Default for CompactOptions {
             checkpoints: true,
             known_checkpoints: Vec::new(),
             precomputed: None,
+            extra_tokens_known: None,
             summary_budget_tokens: None,
             user_messages_max_tokens: None,
             plan_tools: Vec::new(),
@@ -615,8 +620,11 @@ impl CompactOptions {
         }
     }
 
-    /// Tokens of the top-level `system` and `tools` options.
+    /// Tokens of the top-level `system` and `tools` options (`extra_tokens_known` when set).
     pub fn extra_tokens(&self) -> usize {
+        if let Some(known) = self.extra_tokens_known {
+            return known;
+        }
         self.system
             .as_ref()
             .map_or(0, |s| tokens::count_system(self.encoding, s))
