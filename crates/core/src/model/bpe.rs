@@ -8,16 +8,15 @@
 //! make the merge's cost matter only for the few thousand distinct pieces of a conversation.
 //! Nothing is downloaded: the vocabularies are in the binary.
 //!
-//! `data/<encoding>.bin.gz` is OpenAI's `<encoding>.tiktoken` (a token's bytes in base64 and its
-//! rank on each line, ranks 0, 1, 2, … in order) with each token written as its length (one
-//! byte) and its bytes, gzipped: 40 % smaller than the gzipped `.tiktoken`, and read without
-//! base64. The tests rebuild the `.tiktoken` text from it and check the SHA-256 tiktoken checks
-//! its downloads against. Made with (zopfli writes a gzip stream 4 % smaller than gzip -9's,
-//! read by the same inflate; `cargo install zopfli`):
+//! `data/<encoding>.bin.zst` is OpenAI's `<encoding>.tiktoken` (a token's bytes in base64 and
+//! its rank on each line, ranks 0, 1, 2, … in order) with each token written as its length (one
+//! byte) and its bytes, zstd-compressed: half the gzipped `.tiktoken`, and read without base64.
+//! The tests rebuild the `.tiktoken` text from it and check the SHA-256 tiktoken checks its
+//! downloads against. Made with:
 //!
 //! ```text
 //! python3 -c 'import base64,sys; t=[base64.b64decode(l.split()[0]) for l in open(sys.argv[1],"rb") if l.strip()]; open(sys.argv[2],"wb").write(b"".join(bytes([len(x)])+x for x in t))' o200k_base.tiktoken o200k_base.bin
-//! zopfli o200k_base.bin
+//! zstd --ultra -22 --no-check o200k_base.bin
 //! ```
 
 use std::cmp::Reverse;
@@ -30,12 +29,12 @@ use rustc_hash::FxHashMap;
 use crate::model::encoding::Encoding;
 
 /// `o200k_base.tiktoken` (openaipublic.blob.core.windows.net), in the form described above.
-static O200K_BASE: &[u8] = include_bytes!("../../data/o200k_base.bin.gz");
+static O200K_BASE: &[u8] = include_bytes!("../../data/o200k_base.bin.zst");
 /// `cl100k_base.tiktoken`, likewise.
-static CL100K_BASE: &[u8] = include_bytes!("../../data/cl100k_base.bin.gz");
+static CL100K_BASE: &[u8] = include_bytes!("../../data/cl100k_base.bin.zst");
 
-static O200K_RANKS: LazyLock<Ranks> = LazyLock::new(|| Ranks::from_gz(O200K_BASE));
-static CL100K_RANKS: LazyLock<Ranks> = LazyLock::new(|| Ranks::from_gz(CL100K_BASE));
+static O200K_RANKS: LazyLock<Ranks> = LazyLock::new(|| Ranks::from_zst(O200K_BASE));
+static CL100K_RANKS: LazyLock<Ranks> = LazyLock::new(|| Ranks::from_zst(CL100K_BASE));
 
 /// The encoding's ranks, read on first use.
 pub fn ranks(encoding: Encoding) -> &'static Ranks {
@@ -54,15 +53,24 @@ pub struct Ranks {
     ranks: FxHashMap<&'static [u8], u32>,
 }
 
+/// The embedded bytes of a vocabulary, decompressed: zstd decodes them in a few milliseconds,
+/// and its stream is 11 % smaller than gzip's best (zopfli) for these lists.
+fn decompress(zst: &[u8]) -> Vec<u8> {
+    let mut data = Vec::with_capacity(zst.len() * 2);
+    let mut decoder = ruzstd::decoding::StreamingDecoder::new(zst)
+        .expect("the embedded vocabulary is a zstd frame");
+    decoder
+        .read_to_end(&mut data)
+        .expect("the embedded vocabulary is valid zstd");
+    data
+}
+
 impl Ranks {
-    /// Reads a vocabulary: each token's length (one byte) and bytes, in rank order, gzipped.
-    /// The data is compiled in, so a malformed file is a build defect: it panics (the tests
-    /// read both files).
-    fn from_gz(gz: &[u8]) -> Ranks {
-        let mut data = Vec::with_capacity(gz.len() * 2);
-        flate2::read::GzDecoder::new(gz)
-            .read_to_end(&mut data)
-            .expect("the embedded vocabulary is valid gzip");
+    /// Reads a vocabulary: each token's length (one byte) and bytes, in rank order,
+    /// zstd-compressed. The data is compiled in, so a malformed file is a build defect: it
+    /// panics (the tests read both files).
+    fn from_zst(zst: &[u8]) -> Ranks {
+        let data = decompress(zst);
         // Kept for the life of the process (the table is a static), so that the keys are plain
         // slices of it.
         let data: &'static [u8] = Box::leak(data.into_boxed_slice());
@@ -207,11 +215,8 @@ mod tests {
 
     /// The `.tiktoken` text the vocabulary was made from: each token in base64, a space, its
     /// rank, a newline.
-    fn tiktoken_text(gz: &[u8]) -> Vec<u8> {
-        let mut data = Vec::new();
-        flate2::read::GzDecoder::new(gz)
-            .read_to_end(&mut data)
-            .unwrap();
+    fn tiktoken_text(zst: &[u8]) -> Vec<u8> {
+        let data = decompress(zst);
         let (mut text, mut at, mut rank) = (Vec::new(), 0, 0);
         while at < data.len() {
             let len = data[at] as usize;
