@@ -28,7 +28,7 @@ import { createAgent, createMiddleware, fakeModel, tool } from 'langchain'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 
 import { contextCompactMiddleware, recallTool, type LangChainCompactResult } from '../../adapters/langchain'
-import { toLangChainMessages } from '../../benchmark/langchain-history.mjs'
+import { toLangChainMessages } from '../../benchmark/adapters/langchain-history.mjs'
 import { checkMessages, countTokens, listArchives, restoreMessages, type CompactEvent } from '../../index'
 import { tempDir } from '../support/helpers'
 import { loadReplay } from '../support/pi-session'

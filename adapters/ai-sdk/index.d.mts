@@ -1,4 +1,4 @@
-// Generated from adapters/ai-sdk.d.ts by scripts/adapter-types.mjs (npm run build:types): edit that file.
+// Generated from adapters/ai-sdk/index.d.ts by scripts/adapter-types.mjs (npm run build:types): edit that file.
 // The declarations `import` gets (an ES module).
 
 // context-compact/ai-sdk: compaction as the Vercel AI SDK's `prepareStep` (AI SDK 5, 6 and 7).
@@ -6,7 +6,7 @@
 // installed, so the step fits the `prepareStep` of that version with no cast.
 
 import type { ModelMessage, SystemModelMessage, Tool, ToolSet } from 'ai'
-import type { CompactOptions, CompactResult, Compactor, RecallInput, RecallToolOptions } from '../index.js'
+import type { CompactOptions, CompactResult, Compactor, RecallInput, RecallToolOptions } from '../../index.js'
 
 /**
  * The options of {@link compactionStep}: the {@link Compactor}'s options (archives `outputDir` /

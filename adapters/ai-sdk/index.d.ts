@@ -3,7 +3,7 @@
 // installed, so the step fits the `prepareStep` of that version with no cast.
 
 import type { ModelMessage, SystemModelMessage, Tool, ToolSet } from 'ai'
-import type { CompactOptions, CompactResult, Compactor, RecallInput, RecallToolOptions } from '../index'
+import type { CompactOptions, CompactResult, Compactor, RecallInput, RecallToolOptions } from '../../index'
 
 /**
  * The options of {@link compactionStep}: the {@link Compactor}'s options (archives `outputDir` /

@@ -1,9 +1,9 @@
 'use strict'
 
 // context-compact/ai-sdk: compaction as the Vercel AI SDK's `prepareStep` (AI SDK 5, 6 and 7),
-// for `generateText`, `streamText` and `ToolLoopAgent`. Built on a Compactor (lib/compactor.js):
+// for `generateText`, `streamText` and `ToolLoopAgent`. Built on a Compactor (lib/compactor/compactor.js):
 // this file only reads what the SDK hands `prepareStep` and hands back what the next model call
-// should see. Types and documentation: adapters/ai-sdk.d.ts; guide: docs/ai-sdk.md.
+// should see. Types and documentation: adapters/ai-sdk/index.d.ts; guide: docs/ai-sdk.md.
 //
 // What the SDK gives prepareStep, and what it does with the answer (read from its sources):
 // - every version: `messages` (the list the step will send unless prepareStep returns other
@@ -24,9 +24,9 @@
 // Nothing is required from `ai` at load time. It is required (lazily, once) only to read the
 // JSON schema of a tool whose schema the SDK alone knows how to convert (e.g. Zod 3).
 
-const { Compactor, createRecallTool } = require('../index.js')
-const { describe, invalidArgument } = require('../lib/validate.js')
-const { objectOptions, rejectOptions, isAbortSignal, aiSdkUsage, aiSdkToolDefinitions, readJsonSchema, logger, startsWith, withCompactor } = require('./kit.js')
+const { Compactor, createRecallTool } = require('../../index.js')
+const { describe, invalidArgument } = require('../../lib/addon/validate.js')
+const { objectOptions, rejectOptions, isAbortSignal, aiSdkUsage, aiSdkToolDefinitions, readJsonSchema, logger, startsWith, withCompactor } = require('../kit.js')
 
 // Options the adapter reads each step itself: passing them would fix what must follow the run.
 const STEP_OPTIONS = {

@@ -2,7 +2,7 @@
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const api = require('./ai-sdk.js')
+const api = require('./index.js')
 
 export const { compactionStep, recallTool } = api
 export default api

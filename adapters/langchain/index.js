@@ -2,7 +2,7 @@
 
 // context-compact/langchain: compaction for LangChain.js v1 agents (`createAgent` of the
 // `langchain` package), in place of LangChain's own `summarizationMiddleware`; and the recall
-// tool as a LangChain tool. The compaction itself is a Compactor's (lib/compactor.js): this file
+// tool as a LangChain tool. The compaction itself is a Compactor's (lib/compactor/compactor.js): this file
 // only connects it to the agent.
 //
 // Where it hooks in (types: adapters/langchain/index.d.ts; guide: docs/langchain.md):
@@ -19,7 +19,7 @@
 //
 // Cost below the threshold. LangChain messages are class instances that cross into the addon
 // through `toJSON()`, which copies the whole message on every call: the Compactor's per-step
-// check (lib/snapshot.js walks what the addon reads) would pay that for every message of the
+// check (lib/compactor/snapshot.js walks what the addon reads) would pay that for every message of the
 // history on every step (tens of milliseconds on a 400K-token history). So the Compactor is
 // given plain *shadows* of the messages instead (class Shadows, in shadows.js): below the start point a lean
 // one with only what is counted, from there on one equal to `toJSON()`, which is what gets
@@ -35,9 +35,9 @@
 // an abort of the run (its signal) ends the step, with the run's own AbortError.
 
 const { Compactor } = require('../../index.js')
-const { describe, invalidArgument } = require('../../lib/validate.js')
-const { compactionFacts } = require('../../lib/otel.js')
-const { messageClassesOf } = require('../../lib/langchain-forms.js')
+const { describe, invalidArgument } = require('../../lib/addon/validate.js')
+const { compactionFacts } = require('../../lib/compaction/otel.js')
+const { messageClassesOf } = require('../../lib/messages/langchain-forms.js')
 const { objectOptions, rejectOptions, logger, archiveSessionId, SessionPool, recallPool, messageOf, isAbort, failedResult } = require('../kit.js')
 
 const { langChain } = require('./peer.js')
@@ -324,7 +324,7 @@ function contextCompactMiddleware(options) {
   const tools = { input: null, definitions: undefined }
 
   // Where the trigger starts measuring the full shadows: the start point of `background` (the
-  // Compactor starts its summary there: lib/background.js, 80 % of the threshold by default), or
+  // Compactor starts its summary there: lib/compactor/background.js, 80 % of the threshold by default), or
   // the threshold.
   const background = compactorOptions.background
   function startPoint(threshold) {

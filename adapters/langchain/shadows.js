@@ -5,7 +5,7 @@
 
 const { randomUUID } = require('node:crypto')
 
-const { isMessageInstance, isSerializedMessage, serializedClassName } = require('../../lib/langchain-forms.js')
+const { isMessageInstance, isSerializedMessage, serializedClassName } = require('../../lib/messages/langchain-forms.js')
 const { sameData } = require('../kit.js')
 const { langChain } = require('./peer.js')
 
@@ -115,7 +115,7 @@ function countedCurrent(record, message) {
 // Each message has two shadows, plain objects the Compactor is given in place of the instance:
 // - the *counting* shadow, `{ type, data }` (LangChain's stored form) with only the fields the
 //   library counts: what the trigger measures on every step below the threshold. About half the
-//   size of the whole message for the Compactor's per-step check (lib/snapshot.js), which walks
+//   size of the whole message for the Compactor's per-step check (lib/compactor/snapshot.js), which walks
 //   every object of every message: that walk is most of what a step costs.
 // - the *full* shadow, `{ lc: 1, type: 'constructor', id, kwargs }`, exactly what `toJSON()` gives
 //   (checked when it is made): what is compacted, archived and restored. From the start point of
@@ -273,7 +273,7 @@ class Shadows {
     const record = this.#byShadow.get(item)
     if (record !== undefined) return record.instance
     if (isSerializedMessage(item)) return this.adopt(item, classes)
-    // A message the library wrote, already made an instance by the result (lib/result.js does
+    // A message the library wrote, already made an instance by the result (lib/messages/result.js does
     // so when the list it was given holds instances: a message that is its own shadow). Each of
     // the caller's messages is a shadow of its record, so this one is the library's: adopted
     // like the others, to get its id and the summary's mark.

@@ -1,4 +1,4 @@
-// Generated from adapters/mastra.d.ts by scripts/adapter-types.mjs (npm run build:types): edit that file.
+// Generated from adapters/mastra/index.d.ts by scripts/adapter-types.mjs (npm run build:types): edit that file.
 // The declarations `import` gets (an ES module).
 
 // context-compact/mastra: compaction as a Mastra processor (`@mastra/core` 1.x). Mastra's own types
@@ -6,7 +6,7 @@
 
 import type { ProcessAPIErrorArgs, ProcessAPIErrorResult, ProcessInputStepArgs, Processor } from '@mastra/core/processors'
 import type { MessageList } from '@mastra/core/agent/message-list'
-import type { CompactOptions, CompactResult, Compactor } from '../index.js'
+import type { CompactOptions, CompactResult, Compactor } from '../../index.js'
 
 /**
  * The options of {@link ContextCompactProcessor}: the {@link Compactor}'s options (archives

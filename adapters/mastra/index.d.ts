@@ -3,7 +3,7 @@
 
 import type { ProcessAPIErrorArgs, ProcessAPIErrorResult, ProcessInputStepArgs, Processor } from '@mastra/core/processors'
 import type { MessageList } from '@mastra/core/agent/message-list'
-import type { CompactOptions, CompactResult, Compactor } from '../index'
+import type { CompactOptions, CompactResult, Compactor } from '../../index'
 
 /**
  * The options of {@link ContextCompactProcessor}: the {@link Compactor}'s options (archives

@@ -1,9 +1,9 @@
 'use strict'
 
 // context-compact/mastra: compaction as a Mastra processor (`@mastra/core` 1.x). Built on a
-// Compactor (lib/compactor.js): this file only reads Mastra's message list, hands the Compactor
+// Compactor (lib/compactor/compactor.js): this file only reads Mastra's message list, hands the Compactor
 // the AI SDK messages the model will see, and writes the result back into the list. Types and
-// documentation: adapters/mastra.d.ts; guide: docs/mastra.md.
+// documentation: adapters/mastra/index.d.ts; guide: docs/mastra.md.
 //
 // What Mastra does with a processor (read from @mastra/core 1.71's sources):
 // - `processInputStep` runs before every model call of a run (tool-call continuations too), with
@@ -23,9 +23,9 @@
 // Nothing is required from `@mastra/core`: the list's own class converts messages (a new,
 // empty list of the same class holds one message at a time).
 
-const { Compactor, isContextOverflow } = require('../index.js')
-const { describe, invalidArgument } = require('../lib/validate.js')
-const { objectOptions, rejectOptions, aiSdkUsage, aiSdkToolDefinitions, readJsonSchema, startsWith } = require('./kit.js')
+const { Compactor, isContextOverflow } = require('../../index.js')
+const { describe, invalidArgument } = require('../../lib/addon/validate.js')
+const { objectOptions, rejectOptions, aiSdkUsage, aiSdkToolDefinitions, readJsonSchema, startsWith } = require('../kit.js')
 
 // Options the processor reads or sets per call itself.
 const STEP_OPTIONS = {

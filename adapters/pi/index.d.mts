@@ -1,4 +1,4 @@
-// Generated from adapters/pi.d.ts by scripts/adapter-types.mjs (npm run build:types): edit that file.
+// Generated from adapters/pi/index.d.ts by scripts/adapter-types.mjs (npm run build:types): edit that file.
 // The declarations `import` gets (an ES module).
 
 // context-compact/pi: compaction as pi-agent-core's `prepareRequest` (1.6 and later).
@@ -6,7 +6,7 @@
 // you have installed, so the function fits `new Agent({ prepareRequest })` with no cast.
 
 import type { AgentMessage, AgentRequestUpdate, AgentTool, PrepareRequestContext } from '@earendil-works/pi-agent-core'
-import type { CompactOptions, CompactResult, Compactor, Message, RecallToolOptions } from '../index.js'
+import type { CompactOptions, CompactResult, Compactor, Message, RecallToolOptions } from '../../index.js'
 
 /** A tool definition to count: pi's `Tool` shape, or the Anthropic one. */
 export interface PiToolDefinition {

@@ -3,7 +3,7 @@
 // you have installed, so the function fits `new Agent({ prepareRequest })` with no cast.
 
 import type { AgentMessage, AgentRequestUpdate, AgentTool, PrepareRequestContext } from '@earendil-works/pi-agent-core'
-import type { CompactOptions, CompactResult, Compactor, Message, RecallToolOptions } from '../index'
+import type { CompactOptions, CompactResult, Compactor, Message, RecallToolOptions } from '../../index'
 
 /** A tool definition to count: pi's `Tool` shape, or the Anthropic one. */
 export interface PiToolDefinition {

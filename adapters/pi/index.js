@@ -1,9 +1,9 @@
 'use strict'
 
 // context-compact/pi: compaction as pi-agent-core's `AgentOptions.prepareRequest` (1.6 and later).
-// Built on a Compactor (lib/compactor.js): this file only translates between pi's messages and the
+// Built on a Compactor (lib/compactor/compactor.js): this file only translates between pi's messages and the
 // Anthropic shape the core reads, and hands back what the next provider request should see.
-// Types and documentation: adapters/pi.d.ts; guide: docs/pi.md.
+// Types and documentation: adapters/pi/index.d.ts; guide: docs/pi.md.
 //
 // What pi-agent-core does with prepareRequest (read from its 1.6 declarations and loop):
 // - it is called before every provider request of a run, the first included, with
@@ -20,9 +20,9 @@
 //   every other role, so the summary is a `user` message. Messages of other roles (an app's own)
 //   and failed replies without content are not sent as such: they are kept as they are, uncounted.
 
-const { Compactor, createRecallTool, restoreMessages } = require('../index.js')
-const { describe, invalidArgument } = require('../lib/validate.js')
-const { objectOptions, rejectOptions, count, startsWith, withCompactor } = require('./kit.js')
+const { Compactor, createRecallTool, restoreMessages } = require('../../index.js')
+const { describe, invalidArgument } = require('../../lib/addon/validate.js')
+const { objectOptions, rejectOptions, count, startsWith, withCompactor } = require('../kit.js')
 
 // Options the adapter sets itself.
 const REQUEST_OPTIONS = {

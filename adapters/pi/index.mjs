@@ -2,7 +2,7 @@
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const api = require('./pi.js')
+const api = require('./index.js')
 
 export const { compactionRequest, recallTool } = api
 export default api

@@ -1,6 +1,6 @@
 // Anthropic Messages (what benchmark/generate.mjs writes and the real sessions in ../shared/data
 // hold) as the OpenAI Agents SDK's items (`AgentInputItem` of @openai/agents, as its sessions
-// store them). Used by benchmark/openai-agents.mjs and the adapter's tests.
+// store them). Used by benchmark/adapters/openai-agents.mjs and the adapter's tests.
 
 function textOfResult(content) {
   if (typeof content === 'string') return content

@@ -28,11 +28,11 @@ import vm from 'node:vm'
 import { generateText, stepCountIs } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
 
-import { generateConversation } from './generate.mjs'
+import { generateConversation } from '../generate.mjs'
 
 const require = createRequire(import.meta.url)
-const library = require('../index.js')
-const { compactionStep } = require('../adapters/ai-sdk.js')
+const library = require('../../index.js')
+const { compactionStep } = require('../../adapters/ai-sdk/index.js')
 
 v8.setFlagsFromString('--expose-gc')
 const gc = vm.runInNewContext('gc')
@@ -71,7 +71,7 @@ const aiVersion = require('ai/package.json').version
 log('# context-compact/ai-sdk step benchmark')
 log(`machine: ${machine}`)
 log(`ai:      ${aiVersion}`)
-log(`addon:   ${process.env.NAPI_RS_NATIVE_LIBRARY_PATH || "(the working tree's .node file, via lib/native.js)"}`)
+log(`addon:   ${process.env.NAPI_RS_NATIVE_LIBRARY_PATH || "(the working tree's .node file, via lib/addon/native.js)"}`)
 log(`rounds:  ${ROUNDS}, steps timed per round: ${STEPS}`)
 
 // ---------------------------------------------------------------------------------------------

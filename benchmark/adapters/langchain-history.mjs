@@ -6,7 +6,7 @@
 // are its tool_use blocks; `usage_metadata` as LangChain reports it when the source has usage.
 // Every message gets an id, as the agent state gives every message one.
 //
-// Used by benchmark/langchain-middleware.mjs and __test__/adapters/langchain.test.ts. The
+// Used by benchmark/adapters/langchain-middleware.mjs and __test__/adapters/langchain.test.ts. The
 // classes are passed in (`@langchain/core/messages`), so that this file imports nothing.
 
 /**

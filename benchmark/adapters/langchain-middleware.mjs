@@ -3,7 +3,7 @@
 // under 1 ms a step).
 //
 // The history is a generated coding-agent conversation (benchmark/generate.mjs) as LangChain
-// message instances (benchmark/langchain-history.mjs: AIMessage with tool_calls and
+// message instances (benchmark/adapters/langchain-history.mjs: AIMessage with tool_calls and
 // usage_metadata, ToolMessage, HumanMessage, every one with an id), with a 2K-token system
 // prompt and 12 tools on the request. A step is what the agent does around one model call:
 // it appends the model's AIMessage (a tool call, its usage) and the tool's ToolMessage — new
@@ -36,12 +36,12 @@ import { cpus, totalmem, platform, release, arch } from 'node:os'
 import v8 from 'node:v8'
 import vm from 'node:vm'
 
-import { generateConversation } from './generate.mjs'
+import { generateConversation } from '../generate.mjs'
 import { toLangChainMessages } from './langchain-history.mjs'
 
 const require = createRequire(import.meta.url)
-const library = require('../index.js')
-const { contextCompactMiddleware } = require('../adapters/langchain/index.js')
+const library = require('../../index.js')
+const { contextCompactMiddleware } = require('../../adapters/langchain/index.js')
 const lc = require('@langchain/core/messages')
 
 v8.setFlagsFromString('--expose-gc')

@@ -20,7 +20,7 @@ import { join } from 'node:path'
 import { MessageList } from '@mastra/core/agent/message-list'
 
 const require = createRequire(import.meta.url)
-const { ContextCompactProcessor } = require('../adapters/mastra.js')
+const { ContextCompactProcessor } = require('../../adapters/mastra/index.js')
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 11)
 const TURNS = Number(process.env.BENCH_TURNS ?? 200)

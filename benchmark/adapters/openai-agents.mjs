@@ -25,12 +25,12 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir, cpus, totalmem, platform, release, arch, loadavg } from 'node:os'
 import { join } from 'node:path'
 
-import { generateConversation } from './generate.mjs'
+import { generateConversation } from '../generate.mjs'
 import { toAgentItems } from './agents-items.mjs'
 
 const require = createRequire(import.meta.url)
-const library = require('../index.js')
-const { CompactingSession } = require('../adapters/openai-agents/index.js')
+const library = require('../../index.js')
+const { CompactingSession } = require('../../adapters/openai-agents/index.js')
 const { MemorySession, RunContext, Usage } = require('@openai/agents')
 
 const env = (name, fallback) => {
@@ -53,7 +53,7 @@ const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms >
 
 log('# context-compact/openai-agents benchmark')
 log(`machine: ${cpus()[0]?.model ?? 'unknown CPU'} × ${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(1)} GB, ${platform()} ${release()} ${arch()}, Node ${process.version}`)
-log(`addon:   ${process.env.NAPI_RS_NATIVE_LIBRARY_PATH || "(the working tree's .node file, via lib/native.js)"}`)
+log(`addon:   ${process.env.NAPI_RS_NATIVE_LIBRARY_PATH || "(the working tree's .node file, via lib/addon/native.js)"}`)
 // Other processes' load inflates wall-time medians (a step is shorter than a scheduler slice):
 // the step's CPU time and the minimum are reported beside them.
 const load = () => loadavg().map((x) => x.toFixed(1)).join(' ')

@@ -23,7 +23,7 @@
 //      OpenAI-compatible summary endpoint of realistic latency; and the LLM calls of the
 //      chat-app pattern (compactMessages on the whole history, 20 requests past the threshold)
 //      with and without checkpoints;
-//   8. the step below the threshold (benchmark/step.mjs): Compactor.shouldCompact after appending
+//   8. the step below the threshold (benchmark/counting/step.mjs): Compactor.shouldCompact after appending
 //      1 and 8 messages to real sessions of 400K and 2M tokens, against counting the whole list.
 //
 // Environment:
@@ -50,8 +50,8 @@ import { stepBench } from './step.mjs'
 
 const require = createRequire(import.meta.url)
 const here = dirname(fileURLToPath(import.meta.url))
-const library = require('../index.js')
-const native = require('../lib/native.js')
+const library = require('../../index.js')
+const native = require('../../lib/addon/native.js')
 const reference = require('./reference-count.cjs')
 
 v8.setFlagsFromString('--expose-gc')
@@ -93,7 +93,7 @@ const timeAsync = async (fn) => {
 // Machine and binary
 
 const machine = `${cpus()[0]?.model ?? 'unknown CPU'} × ${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(1)} GB, ${platform()} ${release()} ${arch()}, Node ${process.version}`
-const binary = process.env.NAPI_RS_NATIVE_LIBRARY_PATH || '(the working tree\'s .node file, via lib/native.js)'
+const binary = process.env.NAPI_RS_NATIVE_LIBRARY_PATH || '(the working tree\'s .node file, via lib/addon/native.js)'
 log(`# context-compact benchmark`)
 log(`machine: ${machine}`)
 log(`addon:   ${binary}`)
@@ -560,7 +560,7 @@ out(`| LLM calls in the chat-app pattern: \`compactMessages\` on the whole histo
 console.log('\n' + lines.join('\n'))
 
 // ---------------------------------------------------------------------------------------------
-// 8. The step below the threshold at 400K and 2M tokens (issue 39; benchmark/step.mjs)
+// 8. The step below the threshold at 400K and 2M tokens (issue 39; benchmark/counting/step.mjs)
 
 function stepSection() {
   const { markdown } = stepBench(library, { samples: env('BENCH_STEP_SAMPLES', 200) })

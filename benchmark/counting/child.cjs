@@ -1,21 +1,21 @@
 'use strict'
 
 // One measurement in a fresh Node.js process, spawned by bench.mjs:
-//   node benchmark/child.cjs fresh <library|gpt-tokenizer|js-tiktoken|tiktoken|@anthropic-ai/tokenizer> <conversation.json>
+//   node benchmark/counting/child.cjs fresh <library|gpt-tokenizer|js-tiktoken|tiktoken|@anthropic-ai/tokenizer> <conversation.json>
 //     → { requireMs, firstCountMs, tokens }: loading the module, then the first count of the
 //       conversation (which includes loading the tokenizer tables).
-//   node benchmark/child.cjs memory <compact|count> <conversation.json> <warmup.json> <outputDir>
+//   node benchmark/counting/child.cjs memory <compact|count> <conversation.json> <warmup.json> <outputDir>
 //     → { jsonLength, jsonBytes, peakRssGrowth, heapGrowth, ms }: peak RSS growth during one
 //       compactMessages (or countTokens) call (Linux: VmHWM after resetting it through /proc/self/clear_refs;
 //       elsewhere: RSS polled every millisecond).
-//   node benchmark/child.cjs generate <dir> <targetTokens> <seed>...
+//   node benchmark/counting/child.cjs generate <dir> <targetTokens> <seed>...
 //     → [{ seed, tokens, file }]: conversations from generate.mjs, written to <dir>.
 // Prints one JSON line on stdout.
 
 const { readFileSync, writeFileSync } = require('node:fs')
 const { join } = require('node:path')
 
-const root = join(__dirname, '..')
+const root = join(__dirname, '..', '..')
 const [mode, ...args] = process.argv.slice(2)
 
 function fresh(impl, file) {
@@ -52,7 +52,7 @@ function fresh(impl, file) {
 // seed and prints [{ seed, tokens, file }].
 async function generate(dir, targetTokens, seeds) {
   const { pathToFileURL } = require('node:url')
-  const { generateConversationWithCount } = await import(pathToFileURL(join(__dirname, 'generate.mjs')).href)
+  const { generateConversationWithCount } = await import(pathToFileURL(join(__dirname, '..', 'generate.mjs')).href)
   return seeds.map((seed) => {
     const { messages, tokens } = generateConversationWithCount({ targetTokens: Number(targetTokens), seed: Number(seed) })
     const file = join(dir, `c${targetTokens}-${seed}.json`)

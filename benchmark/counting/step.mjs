@@ -1,7 +1,7 @@
 // The step below the threshold (issue 39): `Compactor.shouldCompact` after appending k messages
 // to a real session of 400K and of 2M tokens, against what a loop would otherwise do, count the
 // whole list again with gpt-tokenizer. Part of `npm run bench` (its own section), and runnable
-// alone: `node benchmark/step.mjs` (BENCH_STEP_SAMPLES samples per size, default 200).
+// alone: `node benchmark/counting/step.mjs` (BENCH_STEP_SAMPLES samples per size, default 200).
 //
 // The lists are the real pi sessions of ../shared/data (Anthropic Messages, read at run time),
 // repeated as new objects (structuredClone) until they hold the size; the messages appended
@@ -10,7 +10,7 @@ import { createRequire } from 'node:module'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 
-import { realSessions } from './fidelity-sessions.mjs'
+import { realSessions } from '../fidelity/sessions.mjs'
 
 const require = createRequire(import.meta.url)
 const reference = require('./reference-count.cjs')
@@ -106,7 +106,7 @@ export function stepBench(library, { sizes = [400_000, 2_000_000], samples = 200
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const library = require('../index.js')
+  const library = require('../../index.js')
   const samples = Number(process.env.BENCH_STEP_SAMPLES) > 0 ? Math.floor(Number(process.env.BENCH_STEP_SAMPLES)) : 200
   console.log(stepBench(library, { samples }).markdown)
 }

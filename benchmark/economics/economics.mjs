@@ -32,15 +32,15 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-import { startAnthropicServer } from './servers/anthropic-messages.mjs'
-import { startOpenAIServer } from './servers/openai-chat.mjs'
+import { startAnthropicServer } from '../servers/anthropic-messages.mjs'
+import { startOpenAIServer } from '../servers/openai-chat.mjs'
 import { CLAUDE_CODE_SYSTEM, CLAUDE_CODE_TOOLS, MINI_SWE_AGENT_TOOLS, OPENHANDS_TOOLS } from './synthetic-agent.mjs'
 
 const require = createRequire(import.meta.url)
-const { compactMessages, countTokens } = require('../index.js')
+const { compactMessages, countTokens } = require('../../index.js')
 
 const HERE = dirname(fileURLToPath(import.meta.url))
-const REAL = join(HERE, '..', '..', 'shared', 'data', 'real')
+const REAL = join(HERE, '..', '..', '..', 'shared', 'data', 'real')
 const TARGET_READ_SHARE = 0.85
 
 // List prices in USD per million tokens, read 2026-11-24.
@@ -324,7 +324,7 @@ console.log('')
 console.log(`Local servers implementing the documented prompt-cache accounting (benchmark/CACHE-RULES.md); tokens counted with o200k.`)
 console.log(`Prices (USD per million tokens, list prices read ${PRICE_DATE}): Claude Sonnet 4.5 $3 input / $15 output, Claude Opus 4.6 $5 / $25,`)
 console.log(`cache writes 1.25× input, cache reads 0.1× input (platform.claude.com/docs/en/about-claude/pricing); gpt-5 $1.25 / $10, cached input $0.125 (developers.openai.com/api/docs/pricing).`)
-console.log(`System prompts and tools are synthetic stand-ins (benchmark/synthetic-agent.mjs): the recordings have none. ${THINKING ? 'Thinking ON (budget 4,096) for the Claude sessions.' : 'No thinking.'}${MODEL ? ` Claude sessions run as ${MODEL}.` : ''}`)
+console.log(`System prompts and tools are synthetic stand-ins (benchmark/economics/synthetic-agent.mjs): the recordings have none. ${THINKING ? 'Thinking ON (budget 4,096) for the Claude sessions.' : 'No thinking.'}${MODEL ? ` Claude sessions run as ${MODEL}.` : ''}`)
 console.log(`The library ${libraryReportsUsage ? 'reports result.summaryUsage; it is checked against what the server billed' : 'does not report result.summaryUsage yet: usage is read from the server\'s records'}.`)
 console.log('')
 for (const format of ['anthropic', 'openai']) {

@@ -1,8 +1,8 @@
 // The fidelity benchmark: does what an agent needs for its next step survive a compaction?
 // Every real session in ../shared/data (pi's .jsonl sessions and real/*.json) and long synthetic
-// sessions of five agents (fidelity-sessions.mjs) are compacted once and three times in a row,
+// sessions of five agents (sessions.mjs) are compacted once and three times in a row,
 // with a summary writer that writes nothing useful (what the library guarantees on its own) and
-// with the built-in extractive summarizer; the probes of fidelity-probes.mjs are asked of each
+// with the built-in extractive summarizer; the probes of probes.mjs are asked of each
 // result, by string and structure (no LLM scores them). For the Claude Code sessions, Claude
 // Code's own summary of the same session (real/*.claude-code-summary.txt) is asked the same
 // probes, probe by probe. The results are written into docs/fidelity.md (between its markers)
@@ -12,13 +12,13 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
-import { tally } from './fidelity-probes.mjs'
-import { answerText, runCase } from './fidelity-run.mjs'
-import { AGENT_NAMES, realSessions, syntheticSession } from './fidelity-sessions.mjs'
+import { tally } from './probes.mjs'
+import { answerText, runCase } from './run.mjs'
+import { AGENT_NAMES, realSessions, syntheticSession } from './sessions.mjs'
 
 const quick = process.argv.includes('--quick')
 const write = !process.argv.includes('--no-write')
-const ROOT = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..')
+const ROOT = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', '..')
 const DOC = join(ROOT, 'docs', 'fidelity.md')
 
 const KINDS = ['task', 'user message', 'constraint', 'value', 'plan', 'error', 'files modified', 'files read', 'recall', 'fact via recall']

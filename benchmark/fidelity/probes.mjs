@@ -1,7 +1,7 @@
 // The probes of the fidelity benchmark: questions a compacted list must answer for the agent to
 // take its next step, each checked by string and structure on the result (no LLM scores them).
 // The truth of each probe comes from the events of the messages a compaction replaced
-// (fidelity-sessions.mjs): the probes ask only about what was compacted, since what was kept is
+// (sessions.mjs): the probes ask only about what was compacted, since what was kept is
 // in the list word for word anyway.
 //
 // - files: the files modified (created or changed, last operation not a delete) and the files

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 const require = createRequire(import.meta.url)
-const { compactMessages, countTokens, restoreMessages } = require('../index.js')
+const { compactMessages, countTokens, restoreMessages } = require('../../index.js')
 
-const REAL = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', '..', 'shared', 'data', 'real')
+const REAL = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', '..', '..', 'shared', 'data', 'real')
 const manifest = JSON.parse(readFileSync(join(REAL, 'manifest.json'), 'utf8'))
 console.log('| session | tokens | threshold | after | error | offloaded | restore exact | modified files in summary |')
 console.log('|---|---:|---:|---:|---|---:|---|---:|')

@@ -1,15 +1,15 @@
 // One case of the fidelity benchmark: a session compacted once or several times in a row (more
 // turns appended after each result, as an agent loop does), with a given summary writer, and the
-// probes of fidelity-probes.mjs asked of the final result.
+// probes of probes.mjs asked of the final result.
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { answer, isRequest, recallLines, sectionsOf, strings, truthOf } from './fidelity-probes.mjs'
+import { answer, isRequest, recallLines, sectionsOf, strings, truthOf } from './probes.mjs'
 
 const require = createRequire(import.meta.url)
-const { compactMessages, countTokens, createRecallTool, restoreMessages } = require('../index.js')
+const { compactMessages, countTokens, createRecallTool, restoreMessages } = require('../../index.js')
 
 export const SUMMARIZERS = {
   // Writes nothing useful: what is left is what the library guarantees on its own.

@@ -12,7 +12,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
-export const DATA = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', '..', 'shared', 'data')
+export const DATA = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', '..', '..', 'shared', 'data')
 export const REAL = join(DATA, 'real')
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 // `npm run bench:long-loop` — is a step at step 1,000 as cheap as at step 100? (issue 39)
 //
-// The loop of benchmark/long-run.mjs (a tool call and a 2–20K-character result per step, some
+// The loop of benchmark/loops/long-run.mjs (a tool call and a 2–20K-character result per step, some
 // failing, a new user request now and then; window 100,000, the extractive summarizer, so that
 // no LLM latency hides what the library costs), driven the way an agent's loop drives it: every
 // step appends its messages and calls `compact()`, which compacts only at the threshold. It
@@ -13,7 +13,7 @@
 //   - the process's RSS and the JS heap after each hundred steps (after a GC).
 // And the same with `checkpoints: false` (nothing kept between compactions) for comparison.
 //
-// Usage: node --expose-gc benchmark/long-loop.mjs [--steps N] [--window N] [--lib path/to/root]
+// Usage: node --expose-gc benchmark/loops/long-loop.mjs [--steps N] [--window N] [--lib path/to/root]
 // (`--lib` runs the same loop against another build, e.g. a checkout before a change.)
 import { createRequire } from 'node:module'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -34,7 +34,7 @@ const arg = (name, fallback) => {
 }
 const STEPS = Number(arg('--steps', 1_000))
 const WINDOW = Number(arg('--window', 100_000))
-const root = resolve(arg('--lib', new URL('..', import.meta.url).pathname))
+const root = resolve(arg('--lib', new URL('../..', import.meta.url).pathname))
 const lib = createRequire(import.meta.url)(resolve(root, 'index.js'))
 const UNCHANGED_CALLS = 25
 

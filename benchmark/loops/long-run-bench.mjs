@@ -1,15 +1,15 @@
-// `npm run bench:long-run`: issue 36's long-running loop (benchmark/long-run.mjs) at several
+// `npm run bench:long-run`: issue 36's long-running loop (benchmark/loops/long-run.mjs) at several
 // windows, with the extractive summarizer and with a summarizer that rewrites the previous summary
 // in about 150 tokens. Prints, for each run, the summary's size at the first compactions and the
 // last, its largest, the budget it is held to, how many compactions were STILL_OVER_LIMIT, whether
 // restore was exact, and the time taken.
 //
-// Usage: node benchmark/long-run-bench.mjs [--steps N] [--lib path/to/library/root]
+// Usage: node benchmark/loops/long-run-bench.mjs [--steps N] [--lib path/to/library/root]
 // (`--lib` runs the same loop against another build, e.g. a checkout before a change.)
 import { createRequire } from 'node:module'
 import { resolve } from 'node:path'
 
-import { realSessions } from './fidelity-sessions.mjs'
+import { realSessions } from '../fidelity/sessions.mjs'
 import { replaySession, runLongLoop } from './long-run.mjs'
 
 const arg = (name, fallback) => {
@@ -17,7 +17,7 @@ const arg = (name, fallback) => {
   return at >= 0 ? process.argv[at + 1] : fallback
 }
 const steps = Number(arg('--steps', 1_000))
-const root = resolve(arg('--lib', new URL('..', import.meta.url).pathname))
+const root = resolve(arg('--lib', new URL('../..', import.meta.url).pathname))
 const lib = createRequire(import.meta.url)(resolve(root, 'index.js'))
 
 const RUNS = [

@@ -5,7 +5,7 @@
 // sections), the budget, and the result's error code; at the end, whether `restoreMessages`
 // gives the whole session back exactly.
 //
-// Shared by `npm run bench:long-run` (benchmark/long-run-bench.mjs, which prints the figures) and
+// Shared by `npm run bench:long-run` (benchmark/loops/long-run-bench.mjs, which prints the figures) and
 // __test__/pipeline/long-run.test.ts (which asserts them). The library is passed in, so the same loop
 // can be run against another build.
 

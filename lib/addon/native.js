@@ -16,7 +16,7 @@ const { join } = require('node:path')
 function loadBinding() {
   const tried = []
   const override = process.env.NAPI_RS_NATIVE_LIBRARY_PATH
-  const candidates = override ? [override] : platformNames().flatMap((name) => [join(__dirname, '..', `context-compact.${name}.node`), `context-compact-${name}`])
+  const candidates = override ? [override] : platformNames().flatMap((name) => [join(__dirname, '..', '..', `context-compact.${name}.node`), `context-compact-${name}`])
   for (const candidate of candidates) {
     try {
       const binding = require(candidate)
@@ -48,7 +48,7 @@ function platformNames() {
 function checkVersion(name) {
   const enforce = process.env.NAPI_RS_ENFORCE_VERSION_CHECK
   if (!enforce || enforce === '0') return
-  const expected = require('../package.json').version
+  const expected = require('../../package.json').version
   const found = require(`${name}/package.json`).version
   if (found !== expected) throw new Error(`Native binding package version mismatch, expected ${expected} but got ${found}. You can reinstall dependencies to fix this issue.`)
 }
@@ -81,7 +81,7 @@ function noBindingError(cause) {
   const expected = `context-compact-${process.platform}-${process.arch}${abi}`
   let supported = []
   try {
-    supported = Object.keys(require('../package.json').optionalDependencies || {})
+    supported = Object.keys(require('../../package.json').optionalDependencies || {})
   } catch {
     // a copy without its package.json: list nothing rather than fail here
   }

@@ -5,11 +5,11 @@
 // (rollback), prune (retention). Every call works on a directory, an object-store URL or the
 // caller's `archiveStore`.
 
-const native = require('./native.js')
-const { describe, invalidArgument, translateError, nativeAsync, checkedMessages, checkOptions, checkOutputDir, checkSessionId, checkInteger, shown } = require('./validate.js')
-const { optionsJson, formatOf } = require('./options.js')
+const native = require('../addon/native.js')
+const { describe, invalidArgument, translateError, nativeAsync, checkedMessages, checkOptions, checkOutputDir, checkSessionId, checkInteger, shown } = require('../addon/validate.js')
+const { optionsJson, formatOf } = require('../options/options.js')
 const { checkArchiveStore, withArchiveStore, storeJson } = require('./store.js')
-const { piecesToMessages } = require('./result.js')
+const { piecesToMessages } = require('../messages/result.js')
 
 async function persistMessages(middle, outputDir, sessionId, options) {
   const opts = checkOptions(options)

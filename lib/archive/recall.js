@@ -7,9 +7,9 @@
 // readers, on disk or on a store); this module gives the tool its shape in each API's tool
 // list, and makes sure `run` always resolves with text the model can act on.
 
-const native = require('./native.js')
-const { describe, invalidArgument, checkOptions, checkOutputDir, checkSessionId, checkInteger } = require('./validate.js')
-const { withNonFinite, unknownOptionWarnings } = require('./options.js')
+const native = require('../addon/native.js')
+const { describe, invalidArgument, checkOptions, checkOutputDir, checkSessionId, checkInteger } = require('../addon/validate.js')
+const { withNonFinite, unknownOptionWarnings } = require('../options/options.js')
 const { checkArchiveStore, withArchiveStore, storeJson } = require('./store.js')
 
 const DEFAULT_NAME = 'recall'

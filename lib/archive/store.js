@@ -4,8 +4,8 @@
 // `storeOptions`, or the caller passes its own store as `archiveStore` (index.d.ts:
 // `ArchiveStore`). The store's functions are registered with the addon for one call.
 
-const native = require('./native.js')
-const { describe, invalidArgument } = require('./validate.js')
+const native = require('../addon/native.js')
+const { describe, invalidArgument } = require('../addon/validate.js')
 
 const ARCHIVE_STORE_METHODS = ['put', 'get', 'list', 'delete']
 

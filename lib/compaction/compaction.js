@@ -4,15 +4,15 @@
 // functions wired in, or the custom-strategy runner; and the calibration an `overflow` error
 // raises (SPEC §4.8). The Compactor runs its compactions through here too.
 
-const native = require('./native.js')
-const { callNative, checkedMessages, checkOptions, checkFunction, checkSignal } = require('./validate.js')
-const { isCustomStrategy, optionsJson, formatOf, unknownOptionWarnings, withNonFinite } = require('./options.js')
-const { wrapSummarizer, wrapRead, wrapLog, wrapEvents, wrapBeforeCompact, withSignal, reportWarnings } = require('./callbacks.js')
-const { checkArchiveStore, withArchiveStore } = require('./store.js')
-const { buildResult } = require('./result.js')
-const { measureCounts, countEach } = require('./counting.js')
-const { gatherErrorSignals } = require('./overflow.js')
-const { learntModelOf, readLearnt, withLearnt, learntUpdates, recordLearnt, ratioFactor } = require('./learnt.js')
+const native = require('../addon/native.js')
+const { callNative, checkedMessages, checkOptions, checkFunction, checkSignal } = require('../addon/validate.js')
+const { isCustomStrategy, optionsJson, formatOf, unknownOptionWarnings, withNonFinite } = require('../options/options.js')
+const { wrapSummarizer, wrapRead, wrapLog, wrapEvents, wrapBeforeCompact, withSignal, reportWarnings } = require('../addon/callbacks.js')
+const { checkArchiveStore, withArchiveStore } = require('../archive/store.js')
+const { buildResult } = require('../messages/result.js')
+const { measureCounts, countEach } = require('../counting/counting.js')
+const { gatherErrorSignals } = require('../counting/overflow.js')
+const { learntModelOf, readLearnt, withLearnt, learntUpdates, recordLearnt, ratioFactor } = require('../counting/learnt.js')
 const { runCustomStrategy } = require('./custom-strategy.js')
 const { tracedCompaction } = require('./otel.js')
 
@@ -25,7 +25,7 @@ const { tracedCompaction } = require('./otel.js')
 async function runCompaction(messages, opts, counts, calibration, markMap, held) {
   // Unknown option names: warnings in the result (a TypeError with strict: true), before anything runs.
   const unknown = unknownOptionWarnings(opts)
-  // An OpenTelemetry span around it when `@opentelemetry/api` is installed (lib/otel.js).
+  // An OpenTelemetry span around it when `@opentelemetry/api` is installed (lib/compaction/otel.js).
   const result = await tracedCompaction(messages, opts, (traced) => compactWith(messages, traced, counts, calibration, markMap, held))
   if (unknown.length > 0) result.warnings = [...unknown, ...result.warnings]
   return result

@@ -5,13 +5,13 @@
 // strategy removed and the tool-pair check are the library's; the strategy only decides what
 // to keep.
 
-const native = require('./native.js')
-const { describe, callNative, checkedMessages, checkFunction, checkSignal } = require('./validate.js')
-const { optionsJson, formatOf } = require('./options.js')
-const { abortError, emitEvent } = require('./callbacks.js')
-const { checkArchiveStore, withArchiveStore, storeJson } = require('./store.js')
-const { resultFields, notCompactedResult } = require('./result.js')
-const { countTokens, measureCounts, countEach, toolOutputBytes } = require('./counting.js')
+const native = require('../addon/native.js')
+const { describe, callNative, checkedMessages, checkFunction, checkSignal } = require('../addon/validate.js')
+const { optionsJson, formatOf } = require('../options/options.js')
+const { abortError, emitEvent } = require('../addon/callbacks.js')
+const { checkArchiveStore, withArchiveStore, storeJson } = require('../archive/store.js')
+const { resultFields, notCompactedResult } = require('../messages/result.js')
+const { countTokens, measureCounts, countEach, toolOutputBytes } = require('../counting/counting.js')
 const { checkMessages } = require('./steps.js')
 const { createMarkMap } = require('./mark-map.js')
 

@@ -3,7 +3,7 @@
 // MessageMarkMap (type seed §二): batches of compacted messages, by original index. The three
 // helpers are the seed's code, unchanged.
 
-const { describe, invalidArgument, shown } = require('./validate.js')
+const { describe, invalidArgument, shown } = require('../addon/validate.js')
 
 function getCurrentBatchIndices(markMap) {
   const currentBoundaryIndex = markMap.boundaryToBatch.indexOf(markMap.currentBatch)

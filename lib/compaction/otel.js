@@ -7,7 +7,7 @@
 // nothing more is done. The spans are made here, around the addon call, from what the result
 // and the call's events say; the Rust core knows nothing of tracing.
 
-const { version: VERSION } = require('../package.json')
+const { version: VERSION } = require('../../package.json')
 
 const SPAN_NAME = 'context_compact.compact'
 // The library's own summarizer: no model is asked, so there is no summary span.

@@ -4,11 +4,11 @@
 // (F-003), the summary (F-004), assembly (F-005), and the validity report (what the APIs would
 // reject with a 400; logic in crates/core/src/check.rs).
 
-const native = require('./native.js')
-const { describe, invalidArgument, callNative, checkedMessages, checkOptions, checkFunction, checkSignal, checkInteger } = require('./validate.js')
-const { optionsJson, formatOf, unknownOptionWarnings } = require('./options.js')
-const { wrapSummarizer, wrapLog, withSignal, reportWarnings } = require('./callbacks.js')
-const { piecesToMessages } = require('./result.js')
+const native = require('../addon/native.js')
+const { describe, invalidArgument, callNative, checkedMessages, checkOptions, checkFunction, checkSignal, checkInteger } = require('../addon/validate.js')
+const { optionsJson, formatOf, unknownOptionWarnings } = require('../options/options.js')
+const { wrapSummarizer, wrapLog, withSignal, reportWarnings } = require('../addon/callbacks.js')
+const { piecesToMessages } = require('../messages/result.js')
 
 function partitionMessages(messages, tailRetentionTokens, options) {
   const opts = checkOptions(options)

@@ -21,10 +21,10 @@
 //   released when it settles, the caller's `signal` cancels it, and `close()` cancels it and
 //   waits for it.
 
-const native = require('./native.js')
-const { describe, invalidArgument, translateError, checkFunction, checkInteger, checkRatio } = require('./validate.js')
-const { isCustomStrategy, optionsJson, formatOf } = require('./options.js')
-const { abortError, wrapSummarizer, wrapLog, wrapEvents, emitEvent } = require('./callbacks.js')
+const native = require('../addon/native.js')
+const { describe, invalidArgument, translateError, checkFunction, checkInteger, checkRatio } = require('../addon/validate.js')
+const { isCustomStrategy, optionsJson, formatOf } = require('../options/options.js')
+const { abortError, wrapSummarizer, wrapLog, wrapEvents, emitEvent } = require('../addon/callbacks.js')
 
 // Where a background summary starts by default: 80 % of the threshold (Mastra activates its
 // buffered observations at 80 %; Cline's double buffer starts at 60 % and swaps at 85 %).

@@ -5,17 +5,17 @@
 // learned from usage reports,
 // and the session's MessageMarkMap with the batches it can roll back to.
 
-const native = require('./native.js')
-const { describe, invalidArgument, callNative, checkOptions, checkFunction } = require('./validate.js')
-const { formatOf, needsToolBytes, unknownOptionWarnings, withNonFinite, isCustomStrategy } = require('./options.js')
-const { wrapLog, reportWarnings } = require('./callbacks.js')
-const { checkArchiveStore } = require('./store.js')
-const { measureCounts } = require('./counting.js')
-const { partitionMessages, generateSummary } = require('./steps.js')
-const { restoreMessages } = require('./archives.js')
-const { createMarkMap } = require('./mark-map.js')
-const { runCompaction, overflowCalibration, summaryModelLearnt } = require('./compaction.js')
-const { learntModelOf, readLearntSync, readLearnt, withLearnt, learntUpdates, recordLearnt, slopeOf } = require('./learnt.js')
+const native = require('../addon/native.js')
+const { describe, invalidArgument, callNative, checkOptions, checkFunction } = require('../addon/validate.js')
+const { formatOf, needsToolBytes, unknownOptionWarnings, withNonFinite, isCustomStrategy } = require('../options/options.js')
+const { wrapLog, reportWarnings } = require('../addon/callbacks.js')
+const { checkArchiveStore } = require('../archive/store.js')
+const { measureCounts } = require('../counting/counting.js')
+const { partitionMessages, generateSummary } = require('../compaction/steps.js')
+const { restoreMessages } = require('../archive/archives.js')
+const { createMarkMap } = require('../compaction/mark-map.js')
+const { runCompaction, overflowCalibration, summaryModelLearnt } = require('../compaction/compaction.js')
+const { learntModelOf, readLearntSync, readLearnt, withLearnt, learntUpdates, recordLearnt, slopeOf } = require('../counting/learnt.js')
 const { MessageCounts } = require('./message-counts.js')
 const { Background } = require('./background.js')
 

@@ -18,9 +18,9 @@
 // a pointer comparison a message (one pass, no WeakMap look-up), and the list's format is
 // re-checked only where entries are new.
 
-const native = require('./native.js')
-const { callNative, checkedMessages } = require('./validate.js')
-const { formatOf, encodingOf } = require('./options.js')
+const native = require('../addon/native.js')
+const { callNative, checkedMessages } = require('../addon/validate.js')
+const { formatOf, encodingOf } = require('../options/options.js')
 const { takeSnapshot, unchangedSince } = require('./snapshot.js')
 
 // What a step re-checks (see the module docs and docs/counting.md). A message object at the position

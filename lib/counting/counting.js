@@ -4,10 +4,10 @@
 // behind the trigger. The addon counts and estimates; JS adds the counts up and finds the
 // model's last message, since a usage report covers only the tokens up to it.
 
-const native = require('./native.js')
-const { callNative, checkedMessages, checkOptions } = require('./validate.js')
-const { optionsJson, formatOf, encodingOf, needsToolBytes, unknownOptionWarnings } = require('./options.js')
-const { reportWarnings } = require('./callbacks.js')
+const native = require('../addon/native.js')
+const { callNative, checkedMessages, checkOptions } = require('../addon/validate.js')
+const { optionsJson, formatOf, encodingOf, needsToolBytes, unknownOptionWarnings } = require('../options/options.js')
+const { reportWarnings } = require('../addon/callbacks.js')
 
 function countTokens(messages, options) {
   const opts = checkOptions(options)

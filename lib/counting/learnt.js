@@ -7,8 +7,8 @@
 // `outputDir`, or under the object store's prefix, or the caller's `archiveStore`), read once
 // per Compactor or compactMessages call, written only when something new was learnt.
 
-const native = require('./native.js')
-const { withArchiveStore, storeJson } = require('./store.js')
+const native = require('../addon/native.js')
+const { withArchiveStore, storeJson } = require('../archive/store.js')
 
 const DEFAULT_OUTPUT_DIR = './.context-compact'
 

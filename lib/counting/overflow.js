@@ -8,7 +8,7 @@
 // a raw body, a message string, a cause chain. It reads a fixed set of property names, bounded
 // in depth and count, and never throws.
 
-const native = require('./native.js')
+const native = require('../addon/native.js')
 
 const OVERFLOW_MAX_DEPTH = 8
 const OVERFLOW_MAX_NODES = 200

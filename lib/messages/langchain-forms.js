@@ -6,7 +6,7 @@
 //   'HumanMessage'], kwargs }`. The addon hands a message the library wrote (the summary, a
 //   shortened tool result) back in this form;
 // - its stored form, `{ type: 'human', data }` (LangChain's mapChatMessagesToStoredMessages).
-// A compaction's result (lib/result.js) and the LangChain adapter (adapters/langchain/) both turn
+// A compaction's result (lib/messages/result.js) and the LangChain adapter (adapters/langchain/) both turn
 // the serialized form back into the form the caller's list holds.
 
 const STORED_TYPES = { HumanMessage: 'human', AIMessage: 'ai', SystemMessage: 'system', ToolMessage: 'tool' }

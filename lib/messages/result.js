@@ -5,7 +5,7 @@
 // objects passed in (same identity, same key order, nothing copied); LangChain messages the
 // library wrote are made in the form the list holds.
 
-const { fromArchived } = require('./binary.js')
+const { fromArchived } = require('../addon/binary.js')
 const { formOfList, isSerializedMessage } = require('./langchain-forms.js')
 
 const ZERO_STATS = Object.freeze({
@@ -20,12 +20,12 @@ const ZERO_STATS = Object.freeze({
 // A result's pieces: an index is the caller's own message object; anything else is a message
 // the library wrote (the summary, a shortened result), in the list's format. LangChain
 // messages the library writes arrive in their serialized form and are made instances (or the
-// stored form) when the list holds those (lib/langchain-forms.js).
+// stored form) when the list holds those (lib/messages/langchain-forms.js).
 function piecesToMessages(pieces, messages) {
   let langChain
   return pieces.map((piece) => {
     if (typeof piece === 'number') return messages[piece]
-    // Bytes and URLs the addon tagged, back as what they were (lib/binary.js).
+    // Bytes and URLs the addon tagged, back as what they were (lib/addon/binary.js).
     piece = fromArchived(piece)
     if (isSerializedMessage(piece)) {
       langChain ??= formOfList(messages)

@@ -3,8 +3,8 @@
 // The caller's options as the addon reads them: which options stay in JS (functions, objects
 // the addon cannot read), the JSON text of the rest, and the few plain values JS reads itself.
 
-const native = require('./native.js')
-const { describe, invalidArgument } = require('./validate.js')
+const native = require('../addon/native.js')
+const { describe, invalidArgument } = require('../addon/validate.js')
 
 // Every option, declared once in the core (crates/core/src/options/table.rs) and handed over by
 // the addon: `{ name, kind, min?, max?, values?, default, read }` (`read: 'js'` for the functions

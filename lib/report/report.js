@@ -14,13 +14,13 @@
 // - billed usage, when known: the `usage` option (one entry per request, as the usage files of
 //   ../shared/data/real/ hold them) or usage recorded on the model's messages.
 
-const native = require('./native.js')
-const { describe, invalidArgument, callNative, nativeAsync, checkedMessages, checkOptions, checkOutputDir, checkSessionId } = require('./validate.js')
-const { checkArchiveStore, withArchiveStore, storeJson } = require('./store.js')
-const { measureTokens } = require('./counting.js')
-const { listArchives, restoreMessages } = require('./archives.js')
-const { renderHtml } = require('./report/page.js')
-const { num, usageIndex, billedOf, billedRequests, usageNow } = require('./report/usage.js')
+const native = require('../addon/native.js')
+const { describe, invalidArgument, callNative, nativeAsync, checkedMessages, checkOptions, checkOutputDir, checkSessionId } = require('../addon/validate.js')
+const { checkArchiveStore, withArchiveStore, storeJson } = require('../archive/store.js')
+const { measureTokens } = require('../counting/counting.js')
+const { listArchives, restoreMessages } = require('../archive/archives.js')
+const { renderHtml } = require('./page.js')
+const { num, usageIndex, billedOf, billedRequests, usageNow } = require('./usage.js')
 
 const SOURCE_KEY = 'x-context-compact-source'
 const DEFAULT_OUTPUT_DIR = './.context-compact'
@@ -413,7 +413,7 @@ async function reportData(messages, options, internal = {}) {
 
   return {
     title: opts.title ?? `Session ${sessionId}`,
-    version: require('../package.json').version,
+    version: require('../../package.json').version,
     format,
     encoding: encoding ?? 'o200k_base',
     outputDir,
