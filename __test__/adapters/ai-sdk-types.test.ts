@@ -33,7 +33,7 @@ const OWN_FILE_ARGS = [
   '--target', 'ES2022',
   '--lib', 'ES2022,DOM',
   '--types', 'node',
-  join('adapters', 'ai-sdk.d.ts'),
+  join('adapters', 'ai-sdk', 'index.d.ts'),
 ]
 
 describe('context-compact/ai-sdk types', () => {

@@ -53,7 +53,7 @@ type Msg = BaseMessage
 /** Real files of this repository, each ≥ 6 000 characters: what read_file returns. */
 const FILES = readdirSync(join(ROOT, 'crates', 'core', 'src'), { recursive: true, encoding: 'utf8' })
   .map((file) => join('crates', 'core', 'src', file))
-  .concat(readdirSync(join(ROOT, 'lib')).map((file) => join('lib', file)))
+  .concat(readdirSync(join(ROOT, 'lib'), { recursive: true, encoding: 'utf8' }).map((file) => join('lib', file)))
   .filter((file) => /\.(rs|js)$/.test(file) && statSync(join(ROOT, file)).size >= 6000)
   .sort()
 
