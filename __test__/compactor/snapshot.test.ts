@@ -1,8 +1,10 @@
 // Issue 11, "Never late" (SPEC §4.9): a Compactor's per-message cache follows messages changed
 // in place, whatever the change. Every check compares the Compactor with the stateless
 // functions on the very same list, after each change.
+import { createRequire } from 'node:module'
+
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 
 import { Compactor, countTokens, measureTokens, shouldCompact, type Message } from '../../index'
 import { conversation } from '../support/conversations'
@@ -492,6 +494,102 @@ describe('a list rebuilt as new objects (a state read back from a store)', () =>
     list = structuredClone(list)
     list.splice(2, 1)
     expect(compactor.countTokens(list)).toBe(countTokens(list))
+  })
+
+  it('a whole list rebuilt (its first message a new object too) is compared position for position: only what differs is counted', () => {
+    const native = createRequire(import.meta.url)('../../lib/addon/native.js')
+    const options = { contextTokenLimit: LIMIT }
+    const compactor = new Compactor(options)
+    let list: M[] = [...anthropicBase(), ...anthropicBase(), ...anthropicBase()]
+    compactor.measure(list)
+    const counted = vi.spyOn(native, 'countItemsJson')
+    try {
+      list = structuredClone(list)
+      expect(compactor.measure(list)).toEqual(measureTokens(list, options))
+      expect(counted).not.toHaveBeenCalled()
+      list = structuredClone(list)
+      list[5].content[0].text += LONG
+      expect(compactor.measure(list)).toEqual(measureTokens(list, options))
+      expect(counted).toHaveBeenCalledTimes(1)
+      expect(counted.mock.calls[0][0]).toEqual([list[5]])
+    } finally {
+      counted.mockRestore()
+    }
+  })
+})
+
+describe('LangChain instances: compared by the fields their toJSON reads', () => {
+  const lc = createRequire(import.meta.url)('@langchain/core/messages')
+  const { Serializable } = createRequire(import.meta.url)('@langchain/core/load/serializable')
+  const history = (): M[] => [
+    new lc.HumanMessage({ content: [{ type: 'text', text: 'Fix the build.' }], id: 'u1' }),
+    new lc.AIMessage({ content: 'Reading.', tool_calls: [{ name: 'read_file', args: { path: 'a.ts' }, id: 'c1', type: 'tool_call' }], id: 'a1' }),
+    new lc.ToolMessage({ content: 'contents of a.ts', tool_call_id: 'c1', id: 't1' }),
+  ]
+  const changes: Array<[string, (list: M[]) => void]> = [
+    ['a field reassigned on the instance', (list) => (list[2].content += LONG)],
+    ['lc_kwargs reassigned alone (toJSON reads the instance: no change)', (list) => (list[2].lc_kwargs = { ...list[2].lc_kwargs, content: LONG })],
+    ['a key added to lc_kwargs', (list) => (list[0].lc_kwargs.note = LONG)],
+    ['a tool call edited in place', (list) => (list[1].tool_calls[0].args.path = LONG)],
+    ['text pushed into a content array', (list) => list[0].content.push({ type: 'text', text: LONG })],
+    ['a value toJSON escapes', (list) => (list[0].additional_kwargs.note = { lc: 1, type: 'secret', id: [LONG] })],
+  ]
+  it.each(changes)('%s: the next step counts what toJSON gives, counting again only what it changed', (label, change) => {
+    const native = createRequire(import.meta.url)('../../lib/addon/native.js')
+    const list = history()
+    const options = { contextTokenLimit: LIMIT }
+    const compactor = new Compactor(options)
+    compactor.measure(list)
+    const before = list.map((m) => JSON.stringify(m))
+    change(list)
+    const changed = list.filter((m, i) => JSON.stringify(m) !== before[i])
+    expect(changed.length).toBe(label.includes('no change') ? 0 : 1)
+    const counted = vi.spyOn(native, 'countItemsJson')
+    try {
+      expect(compactor.measure(list)).toEqual(measureTokens(list, options))
+      expect(counted.mock.calls.flatMap((call) => call[0])).toEqual(changed)
+    } finally {
+      counted.mockRestore()
+    }
+  })
+
+  it('a class with lc_attributes (written over the fields by toJSON) is read through toJSON', () => {
+    const native = createRequire(import.meta.url)('../../lib/addon/native.js')
+    const Tagged = class HumanMessage extends lc.HumanMessage {
+      tag = 'a'
+
+      get lc_attributes() {
+        return { tag: this.tag }
+      }
+    }
+    const list: M[] = [...history(), new Tagged({ content: 'tagged', id: 'g1' })]
+    const compactor = new Compactor({ contextTokenLimit: LIMIT })
+    compactor.measure(list)
+    list[3].tag = LONG
+    const counted = vi.spyOn(native, 'countItemsJson')
+    try {
+      compactor.measure(list)
+      expect(counted.mock.calls.flatMap((call) => call[0])).toEqual([list[3]])
+    } finally {
+      counted.mockRestore()
+    }
+  })
+
+  it('a class with its own toJSON is read through it', () => {
+    let suffix = ''
+    // Named as LangChain's class (the addon reads the class name), with a toJSON of its own.
+    const Noted = class HumanMessage extends lc.HumanMessage {
+      toJSON() {
+        const json = super.toJSON()
+        return { ...json, kwargs: { ...json.kwargs, content: json.kwargs.content + suffix } }
+      }
+    }
+    const list: M[] = [...history(), new Noted({ content: 'note', id: 'n1' })]
+    const options = { contextTokenLimit: LIMIT }
+    const compactor = new Compactor(options)
+    compactor.measure(list)
+    suffix = LONG
+    expect(compactor.measure(list)).toEqual(measureTokens(list, options))
   })
 })
 

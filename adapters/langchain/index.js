@@ -17,18 +17,13 @@
 // summarizationMiddleware works in beforeModel, which never sees the system prompt or the
 // tools: a request can be over the window by their size alone. wrapModelCall sees them.
 //
-// Cost below the threshold. LangChain messages are class instances that cross into the addon
-// through `toJSON()`, which copies the whole message on every call: the Compactor's per-step
-// check (lib/compactor/snapshot.js walks what the addon reads) would pay that for every message of the
-// history on every step (tens of milliseconds on a 400K-token history). So the Compactor is
-// given plain *shadows* of the messages instead (class Shadows, in shadows.js): below the start point a lean
-// one with only what is counted, from there on one equal to `toJSON()`, which is what gets
-// compacted and archived. Shadows hold the messages' own values, so the Compactor's check sees
-// changes inside them; this file finds a message's shadows by its id and checks, each step, the
-// few fields that its check cannot see. A state read back from a checkpointer brings new
-// objects for the same messages: they take over their shadows when equal to them, so the
-// counts cached for them stay valid. The system prompt and the tools are counted from the
-// model's reported usage, which bills them (by the tokenizer when there is no usage yet).
+// Cost below the threshold. The Compactor is given the state's message instances themselves: it
+// knows what changed among them (lib/compactor/message-counts.js: an instance where it verified it last
+// step is trusted, the tail and older ones re-checked in rotation; new objects for the same
+// messages, a state read back from a checkpointer, keep their counts when they read the same),
+// so a step costs what the model call and the tools appended. The system prompt and the tools
+// are counted from the model's reported usage, which bills them (by the tokenizer when there is
+// no usage yet).
 //
 // Failures never reach the agent: an LLM, disk or store failure is in `lastResult.error` (and
 // the Compactor's events and logs), and the model is called with the messages unchanged. Only
@@ -41,7 +36,7 @@ const { messageClassesOf } = require('../../lib/messages/langchain-forms.js')
 const { objectOptions, rejectOptions, logger, archiveSessionId, SessionPool, recallPool, messageOf, isAbort, failedResult } = require('../kit.js')
 
 const { langChain } = require('./peer.js')
-const { Shadows, EMPTY_CLASSES } = require('./shadows.js')
+const { stateMessages, requestMessage } = require('./written.js')
 
 // The name of the custom event each compaction dispatches (see compactionEvent).
 const COMPACTION_EVENT = 'context_compact.compaction'
@@ -260,16 +255,12 @@ const INTERNAL_CALL_TAG = 'nostream'
 class Session {
   constructor(options, sessionId, chatModel, userSummarizer) {
     this.sessionId = sessionId
-    this.shadows = new Shadows()
     // The signal of the compaction running now (a summary written by the chat model is aborted
     // with the run).
     this.signal = null
     // A compacted list waiting for afterModel: { input, output } (the request's messages, the
     // compacted ones).
     this.pending = null
-    // Which shadows the trigger measures (see Shadows): 'count' below the start point, 'full'
-    // from there until a compaction goes through.
-    this.mode = 'count'
     const summarizer = chatModel ? this.#chatSummarizer(chatModel) : userSummarizer ? this.#mapped(userSummarizer) : undefined
     this.compactor = new Compactor({ ...options, sessionId, ...(summarizer ? { summarizer } : {}) })
   }
@@ -287,12 +278,12 @@ class Session {
     }
   }
 
-  // The user's own summarizer gets the instances of the messages, not their shadows (`prompt`
+  // The user's own summarizer gets instances only, an earlier round's summary too (`prompt`
   // stays rendered on first read).
   #mapped(summarizer) {
     return (request) => {
       const mapped = Object.defineProperties({}, Object.getOwnPropertyDescriptors(request))
-      mapped.messages = request.messages.map((m) => this.shadows.peek(m))
+      mapped.messages = request.messages.map(requestMessage)
       return summarizer(mapped)
     }
   }
@@ -322,17 +313,6 @@ function contextCompactMiddleware(options) {
 
   let lastResult = null
   const tools = { input: null, definitions: undefined }
-
-  // Where the trigger starts measuring the full shadows: the start point of `background` (the
-  // Compactor starts its summary there: lib/compactor/background.js, 80 % of the threshold by default), or
-  // the threshold.
-  const background = compactorOptions.background
-  function startPoint(threshold) {
-    if (background === undefined || background === null || background === false) return threshold
-    if (typeof background === 'object' && Number.isSafeInteger(background.atTokens)) return Math.min(background.atTokens, threshold)
-    const ratio = typeof background === 'object' && typeof background.atRatio === 'number' ? background.atRatio : 0.8
-    return Math.min(Math.ceil(ratio * threshold), threshold)
-  }
 
   // What the request adds to the trigger: the usage, or else the system prompt and the tools;
   // the model's name and window (the user's options win).
@@ -384,37 +364,20 @@ function contextCompactMiddleware(options) {
     // The model call is made after this block, so that its own errors never look like ours.
     try {
       const overrides = overridesOf(request)
-      let full = null
-      if (session.mode === 'full') {
-        full = session.shadows.full(messages)
-      } else {
-        // Below the start point the counting shadows are enough to say so.
-        const counting = session.shadows.of(messages)
-        const measure = session.compactor.measure(counting, overrides)
-        if (measure.shouldCompact || measure.tokens >= startPoint(measure.threshold)) {
-          session.mode = 'full'
-          full = session.shadows.full(messages)
-          const counted = session.compactor.countTokens(counting)
-          const exact = session.compactor.countTokens(full)
-          if (counted !== exact) log('warn', `the counting shadows of the messages count ${counted} tokens, the messages ${exact}: the trigger may have been late by the difference`)
-        }
-      }
-      if (full !== null && session.compactor.shouldCompact(full, overrides)) {
+      if (session.compactor.shouldCompact(messages, overrides)) {
         session.signal = signal ?? null
         let result
         try {
-          result = await session.compactor.compact(full, signal ? { ...overrides, signal } : overrides)
+          result = await session.compactor.compact(messages, signal ? { ...overrides, signal } : overrides)
         } finally {
           session.signal = null
         }
-        await compactionEvent(full, result, session.sessionId)
-        const classes = result.compacted ? messageClassesOf(messages) : EMPTY_CLASSES
-        const instances = result.compacted ? result.messages.map((m) => session.shadows.instanceOf(m, classes)) : messages
+        await compactionEvent(messages, result, session.sessionId)
+        const instances = result.compacted ? stateMessages(result.messages, messages, session.compactor, messageClassesOf(messages)) : messages
         lastResult = { ...result, messages: instances, sessionId: session.sessionId }
         if (result.compacted) {
           compacted = instances
           session.pending = { input: messages, output: instances }
-          session.mode = 'count'
         } else if (result.error) {
           log('warn', `compaction skipped (${result.error.code}): ${result.error.message}; the model gets the messages unchanged`)
         }

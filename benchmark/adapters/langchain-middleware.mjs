@@ -18,8 +18,8 @@
 // and for comparison, on the same conversation: LangChain's own summarizationMiddleware (its
 // beforeModel hook, which counts the history with countTokensApproximately on every step), the
 // library's own Compactor.shouldCompact after one appended message on the Anthropic form of the
-// messages, and on the LangChain instances themselves (which the Compactor reads through toJSON:
-// what the middleware avoids).
+// messages, and on the LangChain instances themselves (what the middleware hands it: the
+// adapter's own cost is the difference between the first row and this one).
 //
 // The target is a median; on a busy machine (other processes on the cores) every row is slower,
 // the ratios to the Anthropic-form row much less so, and the minimum is what a step costs when
@@ -137,7 +137,7 @@ async function timeStep(middleware, messages, cpu) {
 const readBack = (messages) => lc.mapStoredMessagesToChatMessages(lc.mapChatMessagesToStoredMessages(messages))
 
 const options = { contextTokenLimit: 2_000_000, summarizer: async () => 'unused' }
-const s = { step: [], stepCpu: [], resumed: [], resumedCpu: [], cold: [], compactorAnthropic: [], compactorAnthropicCpu: [], compactorInstances: [], summarization: [], summarizationCpu: [] }
+const s = { step: [], stepCpu: [], resumed: [], resumedCpu: [], cold: [], compactorAnthropic: [], compactorAnthropicCpu: [], compactorInstances: [], compactorInstancesCpu: [], summarization: [], summarizationCpu: [] }
 
 // Warm-up: the JIT of every path.
 {
@@ -160,8 +160,12 @@ const compactorAnthropic = new library.Compactor({ contextTokenLimit: 2_000_000 
 const anthropicList = anthropic.slice()
 compactorAnthropic.shouldCompact(anthropicList)
 const compactorInstances = new library.Compactor({ contextTokenLimit: 2_000_000 })
-const instanceList = history.slice()
-compactorInstances.shouldCompact(instanceList)
+// What the middleware passes the Compactor on each step: the usage of the last AIMessage, the
+// model's name.
+const stepOverrides = (messages) => {
+  const usage = messages[messages.length - 2].usage_metadata
+  return { usage: { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens }, agentModel: model.model }
+}
 
 log(`measuring ${ROUNDS} rounds of ${STEPS} steps …`)
 for (let round = 0; round < ROUNDS; round++) {
@@ -201,12 +205,17 @@ for (let round = 0; round < ROUNDS; round++) {
     s.summarization.push(now() - t0)
     s.summarizationCpu.push(cpuNow() - c0)
   }
-  for (let i = 0; i < Math.min(STEPS, 5); i++) {
-    instanceList.push(new lc.HumanMessage({ content: `a new message ${round}.${i}`, id: `x-${round}-${i}` }))
+  // The same step as the middleware's (the model's call and the tool's answer appended, the
+  // usage they report), the Compactor alone.
+  const instanceList = history.slice()
+  compactorInstances.shouldCompact(instanceList, { agentModel: model.model })
+  for (let i = 0; i < STEPS; i++) {
+    step(instanceList)
+    const c0 = cpuNow()
     const t0 = now()
-    compactorInstances.shouldCompact(instanceList)
+    compactorInstances.shouldCompact(instanceList, stepOverrides(instanceList))
     s.compactorInstances.push(now() - t0)
-    instanceList.pop()
+    s.compactorInstancesCpu.push(cpuNow() - c0)
   }
   await middleware.close()
 }
@@ -233,11 +242,12 @@ row('contextCompactMiddleware, the first step of a new run of the thread (every 
 row('contextCompactMiddleware, the first step of a new middleware (the whole history counted)', s.cold)
 row('LangChain\'s summarizationMiddleware (beforeModel: countTokensApproximately over the history)', s.summarization, s.summarizationCpu)
 row('`Compactor.shouldCompact` after one appended message, the same conversation in Anthropic form', s.compactorAnthropic, s.compactorAnthropicCpu)
-row('`Compactor.shouldCompact` on the LangChain instances themselves (read through `toJSON()`)', s.compactorInstances)
+row('`Compactor.shouldCompact` alone on the same step: the LangChain instances, the same usage', s.compactorInstances, s.compactorInstancesCpu)
 out()
 out(`CPU time: this process's user + system time during the step, which leaves out the time it waited for a core on a busy machine. `
   + `The ratio column divides each median by the Anthropic-form Compactor's median of the same run.`)
 console.log('\n' + lines.join('\n'))
 const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)]
 log(`step wall: minimum ${fmt(Math.min(...s.step))} ms, 90th percentile ${fmt(p90(s.step))} ms; CPU: minimum ${fmt(Math.min(...s.stepCpu))} ms, 90th percentile ${fmt(p90(s.stepCpu))} ms`)
+log(`the middleware's step minus shouldCompact alone on the same step: median ${fmt(step1 - median(s.compactorInstances))} ms (CPU ${fmt(median(s.stepCpu) - median(s.compactorInstancesCpu))} ms), minimum ${fmt(Math.min(...s.step) - Math.min(...s.compactorInstances))} ms`)
 log(`Anthropic-form Compactor: wall minimum ${fmt(Math.min(...s.compactorAnthropic))} ms, CPU minimum ${fmt(Math.min(...s.compactorAnthropicCpu))} ms`)

@@ -39,9 +39,10 @@
 import { createRequire } from 'node:module'
 import { createServer } from 'node:http'
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync, readFileSync, readdirSync, statSync } from 'node:fs'
+import { gzipSync } from 'node:zlib'
 import { tmpdir, cpus, totalmem, platform, release, arch } from 'node:os'
-import { join, dirname } from 'node:path'
+import { join, dirname, basename } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import v8 from 'node:v8'
 import vm from 'node:vm'
@@ -100,6 +101,62 @@ log(`addon:   ${binary}`)
 log(`rounds:  ${ROUNDS} (fresh processes: ${FRESH_ROUNDS}, 2M: ${BIG_ROUNDS}, shouldCompact samples per round: ${INCREMENTAL})`)
 if (!process.env.NAPI_RS_NATIVE_LIBRARY_PATH) {
   log('note: set NAPI_RS_NATIVE_LIBRARY_PATH to a release build; the tree\'s .node file may be a debug build')
+}
+
+// ---------------------------------------------------------------------------------------------
+// Install size: the platform addon as installed and as downloaded (gzip -9), beside the installed
+// size of the tokenizers users would pick instead (their package folders in node_modules).
+
+function installSizes() {
+  const addon = process.env.NAPI_RS_NATIVE_LIBRARY_PATH
+    || readdirSync(join(here, '..')).filter((name) => /^context-compact\..+\.node$/.test(name)).map((name) => join(here, '..', name))[0]
+  const bytes = addon ? statSync(addon).size : NaN
+  const gzipped = addon ? gzipSync(readFileSync(addon), { level: 9 }).length : NaN
+  const folderBytes = (path) => {
+    let total = 0
+    for (const entry of readdirSync(path, { withFileTypes: true })) {
+      const full = join(path, entry.name)
+      if (entry.isDirectory()) total += folderBytes(full)
+      else if (entry.isFile()) total += statSync(full).size
+    }
+    return total
+  }
+  // A package's folder: its entry point's path up to `node_modules/<name>` (going up to the
+  // nearest package.json stops too early: some packages have one in their dist folders).
+  const packageDir = (name) => {
+    const entry = require.resolve(name)
+    const at = entry.lastIndexOf(join('node_modules', name))
+    return at < 0 ? null : entry.slice(0, at + join('node_modules', name).length)
+  }
+  const peers = {}
+  for (const name of ['tiktoken', 'js-tiktoken', 'gpt-tokenizer']) {
+    let dir = null
+    try {
+      dir = packageDir(name)
+    } catch {} // not installed
+    peers[name] = dir ? folderBytes(dir) : null
+  }
+  return { addon, bytes, gzipped, peers }
+}
+
+function installSizeLines(sizes) {
+  // Decimal megabytes, as npm reports package sizes; the addon's exact bytes beside them.
+  const size = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`
+  const exact = (bytes) => `${bytes.toLocaleString('en-US')} bytes`
+  const row = [`| installed | ${size(sizes.bytes)} (${exact(sizes.bytes)}, \`${sizes.addon ? basename(sizes.addon) : 'no addon'}\`) |`]
+  const download = [`| download (gzip, zlib level 9) | ${size(sizes.gzipped)} (${exact(sizes.gzipped)}) |`]
+  for (const [name, bytes] of Object.entries(sizes.peers)) {
+    row.push(bytes == null ? ' not installed |' : ` ${size(bytes)} (${ratio(bytes / sizes.bytes)}) |`)
+    download.push(' |')
+  }
+  return [
+    `| Install size | context-compact | ${Object.keys(sizes.peers).join(' | ')} | target |`,
+    `|---|---:|${Object.keys(sizes.peers).map(() => '---:|').join('')}---|`,
+    `${row.join('')} ≤ 15 MB ${mark(sizes.bytes <= 15e6)} |`,
+    `${download.join('')} ≤ 6 MB ${mark(sizes.gzipped <= 6e6)} |`,
+    '',
+    'context-compact: the platform addon (one per platform, the only one installed); the others: their package folder in node_modules. Ratios: that package ÷ context-compact.',
+  ]
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -524,6 +581,8 @@ out(`| \`compactMessages\` on 2M tokens, peak RSS growth ÷ JSON size (for compa
 out()
 out(`Ratios in parentheses: that tokenizer's time ÷ context-compact's (warm row: the median of the per-round ratios). `
   + `Identical totals checked on every conversation, every round (e.g. 200K seed ${conv200[0].seed}: ${conv200[0].tokens} tokens from context-compact, ${EXACT.join(', ')} and the generator).`)
+out()
+for (const line of installSizeLines(installSizes())) out(line)
 out()
 const anthropic = peer[ANTHROPIC]
 out(`| Another vocabulary (totals differ, not compared) | first call in a fresh process | … of which \`require\` | warm, not seen before |`)

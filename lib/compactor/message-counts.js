@@ -62,11 +62,12 @@ class MessageCounts {
     const prev = this.#verified
     const items = prev?.items
     // Where the last list starts in this one: at 0 when messages were appended, further when the
-    // oldest were dropped (a list kept to a size).
+    // oldest were dropped (a list kept to a size). A first message the last list does not hold
+    // is a list rebuilt as new objects (read back from a store): position for position, so that
+    // each new object is compared with the one it replaces.
     let shift = 0
     if (prev !== null && n > 0 && items.length > 0 && items[0] !== messages[0]) {
-      shift = items.indexOf(messages[0])
-      if (shift < 0) shift = items.length
+      shift = Math.max(0, items.indexOf(messages[0]))
     }
     const known = prev === null ? 0 : Math.min(items.length - shift, n)
     // The objects verified at their position are trusted (entries[i] set), the others unknown.

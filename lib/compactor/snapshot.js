@@ -45,6 +45,19 @@
 // call makes any cache meaningless: such a message is recounted, or counted from a read that
 // differs from the snapshot's). A message's own `toJSON` is called with its index, as the
 // reader calls it; one whose result depends on that index is not supported.
+// LangChain's message instances (any Serializable of @langchain/core whose `toJSON` is
+// Serializable's own) are not read through `toJSON`, which copies the whole message on every
+// call (escaping every value, renaming keys): several times the cost of the walk. That toJSON
+// gives `{ lc, type, id: [...lc_namespace, the class's name], kwargs }` where `kwargs` is, for
+// each key of `lc_kwargs`, the instance's own field when it has one (`key in message`) else
+// lc_kwargs', keys renamed by the class's `lc_aliases`, `lc_secrets` and `lc_attributes` written
+// over it, every value escaped by a function of the value alone (`escapeIfNeeded`). So for a
+// class without secrets or attributes the tape holds LC_FIELDS, the toJSON function itself, the
+// constructor, `lc_serializable`, `lc_namespace` (walked), the number of keys of `lc_kwargs`,
+// and each key with the field toJSON reads for it (walked): what toJSON's result is a function
+// of, so the same tape means the same JSON. (Assumed: a class's `lc_aliases`, `lc_secrets` and
+// `lc_attributes` are the class's, not the instance's — LangChain's getters return constants.
+// A class with secrets or attributes, or its own toJSON, is read through toJSON.)
 // Proxies are read through their traps like any object. Nesting deeper than the reader allows
 // (or a cycle) fails the comparison, and the recount reports the error.
 
@@ -52,6 +65,7 @@ const BYTES = Symbol('bytes')
 const ARRAY = Symbol('array')
 const OBJECT = Symbol('object')
 const TO_JSON = Symbol('toJSON')
+const LC_FIELDS = Symbol('langchain fields')
 // The reader's MAX_DEPTH: a deeper (or circular) message is an error there, a mismatch here.
 const SNAPSHOT_MAX_DEPTH = 128
 
@@ -76,6 +90,84 @@ function bytesItems(value, view) {
   return [BYTES, value.constructor, view.length, a, b]
 }
 
+// Whether `fn`, the toJSON of `value`, is @langchain/core's Serializable.toJSON: the method of
+// the prototype that also has its own `toJSONNotImplemented` (no import of LangChain, an
+// optional peer: the caller's copy, its ES module build too). Found once per function.
+const serializableToJson = new WeakMap()
+function isSerializableToJson(fn, value) {
+  let known = serializableToJson.get(fn)
+  if (known === undefined) {
+    known = false
+    for (let proto = Object.getPrototypeOf(value); proto !== null; proto = Object.getPrototypeOf(proto)) {
+      if (!Object.hasOwn(proto, 'toJSON')) continue
+      known = proto.toJSON === fn && Object.hasOwn(proto, 'toJSONNotImplemented') && typeof proto.toJSONNotImplemented === 'function'
+      break
+    }
+    serializableToJson.set(fn, known)
+  }
+  return known
+}
+
+// Constructor → whether its instances are read by their fields: toJSON is Serializable's, and
+// the class has no `lc_secrets` or `lc_attributes` (which toJSON writes over the fields). Read
+// once per class: LangChain's classes return constants from these getters (and from
+// `lc_aliases`, which only renames keys).
+const readByFields = new WeakMap()
+const isEmpty = (value) => value === undefined || value === null || (typeof value === 'object' && Object.keys(value).length === 0)
+
+// Whether `value` (with a `toJSON` method) is a LangChain Serializable read by its fields.
+function isLangChainSerializable(value) {
+  const kwargs = value.lc_kwargs
+  if (kwargs === null || typeof kwargs !== 'object' || Array.isArray(kwargs) || !Array.isArray(value.lc_namespace) || Object.hasOwn(value, 'toJSON')) {
+    return false
+  }
+  if (!isSerializableToJson(value.toJSON, value)) return false
+  const ctor = value.constructor
+  if (typeof ctor !== 'function') return false
+  let known = readByFields.get(ctor)
+  if (known === undefined) {
+    known = isEmpty(value.lc_secrets) && isEmpty(value.lc_attributes)
+    readByFields.set(ctor, known)
+  }
+  return known
+}
+
+// The field toJSON reads for `key` of `lc_kwargs`.
+const fieldOf = (value, kwargs, key) => (key in value ? value[key] : kwargs[key])
+
+// Appends the LC_FIELDS tape of a LangChain Serializable (see the module docs).
+function fieldsSnapshotOf(value, tape, depth) {
+  tape.push(LC_FIELDS, value.toJSON, value.constructor, value.lc_serializable)
+  if (!snapshotOf(value.lc_namespace, 'lc_namespace', tape, depth + 1)) return false
+  const kwargs = value.lc_kwargs
+  const keys = Object.keys(kwargs)
+  tape.push(keys.length)
+  for (let i = 0; i < keys.length; i++) {
+    const name = keys[i]
+    tape.push(name)
+    if (!snapshotOf(fieldOf(value, kwargs, name), name, tape, depth + 1)) return false
+  }
+  return true
+}
+
+// matchesSnapshot for the LC_FIELDS tape at `at`.
+function fieldsMatch(value, tape, at, depth) {
+  if (tape[at] !== LC_FIELDS || tape[at + 1] !== value.toJSON || tape[at + 2] !== value.constructor || tape[at + 3] !== value.lc_serializable) return -1
+  at = matchesSnapshot(value.lc_namespace, 'lc_namespace', tape, at + 4, depth + 1)
+  if (at < 0) return -1
+  const kwargs = value.lc_kwargs
+  const keys = Object.keys(kwargs)
+  if (tape[at] !== keys.length) return -1
+  at += 1
+  for (let i = 0; i < keys.length; i++) {
+    const name = keys[i]
+    if (tape[at] !== name) return -1
+    at = matchesSnapshot(fieldOf(value, kwargs, name), name, tape, at + 1, depth + 1)
+    if (at < 0) return -1
+  }
+  return at
+}
+
 // `toJSON`'s argument, made only when it is called (indices are carried as numbers).
 const jsonKey = (key) => (typeof key === 'number' ? String(key) : key)
 
@@ -92,6 +184,7 @@ function snapshotOf(value, key, tape, depth) {
     return true
   }
   if (typeof value.toJSON === 'function') {
+    if (isLangChainSerializable(value)) return fieldsSnapshotOf(value, tape, depth)
     tape.push(TO_JSON)
     value = value.toJSON(jsonKey(key))
     if (typeof value !== 'object' || value === null) {
@@ -133,6 +226,7 @@ function matchesSnapshot(value, key, tape, at, depth) {
     return tape[at + 3] === items[3] && tape[at + 4] === items[4] ? at + 5 : -1
   }
   if (typeof value.toJSON === 'function') {
+    if (isLangChainSerializable(value)) return fieldsMatch(value, tape, at, depth)
     if (tape[at] !== TO_JSON) return -1
     at += 1
     value = value.toJSON(jsonKey(key))

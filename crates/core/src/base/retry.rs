@@ -35,7 +35,7 @@ impl RetryPolicy {
     /// times a random factor in [0.75, 1].
     pub fn backoff(&self, retry: u32) -> Duration {
         let factor = 2f64.powi(retry.min(4) as i32);
-        let jitter = rand::thread_rng().gen_range(0.75..=1.0);
+        let jitter = rand::rng().random_range(0.75..=1.0);
         self.base_delay.mul_f64(factor * jitter)
     }
 }

@@ -5,12 +5,14 @@
 //! what an agent resumes from: which files it touched and which calls failed (the ledger), its
 //! task list (todos), the user's own words (user messages), the latest failure, and the key
 //! information a compaction files away (memory). The sections' headers and the library's
-//! reserved lines, their shares of one summary budget, and the cut that keeps untrusted text
+//! reserved lines, their shares of one summary budget (which sections, in which order:
+//! [`appended`]), and the cut that keeps untrusted text
 //! from forging them live here too.
 //!
 //! Imports [`crate::base`], [`crate::model`], [`crate::formats`], [`crate::plan`]; the shell
 //! command-line reader the ledger uses is the `shell-effects` crate.
 
+pub mod appended;
 pub mod budget;
 pub mod latest_error;
 pub mod ledger;

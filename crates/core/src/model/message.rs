@@ -594,6 +594,14 @@ pub fn tool_result_text(content: Option<&Value>) -> String {
     }
 }
 
+/// How many leading `system` messages the list has.
+pub fn leading_system(messages: &[Value]) -> usize {
+    messages
+        .iter()
+        .take_while(|m| role_of(m) == Some(Role::System))
+        .count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

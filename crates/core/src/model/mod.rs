@@ -7,6 +7,7 @@
 
 pub mod added;
 pub mod binary;
+pub mod bpe;
 pub mod check;
 pub mod encoding;
 pub mod exchanges;

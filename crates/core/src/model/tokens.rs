@@ -1,9 +1,9 @@
 //! Exact token counting (PRD F-001, SPEC §4.2).
 //!
 //! Text is counted with OpenAI's BPE encodings (`o200k_base` by default, `cl100k_base` on
-//! request). The counting is done by `bpe-openai`, which gives tiktoken's exact counts
-//! (cross-checked against `tiktoken-rs` in the tests and against js-tiktoken from JavaScript)
-//! at lower cost; special-token text such as `<|endoftext|>` is counted as ordinary text,
+//! request), with tiktoken's merge rule over OpenAI's vocabularies ([`crate::model::bpe`]),
+//! which gives tiktoken's exact counts (cross-checked against `tiktoken-rs` and `bpe-openai` in
+//! the tests and against js-tiktoken from JavaScript); special-token text such as `<|endoftext|>` is counted as ordinary text,
 //! because that is what it is inside a user's message.
 //!
 //! What each part of a message counts (the table is `count_known_block`; the estimates are in
@@ -37,11 +37,11 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::sync::Mutex;
 
-use bpe_openai::byte_pair_encoding::BytePairEncoding;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
+use crate::model::bpe::{self, Ranks};
 use crate::model::media;
 pub use crate::model::media::{image_tokens, PDF_PAGE_TOKENS, UNKNOWN_IMAGE_TOKENS};
 use crate::model::message::{
@@ -51,14 +51,6 @@ use crate::model::message::{
 
 pub use crate::model::encoding::Encoding;
 
-/// The encoding's tokenizer (bpe-openai's tables, loaded on first use).
-fn tokenizer(encoding: Encoding) -> &'static bpe_openai::Tokenizer {
-    match encoding {
-        Encoding::O200kBase => bpe_openai::o200k_base(),
-        Encoding::Cl100kBase => bpe_openai::cl100k_base(),
-    }
-}
-
 /// Loads the encoding's tables now rather than on first use.
 pub fn preload(encoding: Encoding) {
     let _ = count_text(encoding, "a");
@@ -67,15 +59,15 @@ pub fn preload(encoding: Encoding) {
 /// The exact token count of a string.
 ///
 /// The text is split with the encoding's pretokenizer ([`crate::model::pretokenize`], which splits
-/// exactly like bpe-openai's and tiktoken's regular expressions) and every piece is counted with
-/// bpe-openai's byte-pair encoder, exactly as `bpe_openai::Tokenizer::count` does. Piece counts
+/// exactly like tiktoken's regular expressions) and every piece is counted with tiktoken's
+/// byte-pair merge ([`Ranks::count`]), exactly as tiktoken's `encode_ordinary` does. Piece counts
 /// are remembered per thread: a conversation has ~200K pieces per 200K tokens but only a few
 /// thousand distinct ones (gpt-tokenizer caches the same way).
 pub fn count_text(encoding: Encoding, text: &str) -> usize {
     if text.is_empty() {
         return 0;
     }
-    let bpe = &tokenizer(encoding).bpe;
+    let bpe = bpe::ranks(encoding);
     PIECE_COUNTS.with(|counts| {
         let mut counts = counts.borrow_mut();
         let counts = &mut counts[encoding as usize];
@@ -127,7 +119,7 @@ impl Default for PieceCounts {
 impl PieceCounts {
     /// The token count of the piece `text[start..start + len]`.
     #[inline]
-    fn count(&mut self, bpe: &BytePairEncoding, text: &[u8], start: usize, len: usize) -> usize {
+    fn count(&mut self, bpe: &Ranks, text: &[u8], start: usize, len: usize) -> usize {
         let piece = &text[start..start + len];
         let count = || bpe.count(piece);
         if len <= 8 {
@@ -649,6 +641,14 @@ pub fn count_tools(encoding: Encoding, tools: &Value) -> usize {
 mod tests {
     use super::*;
     use base64::Engine;
+
+    /// bpe-openai's tokenizer, the second reference beside tiktoken-rs.
+    fn tokenizer(encoding: Encoding) -> &'static bpe_openai::Tokenizer {
+        match encoding {
+            Encoding::O200kBase => bpe_openai::o200k_base(),
+            Encoding::Cl100kBase => bpe_openai::cl100k_base(),
+        }
+    }
     use serde_json::json;
 
     fn tiktoken(text: &str) -> usize {

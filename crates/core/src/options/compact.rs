@@ -13,7 +13,10 @@ use serde_json::{Map, Value};
 use super::defaults;
 use crate::archive;
 use crate::base::error::ValidationError;
+use crate::base::retry::RetryPolicy;
+use crate::carry::appended::SectionBudgets;
 use crate::carry::budget::SummaryBudget;
+use crate::formats::Format;
 use crate::model::tokens;
 use crate::model::tokens::Encoding;
 use crate::model::trigger::Usage;
@@ -25,7 +28,9 @@ use crate::plan::strategy::Strategy;
 use crate::plan::thinking::ThinkingPolicy;
 use crate::providers::anthropic_compaction::AnthropicCompactionClient;
 use crate::summary::cache_evidence::CacheTokens;
-use crate::summary::summarize::BoxFuture;
+use crate::summary::parts::PartsOptions;
+use crate::summary::request::RequestOptions;
+use crate::summary::summarize::{BoxFuture, Summarizer};
 
 /// Which prompt asks for the summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -37,31 +42,9 @@ pub enum PromptStyle {
     Continuation,
 }
 
-/// Which request asks for the summary (`summaryRequest`, SPEC §4.10).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SummaryRequestMode {
-    /// The loop's own request plus one instruction when `agentRequest` is given and it can
-    /// work (the list is in the provider's own format, the summary model is the loop's, and
-    /// the list fits the model's window); the transcript otherwise. The default.
-    #[default]
-    Auto,
-    /// The loop's own request whenever it can work; where it cannot, the transcript with a
-    /// warning saying why.
-    Shared,
-    /// Always the transcript request: the middle rendered as text in one user message.
-    Transcript,
-}
-
-impl SummaryRequestMode {
-    pub fn parse(name: &str) -> Option<SummaryRequestMode> {
-        match name {
-            "auto" => Some(SummaryRequestMode::Auto),
-            "shared" => Some(SummaryRequestMode::Shared),
-            "transcript" => Some(SummaryRequestMode::Transcript),
-            _ => None,
-        }
-    }
-}
+// Which request asks for the summary: the summary layer's own choice, named here with the
+// other options.
+pub use crate::summary::request::SummaryRequestMode;
 
 /// What a compaction does when every summary attempt failed and the list reaches the context
 /// window (`summaryFallback`).
@@ -580,6 +563,56 @@ impl CompactOptions {
             self.trigger_model(),
             self.calibration.as_ref(),
         )
+    }
+
+    /// The budgets of the sections written beside a summary, as the carry layer reads them.
+    pub fn section_budgets(&self) -> SectionBudgets<'_> {
+        SectionBudgets {
+            encoding: self.encoding,
+            summary: self.summary_budget(),
+            plan_tools: &self.plan_tools,
+            plan_max_tokens: self.plan_max_tokens,
+            plan: self.plan_budget(),
+            user_messages: self.user_messages_budget(),
+            latest_failure_max_tokens: self.latest_failure_max_tokens,
+        }
+    }
+
+    /// What a summary request by `summarizer` is asked with, as the summary layer reads it: the
+    /// facts the store kept of the summary model (the summarizer's own, else the one the options
+    /// name) looked up here.
+    pub(crate) fn summary_request(&self, summarizer: &dyn Summarizer) -> RequestOptions<'_> {
+        let stored = summarizer
+            .model()
+            .or(self.model.as_deref())
+            .and_then(|m| self.learnt_models.get(&archive::learnt::model_key(m)))
+            .copied()
+            .unwrap_or_default();
+        RequestOptions {
+            parts: PartsOptions {
+                encoding: self.encoding,
+                model: self.model.as_deref(),
+                context_tokens: self.summary_context_tokens,
+                window_learnt: self.summary_window_learnt,
+                factor_learnt: self.summary_factor_learnt,
+                stored_window: stored.window.map(|w| w as usize),
+                stored_factor: stored.factor,
+                max_tokens: self.summary_max_tokens,
+                retry: RetryPolicy {
+                    max_retries: self.max_retries,
+                    base_delay: self.retry_base_delay,
+                },
+                custom_instructions: self.custom_instructions.as_deref(),
+                continuation: self.prompt_style == PromptStyle::Continuation,
+            },
+            sections: self.section_budgets(),
+            summary_max_chars: self.summary_max_chars,
+            summary_request: self.summary_request,
+            agent_request: self.agent_request.as_deref(),
+            format: self.format.unwrap_or(Format::Native),
+            usage_cache: self.usage_cache,
+            extra_tokens: self.extra_tokens(),
+        }
     }
 
     /// Tokens of the top-level `system` and `tools` options.

@@ -12,8 +12,8 @@
 //!        |          confirmation hook (which may decline) and the `started` event
 //!   3. summarize/   what replaces the region: a checkpoint's summary message (going on from it
 //!        |          while still over the threshold), a background summary, Anthropic's
-//!        |          on-demand compaction (native), or our own in rounds (rounds → region →
-//!        |          middle), or a notice; then the thinking policy for the kept turns
+//!        |          on-demand compaction (native), or our own in rounds (rounds, asking
+//!        |          `summary::region`), or a notice; then the thinking policy for the kept turns
 //!   4. rehydrate    the files worked on, gathered to show after the summary
 //!        |
 //!   5. fit          the result must fit: oversized kept text shortened (offload), the library's
@@ -69,9 +69,8 @@ pub use self::assemble::{assemble_messages, summary_message, summary_model_windo
 pub use self::hooks::{BeforeCompactInfo, CompactHooks, Confirmation, NoHooks};
 pub use self::options::{token_budget, CompactOptions, PromptStyle};
 pub use self::shared::outcome::{Aborted, CompactOutcome, CompactStats, Piece};
-pub use self::summarize::middle::{cap_chars, summarize_middle, Summary};
-pub use self::summarize::region::{summarize_region, RegionSummary};
 pub use self::summarize::rounds::MAX_ROUNDS;
+pub use self::summarize::{cap_chars, summarize_middle, summarize_region, RegionSummary, Summary};
 
 /// What earlier work stands for the start of the list, looked up before the steps run (by the
 /// layer around the steps, `resume`, SPEC §4.11): a summary prepared in the background whose

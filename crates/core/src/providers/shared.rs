@@ -255,13 +255,7 @@ pub fn check_openai_messages(messages: &[Value]) -> Result<(), String> {
     Ok(())
 }
 
-/// How many leading `system` messages the list has.
-pub fn leading_system(messages: &[Value]) -> usize {
-    messages
-        .iter()
-        .take_while(|m| role_of(m) == Some(Role::System))
-        .count()
-}
+pub use crate::model::message::leading_system;
 
 /// The request body without the keys a one-shot JSON reply cannot have: a stream, several
 /// choices. None of them is part of the cached prefix.

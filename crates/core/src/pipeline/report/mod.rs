@@ -139,7 +139,7 @@ impl Reporter<'_> {
             let compacted = &self.messages[draft.region.clone()];
             let ledger = crate::carry::ledger::Ledger::of_region(
                 compacted,
-                crate::pipeline::shared::session::earlier_body(compacted, &draft.own),
+                crate::carry::appended::earlier_body(compacted, &draft.own),
             );
             outcome.full_ledger = (!ledger.is_empty()).then(|| ledger.render());
         }

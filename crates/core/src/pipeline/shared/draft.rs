@@ -79,7 +79,7 @@ pub(crate) struct NativeSummarized {
     pub region: Range<usize>,
     /// The signed `compaction` block, as returned.
     pub block: Value,
-    /// The ledger of the region and the user's messages (`summarize::middle::appended_sections`),
+    /// The ledger of the region and the user's messages (`crate::carry::appended::appended_sections`),
     /// kept beside the block so a later compaction keeps them.
     pub ledger: String,
     pub attempts: u32,

@@ -43,14 +43,3 @@ pub(crate) fn stand_in_archive_path(options: &CompactOptions) -> String {
 pub(crate) fn format_name(options: &CompactOptions) -> &'static str {
     options.format.unwrap_or(Format::Native).name()
 }
-
-/// The body of the last summary among `middle` (an earlier compaction's, UC-002), whose
-/// sections are carried forward: one the library recorded (`own`), never a message that only
-/// starts like one. Notices (strategies without a summary) hold none.
-pub(crate) fn earlier_body<'a>(middle: &'a [Value], own: &added::OwnSummaries) -> Option<&'a str> {
-    middle
-        .iter()
-        .rev()
-        .find(|m| own.contains(m) && !added::is_notice(m))
-        .and_then(added::summary_body)
-}

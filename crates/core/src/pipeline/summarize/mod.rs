@@ -10,12 +10,16 @@
 //! to pay for it) and the list reaches the context window, the summary is written without one
 //! (`summaryFallback: 'extractive'`): the loop always gets a list it can send.
 
-pub(crate) mod middle;
 pub(crate) mod native;
-pub(crate) mod region;
 pub(crate) mod rounds;
 
+use std::ops::Range;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
 use crate::base::error::CompactError;
+use crate::carry::appended::earlier_body;
 use crate::model::added::{self, OwnSummaries};
 use crate::pipeline::background::{Precomputed, PrecomputedSummary};
 use crate::pipeline::options::{CompactOptions, SummaryFallback, SummaryRequestMode};
@@ -26,17 +30,71 @@ use crate::pipeline::shared::draft::{
     Draft, NativeFallback, NativeSummarized, Replacement, Summarized,
 };
 use crate::pipeline::shared::outcome::{Aborted, CompactOutcome, SummaryFallbackReport};
-use crate::pipeline::shared::session::{earlier_body, own_summaries, stand_in_archive_path};
+use crate::pipeline::shared::session::{own_summaries, stand_in_archive_path};
 use crate::pipeline::summarize::native::summarize_natively;
 use crate::plan::partition::Partition;
 use crate::plan::thinking;
 use crate::summary::extractive::ExtractiveSummarizer;
-use crate::summary::summarize::{Summarizer, SummaryModelLearnt, SummaryUsage};
+use crate::summary::summarize::{
+    AttemptObserver, Summarizer, SummaryFailure, SummaryModelLearnt, SummaryUsage, UsageMeter,
+};
 
-// The summary calls this step makes, under the names they had when they lived here.
-pub use crate::pipeline::summarize::middle::{cap_chars, summarize_middle, Summary};
-pub use crate::pipeline::summarize::region::{summarize_region, RegionSummary};
+// The summary calls this step makes (the summary layer's, `crate::summary::region` and
+// `crate::summary::middle`), under the names they had when they lived here.
 pub use crate::pipeline::summarize::rounds::MAX_ROUNDS;
+pub use crate::summary::middle::{cap_chars, Summary};
+pub use crate::summary::region::RegionSummary;
+
+/// [`crate::summary::middle`]'s summary of a middle, asked with `options`.
+#[allow(clippy::too_many_arguments)]
+pub async fn summarize_middle(
+    middle: &[Value],
+    middle_start: usize,
+    origins: &[Option<usize>],
+    options: &CompactOptions,
+    own: &OwnSummaries,
+    summarizer: &dyn Summarizer,
+    usage: Option<&UsageMeter>,
+    cancel: &CancellationToken,
+    observer: &dyn AttemptObserver,
+) -> Result<Summary, SummaryFailure> {
+    let request = options.summary_request(summarizer);
+    let middle_summary = crate::summary::middle::summarize_middle(
+        middle,
+        middle_start,
+        origins,
+        &request,
+        own,
+        summarizer,
+        usage,
+        cancel,
+        observer,
+    );
+    middle_summary.await
+}
+
+/// [`crate::summary::region`]'s summary of `messages[region]`, asked with `options`.
+#[allow(clippy::too_many_arguments)]
+pub async fn summarize_region(
+    messages: &[Value],
+    counts: &[usize],
+    region: Range<usize>,
+    origins: &[Option<usize>],
+    estimate: u64,
+    options: &CompactOptions,
+    own: &OwnSummaries,
+    summarizer: &dyn Summarizer,
+    meter: &UsageMeter,
+    cancel: &CancellationToken,
+    observer: &dyn AttemptObserver,
+) -> Result<RegionSummary, SummaryFailure> {
+    let request = options.summary_request(summarizer);
+    let region_summary = crate::summary::region::summarize_region(
+        messages, counts, region, origins, estimate, &request, own, summarizer, meter, cancel,
+        observer,
+    );
+    region_summary.await
+}
 
 /// The draft, and the summarizer that wrote its summary (`None`: no summary call was made —
 /// a notice, a reused checkpoint, Anthropic's compaction).
@@ -308,11 +366,11 @@ fn kept_turns(call: &Call<'_>, draft: &mut Draft) {
         let (failure_tokens, own) = (draft.latest_failure.max_tokens, draft.own.clone());
         let region = &messages[draft.region.clone()];
         let losses = draft.sections_text_mut().map(|text| {
-            crate::pipeline::summarize::middle::budget_losses(
+            crate::carry::appended::budget_losses(
                 text,
                 region,
                 failure_tokens,
-                options,
+                &options.section_budgets(),
                 &own,
             )
         });

@@ -6,12 +6,11 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::base::retry::RetryPolicy;
+use crate::carry::appended::{appended_sections, earlier_body};
 use crate::model::added::OwnSummaries;
 use crate::pipeline::options::CompactOptions;
 use crate::pipeline::shared::draft::{NativeFallback, NativeSummarized};
 use crate::pipeline::shared::outcome::Aborted;
-use crate::pipeline::shared::session::earlier_body;
-use crate::pipeline::summarize::middle::appended_sections;
 use crate::plan::partition::Partition;
 use crate::summary::summarize::AttemptObserver;
 
@@ -86,7 +85,12 @@ pub(crate) async fn summarize_natively(
     use crate::providers::anthropic_compaction::NativeFailure;
     match result {
         Ok(native) => {
-            let ledger = appended_sections(earlier_body(middle, own), middle, options, own);
+            let ledger = appended_sections(
+                earlier_body(middle, own),
+                middle,
+                &options.section_budgets(),
+                own,
+            );
             Ok(Some(Ok(NativeSummarized {
                 region: plan.middle(),
                 block: native.block,

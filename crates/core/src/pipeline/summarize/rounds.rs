@@ -15,9 +15,9 @@ use crate::pipeline::measure::Estimator;
 use crate::pipeline::options::CompactOptions;
 use crate::pipeline::shared::draft::Summarized;
 use crate::pipeline::shared::outcome::Aborted;
-use crate::pipeline::summarize::middle::{summarize_after, Summary};
-use crate::pipeline::summarize::region::{summarize_region, summarize_shared};
 use crate::plan::partition::{is_user_turn, partition, Partition};
+use crate::summary::middle::{summarize_after, Summary};
+use crate::summary::region::{summarize_region, summarize_shared};
 use crate::summary::summarize::{
     AttemptObserver, Summarizer, SummaryFailure, SummaryModelLearnt, SummaryRequestKind,
     SummaryUsage, UsageMeter,
@@ -162,7 +162,7 @@ impl Rounds<'_> {
             plan.middle(),
             self.origins,
             estimate,
-            self.options,
+            &self.options.summary_request(self.summarizer),
             self.own,
             self.summarizer,
             self.meter,
@@ -234,7 +234,7 @@ impl Rounds<'_> {
                 self.messages,
                 start..fold.end,
                 self.origins,
-                self.options,
+                &self.options.summary_request(self.summarizer),
                 self.own,
                 self.summarizer,
                 self.meter,
@@ -249,7 +249,7 @@ impl Rounds<'_> {
                 &self.messages[fold.clone()],
                 fold.start,
                 &self.origins[fold.clone()],
-                self.options,
+                &self.options.summary_request(self.summarizer),
                 self.own,
                 self.summarizer,
                 Some(self.meter),

@@ -1,5 +1,6 @@
 //! One summary of one region: the shared request (the agent's own prefix, cheaper to cache) when
-//! it can be used, else the transcript request ([`crate::pipeline::summarize::middle`]).
+//! it can be used and is asked for (`summaryRequest`, SPEC §4.10), else the transcript request
+//! ([`crate::summary::middle`]).
 
 use std::ops::Range;
 
@@ -7,20 +8,17 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::base::error::{CompactError, ErrorCode};
-use crate::base::retry::RetryPolicy;
+use crate::carry::appended::{append, appended_sections, earlier_body};
 use crate::carry::sections::strip_sections;
 use crate::formats::Format;
 use crate::model::added::{self, OwnSummaries};
+use crate::model::message::leading_system;
 use crate::model::tokens;
-use crate::pipeline::options::SummaryRequestMode;
-use crate::pipeline::options::{CompactOptions, PromptStyle};
-use crate::pipeline::shared::session::earlier_body;
-use crate::pipeline::summarize::middle::{
-    append, appended_sections, cap_chars, summarize_middle, unwrap_summary_tags, Summary,
-};
-use crate::providers::shared::leading_system;
 use crate::summary::cache_evidence::{self, Sources};
+use crate::summary::middle::{cap_chars, summarize_middle, Summary};
+use crate::summary::parts::unwrap_summary_tags;
 use crate::summary::prompt::{self, Landmark, RenderLimits, SharedScope, SharedStyle};
+use crate::summary::request::{RequestOptions, SummaryRequestMode};
 use crate::summary::summarize::{
     summarize_or_resize, AttemptError, AttemptObserver, Attempted, SharedRequest, Summarizer,
     SummaryFailure, SummaryRequest, SummaryRequestKind, UsageMeter,
@@ -66,16 +64,16 @@ fn can_share(
     counts: &[usize],
     region: &Range<usize>,
     estimate: u64,
-    options: &CompactOptions,
+    options: &RequestOptions<'_>,
     summarizer: &dyn Summarizer,
 ) -> Result<(), NotShared> {
     if options.summary_request == SummaryRequestMode::Transcript {
         return Err("summaryRequest is 'transcript'".into());
     }
-    let Some(agent_request) = options.agent_request.as_deref() else {
+    let Some(agent_request) = options.agent_request else {
         return Err("no agentRequest was given".into());
     };
-    let format = options.format.unwrap_or(Format::Native);
+    let format = options.format;
     if format != Format::Native {
         return Err(format!(
             "the list is in the {} format, which the {} provider does not send as is",
@@ -91,7 +89,8 @@ fn can_share(
     };
     summarizer.can_share(&shared)?;
     let window = options
-        .summary_context_tokens
+        .parts
+        .context_tokens
         .or_else(|| summarizer.context_window());
     if let Some(window) = window {
         let thinking = agent_request
@@ -100,7 +99,7 @@ fn can_share(
             .and_then(Value::as_u64)
             .unwrap_or(0);
         let needed =
-            estimate + SHARED_INSTRUCTION_TOKENS + u64::from(options.summary_max_tokens) + thinking;
+            estimate + SHARED_INSTRUCTION_TOKENS + u64::from(options.parts.max_tokens) + thinking;
         if needed > window as u64 {
             return Err(NotShared::Cannot(format!(
                 "the conversation ({estimate} tokens) and the summary do not fit the summary model's window ({window} tokens)"
@@ -123,7 +122,7 @@ fn can_share(
             messages,
             counts,
             region,
-            options.extra_tokens(),
+            options.extra_tokens,
             summarizer.provider(),
         )?;
     }
@@ -177,13 +176,13 @@ fn shared_is_cheaper(
 /// reason of its own (a tool call instead of a summary, no summary, a request the API
 /// rejects); with the transcript request otherwise.
 #[allow(clippy::too_many_arguments)]
-pub async fn summarize_region(
+pub(crate) async fn summarize_region(
     messages: &[Value],
     counts: &[usize],
     region: Range<usize>,
     origins: &[Option<usize>],
     estimate: u64,
-    options: &CompactOptions,
+    options: &RequestOptions<'_>,
     own: &OwnSummaries,
     summarizer: &dyn Summarizer,
     meter: &UsageMeter,
@@ -281,23 +280,20 @@ fn shared_failure_falls_back(code: ErrorCode) -> bool {
 /// One shared request for `messages[region]`: the loop's request with the whole list, and
 /// instructions naming the region. The ledger is built from the region as for the transcript.
 #[allow(clippy::too_many_arguments)]
-pub(super) async fn summarize_shared(
+pub(crate) async fn summarize_shared(
     messages: &[Value],
     region: Range<usize>,
     origins: &[Option<usize>],
-    options: &CompactOptions,
+    options: &RequestOptions<'_>,
     own: &OwnSummaries,
     summarizer: &dyn Summarizer,
     meter: &UsageMeter,
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
 ) -> Result<Summary, SummaryFailure> {
-    let agent_request = options
-        .agent_request
-        .as_deref()
-        .expect("checked by can_share");
+    let agent_request = options.agent_request.expect("checked by can_share");
     let middle = &messages[region.clone()];
-    let sections = appended_sections(earlier_body(middle, own), middle, options, own);
+    let sections = appended_sections(earlier_body(middle, own), middle, &options.sections, own);
     // Anthropic takes the leading system messages as the request's `system`: they are not
     // among the messages the instructions count.
     let lead = if summarizer.provider() == "anthropic" {
@@ -320,12 +316,13 @@ pub(super) async fn summarize_shared(
             .filter(|&i| i >= lead)
             .map(number),
     };
-    let style = match options.prompt_style {
-        PromptStyle::Structured => SharedStyle::Structured,
-        PromptStyle::Continuation => SharedStyle::Continuation,
+    let style = if options.parts.continuation {
+        SharedStyle::Continuation
+    } else {
+        SharedStyle::Structured
     };
-    let instruction =
-        prompt::shared_instructions(&scope, style, options.custom_instructions.as_deref());
+    let custom = options.parts.custom_instructions;
+    let instruction = prompt::shared_instructions(&scope, style, custom);
     let request = SummaryRequest {
         messages: middle,
         range: region.clone(),
@@ -334,9 +331,9 @@ pub(super) async fn summarize_shared(
         instructions: instruction.clone(),
         render_limits: RenderLimits::default(),
         previous_summary: None,
-        model: options.model.clone(),
-        custom_instructions: options.custom_instructions.clone(),
-        max_tokens: options.summary_max_tokens,
+        model: options.parts.model.map(str::to_string),
+        custom_instructions: custom.map(str::to_string),
+        max_tokens: options.parts.max_tokens,
         attempt: 0,
         shared: Some(SharedRequest {
             agent_request,
@@ -346,25 +343,28 @@ pub(super) async fn summarize_shared(
         usage: Some(meter),
         own,
     };
-    let policy = RetryPolicy {
-        max_retries: options.max_retries,
-        base_delay: options.retry_base_delay,
-    };
     let mut request = request;
-    let (outcome, attempts) =
-        summarize_or_resize(summarizer, &mut request, policy, cancel, observer).await?;
+    let (outcome, attempts) = summarize_or_resize(
+        summarizer,
+        &mut request,
+        options.parts.retry,
+        cancel,
+        observer,
+    )
+    .await?;
     let text = match outcome {
         Attempted::Summary(text) => text,
         Attempted::TooLong(error) => {
             // What the refusal stated sizes the transcript parts that follow it (the caller
             // falls back to them): the window, and the model's count over ours of the request.
             let stated = error.too_long.unwrap_or_default();
-            let counted = tokens::count_messages(options.encoding, messages)
-                + options.extra_tokens()
-                + tokens::count_text(options.encoding, &instruction);
+            let encoding = options.parts.encoding;
+            let counted = tokens::count_messages(encoding, messages)
+                + options.extra_tokens
+                + tokens::count_text(encoding, &instruction);
             let model = summarizer
                 .model()
-                .or(options.model.as_deref())
+                .or(options.parts.model)
                 .unwrap_or(summarizer.provider());
             meter.learn(
                 model,
@@ -379,7 +379,7 @@ pub(super) async fn summarize_shared(
     if let Some(max) = options.summary_max_chars {
         body = cap_chars(&body, max);
     }
-    append(&mut body, &sections, options);
+    append(&mut body, &sections, &options.sections);
     Ok(Summary {
         body,
         attempts,
