@@ -15,6 +15,7 @@
 //     binary.js           bytes and URL objects back from the addon's JSON as what they were
 //     validate.js         argument checks, the addon's errors as TypeError
 //     callbacks.js        summarizer, onLog/logger, onEvent, onBeforeCompact, AbortSignal
+//     snapshot.js         a value as the addon reads it: when a cached count of a message is still right
 //   options/      the caller's options
 //     suggest.js          the edit distance behind "did you mean …?" (options.js, and the CLI's flags)
 //     options.js          the options as the addon reads them (JSON), and the JS-only ones
@@ -36,7 +37,6 @@
 //     custom-strategy.js  compaction with a caller's `strategy: { compress }`
 //     compaction.js       compactMessages
 //   compactor/    the Compactor and its state
-//     snapshot.js         when the Compactor's cached count of a message is still right
 //     message-counts.js   the Compactor's per-message counts, and what a step re-checks
 //     background.js       the Compactor's summary prepared before the threshold (`background`)
 //     compactor.js        the Compactor class

@@ -1,7 +1,7 @@
 'use strict'
 
 // A Compactor's per-message counts: what the addon counted of each message object, kept with a
-// snapshot of what it read (snapshot.js says when a cached count is still right), and what a
+// snapshot of what it read (addon/snapshot.js says when a cached count is still right), and what a
 // call compares with its snapshot so that a step below the threshold costs what was appended,
 // not the whole history (issue 39; docs/counting.md gives users the same table).
 //
@@ -21,7 +21,7 @@
 const native = require('../addon/native.js')
 const { callNative, checkedMessages } = require('../addon/validate.js')
 const { formatOf, encodingOf } = require('../options/options.js')
-const { takeSnapshot, unchangedSince } = require('./snapshot.js')
+const { takeSnapshot, unchangedSince } = require('../addon/snapshot.js')
 
 // What a step re-checks (see the module docs and docs/counting.md). A message object at the position
 // where the last call saw it is trusted by identity; of those, every call compares with its
@@ -158,7 +158,7 @@ class MessageCounts {
     entries.format = this.#readInListFormat(messages, entries, fresh, prev?.entries.format)
     // #track needs to look only at the positions not trusted when the last list was tracked.
     // (A message's toJSON is called with its index; one whose result depends on it is not
-    // supported, see snapshot.js.)
+    // supported, see addon/snapshot.js.)
     entries.untracked = prev !== null && prev.tracked ? unknown : null
     this.#verified = { items: messages.slice(), entries, tracked: false }
     return entries
