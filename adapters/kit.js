@@ -10,8 +10,8 @@
 const { createHash } = require('node:crypto')
 
 const { createRecallTool } = require('../index.js')
-const { describe, invalidArgument } = require('../lib/validate.js')
-const { notCompactedResult } = require('../lib/result.js')
+const { describe, invalidArgument } = require('../lib/addon/validate.js')
+const { notCompactedResult } = require('../lib/messages/result.js')
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -139,7 +139,7 @@ async function readJsonSchema(schema) {
 
 /**
  * What an adapter reports itself, through the caller's `onLog` and/or `logger` as the Compactor
- * reports (lib/callbacks.js): `onLog({ level, message, target })`, and the logger's method for the
+ * reports (lib/addon/callbacks.js): `onLog({ level, message, target })`, and the logger's method for the
  * level (else its `log`) with the message after `context-compact: `. Quiet without them: nothing
  * goes to stderr unasked. `target`: the adapter's (`context_compact::langchain`).
  */

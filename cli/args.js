@@ -29,7 +29,7 @@ function joinNegativeValues(argv, options) {
 
 /** The known option closest to `name` (by edit distance), when one is close enough. */
 function closest(name, known) {
-  const distance = require('../lib/suggest.js').editDistance
+  const distance = require('../lib/options/suggest.js').editDistance
   let best = null
   for (const candidate of known) {
     const d = distance(name, candidate)

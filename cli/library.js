@@ -31,13 +31,13 @@ async function call(run) {
   }
 }
 
-// The option table (lib/options.js, from the addon): the names, ranges and accepted names of
+// The option table (lib/options/options.js, from the addon): the names, ranges and accepted names of
 // the options, so that the flags check what the library checks. Loaded on first use too.
 let optionsModule = null
 function optionRow(name) {
   if (!optionsModule) {
     try {
-      optionsModule = require('../lib/options.js')
+      optionsModule = require('../lib/options/options.js')
     } catch (error) {
       throw new CliError(`cannot load the native addon: ${oneLine(error.message)}`)
     }

@@ -1,11 +1,10 @@
 #!/usr/bin/env node
 // The adapters' declarations for each module system, generated from the one file each adapter's
-// types are written in (adapters/<name>.d.ts, or adapters/<name>/index.d.ts for an adapter of
-// several files: the file to edit; run `npm run build:types` after). Where they are is read from
+// types are written in (adapters/<name>/index.d.ts: the file to edit; run `npm run build:types` after). Where they are is read from
 // package.json "exports" (the `types` of its `import` and `require` conditions):
-// - adapters/<name>.d.mts, what package.json "exports" gives `import`: TypeScript reads it as an
+// - adapters/<name>/index.d.mts, what package.json "exports" gives `import`: TypeScript reads it as an
 //   ES module, so the frameworks' types it imports are their ES module declarations;
-// - adapters/<name>.d.cts, what it gives `require`: read as CommonJS, so they are the frameworks'
+// - adapters/<name>/index.d.cts, what it gives `require`: read as CommonJS, so they are the frameworks'
 //   CommonJS declarations.
 // A project's own imports of a framework get the same declarations as the adapter's then. This
 // matters where a framework ships one set per module system (LangChain: index.d.ts and
@@ -57,8 +56,8 @@ const isRelative = (specifier) => specifier.startsWith('./') || specifier.starts
 /**
  * The `.d.mts` and `.d.cts` texts of one adapter.
  * @param {string} name the adapter (`langchain`)
- * @param {string} source the text of adapters/<name>.d.ts
- * @param {boolean} esmDefault whether adapters/<name>.mjs has a default export
+ * @param {string} source the text of adapters/<name>/index.d.ts
+ * @param {boolean} esmDefault whether adapters/<name>/index.mjs has a default export
  * @param {string} sourcePath where `source` is, as the generated files name it
  * @returns {{ mts: string, cts: string }}
  */
@@ -110,7 +109,7 @@ export function variants(name, source, esmDefault, sourcePath = `adapters/${name
     `// The declarations ${kind === 'mts' ? '`import` gets (an ES module)' : '`require` gets (CommonJS)'}.\n\n`
   let mts = header('mts') + apply('mts')
   if (esmDefault) {
-    // adapters/<name>.mjs also exports the CommonJS module's exports object as its default.
+    // adapters/<name>/index.mjs also exports the CommonJS module's exports object as its default.
     const names = [...new Set(values)]
     mts +=
       `\n/** The default export of the ES module: the same exports, as one object. */\n` +

@@ -1,6 +1,6 @@
 // The types of context-compact/ai-sdk, compiled by tsc (never run): __test__/types/ai-sdk/ against
 // AI SDK 5, 6 and 7 in turn (each tsconfig maps `ai` to one version), under `strict` and
-// `exactOptionalPropertyTypes`; and adapters/ai-sdk.d.ts itself checked without skipLibCheck (the
+// `exactOptionalPropertyTypes`; and adapters/ai-sdk/index.d.ts itself checked without skipLibCheck (the
 // SDKs' own declarations have errors under exactOptionalPropertyTypes, so only errors in this
 // package's files count).
 
@@ -33,7 +33,7 @@ const OWN_FILE_ARGS = [
   '--target', 'ES2022',
   '--lib', 'ES2022,DOM',
   '--types', 'node',
-  join('adapters', 'ai-sdk.d.ts'),
+  join('adapters', 'ai-sdk', 'index.d.ts'),
 ]
 
 describe('context-compact/ai-sdk types', () => {
@@ -59,7 +59,7 @@ describe('context-compact/ai-sdk types', () => {
     expect(result.code, result.output).toBe(0)
   }, 300_000)
 
-  it('adapters/ai-sdk.d.ts has no error of its own, without skipLibCheck', async () => {
+  it('adapters/ai-sdk/index.d.ts has no error of its own, without skipLibCheck', async () => {
     const result = (await all())[VERSIONS.length]
     const ours = result.output.split('\n').filter((line) => /^(adapters\/|index\.d\.ts)/.test(line))
     expect(ours).toEqual([])

@@ -25,7 +25,7 @@ import { z } from 'zod'
 import { z as z3 } from 'zod/v3'
 
 import { checkMessages, countTokens, createRecallTool, listArchives, restoreMessages, type CompactEvent, type CompactResult } from '../../index'
-import { compactionStep, recallTool, type CompactionStep, type CompactionStepOptions } from '../../adapters/ai-sdk'
+import { compactionStep, recallTool, type CompactionStep, type CompactionStepOptions } from '../../adapters/ai-sdk/index'
 import { loadReplay, REAL, type ReplaySession, type ScriptStep } from '../support/ai-sdk-session'
 import { tempDir } from '../support/helpers'
 

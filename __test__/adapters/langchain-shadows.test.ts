@@ -10,13 +10,13 @@ import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/
 import { describe, expect, it } from 'vitest'
 
 import { generateConversation } from '../../benchmark/generate.mjs'
-import { toLangChainMessages } from '../../benchmark/langchain-history.mjs'
+import { toLangChainMessages } from '../../benchmark/adapters/langchain-history.mjs'
 import { Compactor } from '../../index'
 import { tempDir } from '../support/helpers'
 
 const require = createRequire(import.meta.url)
 const { stateMessages } = require('../../adapters/langchain/written.js')
-const { messageClassesOf } = require('../../lib/langchain-forms.js')
+const { messageClassesOf } = require('../../lib/messages/langchain-forms.js')
 
 async function compactAsTheAdapter(messages: any[]) {
   const dir = tempDir('cc-lc-written-')

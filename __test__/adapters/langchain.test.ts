@@ -28,7 +28,7 @@ import { createAgent, createMiddleware, fakeModel, tool } from 'langchain'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 
 import { contextCompactMiddleware, recallTool, type LangChainCompactResult } from '../../adapters/langchain'
-import { toLangChainMessages } from '../../benchmark/langchain-history.mjs'
+import { toLangChainMessages } from '../../benchmark/adapters/langchain-history.mjs'
 import { checkMessages, countTokens, listArchives, restoreMessages, type CompactEvent } from '../../index'
 import { tempDir } from '../support/helpers'
 import { loadReplay } from '../support/pi-session'
@@ -53,7 +53,7 @@ type Msg = BaseMessage
 /** Real files of this repository, each ≥ 6 000 characters: what read_file returns. */
 const FILES = readdirSync(join(ROOT, 'crates', 'core', 'src'), { recursive: true, encoding: 'utf8' })
   .map((file) => join('crates', 'core', 'src', file))
-  .concat(readdirSync(join(ROOT, 'lib')).map((file) => join('lib', file)))
+  .concat(readdirSync(join(ROOT, 'lib'), { recursive: true, encoding: 'utf8' }).map((file) => join('lib', file)))
   .filter((file) => /\.(rs|js)$/.test(file) && statSync(join(ROOT, file)).size >= 6000)
   .sort()
 

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 
 import { countTokens } from '../../index'
-import { ContextCompactProcessor } from '../../adapters/mastra'
+import { ContextCompactProcessor } from '../../adapters/mastra/index'
 import { tempDir, textOfTokens } from '../support/helpers'
 
 const require = createRequire(import.meta.url)

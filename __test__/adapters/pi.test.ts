@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 
 import { startAnthropicServer } from '../../benchmark/servers/anthropic-messages.mjs'
 import { countTokens, type Message } from '../../index'
-import { compactionRequest, recallTool } from '../../adapters/pi'
+import { compactionRequest, recallTool } from '../../adapters/pi/index'
 import { pairingProblems, tempDir, textOfTokens } from '../support/helpers'
 
 type Json = Record<string, any>

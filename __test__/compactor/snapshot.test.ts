@@ -497,7 +497,7 @@ describe('a list rebuilt as new objects (a state read back from a store)', () =>
   })
 
   it('a whole list rebuilt (its first message a new object too) is compared position for position: only what differs is counted', () => {
-    const native = createRequire(import.meta.url)('../../lib/native.js')
+    const native = createRequire(import.meta.url)('../../lib/addon/native.js')
     const options = { contextTokenLimit: LIMIT }
     const compactor = new Compactor(options)
     let list: M[] = [...anthropicBase(), ...anthropicBase(), ...anthropicBase()]
@@ -535,7 +535,7 @@ describe('LangChain instances: compared by the fields their toJSON reads', () =>
     ['a value toJSON escapes', (list) => (list[0].additional_kwargs.note = { lc: 1, type: 'secret', id: [LONG] })],
   ]
   it.each(changes)('%s: the next step counts what toJSON gives, counting again only what it changed', (label, change) => {
-    const native = createRequire(import.meta.url)('../../lib/native.js')
+    const native = createRequire(import.meta.url)('../../lib/addon/native.js')
     const list = history()
     const options = { contextTokenLimit: LIMIT }
     const compactor = new Compactor(options)
@@ -554,7 +554,7 @@ describe('LangChain instances: compared by the fields their toJSON reads', () =>
   })
 
   it('a class with lc_attributes (written over the fields by toJSON) is read through toJSON', () => {
-    const native = createRequire(import.meta.url)('../../lib/native.js')
+    const native = createRequire(import.meta.url)('../../lib/addon/native.js')
     const Tagged = class HumanMessage extends lc.HumanMessage {
       tag = 'a'
 

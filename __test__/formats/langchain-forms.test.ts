@@ -1,12 +1,12 @@
-// LangChain's message forms (lib/langchain-forms.js): the one place that reads and makes them,
-// for a compaction's result (lib/result.js) and the LangChain adapter (adapters/langchain/).
+// LangChain's message forms (lib/messages/langchain-forms.js): the one place that reads and makes them,
+// for a compaction's result (lib/messages/result.js) and the LangChain adapter (adapters/langchain/).
 import { createRequire } from 'node:module'
 
 import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage } from '@langchain/core/messages'
 import { describe, expect, it } from 'vitest'
 
 const require = createRequire(import.meta.url)
-const forms = require('../../lib/langchain-forms.js')
+const forms = require('../../lib/messages/langchain-forms.js')
 
 const serialized = (name: string, kwargs: Record<string, unknown>) => ({ lc: 1, type: 'constructor', id: ['langchain_core', 'messages', name], kwargs })
 

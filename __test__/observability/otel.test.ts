@@ -22,12 +22,12 @@ import { CompactingSession } from '../../adapters/openai-agents'
 // @ts-ignore: plain ESM JavaScript shared with the node benchmark scripts
 import { startAnthropicServer } from '../../benchmark/servers/anthropic-messages.mjs'
 // @ts-ignore: plain ESM JavaScript shared with the node benchmark scripts
-import { CLAUDE_CODE_SYSTEM, CLAUDE_CODE_TOOLS } from '../../benchmark/synthetic-agent.mjs'
+import { CLAUDE_CODE_SYSTEM, CLAUDE_CODE_TOOLS } from '../../benchmark/economics/synthetic-agent.mjs'
 
 const api = require('@opentelemetry/api')
 const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace-base')
 const { compactMessages, Compactor } = require('../../index.js')
-const { loadOtelApi } = require('../../lib/otel.js')
+const { loadOtelApi } = require('../../lib/compaction/otel.js')
 
 const dirs: string[] = []
 const tmp = () => {

@@ -129,8 +129,8 @@ describe('quiet by default', () => {
 })
 
 describe('an onEvent listener that throws', () => {
-  it('is a process warning (CONTEXT_COMPACT_LISTENER), not a failure of the call (lib/callbacks.js emitEvent)', async () => {
-    const { emitEvent } = createRequire(import.meta.url)('../../lib/callbacks.js')
+  it('is a process warning (CONTEXT_COMPACT_LISTENER), not a failure of the call (lib/addon/callbacks.js emitEvent)', async () => {
+    const { emitEvent } = createRequire(import.meta.url)('../../lib/addon/callbacks.js')
     const warnings: { name: string; code?: string; message: string }[] = []
     const onWarning = (warning: any) => warnings.push(warning)
     process.on('warning', onWarning)

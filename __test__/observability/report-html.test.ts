@@ -50,10 +50,10 @@ describe('the report page, every text of its data hostile', () => {
   // The tags and attributes the page's modules write (read from their source): anything else in
   // a page is markup that came from the data.
   const dir = pathJoin(__dirname, '..', '..', 'lib', 'report')
-  const source = readdirSync(dir).map((f) => readFileSync(pathJoin(dir, f), 'utf8')).join('\n')
+  const source = readdirSync(dir).filter((f) => f !== 'report.js').map((f) => readFileSync(pathJoin(dir, f), 'utf8')).join('\n')
   const TAGS = new Set([...source.matchAll(/<\/?([a-z][a-z0-9]*)/gi)].map((m) => m[1].toLowerCase()))
   const ATTRIBUTES = new Set([...source.matchAll(/\s([a-z][a-z0-9-]*)=["']/gi)].map((m) => m[1].toLowerCase()))
-  const { reportData } = require('../../lib/report.js')
+  const { reportData } = require('../../lib/report/report.js')
   const { renderHtml } = require('../../lib/report/page.js')
 
   const hostile = fc.oneof(

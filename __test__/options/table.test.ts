@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest'
 
 const ROOT = join(__dirname, '..', '..')
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { OPTION_TABLE, OPTION_NAMES, optionValues } = require('../../lib/options.js')
+const { OPTION_TABLE, OPTION_NAMES, optionValues } = require('../../lib/options/options.js')
 
 type Row = { name: string; kind: string; default: unknown; read: string; min?: number; max?: number; values?: string[] }
 const table: Row[] = OPTION_TABLE

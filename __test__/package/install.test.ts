@@ -147,7 +147,7 @@ describe.skipIf(!supported)(`npm install of the packed packages (${PLATFORM}) wi
     expect(list.status, list.output).toBe(0)
     const files = list.stdout.split('\n').filter(Boolean)
     expect(files.filter((f) => f.endsWith('.node'))).toEqual([])
-    for (const file of ['package/index.js', 'package/index.mjs', 'package/index.d.ts', 'package/lib/native.js', 'package/lib/compactor.js', 'package/cli/context-compact.js', 'package/benchmark/generate.mjs', 'package/adapters/langchain/index.js', 'package/adapters/langchain/index.mjs', 'package/adapters/langchain/index.d.mts', 'package/adapters/langchain/index.d.cts', 'package/adapters/langchain/written.js', 'package/adapters/kit.js']) {
+    for (const file of ['package/index.js', 'package/index.mjs', 'package/index.d.ts', 'package/lib/addon/native.js', 'package/lib/compactor/compactor.js', 'package/cli/context-compact.js', 'package/benchmark/generate.mjs', 'package/adapters/langchain/index.js', 'package/adapters/langchain/index.mjs', 'package/adapters/langchain/index.d.mts', 'package/adapters/langchain/index.d.cts', 'package/adapters/langchain/written.js', 'package/adapters/kit.js']) {
       expect(files).toContain(file)
     }
     // Every file package.json "exports" names is in the package (the types of each condition too),
@@ -237,7 +237,7 @@ describe.skipIf(!supported)(`npm install of the packed packages (${PLATFORM}) wi
 
   it('context-compact/ai-sdk: shipped, and loads without the AI SDK (an optional peer dependency, not installed)', () => {
     const list = run('tar', ['-tzf', tarballs.root])
-    for (const file of ['package/adapters/ai-sdk.js', 'package/adapters/ai-sdk.mjs', 'package/adapters/ai-sdk.d.mts', 'package/adapters/ai-sdk.d.cts']) expect(list.stdout.split('\n')).toContain(file)
+    for (const file of ['package/adapters/ai-sdk/index.js', 'package/adapters/ai-sdk/index.mjs', 'package/adapters/ai-sdk/index.d.mts', 'package/adapters/ai-sdk/index.d.cts']) expect(list.stdout.split('\n')).toContain(file)
     expect(existsSync(join(project, 'node_modules', 'ai'))).toBe(false)
     const script = `
       const { compactionStep } = require('context-compact/ai-sdk')
@@ -281,7 +281,7 @@ describe.skipIf(!supported)(`npm install of the packed packages (${PLATFORM}) wi
 
   it('context-compact/pi: shipped, and loads and compacts without pi-agent-core (an optional peer dependency, not installed)', () => {
     const list = run('tar', ['-tzf', tarballs.root])
-    for (const file of ['package/adapters/pi.js', 'package/adapters/pi.mjs', 'package/adapters/pi.d.mts', 'package/adapters/pi.d.cts']) expect(list.stdout.split('\n')).toContain(file)
+    for (const file of ['package/adapters/pi/index.js', 'package/adapters/pi/index.mjs', 'package/adapters/pi/index.d.mts', 'package/adapters/pi/index.d.cts']) expect(list.stdout.split('\n')).toContain(file)
     expect(existsSync(join(project, 'node_modules', '@earendil-works', 'pi-agent-core'))).toBe(false)
     // The adapter needs nothing of pi at run time: pi's messages are plain objects.
     const script = `

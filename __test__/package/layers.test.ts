@@ -2,13 +2,13 @@
 // top-level modules of the Rust core (crates/core/src). The graphs are read from the sources
 // (__test__/support/layers.ts); the checkers are also run on small made-up trees, with and without a
 // circle, so that a pass on the real code means something.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 
 import { afterAll, describe, expect, it } from 'vitest'
 
-import { cyclesOf, describeCycles, jsFiles, jsRequireGraph, rustCode, rustModuleGraph, withoutTests } from '../support/layers'
+import { cyclesOf, describeCycles, folderGraph, jsFiles, jsRequireGraph, rustCode, rustModuleGraph, withoutTests } from '../support/layers'
 
 const ROOT = join(__dirname, '..', '..')
 const CORE_SRC = join(ROOT, 'crates', 'core', 'src')
@@ -34,18 +34,56 @@ describe('the JS layer', () => {
     const edges = edgesOf(graph)
     // The graph is the real one: the entry reaches lib/, the bin reaches its commands, the
     // framework adapters sit on the public API.
-    expect(edges).toContain('index.js -> lib/compactor.js')
-    expect(edges).toContain('adapters/ai-sdk.js -> index.js')
+    expect(edges).toContain('index.js -> lib/compactor/compactor.js')
+    expect(edges).toContain('adapters/ai-sdk/index.js -> index.js')
     expect(edges).toContain('adapters/langchain/index.js -> index.js')
     expect(edges).toContain('adapters/openai-agents/index.js -> index.js')
-    expect(edges).toContain('lib/compactor.js -> lib/compaction.js')
+    expect(edges).toContain('lib/compactor/compactor.js -> lib/compaction/compaction.js')
     expect(edges).toContain('cli/context-compact.js -> cli/commands/compact.js')
     expect(edges).toContain('cli/commands/compact.js -> cli/args.js')
     // The adapters share their kit; nothing below the adapters requires them.
-    expect(edges).toContain('adapters/ai-sdk.js -> adapters/kit.js')
+    expect(edges).toContain('adapters/ai-sdk/index.js -> adapters/kit.js')
     expect(edges.filter((edge) => !edge.startsWith('adapters/') && / -> adapters\//.test(edge))).toEqual([])
     const cycles = cyclesOf(graph)
     expect(cycles, describeCycles(cycles)).toEqual([])
+  })
+
+  // lib/ is one folder per concern, in layers (the header of index.js lists them in this order):
+  // a module requires only its own folder's modules and those of the folders before it.
+  const LIB_LAYERS = ['addon', 'options', 'messages', 'archive', 'counting', 'compaction', 'compactor', 'report', 'sessions']
+
+  it('the folders of lib/ are layers: each requires only the folders listed before it', () => {
+    const folders = readdirSync(join(ROOT, 'lib'), { withFileTypes: true })
+    // Every module of lib/ is in a folder, and every folder has its place in the layers.
+    expect(folders.filter((entry) => !entry.isDirectory()).map((entry) => entry.name)).toEqual([])
+    expect(folders.map((entry) => entry.name).sort()).toEqual([...LIB_LAYERS].sort())
+    const graph = folderGraph(jsRequireGraph(ROOT, jsFiles(ROOT, [], ['lib'])), 'lib')
+    const edges = edgesOf(graph)
+    // The graph is the real one: the top layers reach down through the middle ones.
+    expect(edges).toContain('lib/compactor -> lib/compaction')
+    expect(edges).toContain('lib/compaction -> lib/counting')
+    expect(edges).toContain('lib/archive -> lib/addon')
+    const rank = (node: string) => LIB_LAYERS.indexOf(node.slice('lib/'.length))
+    const upward = [...graph].flatMap(([from, to]) => [...to].filter(([target]) => rank(target) >= rank(from)).map(([target, where]) => `${from} -> ${target} (${where})`))
+    expect(upward).toEqual([])
+    expect(cyclesOf(graph)).toEqual([])
+  })
+
+  it('the folder graph joins the files of a folder, and finds a circle between folders', () => {
+    const root = tree('js-folders', {
+      'index.js': "require('./lib/top/a.js')\n",
+      'lib/top/a.js': "require('./b.js')\nrequire('../low/c.js')\n",
+      'lib/top/b.js': "require('../low/d.js')\n",
+      'lib/low/c.js': "require('./d.js')\n",
+      'lib/low/d.js': '',
+    })
+    const graph = folderGraph(jsRequireGraph(root, jsFiles(root, ['index.js'], ['lib'])), 'lib')
+    expect(edgesOf(graph)).toEqual(['lib/top -> lib/low'])
+    expect(graph.get('lib/top')!.get('lib/low')).toBe('lib/top/a.js:2')
+    expect(cyclesOf(graph)).toEqual([])
+    writeFileSync(join(root, 'lib', 'low', 'd.js'), "require('../top/b.js')\n")
+    const cycles = cyclesOf(folderGraph(jsRequireGraph(root, jsFiles(root, ['index.js'], ['lib'])), 'lib'))
+    expect(cycles.map((cycle) => cycle.nodes)).toEqual([['lib/low', 'lib/top']])
   })
 
   it('the require checker finds a circle, and ignores requires quoted in comments', () => {

@@ -1,5 +1,5 @@
 // Issue 36: a thousand compactions later, the summary is still bounded. A `Compactor` drives a
-// synthetic agent (benchmark/long-run.mjs: a tool call and a 2–20K-character result each step,
+// synthetic agent (benchmark/loops/long-run.mjs: a tool call and a 2–20K-character result each step,
 // several files touched, a new request now and then, some calls failing) at windows of 20K, 100K
 // and 1M tokens, with the extractive summarizer and with a summarizer that rewrites the previous
 // summary in about 150 tokens. After every compaction: the summary message within the budget
@@ -11,7 +11,7 @@ import { describe, expect, it, vi } from 'vitest'
 import * as lib from '../../index'
 import { createRecallTool } from '../../index'
 // @ts-expect-error: the benchmark's modules are plain ES modules without declarations
-import { runLongLoop } from '../../benchmark/long-run.mjs'
+import { runLongLoop } from '../../benchmark/loops/long-run.mjs'
 
 vi.setConfig({ testTimeout: 300_000 })
 

@@ -265,7 +265,7 @@ describe('invalid input throws a TypeError naming the index and field', () => {
     expect(() => countTokens([ok, { role: 'user', content: 'x', n: 10n } as any, { content: 'no role' } as any])).toThrow(/^messages\[1\] cannot be serialized as JSON/)
     // The total is the sum of the messages' counts, whatever the list's length.
     const messages: Message[] = Array.from({ length: 300 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `message ${i}: ${'lorem ipsum '.repeat(i % 17)}你好 ${i * 7919}` }))
-    const native = createRequire(import.meta.url)('../../lib/native.js')
+    const native = createRequire(import.meta.url)('../../lib/addon/native.js')
     const each: number[] = native.countEachJson(messages)
     expect(each).toHaveLength(300)
     expect(countTokens(messages)).toBe(each.reduce((a, b) => a + b, 0))

@@ -1,4 +1,4 @@
-// The fidelity benchmark's probes (benchmark/fidelity*.mjs), run on a small set: what an agent
+// The fidelity benchmark's probes (benchmark/fidelity/), run on a small set: what an agent
 // needs next survives a compaction. With a summary writer that writes nothing useful, the
 // library's own guarantees are asserted: the files modified and read (recall and precision of the
 // ledger against the compacted tool calls), the task statement, the user's constraints (within
@@ -10,11 +10,11 @@ import { describe, expect, it, vi } from 'vitest'
 
 import { countTokens, compactMessages } from '../../index'
 // @ts-expect-error: the benchmark's modules are plain ES modules without declarations
-import { tally } from '../../benchmark/fidelity-probes.mjs'
+import { tally } from '../../benchmark/fidelity/probes.mjs'
 // @ts-expect-error: as above
-import { answerText, runCase } from '../../benchmark/fidelity-run.mjs'
+import { answerText, runCase } from '../../benchmark/fidelity/run.mjs'
 // @ts-expect-error: as above
-import { AGENT_NAMES, realSessions, syntheticSession } from '../../benchmark/fidelity-sessions.mjs'
+import { AGENT_NAMES, realSessions, syntheticSession } from '../../benchmark/fidelity/sessions.mjs'
 import { FORMATS, render, substantialArb } from '../support/format-conversations'
 import fc from 'fast-check'
 import { tempDir } from '../support/helpers'

@@ -1,6 +1,6 @@
 // The OpenAI Agents SDK's side of the adapter tests: real conversations (Anthropic Messages, as
 // the real sessions in ../shared/data hold them) turned into the SDK's own items
-// (AgentInputItem, as its sessions store them; the conversion is benchmark/agents-items.mjs,
+// (AgentInputItem, as its sessions store them; the conversion is benchmark/adapters/agents-items.mjs,
 // shared with the benchmark), a pairing checker written from the SDK's and the Responses API's
 // rules (it knows nothing of the library), and a small file-backed session.
 
@@ -8,11 +8,11 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
 
 import type { AgentInputItem, RunContext, RunContextAwareSession } from '@openai/agents'
 
-import { toAgentItems as convert } from '../../benchmark/agents-items.mjs'
+import { toAgentItems as convert } from '../../benchmark/adapters/agents-items.mjs'
 
 type Json = Record<string, any>
 
-/** Anthropic messages as the SDK's items (see benchmark/agents-items.mjs). */
+/** Anthropic messages as the SDK's items (see benchmark/adapters/agents-items.mjs). */
 export function toAgentItems(messages: Json[]): AgentInputItem[] {
   return convert(messages) as AgentInputItem[]
 }

@@ -1,6 +1,7 @@
 // The import graphs the layering test checks (issue 20: "no import circle between layers, and a
 // test that fails on one"), read from the sources themselves:
-// - the JS layer: `require('./…')` / `require('../…')` between index.js, lib/ and cli/;
+// - the JS layer: `require('./…')` / `require('../…')` between index.js, lib/, cli/ and adapters/,
+//   and the same between the folders of lib/ (`folderGraph`);
 // - the Rust core: which top-level modules of crates/core/src (a file or a folder directly
 //   under it; `lib` is the crate root and is left out) name which others, through
 //   `crate::name` (and `super::name` where that reaches the crate root), test code left out.
@@ -78,6 +79,30 @@ export function jsRequireGraph(root: string, files: string[]): Graph {
     })
   }
   return graph
+}
+
+/**
+ * The graph of the folders directly under `dir` (e.g. `lib`): each file `dir/<folder>/…` becomes
+ * the node `dir/<folder>`, and an edge between two files of different folders an edge between the
+ * folders (where: the first file edge seen). Files elsewhere (a file directly in `dir`, index.js,
+ * cli/) are left out, and so are edges inside a folder.
+ */
+export function folderGraph(graph: Graph, dir: string): Graph {
+  const folderOf = (file: string): string | null => {
+    const parts = file.split(/[\\/]/)
+    return parts.length > 2 && parts[0] === dir ? `${dir}/${parts[1]}` : null
+  }
+  const folders: Graph = new Map()
+  for (const [from, edges] of graph) {
+    const source = folderOf(from)
+    if (source === null) continue
+    if (!folders.has(source)) folders.set(source, new Map())
+    for (const [to, where] of edges) {
+      const target = folderOf(to)
+      if (target !== null) addEdge(folders, source, target, where)
+    }
+  }
+  return folders
 }
 
 // ------------------------------------------------------------------------------------------

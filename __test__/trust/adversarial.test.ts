@@ -15,7 +15,7 @@ import { startAnthropicServer } from '../../benchmark/servers/anthropic-messages
 // @ts-expect-error plain ESM without types
 import { startOpenAIServer } from '../../benchmark/servers/openai-chat.mjs'
 // @ts-expect-error plain ESM without types
-import { CLAUDE_CODE_SYSTEM, CLAUDE_CODE_TOOLS, MINI_SWE_AGENT_TOOLS } from '../../benchmark/synthetic-agent.mjs'
+import { CLAUDE_CODE_SYSTEM, CLAUDE_CODE_TOOLS, MINI_SWE_AGENT_TOOLS } from '../../benchmark/economics/synthetic-agent.mjs'
 import { FORMATS, render, type Conversation, type FormatName } from '../support/format-conversations'
 import { tempDir } from '../support/helpers'
 import { CANARY, firstSteps, loadReal, obedientSummary, plant, posing, REAL, sectionsOf, stepCount, toConversation, type Sections } from '../support/trust-helpers'

@@ -1,4 +1,4 @@
-// lib/suggest.js: the one edit distance behind the library's unknown-option warning and the CLI's
+// lib/options/suggest.js: the one edit distance behind the library's unknown-option warning and the CLI's
 // unknown-flag hint.
 import { createRequire } from 'node:module'
 
@@ -6,7 +6,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 
 const require = createRequire(import.meta.url)
-const { editDistance } = require('../../lib/suggest.js')
+const { editDistance } = require('../../lib/options/suggest.js')
 
 /** The textbook recurrence, memoised: the reference the two-row version must agree with. */
 function reference(a: string, b: string): number {

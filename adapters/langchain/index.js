@@ -2,7 +2,7 @@
 
 // context-compact/langchain: compaction for LangChain.js v1 agents (`createAgent` of the
 // `langchain` package), in place of LangChain's own `summarizationMiddleware`; and the recall
-// tool as a LangChain tool. The compaction itself is a Compactor's (lib/compactor.js): this file
+// tool as a LangChain tool. The compaction itself is a Compactor's (lib/compactor/compactor.js): this file
 // only connects it to the agent.
 //
 // Where it hooks in (types: adapters/langchain/index.d.ts; guide: docs/langchain.md):
@@ -18,7 +18,7 @@
 // tools: a request can be over the window by their size alone. wrapModelCall sees them.
 //
 // Cost below the threshold. The Compactor is given the state's message instances themselves: it
-// knows what changed among them (lib/message-counts.js: an instance where it verified it last
+// knows what changed among them (lib/compactor/message-counts.js: an instance where it verified it last
 // step is trusted, the tail and older ones re-checked in rotation; new objects for the same
 // messages, a state read back from a checkpointer, keep their counts when they read the same),
 // so a step costs what the model call and the tools appended. The system prompt and the tools
@@ -30,9 +30,9 @@
 // an abort of the run (its signal) ends the step, with the run's own AbortError.
 
 const { Compactor } = require('../../index.js')
-const { describe, invalidArgument } = require('../../lib/validate.js')
-const { compactionFacts } = require('../../lib/otel.js')
-const { messageClassesOf } = require('../../lib/langchain-forms.js')
+const { describe, invalidArgument } = require('../../lib/addon/validate.js')
+const { compactionFacts } = require('../../lib/compaction/otel.js')
+const { messageClassesOf } = require('../../lib/messages/langchain-forms.js')
 const { objectOptions, rejectOptions, logger, archiveSessionId, SessionPool, recallPool, messageOf, isAbort, failedResult } = require('../kit.js')
 
 const { langChain } = require('./peer.js')

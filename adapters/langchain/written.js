@@ -4,11 +4,11 @@
 // agent's state holds: LangChain instances with an id, the summary marked as
 // summarizationMiddleware marks its own. The caller's own messages need nothing here: the
 // Compactor is given the state's instances themselves and knows what changed among them
-// (lib/message-counts.js).
+// (lib/compactor/message-counts.js).
 
 const { randomUUID } = require('node:crypto')
 
-const { isMessageInstance, isSerializedMessage, serializedClassName } = require('../../lib/langchain-forms.js')
+const { isMessageInstance, isSerializedMessage, serializedClassName } = require('../../lib/messages/langchain-forms.js')
 const { langChain } = require('./peer.js')
 
 // `additional_kwargs.lc_source` of the summary message, as summarizationMiddleware marks its own.
@@ -23,7 +23,7 @@ function instanceOfSerialized(written, classes) {
   return typeof Class === 'function' ? new Class({ ...written.kwargs }) : written
 }
 
-// A message the compaction wrote, given to the state. lib/result.js made it an instance already
+// A message the compaction wrote, given to the state. lib/messages/result.js made it an instance already
 // (the list held instances); it is the library's own object, so it gets its id in place and
 // the Compactor is told (`changed`), keeping it as a message it wrote. One without an id is a
 // message of its own (the summary), not a changed copy of one of the state's (which keeps that

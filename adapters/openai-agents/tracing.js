@@ -7,7 +7,7 @@
 
 const { createRequire } = require('node:module')
 
-const { compactionFacts } = require('../../lib/otel.js')
+const { compactionFacts } = require('../../lib/compaction/otel.js')
 const { optionalPeer } = require('../kit.js')
 
 let agentsTracing

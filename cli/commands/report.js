@@ -1,6 +1,6 @@
 'use strict'
 
-// `context-compact report`: one self-contained HTML page of a session (lib/report.js): the
+// `context-compact report`: one self-contained HTML page of a session (lib/report/report.js): the
 // token curve, each compaction, and what fills the list now.
 
 const fs = require('node:fs')
@@ -122,7 +122,7 @@ async function cmdReport(argv) {
   // Loaded through lib() first, so that a missing addon is the CLI's one-line error.
   lib()
   // Invalid messages are a TypeError naming the index (exit 1); bad options exit 2.
-  const { html, data } = await call(() => require('../../lib/report.js').renderReportWith(conversation.messages, options, { records }))
+  const { html, data } = await call(() => require('../../lib/report/report.js').renderReportWith(conversation.messages, options, { records }))
   if (values.output === undefined || values.output === '-') {
     process.stdout.write(html)
   } else {

@@ -1,6 +1,6 @@
 'use strict'
 
-// The page of a session report (lib/report.js computes what it shows): one self-contained HTML
+// The page of a session report (lib/report/report.js computes what it shows): one self-contained HTML
 // file — inline CSS (style.js), the chart as inline SVG (chart.js), no script, no font, nothing
 // fetched (a Content Security Policy says so to the browser too), so it opens from disk or an
 // e-mail attachment.

@@ -4,7 +4,7 @@
 // request, as agents' session files record it) or the usage recorded on the model's messages, in
 // any SDK's shape, read as `{prompt, cacheRead, output}`.
 
-const { isModelMessage } = require('../counting.js')
+const { isModelMessage } = require('../counting/counting.js')
 
 /** The request was sent with messages 0..index. */
 function usageIndex(entry) {

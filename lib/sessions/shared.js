@@ -19,7 +19,7 @@ function anthropicUsage(u) {
 }
 
 // A caller's mistake (a file that is no session, a wrong argument), as the rest of the library
-// says it (lib/validate.js, which this module does not load: it loads the addon, and the CLI
+// says it (lib/addon/validate.js, which this module does not load: it loads the addon, and the CLI
 // reads session files before it needs the addon).
 function invalidArgument(message) {
   const error = new TypeError(message)
