@@ -7,13 +7,14 @@ use crate::convert::{
 use crate::js_json::{JsMessageList, JsMessages};
 use context_compact_core::archive;
 use context_compact_core::base::error::ValidationError;
-use context_compact_core::formats::{self, Format, Input};
+use context_compact_core::formats;
 use context_compact_core::model::tokens;
-use context_compact_core::model::trigger::{self, Calibration, TriggerInput};
+use context_compact_core::model::trigger::Calibration;
+use context_compact_core::pipeline::measure;
 use context_compact_core::plan::partition;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 // ---------------------------------------------------------------------------------------------
 // Counting, trigger, partition
@@ -112,30 +113,14 @@ pub fn measure_json(
     guarded("shouldCompact", || {
         let mut options = parse_options(options_json)?;
         options.calibration = parse_calibration(calibration_json)?;
-        let measure = trigger::measure(
-            TriggerInput {
-                message_tokens: message_tokens as u64,
-                tokens_after_last_assistant: tokens_after_last_assistant.map(|n| n as u64),
-                extra_tokens: options.extra_tokens() as u64,
-            },
-            options.threshold_tokens() as u64,
-            options.usage,
-            options.trigger_model(),
-            options.calibration.as_ref(),
+        let measure = measure::measure_counted(
+            &options,
+            message_tokens as u64,
+            tokens_after_last_assistant.map(|n| n as u64),
+            message_count.map(|n| n as usize),
+            tool_output_bytes.unwrap_or(0.0) as usize,
         );
-        let mut out = serde_json::to_value(measure).unwrap_or_default();
-        if let Value::Object(map) = &mut out {
-            map.insert("window".into(), json!(options.context_token_limit));
-        }
-        if let (Some(count), Value::Object(map)) = (message_count, &mut out) {
-            let fired = options.fired(
-                &measure,
-                count as usize,
-                tool_output_bytes.unwrap_or(0.0) as usize,
-            );
-            map.insert("trigger".into(), json!(fired));
-        }
-        Ok(out.to_string())
+        Ok(measure.to_string())
     })
 }
 
@@ -149,22 +134,8 @@ pub fn tool_output_bytes_json(
     guarded("toolOutputBytes", || {
         // Per item: each is read on its own in the list's format.
         let input = parse_input(messages, parse_format(format)?)?;
-        let format = input.format();
-        input
-            .items
-            .iter()
-            .enumerate()
-            .map(|(index, item)| {
-                let bytes = if format == Format::Native {
-                    trigger::tool_output_bytes(item)
-                } else {
-                    trigger::tool_output_bytes(
-                        &formats::view_item(format, index, item).map_err(invalid)?,
-                    )
-                };
-                Ok(bytes as f64)
-            })
-            .collect()
+        let bytes = input.tool_output_bytes().map_err(invalid)?;
+        Ok(bytes.into_iter().map(|n| n as f64).collect())
     })
 }
 
@@ -178,16 +149,10 @@ pub fn calibrate_json(
     usage_json: String,
 ) -> Result<String> {
     guarded("calibrate", || {
-        let mut calibration = parse_calibration(calibration_json)?.unwrap_or_default();
-        // Checked as the `usage` option is: never read as some other number of tokens.
-        let value = serde_json::from_str::<Value>(&usage_json).map_err(|_| {
-            invalid(ValidationError::argument(
-                "options.usage",
-                "expected an API usage object",
-            ))
-        })?;
-        let usage = context_compact_core::options::parse_usage(&value).map_err(invalid)?;
-        calibration.observe(covered_raw_tokens as u64, usage.context_tokens());
+        let calibration = parse_calibration(calibration_json)?;
+        let calibration =
+            measure::calibrate_usage(calibration, covered_raw_tokens as u64, &usage_json)
+                .map_err(invalid)?;
         Ok(serde_json::to_string(&calibration).unwrap_or_default())
     })
 }
@@ -249,10 +214,8 @@ pub fn summary_message_json(
     format: Option<String>,
 ) -> Result<String> {
     guarded("assembleMessages", || {
-        let format = formats::detect(&messages.0, parse_format(format)?).map_err(invalid)?;
-        let summary = json!({ "role": "user", "content": text });
-        let written = formats::to_format(format, &summary);
-        Ok(Value::Array(written).to_string())
+        let written = formats::summary_message(&text, &messages.0, parse_format(format)?);
+        Ok(Value::Array(written.map_err(invalid)?).to_string())
     })
 }
 
@@ -276,28 +239,7 @@ pub fn check_json(
     format: Option<String>,
 ) -> Result<String> {
     guarded("checkMessages", || {
-        let format = parse_format(format)?;
-        let problems = match formats::detect(&messages.0, format).map_err(invalid)? {
-            Format::Native => context_compact_core::model::check::check_conversation(&messages.0),
-            // A list in another format is checked on its view (the pairing rules are the
-            // same), and the problems name the caller's items.
-            _ => match Input::read(messages.0, format) {
-                Ok(input) => {
-                    context_compact_core::model::check::check_conversation(input.messages())
-                        .into_iter()
-                        .map(|mut problem| {
-                            problem.index = input.item_index(problem.index);
-                            problem
-                        })
-                        .collect()
-                }
-                Err(e) => vec![context_compact_core::model::check::Problem {
-                    index: e.index.unwrap_or(0),
-                    kind: context_compact_core::model::check::INVALID_MESSAGE,
-                    message: e.to_string(),
-                }],
-            },
-        };
+        let problems = formats::check_items(messages.0, parse_format(format)?).map_err(invalid)?;
         serde_json::to_string(&problems).map_err(|_| internal("checkMessages"))
     })
 }
