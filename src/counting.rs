@@ -188,19 +188,14 @@ pub fn partition_json(
         }
         let options = parse_options(options_json)?;
         let input = parse_input(messages, options.format)?;
-        let messages = input.messages();
-        let counts = tokens::count_each(options.encoding, messages);
-        let plan = partition::partition(
-            messages,
-            &counts,
-            tail_retention_tokens.ceil() as usize,
-            partition::TailRules {
-                keep_recent_turns: options.keep_recent_turns,
-            },
-        );
+        let rules = partition::TailRules {
+            keep_recent_turns: options.keep_recent_turns,
+        };
+        let tail = tail_retention_tokens.ceil() as usize;
+        let plan = partition::partition_input(&input, options.encoding, tail, rules);
         Ok(NativePartition {
-            head_len: input.item_index(plan.head_len) as u32,
-            tail_start: input.item_index(plan.tail_start) as u32,
+            head_len: plan.head_len as u32,
+            tail_start: plan.tail_start as u32,
         })
     })
 }
