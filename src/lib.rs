@@ -23,6 +23,9 @@
 
 #![deny(clippy::all)]
 
+// The JS message reader is a crate of its own (`crates/js-values`), named here as before.
+use js_values as js_json;
+
 pub mod cancel;
 pub mod checkpoints;
 pub mod compaction;
@@ -30,7 +33,6 @@ pub mod convert;
 pub mod counting;
 mod errors;
 pub mod history;
-mod js_json;
 pub mod js_store;
 pub mod learnt;
 mod logging;
