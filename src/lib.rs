@@ -19,7 +19,8 @@
 //! - `learnt`: what was learnt about models, kept in the store;
 //! - `overflow`: an API error's signals for the overflow recogniser;
 //! - `report`: what a session report reads (messages described, a session's records);
-//! - `js_json`, `js_store`, `logging`: JS values, a JS `archiveStore` and `onLog` at the boundary.
+//! - `js_json` (the crate `js-values`), `js_store`, `logging`: JS values, a JS `archiveStore` and
+//!   `onLog` at the boundary.
 
 #![deny(clippy::all)]
 
