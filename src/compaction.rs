@@ -380,7 +380,7 @@ pub async fn persist_messages_json(
     let store = js_store::location(&output_dir, store_json.as_deref())?;
     let dir = PathBuf::from(output_dir);
     let written = tokio::task::spawn_blocking(move || {
-        archive::store::session::persist_in(&messages, &dir, store.as_deref(), &session_id)
+        archive::session::persist_in(&messages, &dir, store.as_deref(), &session_id)
     })
     .await
     .map_err(|_| internal("persistMessages"))?;

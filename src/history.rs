@@ -3,12 +3,12 @@
 use crate::convert::{internal, invalid, parse_format, parse_input};
 use crate::js_json::JsMessages;
 use crate::js_store;
-use context_compact_core::archive;
+use context_compact_core::archive::{self, session, store::ArchiveStore};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::{json, Value};
 use std::panic::AssertUnwindSafe;
-use std::path::PathBuf;
+use std::path::Path;
 
 // ---------------------------------------------------------------------------------------------
 // History: list, restore, prune (SanBot). File IO runs on the blocking pool.
@@ -41,11 +41,9 @@ pub async fn list_archives_json(
 ) -> Result<String> {
     archive::validate_session_id(&session_id).map_err(invalid)?;
     let store = js_store::location(&output_dir, store_json.as_deref())?;
-    let listed = history_task("listArchives", move || match store {
-        Some(store) => {
-            context_compact_core::archive::store::session::list_archives(&store, &session_id)
-        }
-        None => archive::list_archives(&PathBuf::from(output_dir), &session_id),
+    let listed = history_task("listArchives", move || {
+        let store = ArchiveStore::at(Path::new(&output_dir), store.as_deref());
+        session::list_archives(&store, &session_id)
     })
     .await?;
     let infos = listed.map_err(history_error)?;
@@ -68,21 +66,15 @@ pub async fn restore_messages_json(
     if let Some(session_id) = &session_id {
         archive::validate_session_id(session_id).map_err(invalid)?;
     }
-    let store = js_store::location(
-        output_dir.as_deref().unwrap_or(archive::DEFAULT_OUTPUT_DIR),
-        store_json.as_deref(),
-    )?;
-    let restored = history_task("restoreMessages", move || match store {
-        Some(store) => context_compact_core::archive::store::session::restore_messages(
+    let output_dir = output_dir.unwrap_or_else(|| archive::DEFAULT_OUTPUT_DIR.to_string());
+    let store = js_store::location(&output_dir, store_json.as_deref())?;
+    let restored = history_task("restoreMessages", move || {
+        let store = ArchiveStore::at(Path::new(&output_dir), store.as_deref());
+        session::restore_messages(
             &store,
             for_restore.messages(),
             session_id.as_deref().unwrap_or(archive::DEFAULT_SESSION_ID),
-        ),
-        None => archive::restore_messages_with_defaults(
-            for_restore.messages(),
-            output_dir.as_deref().map(std::path::Path::new),
-            session_id.as_deref(),
-        ),
+        )
     })
     .await?;
     let out = match restored {
@@ -117,11 +109,9 @@ pub async fn prune_archives_json(
     }
     options.session_id = session_id;
     let store = js_store::location(&output_dir, store_json.as_deref())?;
-    let pruned = history_task("pruneArchives", move || match store {
-        Some(store) => {
-            context_compact_core::archive::store::session::prune_archives(&store, &options)
-        }
-        None => archive::prune_archives(&PathBuf::from(output_dir), &options),
+    let pruned = history_task("pruneArchives", move || {
+        let store = ArchiveStore::at(Path::new(&output_dir), store.as_deref());
+        session::prune_archives(&store, &options)
     })
     .await?;
     let report = pruned.map_err(history_error)?;
@@ -146,12 +136,9 @@ pub async fn recall_json(
         Err(e) => return Ok(format!("The recall tool's input is not valid JSON: {e}")),
     };
     let answered = history_task("recall", move || {
-        let location = match &store {
-            Some(store) => archive::recall::Location::Store(store),
-            None => archive::recall::Location::Dir(std::path::Path::new(&output_dir)),
-        };
+        let store = ArchiveStore::at(Path::new(&output_dir), store.as_deref());
         Ok(archive::recall::recall(
-            location,
+            archive::recall::Location::Store(&store),
             &session_id,
             &input,
             max_tokens as usize,

@@ -5,6 +5,7 @@ use crate::convert::{guarded, internal, invalid, parse_encoding, parse_format};
 use crate::history::{history_error, history_task};
 use crate::js_json::JsMessages;
 use crate::js_store;
+use context_compact_core::archive::store::ArchiveStore;
 use context_compact_core::archive::{self, records};
 use context_compact_core::formats::parts;
 use napi::bindgen_prelude::*;
@@ -45,18 +46,12 @@ pub async fn read_session_json(
 ) -> Result<String> {
     archive::validate_session_id(&session_id).map_err(invalid)?;
     let store = js_store::location(&output_dir, store_json.as_deref())?;
-    let read = history_task("renderReport", move || match store {
-        Some(store) => Ok((
-            records::read_store_events(&store, &session_id)?,
-            records::read_store_files(&store, &session_id, &names)?,
-        )),
-        None => {
-            let dir = PathBuf::from(output_dir);
-            Ok((
-                records::read_events(&dir, &session_id)?,
-                records::read_files(&dir, &session_id, &names)?,
-            ))
-        }
+    let read = history_task("renderReport", move || {
+        let store = ArchiveStore::at(&PathBuf::from(output_dir), store.as_deref());
+        Ok((
+            records::read_events(&store, &session_id)?,
+            records::read_files(&store, &session_id, &names)?,
+        ))
     })
     .await?;
     let (events, files) = read.map_err(history_error)?;

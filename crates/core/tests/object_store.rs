@@ -12,7 +12,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use context_compact_core::archive::store::{session, ArchiveStore};
+use context_compact_core::archive::session;
+use context_compact_core::archive::store::ArchiveStore;
 use context_compact_core::archive::{PruneOptions, Restored};
 use context_compact_core::base::error::ErrorCode;
 use context_compact_core::base::retry::RetryPolicy;
@@ -341,7 +342,7 @@ fn lifecycle(store: Arc<ArchiveStore>) {
     let events = session::read_events(&store, "s").unwrap();
     assert_eq!(events.last().unwrap()["event"], "pruned");
     // Numbering continues past the pruned archive.
-    let next = context_compact_core::archive::store::session::persist_in(
+    let next = context_compact_core::archive::session::persist_in(
         &[json!({"role": "user", "content": "after the prune"})],
         std::path::Path::new(""),
         Some(&store),

@@ -30,17 +30,14 @@
 //! configuration ([`SummarizerConfig`]).
 
 use std::collections::HashSet;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::archive::store::{ArchiveStore, StoreError};
-use crate::archive::{
-    create_private_dir, open_no_follow, parse_archive_name, session_dir, validate_session_id,
-    write_new_file,
-};
+use crate::archive::{name_of, parse_archive_name, validate_session_id};
 
 /// What the name of a checkpoint file starts with (`checkpoint-<prefix>.json`).
 pub const CHECKPOINT_FILE_PREFIX: &str = "checkpoint-";
@@ -242,21 +239,11 @@ pub fn record_in(
     validate_session_id(session_id)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     let bytes = serde_json::to_vec_pretty(checkpoint).map_err(io::Error::other)?;
-    let name = checkpoint.file_name();
-    let written = match store {
-        Some(store) => store
-            .put_new(&store.key(&[session_id, &name]), bytes)
-            .map_err(io::Error::from),
-        None => {
-            let dir = session_dir(output_dir, session_id);
-            create_private_dir(&dir)?;
-            write_new_file(&dir, &name, &bytes).map(|_| ())
-        }
-    };
-    match written {
+    let store = ArchiveStore::at(output_dir, store);
+    match store.put_new(&store.key(&[session_id, &checkpoint.file_name()]), bytes) {
         Ok(()) => Ok(true),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
-        Err(e) => Err(e),
+        Err(StoreError::AlreadyExists) => Ok(false),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -283,11 +270,10 @@ pub fn find_in(
 ) -> io::Result<Found> {
     validate_session_id(session_id)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-    let source: Box<dyn Source + '_> = match store {
-        Some(store) => Box::new(StoreSource { store, session_id }),
-        None => Box::new(DiskSource {
-            dir: session_dir(output_dir, session_id),
-        }),
+    let store = ArchiveStore::at(output_dir, store);
+    let source = Source {
+        store: &store,
+        session_id,
     };
     let mut found = Found::default();
     let names = source.names()?;
@@ -347,104 +333,33 @@ pub fn find_in(
 }
 
 /// Where a session's checkpoints and archives are read from.
-trait Source {
-    /// The names in the session's directory (archives and checkpoints among them).
-    fn names(&self) -> io::Result<Vec<String>>;
-    /// The bytes of the checkpoint file `name`: `Ok(None)` when it is gone, `Err` with why it
-    /// is not read (a symlink, not a regular file, too large, unreadable).
-    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, String>;
-}
-
-struct DiskSource {
-    dir: std::path::PathBuf,
-}
-
-fn names_in(dir: &Path) -> io::Result<Vec<String>> {
-    match std::fs::read_dir(dir) {
-        Ok(entries) => {
-            let mut names = Vec::new();
-            for entry in entries {
-                if let Some(name) = entry?.file_name().to_str() {
-                    names.push(name.to_string());
-                }
-            }
-            Ok(names)
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(e),
-    }
-}
-
-impl Source for DiskSource {
-    fn names(&self) -> io::Result<Vec<String>> {
-        names_in(&self.dir)
-    }
-
-    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, String> {
-        let path = self.dir.join(name);
-        // Never through a symlink (the library writes regular files only).
-        match std::fs::symlink_metadata(&path) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                return Err("it is a symbolic link, which is never followed".into())
-            }
-            Ok(meta) if !meta.is_file() => return Err("it is not a regular file".into()),
-            Ok(meta) if meta.len() > MAX_CHECKPOINT_BYTES => {
-                return Err(format!(
-                    "it is {} bytes, more than a checkpoint can be ({MAX_CHECKPOINT_BYTES})",
-                    meta.len()
-                ))
-            }
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("it cannot be read: {e}")),
-        }
-        let mut bytes = Vec::new();
-        match open_no_follow(&path) {
-            Ok(file) => file
-                .take(MAX_CHECKPOINT_BYTES + 1)
-                .read_to_end(&mut bytes)
-                .map_err(|e| format!("it cannot be read: {e}"))?,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("it cannot be read: {e}")),
-        };
-        if bytes.len() as u64 > MAX_CHECKPOINT_BYTES {
-            return Err(format!(
-                "it is larger than a checkpoint can be ({MAX_CHECKPOINT_BYTES} bytes)"
-            ));
-        }
-        Ok(Some(bytes))
-    }
-}
-
-struct StoreSource<'a> {
+struct Source<'a> {
     store: &'a ArchiveStore,
     session_id: &'a str,
 }
 
-fn name_of(key: &str) -> &str {
-    key.rsplit('/').next().unwrap_or(key)
-}
-
-impl Source for StoreSource<'_> {
+impl Source<'_> {
+    /// The names in the session (archives and checkpoints among them).
     fn names(&self) -> io::Result<Vec<String>> {
         Ok(self
             .store
-            .list(&self.store.session_key(self.session_id), true)
-            .map_err(io::Error::from)?
+            .list(&self.store.session_key(self.session_id), true)?
             .iter()
             .map(|o| name_of(&o.key).to_string())
             .collect())
     }
 
+    /// The bytes of the checkpoint file `name`: `Ok(None)` when it is gone, `Err` with why it
+    /// is not read (a symlink, not a regular file, too large, unreadable).
     fn read(&self, name: &str) -> Result<Option<Vec<u8>>, String> {
         let key = self.store.key(&[self.session_id, name]);
-        match self.store.get(&key) {
+        match self.store.get_at_most(&key, MAX_CHECKPOINT_BYTES) {
             Ok(Some(bytes)) if bytes.len() as u64 > MAX_CHECKPOINT_BYTES => Err(format!(
-                "it is {} bytes, more than a checkpoint can be ({MAX_CHECKPOINT_BYTES})",
-                bytes.len()
+                "it is more than a checkpoint can be ({MAX_CHECKPOINT_BYTES} bytes)"
             )),
-            Ok(Some(bytes)) => Ok(Some(bytes)),
-            Ok(None) | Err(StoreError::AlreadyExists) => Ok(None),
+            Ok(found) => Ok(found),
+            Err(StoreError::AlreadyExists) => Ok(None),
+            Err(StoreError::Refused(why)) => Err(why),
             Err(e) => Err(format!("it cannot be read: {e}")),
         }
     }
@@ -635,9 +550,9 @@ mod tests {
         )
         .unwrap();
         assert!(found.summary.unwrap().starts_with("writer "));
-        let entries: Vec<_> = names_in(&dir.path().join("s"))
+        let entries: Vec<_> = std::fs::read_dir(dir.path().join("s"))
             .unwrap()
-            .into_iter()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .filter(|n| !n.starts_with("compact-"))
             .collect();
         assert_eq!(entries.len(), 1, "{entries:?}");

@@ -26,14 +26,14 @@
 //! of range is dropped with a warning. Reading never fails a compaction.
 
 use std::collections::BTreeMap;
-use std::io::{self, Read};
+use std::io;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::rfc3339;
 use super::store::{ArchiveStore, StoreError};
-use super::{create_private_dir, open_no_follow, rfc3339};
 
 /// The record's name in the output directory (or under the store's prefix).
 pub const LEARNT_FILE: &str = "learnt-models.json";
@@ -208,18 +208,19 @@ impl LearntRead {
 /// Reads the record of the store (`store`, else the directory `output_dir`). A missing record
 /// is an empty one; an unreadable or invalid one is empty with a warning saying why.
 pub fn read(output_dir: &Path, store: Option<&ArchiveStore>) -> LearntRead {
-    let location = display(output_dir, store);
-    let bytes = match store {
-        Some(store) => match store.get(&store.key(&[LEARNT_FILE])) {
-            Ok(Some(bytes)) if bytes.len() as u64 > MAX_LEARNT_BYTES => Err(format!(
-                "it is {} bytes, more than the record can be ({MAX_LEARNT_BYTES})",
-                bytes.len()
-            )),
-            Ok(found) => Ok(found),
-            Err(StoreError::AlreadyExists) => Ok(None),
-            Err(e) => Err(format!("it cannot be read: {e}")),
-        },
-        None => read_file(&output_dir.join(LEARNT_FILE)),
+    read_from(&ArchiveStore::at(output_dir, store))
+}
+
+fn read_from(store: &ArchiveStore) -> LearntRead {
+    let location = display(store);
+    let bytes = match store.get_at_most(&store.key(&[LEARNT_FILE]), MAX_LEARNT_BYTES) {
+        Ok(Some(bytes)) if bytes.len() as u64 > MAX_LEARNT_BYTES => Err(format!(
+            "it is more than the record can be ({MAX_LEARNT_BYTES} bytes)"
+        )),
+        Ok(found) => Ok(found),
+        Err(StoreError::AlreadyExists) => Ok(None),
+        Err(StoreError::Refused(why)) => Err(why),
+        Err(e) => Err(format!("it cannot be read: {e}")),
     };
     match bytes {
         Ok(None) => LearntRead::default(),
@@ -245,57 +246,14 @@ pub fn read(output_dir: &Path, store: Option<&ArchiveStore>) -> LearntRead {
     }
 }
 
-fn display(output_dir: &Path, store: Option<&ArchiveStore>) -> String {
-    match store {
-        Some(store) => {
-            let location = store.location();
-            let separator = if location.ends_with(':') { "" } else { "/" };
-            format!("{location}{separator}{LEARNT_FILE}")
-        }
-        None => output_dir.join(LEARNT_FILE).display().to_string(),
-    }
-}
-
-fn absent(error: &io::Error) -> bool {
-    matches!(
-        error.kind(),
-        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-    )
-}
-
-fn read_file(path: &Path) -> Result<Option<Vec<u8>>, String> {
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => {
-            return Err("it is a symbolic link, which is never followed".into())
-        }
-        Ok(meta) if !meta.is_file() => return Err("it is not a regular file".into()),
-        Ok(meta) if meta.len() > MAX_LEARNT_BYTES => {
-            return Err(format!(
-                "it is {} bytes, more than the record can be ({MAX_LEARNT_BYTES})",
-                meta.len()
-            ))
-        }
-        Ok(_) => {}
-        // No record there: none was kept, or the directory cannot exist (a file on its path,
-        // which the archive's own warning reports).
-        Err(e) if absent(&e) => return Ok(None),
-        Err(e) => return Err(format!("it cannot be read: {e}")),
-    }
-    let mut bytes = Vec::new();
-    match open_no_follow(path) {
-        Ok(file) => file
-            .take(MAX_LEARNT_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| format!("it cannot be read: {e}"))?,
-        Err(e) if absent(&e) => return Ok(None),
-        Err(e) => return Err(format!("it cannot be read: {e}")),
+fn display(store: &ArchiveStore) -> String {
+    let location = store.location();
+    let separator = if location.is_empty() || location.ends_with([':', '/']) {
+        ""
+    } else {
+        "/"
     };
-    if bytes.len() as u64 > MAX_LEARNT_BYTES {
-        return Err(format!(
-            "it is larger than the record can be ({MAX_LEARNT_BYTES} bytes)"
-        ));
-    }
-    Ok(Some(bytes))
+    format!("{location}{separator}{LEARNT_FILE}")
 }
 
 /// The record in `bytes`, and the entries dropped (each with why). `Err`: it is not a record
@@ -357,9 +315,11 @@ pub fn record(
     updates: &[Learnt],
 ) -> io::Result<Vec<String>> {
     let now = rfc3339(time::OffsetDateTime::now_utc(), false);
-    match store {
-        Some(store) => record_in_store(output_dir, store, updates, &now),
-        None => record_on_disk(output_dir, updates, &now),
+    let store = ArchiveStore::at(output_dir, store);
+    match store.disk() {
+        // On disk, writers are serialized by a lock beside the record.
+        Some(disk) => disk.with_lock("", LEARNT_LOCK_FILE, |_| merge_into(&store, updates, &now)),
+        None => merge_into(&store, updates, &now),
     }
 }
 
@@ -373,59 +333,25 @@ fn to_bytes(record: &LearntModels) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-fn record_on_disk(output_dir: &Path, updates: &[Learnt], now: &str) -> io::Result<Vec<String>> {
-    create_private_dir(output_dir)?;
-    let lock = open_lock(output_dir)?;
-    lock.lock()?;
-    let result = (|| {
-        let LearntRead {
-            mut record,
-            warnings,
-        } = read(output_dir, None);
-        if !record.merge(updates, now) {
-            return Ok(warnings);
-        }
-        let bytes = to_bytes(&record)?;
-        super::replace_file(output_dir, LEARNT_FILE, &bytes)?;
-        Ok(warnings)
-    })();
-    let _ = lock.unlock();
-    result
-}
-
-fn open_lock(dir: &Path) -> io::Result<std::fs::File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true).write(true).create(true).truncate(false);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-        options.custom_flags(libc::O_NOFOLLOW);
-    }
-    options.open(dir.join(LEARNT_LOCK_FILE))
-}
-
-fn record_in_store(
-    output_dir: &Path,
-    store: &ArchiveStore,
-    updates: &[Learnt],
-    now: &str,
-) -> io::Result<Vec<String>> {
+/// Reads the record, merges `updates` in and writes it whole (replacing it: a rename on disk).
+/// Where no lock serializes the writers (a store), the write is read back, and merged and
+/// written again if another writer's record replaced it in between, up to three times.
+fn merge_into(store: &ArchiveStore, updates: &[Learnt], now: &str) -> io::Result<Vec<String>> {
     let key = store.key(&[LEARNT_FILE]);
     let mut first_warnings = None;
     for _ in 0..3 {
         let LearntRead {
             mut record,
             warnings,
-        } = read(output_dir, Some(store));
+        } = read_from(store);
         let warnings = first_warnings.get_or_insert(warnings).clone();
         if !record.merge(updates, now) {
             return Ok(warnings);
         }
-        store
-            .put(&key, to_bytes(&record)?)
-            .map_err(io::Error::from)?;
-        // No lock on a store: read back, and merge again if another writer replaced it.
+        store.put(&key, to_bytes(&record)?)?;
+        if store.disk().is_some() {
+            return Ok(warnings);
+        }
         match store.get(&key) {
             Ok(Some(bytes)) => match parse(&bytes) {
                 Ok((now_there, _)) if now_there.holds(updates) => return Ok(warnings),

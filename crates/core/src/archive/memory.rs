@@ -1,83 +1,105 @@
-//! The session's extracted memory (SanBot's key-information extraction: `decisions.md`,
-//! `facts.md`, `preferences.md`, `runtime.md`), appended without duplicate lines. What goes in
-//! them is found by [`crate::carry::memory::extract`]; this module only keeps them.
+//! The session's extracted memory (SanBot's key-information extraction: decisions, facts,
+//! preferences, runtime), added to without duplicate lines. What goes in it is found by
+//! [`crate::carry::memory::extract`]; this module only keeps it, on any storage: on disk the
+//! files `extracted/<kind>.md`, appended to under the session's lock; on a store one object per
+//! kind and compaction, `extracted/<kind>/<instant>-<random>.md`, since objects cannot be
+//! appended to.
 
 use std::collections::HashSet;
-use std::io::{self, Read};
-use std::path::Path;
+use std::io;
+use std::path::{Path, PathBuf};
 
+use super::audit::read_record;
+use super::store::fs::LOCK_FILE;
 use super::store::ArchiveStore;
+use super::{instant_name, invalid_session, random_suffix};
 use crate::carry::memory::{Extracted, Memory, EXTRACTED_DIR};
 
-/// The `- ` lines already in a file (none when it does not exist).
-fn existing_lines(path: &Path) -> io::Result<HashSet<String>> {
-    let mut text = String::new();
-    match super::open_no_follow(path) {
-        Ok(file) => {
-            file.take(64 * 1024 * 1024).read_to_string(&mut text)?;
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
-    }
-    Ok(text
-        .lines()
-        .filter_map(|l| l.strip_prefix("- "))
-        .map(|l| l.trim().to_string())
-        .collect())
-}
-
-/// [`write`] to a session: on `store` when there is one ([`super::store::session::write_memory`]),
-/// else in its directory under `output_dir`.
+/// [`write_memory`] to a session: on `store` when there is one, else in its directory under
+/// `output_dir`.
 pub fn write_in(
     output_dir: &Path,
     store: Option<&ArchiveStore>,
     session_id: &str,
     memory: &Memory,
 ) -> io::Result<Extracted> {
-    match store {
-        Some(store) => super::store::session::write_memory(store, session_id, memory),
-        None => write(output_dir, session_id, memory),
-    }
+    write_memory(&ArchiveStore::at(output_dir, store), session_id, memory)
 }
 
-/// Appends what is new in `memory` to the session's extracted files.
+/// [`write_memory`] to the session's directory under `output_dir`.
 pub fn write(output_dir: &Path, session_id: &str, memory: &Memory) -> io::Result<Extracted> {
-    super::validate_session_id(session_id)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-    let session = super::session_dir(output_dir, session_id);
-    let dir = session.join(EXTRACTED_DIR);
-    super::create_private_dir(&dir)?;
+    write_in(output_dir, None, session_id, memory)
+}
+
+/// Records what is new in `memory`: only lines no earlier record of that kind has, so repeated
+/// compactions never duplicate a line.
+pub fn write_memory(
+    store: &ArchiveStore,
+    session_id: &str,
+    memory: &Memory,
+) -> io::Result<Extracted> {
+    super::validate_session_id(session_id).map_err(invalid_session)?;
     let mut counts = [0usize; 4];
-    super::with_session_lock(&session, |_| {
-        for (n, (name, title, lines)) in memory.files().into_iter().enumerate() {
+    let instant = instant_name();
+    let mut write = || -> io::Result<()> {
+        for (n, (file, title, lines)) in memory.files().into_iter().enumerate() {
             if lines.is_empty() {
                 continue;
             }
-            let path = dir.join(name);
-            let existing = existing_lines(&path)?;
-            let mut text = String::new();
-            if existing.is_empty() && !path.exists() {
-                text.push_str(&format!(
+            let kind = file.trim_end_matches(".md");
+            let on_disk = format!("{EXTRACTED_DIR}/{file}");
+            let objects = format!("{EXTRACTED_DIR}/{kind}");
+            let chunks = read_record(store, session_id, &on_disk, &objects)?;
+            let existing: HashSet<String> = chunks
+                .iter()
+                .flat_map(|chunk| {
+                    String::from_utf8_lossy(chunk)
+                        .lines()
+                        .filter_map(|l| l.strip_prefix("- "))
+                        .map(|l| l.trim().to_string())
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            let mut text = match (store.disk(), chunks.is_empty()) {
+                // A file starts with its title once; each object has its own.
+                (Some(_), true) => format!(
                     "# {title}\n\nExtracted by context-compact from compacted conversation.\n\n"
-                ));
-            }
+                ),
+                (Some(_), false) => String::new(),
+                (None, _) => format!("# {title}\n\n"),
+            };
             for line in lines.iter().filter(|l| !existing.contains(l.trim())) {
                 text.push_str("- ");
                 text.push_str(line);
                 text.push('\n');
                 counts[n] += 1;
             }
-            if counts[n] > 0 || !path.exists() {
-                super::append(&dir, name, &text)?;
+            if counts[n] == 0 {
+                continue;
+            }
+            match store.disk() {
+                // The session's lock is held (below).
+                Some(disk) => disk.append(&store.key(&[session_id, &on_disk]), text.as_bytes())?,
+                None => {
+                    let name = format!("{instant}-{}.md", random_suffix());
+                    store.put_new(
+                        &store.key(&[session_id, &objects, &name]),
+                        text.into_bytes(),
+                    )?
+                }
             }
         }
         Ok(())
-    })?;
+    };
+    match store.disk() {
+        Some(disk) => disk.with_lock(&store.session_key(session_id), LOCK_FILE, |_| write())?,
+        None => write()?,
+    }
     Ok(Extracted {
         decisions: counts[0],
         facts: counts[1],
         preferences: counts[2],
         runtime: counts[3],
-        dir,
+        dir: PathBuf::from(store.display_path(session_id, EXTRACTED_DIR)),
     })
 }

@@ -29,25 +29,28 @@
 //! `offloadToolResults` on its own is an operation of its own: its archive is a plain array of
 //! the originals it shortened, and its markers name a message of that array.
 //!
-//! Files are written to a temporary file in the
-//! same directory, fsynced, and linked into place without replacing anything that exists
-//! (`persist_noclobber`: a `link(2)` that fails on an existing name, symlinks included, so a
-//! planted symlink is never followed); the directory is fsynced after. The sequence continues
-//! from the highest archive on disk, and a collision with a concurrent writer (another thread
-//! or process) simply moves on to the next number.
+//! Where the files go is an [`store::ArchiveStore`]: the directory `outputDir` (the local disk,
+//! [`store::fs::FsBackend`]: private modes, no symlink followed, atomic writes) or an object
+//! store. Every operation on a session is written once over it ([`session`]); the rules the two
+//! keep apart (the session's lock and appendable files on disk, conditional creates on a store)
+//! are said there. The sequence continues from the highest archive, and a collision with a
+//! concurrent writer (another thread, process or machine) simply moves on to the next number.
 //!
 //! Beside the archives, in the same session directory:
 //! - `compact-…-N.meta.json`: the compaction's metadata (`ArchiveMeta`, written by the pipeline);
-//! - `events.jsonl`: an append-only audit log, one JSON line per compaction attempt and prune;
-//! - `summaries.md`: every summary of the session, in order;
+//! - `events.jsonl`: an append-only audit log, one JSON line per compaction attempt and prune
+//!   ([`audit`]; one object per event under `events/` on a store);
+//! - `summaries.md`: every summary of the session, in order (`summaries/` on a store);
+//! - `checkpoint-<prefix>.json`: what a compaction did, for a later call to reuse
+//!   ([`checkpoint`]);
 //! - `.lock`: the session's lock file (it also remembers the last sequence number);
 //! - `.tmp-*`: temporary files of interrupted writes, ignored by every reader.
 //!
-//! [`list_archives`], [`restore_messages`] (rollback: the full conversation back from a
-//! compacted one, through any number of compactions) and [`prune_archives`] (retention) work
-//! on that layout.
+//! [`session::list_archives`], [`session::restore_messages`] (rollback: the full conversation
+//! back from a compacted one, through any number of compactions, by the rules in `restore.rs`) and
+//! [`session::prune_archives`] (retention) work on that layout; the functions of the same names
+//! here take the directory.
 
-use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -58,24 +61,22 @@ use crate::base::error::ValidationError;
 
 mod audit;
 pub mod checkpoint;
-pub(crate) mod history;
+mod dir;
 pub mod learnt;
 pub mod memory;
 pub mod provenance;
 pub mod recall;
 pub mod records;
+mod restore;
+pub mod session;
 pub mod store;
 
-pub(crate) use audit::append;
-pub use audit::{EVENTS_FILE, SUMMARIES_FILE};
-pub(crate) use history::{
-    count_archived, open_no_follow, restore_from, ArchiveBody, ArchiveSource, DirSource,
-};
-pub use history::{
-    list_archives, prune_archives, restore_messages, restore_messages_with_defaults, ArchiveInfo,
-    HistoryError, PruneOptions, PruneReport, Restored, DEFAULT_RETENTION_DAYS,
-};
+pub use audit::{EVENTS_DIR, EVENTS_FILE, SUMMARIES_DIR, SUMMARIES_FILE};
+pub use dir::{list_archives, persist_archive, persist_messages, prune_archives, restore_messages};
 pub(crate) use records::Records;
+pub use restore::HistoryError;
+pub use session::{ArchiveInfo, PruneOptions, PruneReport, Restored, DEFAULT_RETENTION_DAYS};
+pub use store::fs::{create_private_dir, write_new_file, LOCK_FILE};
 
 /// The default archive directory, relative to the working directory.
 pub const DEFAULT_OUTPUT_DIR: &str = "./.context-compact";
@@ -178,116 +179,12 @@ pub fn rfc3339(t: time::OffsetDateTime, millis: bool) -> String {
     }
 }
 
-/// The highest sequence number among the archives in `dir` (0 when there are none).
-/// Temporary files (`.tmp…`) and metadata files are ignored.
-pub fn highest_sequence(dir: &Path) -> io::Result<u64> {
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(e),
-    };
-    let mut highest = 0;
-    for entry in entries {
-        let entry = entry?;
-        if let Some((_, sequence)) = entry.file_name().to_str().and_then(parse_archive_name) {
-            highest = highest.max(sequence);
-        }
-    }
-    Ok(highest)
-}
-
 /// `YYYYMMDDTHHMMSSZ` (ISO 8601 basic format, UTC: sortable, no colons for Windows).
 pub fn timestamp_now() -> String {
     let now = time::OffsetDateTime::now_utc();
     let format = time::macros::format_description!("[year][month][day]T[hour][minute][second]Z");
     now.format(&format)
         .unwrap_or_else(|_| "19700101T000000Z".into())
-}
-
-/// Creates `dir` and its parents; the directories this creates are private (0700).
-pub fn create_private_dir(dir: &Path) -> io::Result<()> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir)?;
-    if fs::symlink_metadata(dir)?.file_type().is_symlink() {
-        return Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!(
-                "{} is a symlink; refusing to write archives through it",
-                dir.display()
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// Writes `bytes` to `dir/<name>` atomically and privately (0600), never replacing an existing
-/// entry. Returns `AlreadyExists` when the name is taken.
-pub fn write_new_file(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
-    let temp = write_temp_file(dir, |file| file.write_all(bytes))?;
-    link_new_file(temp, dir, name).map_err(|(_, e)| e)
-}
-
-/// Writes `bytes` to `dir/<name>` atomically and privately (0600), replacing what is there: a
-/// reader sees the old file or the new one, never a part (a temporary file renamed over it).
-pub fn replace_file(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
-    let temp = write_temp_file(dir, |file| file.write_all(bytes))?;
-    let target = dir.join(name);
-    temp.persist(&target).map_err(|e| e.error)?;
-    sync_dir(dir);
-    Ok(target)
-}
-
-/// Writes a private (0600) temporary file in `dir` through `write` and makes it durable.
-fn write_temp_file(
-    dir: &Path,
-    write: impl FnOnce(&mut io::BufWriter<&mut fs::File>) -> io::Result<()>,
-) -> io::Result<tempfile::NamedTempFile> {
-    let mut temp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        temp.as_file()
-            .set_permissions(fs::Permissions::from_mode(0o600))?;
-    }
-    let mut writer = io::BufWriter::new(temp.as_file_mut());
-    write(&mut writer)?;
-    writer.flush()?;
-    drop(writer);
-    temp.as_file().sync_all()?;
-    Ok(temp)
-}
-
-/// Gives a written temporary file its name, never replacing anything already there; on
-/// failure the temporary file comes back with the error, to try another name.
-fn link_new_file(
-    temp: tempfile::NamedTempFile,
-    dir: &Path,
-    name: &str,
-) -> Result<PathBuf, (tempfile::NamedTempFile, io::Error)> {
-    let target = dir.join(name);
-    temp.persist_noclobber(&target)
-        .map_err(|e| (e.file, e.error))?;
-    sync_dir(dir);
-    Ok(target)
-}
-
-fn sync_dir(dir: &Path) {
-    // Makes the new directory entry durable; not possible (nor needed) on every platform.
-    #[cfg(unix)]
-    if let Ok(handle) = fs::File::open(dir) {
-        let _ = handle.sync_all();
-    }
-}
-
-/// The indented JSON of messages, as they were given (key order, numbers, unknown fields).
-pub fn archive_json(messages: &[Value]) -> String {
-    serde_json::to_string_pretty(messages).unwrap_or_else(|_| "[]".into())
 }
 
 /// The key of an archive object's replaced messages.
@@ -360,121 +257,41 @@ pub struct ArchiveFile {
     pub timestamp: String,
 }
 
-/// Persists `middle` as the session's next archive (PRD F-006) and returns where it went.
-pub fn persist_messages(
-    middle: &[Value],
-    output_dir: &Path,
-    session_id: &str,
-) -> io::Result<ArchiveFile> {
-    persist_archive(&Archive::of(middle), output_dir, session_id)
+/// `YYYYMMDDTHHMMSS.mmmZ` now: fixed width, so names starting with it list in time order.
+pub(crate) fn instant_name() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    format!(
+        "{:04}{:02}{:02}T{:02}{:02}{:02}.{:03}Z",
+        now.year(),
+        u8::from(now.month()),
+        now.day(),
+        now.hour(),
+        now.minute(),
+        now.second(),
+        now.millisecond()
+    )
 }
 
-/// Persists what one compaction archives as the session's next archive, under one sequence
-/// number, and returns where it went.
-pub fn persist_archive(
-    archive: &Archive<'_>,
-    output_dir: &Path,
-    session_id: &str,
-) -> io::Result<ArchiveFile> {
-    validate_session_id(session_id)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-    let dir = session_dir(output_dir, session_id);
-    create_private_dir(&dir)?;
-    // The archive is written (streamed, a compacted middle can be large) before the lock is
-    // taken. Sequence numbers must be unique whatever the timestamp, so choosing one and
-    // naming the file happen under an exclusive lock on the session directory's lock file (an
-    // advisory `flock`: it serializes threads and processes alike).
-    let mut temp = Some(write_temp_file(&dir, |w| archive.write_json(w))?);
-    let mut lock = open_lock_file(&dir)?;
-    lock.lock()?;
-    let result = (|| {
-        // The lock file also remembers the last sequence handed out, so numbering continues
-        // even after `prune_archives` removed every archive of the session.
-        let mut sequence = highest_sequence(&dir)?.max(read_counter(&mut lock)) + 1;
-        // A name can still be taken by something that is not ours (a planted symlink, a
-        // writer ignoring the lock); move on to the next number then.
-        for _ in 0..1_000 {
-            let timestamp = timestamp_now();
-            let name = format!("compact-{timestamp}-{sequence}.json");
-            let file = temp
-                .take()
-                .expect("the temporary file is returned on every failure");
-            match link_new_file(file, &dir, &name) {
-                Ok(path) => {
-                    write_counter(&mut lock, sequence);
-                    return Ok(ArchiveFile {
-                        path,
-                        sequence,
-                        timestamp,
-                    });
-                }
-                Err((file, e)) if e.kind() == io::ErrorKind::AlreadyExists => {
-                    temp = Some(file);
-                    sequence += 1;
-                }
-                Err((_, e)) => return Err(e),
-            }
-        }
-        Err(io::Error::other(
-            "could not find a free archive sequence number",
-        ))
-    })();
-    let _ = lock.unlock();
-    result
+/// A random tag that makes an object's name its own (records on a store, claims).
+pub(crate) fn random_suffix() -> String {
+    format!("{:016x}", rand::random::<u64>())
 }
 
-/// The name of the per-session lock file.
-pub const LOCK_FILE: &str = ".lock";
-
-/// The last sequence number recorded in the lock file (0 when none).
-pub(crate) fn read_counter(lock: &mut fs::File) -> u64 {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut text = String::new();
-    if lock.seek(SeekFrom::Start(0)).is_err() || lock.take(32).read_to_string(&mut text).is_err() {
-        return 0;
-    }
-    text.trim().parse().unwrap_or(0)
+/// The last segment of a key (a file or object name).
+pub(crate) fn name_of(key: &str) -> &str {
+    key.rsplit('/').next().unwrap_or(key)
 }
 
-/// Records the last sequence number handed out (best effort: the archives on disk remain the
-/// primary source).
-pub(crate) fn write_counter(lock: &mut fs::File, sequence: u64) {
-    use std::io::{Seek, SeekFrom};
-    let _ = lock
-        .set_len(0)
-        .and_then(|_| lock.seek(SeekFrom::Start(0)))
-        .and_then(|_| lock.write_all(format!("{sequence}\n").as_bytes()));
-}
-
-/// Runs `f` holding the session's exclusive lock (threads and processes alike).
-pub(crate) fn with_session_lock<T>(
-    dir: &Path,
-    f: impl FnOnce(&mut fs::File) -> io::Result<T>,
-) -> io::Result<T> {
-    let mut lock = open_lock_file(dir)?;
-    lock.lock()?;
-    let result = f(&mut lock);
-    let _ = lock.unlock();
-    result
-}
-
-pub(crate) fn open_lock_file(dir: &Path) -> io::Result<fs::File> {
-    let mut options = fs::OpenOptions::new();
-    options.read(true).write(true).create(true).truncate(false);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-        // Never open a planted symlink in place of the lock file.
-        options.custom_flags(libc::O_NOFOLLOW);
-    }
-    options.open(dir.join(LOCK_FILE))
+/// An invalid session id as the error of a write.
+pub(crate) fn invalid_session(e: ValidationError) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, e.to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::fs;
 
     #[test]
     fn session_ids_cannot_traverse() {

@@ -24,13 +24,12 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::history::{recorded_in, ArchiveSource, DirSource};
-use super::session_dir;
-use super::store::session::StoreSource;
+use super::restore::recorded_in;
+use super::session::SessionSource;
 use super::store::ArchiveStore;
 use crate::model::added::{self, OwnSummaries};
 
-pub use super::history::IDENTITY_FIELD;
+pub use super::restore::IDENTITY_FIELD;
 
 /// The summaries and notices among `messages` that the session's records name (see the module
 /// docs), plus `known`: messages the caller's process knows the library wrote (the checkpoints
@@ -50,15 +49,13 @@ pub fn own_summaries(
     if candidates.is_empty() || super::validate_session_id(session_id).is_err() {
         return own;
     }
-    let dir = session_dir(output_dir, session_id);
-    let disk = DirSource(&dir);
-    let on_store = store.map(|store| StoreSource { store, session_id });
-    let source: &dyn ArchiveSource = match &on_store {
-        Some(on_store) => on_store,
-        None => &disk,
+    let store = ArchiveStore::at(output_dir, store);
+    let source = SessionSource {
+        store: &store,
+        session_id,
     };
     for message in candidates {
-        if recorded_in(source, message) {
+        if recorded_in(&source, message) {
             own.insert(message);
         } else {
             tracing::debug!(
@@ -72,7 +69,7 @@ pub fn own_summaries(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::archive::history::meta_names;
+    use crate::archive::restore::meta_names;
     use serde_json::json;
 
     #[test]

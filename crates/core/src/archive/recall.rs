@@ -5,17 +5,17 @@
 //!
 //! Whatever the input, the answer is text the model can act on: an unknown archive, a range out
 //! of bounds or an empty query says what is wrong and what exists, and never fails the loop.
-//! Archives are listed and read through the history functions
-//! ([`super::history::list_archives`], the [`ArchiveSource`] that restore reads), on disk or on a
+//! Archives are listed and read through the session's functions
+//! ([`super::session::list_archives`], the [`ArchiveSource`] that restore reads), on disk or on a
 //! store alike.
 
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::history::{ArchiveInfo, HistoryError};
+use super::restore::{recorded_in, ArchiveSource};
+use super::session::{self, ArchiveInfo, HistoryError, SessionSource};
 use super::store::ArchiveStore;
-use super::{ArchiveSource, DirSource};
 use crate::base::text::clip_middle;
 use crate::carry::ledger::Ledger;
 use crate::model::added::{self, OwnSummaries};
@@ -128,7 +128,11 @@ pub fn recall(
     if let Err(e) = super::validate_session_id(session_id) {
         return format!("The recall tool is set up with an invalid session: {e}");
     }
-    let archives = match list(location, session_id) {
+    let store = match location {
+        Location::Dir(dir) => ArchiveStore::local(dir),
+        Location::Store(store) => store.clone(),
+    };
+    let archives = match session::list_archives(&store, session_id) {
         Ok(archives) => archives,
         Err(e) => return format!("The archives of this session cannot be listed: {e}"),
     };
@@ -137,8 +141,10 @@ pub fn recall(
     }
     let max_tokens = max_tokens.max(MIN_TOKENS);
     let reader = Reader {
-        location,
-        session_id,
+        source: SessionSource {
+            store: &store,
+            session_id,
+        },
         encoding,
         max_tokens,
     };
@@ -167,13 +173,6 @@ pub fn recall(
 
 /// The fewest tokens an answer is given (a smaller budget could not say anything).
 const MIN_TOKENS: usize = 200;
-
-fn list(location: Location<'_>, session_id: &str) -> Result<Vec<ArchiveInfo>, HistoryError> {
-    match location {
-        Location::Dir(dir) => super::list_archives(dir, session_id),
-        Location::Store(store) => super::store::session::list_archives(store, session_id),
-    }
-}
 
 /// The archive a name (or a path ending in it) means.
 fn find<'a>(archives: &'a [ArchiveInfo], name: &str) -> Option<&'a ArchiveInfo> {
@@ -204,8 +203,7 @@ fn unknown(archives: &[ArchiveInfo], name: &str) -> String {
 }
 
 struct Reader<'a> {
-    location: Location<'a>,
-    session_id: &'a str,
+    source: SessionSource<'a>,
     encoding: Encoding,
     max_tokens: usize,
 }
@@ -215,29 +213,16 @@ const TRAILER_TOKENS: usize = 80;
 
 impl Reader<'_> {
     fn read(&self, name: &str) -> Result<Vec<Value>, HistoryError> {
-        match self.location {
-            Location::Dir(dir) => DirSource(&dir.join(self.session_id)).read_archive(name),
-            Location::Store(store) => super::store::session::StoreSource {
-                store,
-                session_id: self.session_id,
-            }
-            .read_archive(name),
-        }
-        // The messages the compaction replaced (not the originals of the kept messages it
-        // changed, which the summary's markers name on their own).
-        .map(|body| body.messages)
+        self.source
+            .read_archive(name)
+            // The messages the compaction replaced (not the originals of the kept messages it
+            // changed, which the summary's markers name on their own).
+            .map(|body| body.messages)
     }
 
     /// The metadata recorded beside the archive `name`, if there is any.
     fn meta(&self, name: &str) -> Option<Value> {
-        match self.location {
-            Location::Dir(dir) => DirSource(&dir.join(self.session_id)).read_meta(name),
-            Location::Store(store) => super::store::session::StoreSource {
-                store,
-                session_id: self.session_id,
-            }
-            .read_meta(name),
-        }
+        self.source.read_meta(name)
     }
 
     /// The session's full ledger: the ledgers recorded beside its archives (each whole, where
@@ -372,25 +357,8 @@ file operation, command or failed call."
     /// like one is shown as the message it is.
     fn own(&self, messages: &[Value]) -> OwnSummaries {
         let mut own = OwnSummaries::none();
-        let dir;
-        let on_disk;
-        let on_store;
-        let source: &dyn ArchiveSource = match self.location {
-            Location::Dir(root) => {
-                dir = root.join(self.session_id);
-                on_disk = DirSource(&dir);
-                &on_disk
-            }
-            Location::Store(store) => {
-                on_store = super::store::session::StoreSource {
-                    store,
-                    session_id: self.session_id,
-                };
-                &on_store
-            }
-        };
         for message in messages.iter().filter(|m| added::is_summary_message(m)) {
-            if super::history::recorded_in(source, message) {
+            if recorded_in(&self.source, message) {
                 own.insert(message);
             }
         }

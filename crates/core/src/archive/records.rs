@@ -1,28 +1,28 @@
-//! Where a session's records go ([`Records`]: its directory, through [`super::audit`], or its
-//! session on a store), and reading back what a session recorded, for a report of it
-//! (`renderReport`): its audit events (`events.jsonl` on disk, one object per event on a store)
-//! and the archives and metadata files it names. Only archive and metadata names are read (`compact-…-N.json`,
-//! `compact-…-N.meta.json`), inside the session only, and never through a symlink: a name
-//! taken from a file cannot make this read anything else.
+//! Where a session's records go ([`Records`]: its session on a store, the local disk being
+//! one, through [`super::audit`]), and reading back what a session recorded, for a report of it
+//! (`renderReport`): its audit events and the archives and metadata files it names. Only
+//! archive and metadata names are read (`compact-…-N.json`, `compact-…-N.meta.json`), inside
+//! the session only, and never through a symlink: a name taken from a file cannot make this
+//! read anything else.
 
-use std::io::{self, BufRead, Read};
+use std::borrow::Cow;
+use std::io;
 use std::path::Path;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::audit::{append_event, append_summary, meta_text, summary_text, write_meta};
+use super::audit::{append_event, append_summary, meta_text, write_meta};
 use super::store::ArchiveStore;
-use super::{
-    open_no_follow, parse_archive_name, parse_meta_name, session_dir, validate_session_id,
-    HistoryError, EVENTS_FILE,
-};
+use super::{parse_archive_name, parse_meta_name, validate_session_id, HistoryError};
 
-/// Where a session's records go: its directory, or its session on a store
-/// ([`crate::archive::store::session`]: one object per event and per summary).
-pub(crate) enum Records<'a> {
-    Dir(std::path::PathBuf),
-    Store(&'a ArchiveStore, &'a str),
+pub use super::audit::read_events;
+
+/// Where a session's records go: its session on a store (the directory under `outputDir`
+/// when there is no other store).
+pub(crate) struct Records<'a> {
+    store: Cow<'a, ArchiveStore>,
+    session_id: &'a str,
 }
 
 impl<'a> Records<'a> {
@@ -31,70 +31,24 @@ impl<'a> Records<'a> {
         store: Option<&'a ArchiveStore>,
         session_id: &'a str,
     ) -> Records<'a> {
-        match store {
-            Some(store) => Records::Store(store, session_id),
-            None => Records::Dir(session_dir(output_dir, session_id)),
+        Records {
+            store: ArchiveStore::at(output_dir, store),
+            session_id,
         }
     }
 
     /// Writes `compact-…-N.meta.json` beside the archive `archive_name`.
     pub(crate) fn meta(&self, archive_name: &str, meta: &impl Serialize) -> io::Result<()> {
-        let text = meta_text(meta)?;
-        match self {
-            Records::Dir(dir) => write_meta(dir, archive_name, &text),
-            Records::Store(store, session) => {
-                super::store::session::write_meta(store, session, archive_name, text)
-            }
-        }
+        write_meta(&self.store, self.session_id, archive_name, meta_text(meta)?)
     }
 
     pub(crate) fn summary(&self, archive_name: Option<&str>, summary: &str) -> io::Result<()> {
-        match self {
-            Records::Dir(dir) => append_summary(dir, archive_name, summary),
-            Records::Store(store, session) => super::store::session::append_summary(
-                store,
-                session,
-                archive_name,
-                summary_text(archive_name, summary),
-            ),
-        }
+        append_summary(&self.store, self.session_id, archive_name, summary)
     }
 
     pub(crate) fn event(&self, event: &str, fields: Map<String, Value>) -> io::Result<()> {
-        match self {
-            Records::Dir(dir) => append_event(dir, event, fields),
-            Records::Store(store, session) => {
-                super::store::session::append_event(store, session, event, fields)
-            }
-        }
+        append_event(&self.store, self.session_id, event, fields)
     }
-}
-
-/// A session's audit events, oldest first. Lines that are not JSON objects (a torn write) are
-/// skipped; a session without a log has no events.
-pub fn read_events(output_dir: &Path, session_id: &str) -> Result<Vec<Value>, HistoryError> {
-    validate_session_id(session_id)?;
-    let path = session_dir(output_dir, session_id).join(EVENTS_FILE);
-    let file = match open_no_follow(&path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e.into()),
-    };
-    let mut events = Vec::new();
-    for line in io::BufReader::new(file).lines() {
-        if let Ok(event @ Value::Object(_)) = serde_json::from_str::<Value>(&line?) {
-            events.push(event);
-        }
-    }
-    Ok(events)
-}
-
-/// The session's audit events on a store, oldest first.
-pub fn read_store_events(
-    store: &ArchiveStore,
-    session_id: &str,
-) -> Result<Vec<Value>, HistoryError> {
-    super::store::session::read_events(store, session_id)
 }
 
 /// Whether `name` is one a report may read: an archive or its metadata.
@@ -102,45 +56,19 @@ fn readable(name: &str) -> bool {
     parse_archive_name(name).is_some() || parse_meta_name(name).is_some()
 }
 
-fn check_names(names: &[String]) -> Result<(), HistoryError> {
-    match names.iter().find(|name| !readable(name)) {
-        Some(name) => Err(HistoryError::InvalidReference(format!(
-            "{name:?} is not an archive or metadata file name"
-        ))),
-        None => Ok(()),
-    }
-}
-
 /// The JSON content of the named files of a session, in order: `None` for a file that is
-/// missing or not valid JSON (a report shows what it has).
+/// missing, not valid JSON or not a regular file (a report shows what it has).
 pub fn read_files(
-    output_dir: &Path,
-    session_id: &str,
-    names: &[String],
-) -> Result<Vec<Option<Value>>, HistoryError> {
-    validate_session_id(session_id)?;
-    check_names(names)?;
-    let dir = session_dir(output_dir, session_id);
-    Ok(names
-        .iter()
-        .map(|name| {
-            let mut text = String::new();
-            open_no_follow(&dir.join(name))
-                .and_then(|file| io::BufReader::new(file).read_to_string(&mut text))
-                .ok()?;
-            serde_json::from_str(&text).ok()
-        })
-        .collect())
-}
-
-/// [`read_files`] on a store (read concurrently).
-pub fn read_store_files(
     store: &ArchiveStore,
     session_id: &str,
     names: &[String],
 ) -> Result<Vec<Option<Value>>, HistoryError> {
     validate_session_id(session_id)?;
-    check_names(names)?;
+    if let Some(name) = names.iter().find(|name| !readable(name)) {
+        return Err(HistoryError::InvalidReference(format!(
+            "{name:?} is not an archive or metadata file name"
+        )));
+    }
     let keys = names
         .iter()
         .map(|name| store.key(&[session_id, name]))
@@ -155,6 +83,7 @@ pub fn read_store_files(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::archive::EVENTS_FILE;
     use std::fs;
 
     #[test]
@@ -167,17 +96,19 @@ mod tests {
             "{\"event\":\"compacted\"}\nnot json\n{\"event\":\"failed\"}\n",
         )
         .unwrap();
-        let events = read_events(dir.path(), "s").unwrap();
+        let events = read_events(&ArchiveStore::local(dir.path()), "s").unwrap();
         assert_eq!(events.len(), 2);
         assert_eq!(events[1]["event"], "failed");
-        assert!(read_events(dir.path(), "missing").unwrap().is_empty());
+        assert!(read_events(&ArchiveStore::local(dir.path()), "missing")
+            .unwrap()
+            .is_empty());
 
         fs::write(session.join("compact-20260101T000000Z-1.json"), "[1, 2]").unwrap();
         let names = vec![
             "compact-20260101T000000Z-1.json".to_string(),
             "compact-20260101T000000Z-1.meta.json".to_string(),
         ];
-        let files = read_files(dir.path(), "s", &names).unwrap();
+        let files = read_files(&ArchiveStore::local(dir.path()), "s", &names).unwrap();
         assert_eq!(files, vec![Some(serde_json::json!([1, 2])), None]);
         for bad in [
             "../s/compact-20260101T000000Z-1.json",
@@ -185,7 +116,7 @@ mod tests {
             ".lock",
         ] {
             assert!(matches!(
-                read_files(dir.path(), "s", &[bad.to_string()]),
+                read_files(&ArchiveStore::local(dir.path()), "s", &[bad.to_string()]),
                 Err(HistoryError::InvalidReference(_))
             ));
         }
@@ -204,7 +135,7 @@ mod tests {
         )
         .unwrap();
         let files = read_files(
-            dir.path(),
+            &ArchiveStore::local(dir.path()),
             "s",
             &["compact-20260101T000000Z-1.json".to_string()],
         )

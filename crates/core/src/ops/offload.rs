@@ -69,7 +69,7 @@ pub fn offload_input(input: &Input, max_tokens: usize, options: &CompactOptions)
 }
 
 /// [`offload_tool_results`] archiving into `store` when there is one (see
-/// [`archive::store::session::persist_in`]).
+/// [`archive::session::persist_in`]).
 pub fn offload_tool_results_in(
     messages: &[Value],
     max_tokens: usize,
@@ -100,8 +100,7 @@ pub fn offload_tool_results_in(
     }
     let cuts = cuts_by_message(&sites, &plan);
     let originals: Vec<Value> = cuts.iter().map(|(i, _)| messages[*i].clone()).collect();
-    let path = match archive::store::session::persist_in(&originals, output_dir, store, session_id)
-    {
+    let path = match archive::session::persist_in(&originals, output_dir, store, session_id) {
         Ok(file) => file.path,
         Err(e) => {
             outcome.error = Some(CompactError::new(

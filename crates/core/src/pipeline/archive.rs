@@ -67,7 +67,7 @@ pub(crate) fn archive(
             shortened: &shortened,
         },
     };
-    match archive::store::session::persist_archive_in(
+    match archive::session::persist_archive_in(
         &contents,
         &options.output_dir,
         options.archive_store.as_deref(),

@@ -1,4 +1,5 @@
-//! Archives on object storage (issue 14): `outputDir` may be an object-store URL —
+//! Where archives are kept: an [`ArchiveStore`] over a storage backend. The local disk is one
+//! ([`fs::FsBackend`], `outputDir` a directory); object storage is another (issue 14): `outputDir` may be an object-store URL —
 //! `s3://bucket/prefix` (AWS S3 and S3-compatible servers: MinIO, R2, Ceph), `gs://bucket/prefix`,
 //! `az://container/prefix`, `file:///path` — or the caller may pass its own store (the napi
 //! binding's `archiveStore`, any [`StoreBackend`]).
@@ -28,26 +29,35 @@
 //! the pipeline's steps); the store's network calls run on a small runtime of their own
 //! (`io_runtime`) and the caller waits for them, as it waits for the disk.
 
+use std::borrow::Cow;
 use std::future::Future;
+use std::path::Path;
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use crate::base::retry::RetryPolicy;
 
 pub mod backend;
-pub mod session;
+pub mod fs;
+pub mod object;
 mod url;
 
-pub use backend::{ObjectStoreBackend, StoreBackend, StoreError, StoreFuture, StoredObject};
+pub use backend::{StoreBackend, StoreError, StoreFuture, StoredObject};
+pub use fs::FsBackend;
+pub use object::ObjectStoreBackend;
 pub use url::{is_store_url, SUPPORTED_SCHEMES};
 
 /// How long one store operation may take before it counts as failed (and is retried).
 pub const DEFAULT_OPERATION_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Where a session's archives go when that is not a local directory: a backend, the key
-/// prefix under it, and how failures are retried. Cheap to share (`Arc`).
+/// Where a session's archives go: a backend, the key prefix under it, and how failures are
+/// retried. Cheap to share (`Arc`) and to clone.
+#[derive(Clone)]
 pub struct ArchiveStore {
     backend: Arc<dyn StoreBackend>,
+    /// The same backend when it is the local disk: what a disk has beside the four operations
+    /// (a lock, appendable files) is used through it.
+    local: Option<Arc<FsBackend>>,
     /// The key prefix (no leading or trailing `/`; empty for none).
     root: String,
     /// What paths in results start with: the URL as given (without a trailing `/`).
@@ -87,7 +97,37 @@ impl ArchiveStore {
             timeout: DEFAULT_OPERATION_TIMEOUT,
             secrets: Vec::new(),
             backend_retries: false,
+            local: None,
         }
+    }
+
+    /// The directory `output_dir` as a store: keys are paths below it, paths in results start
+    /// with it as given, and nothing is retried (a disk error is final).
+    pub fn local(output_dir: &Path) -> ArchiveStore {
+        let fs = Arc::new(FsBackend::new(output_dir));
+        ArchiveStore {
+            backend: fs.clone(),
+            local: Some(fs),
+            root: String::new(),
+            display: output_dir.display().to_string(),
+            retry: RetryPolicy::default(),
+            timeout: DEFAULT_OPERATION_TIMEOUT,
+            secrets: Vec::new(),
+            backend_retries: true,
+        }
+    }
+
+    /// `store` when there is one, else the directory `output_dir` ([`ArchiveStore::local`]).
+    pub fn at<'a>(output_dir: &Path, store: Option<&'a ArchiveStore>) -> Cow<'a, ArchiveStore> {
+        match store {
+            Some(store) => Cow::Borrowed(store),
+            None => Cow::Owned(ArchiveStore::local(output_dir)),
+        }
+    }
+
+    /// The local disk under this store, when it is one.
+    pub(crate) fn disk(&self) -> Option<&FsBackend> {
+        self.local.as_deref()
     }
 
     /// Sets how long one operation may take (default [`DEFAULT_OPERATION_TIMEOUT`]).
@@ -121,7 +161,12 @@ impl ArchiveStore {
     /// What results call the object `<session>/<name>`: `<location>/<session>/<name>`.
     pub fn display_path(&self, session_id: &str, name: &str) -> String {
         // A location that is only a scheme (`archiveStore:`) takes the key right after it.
-        let separator = if self.display.ends_with(':') { "" } else { "/" };
+        // (A local directory given as `/`, `out/` or empty takes it as it is.)
+        let separator = if self.display.is_empty() || self.display.ends_with([':', '/']) {
+            ""
+        } else {
+            "/"
+        };
         format!("{}{separator}{session_id}/{name}", self.display)
     }
 
@@ -135,6 +180,7 @@ impl ArchiveStore {
             StoreError::AlreadyExists => StoreError::AlreadyExists,
             StoreError::Transient(m) => StoreError::Transient(self.redact(&m)),
             StoreError::Permanent(m) => StoreError::Permanent(self.redact(&m)),
+            StoreError::Refused(m) => StoreError::Refused(self.redact(&m)),
         }
     }
 
@@ -145,6 +191,13 @@ impl ArchiveStore {
         &self,
         op: impl Fn(&dyn StoreBackend) -> StoreFuture<T> + Send + 'static,
     ) -> (Result<T, StoreError>, bool) {
+        if self.local.is_some() {
+            // The disk's futures are complete when made: no runtime, no timeout, no retry.
+            return (
+                futures::executor::block_on(op(self.backend.as_ref())),
+                false,
+            );
+        }
         let attempts = self.attempts();
         let (result, retried) =
             block_on(async move { attempts.run(op).await }).unwrap_or_else(|e| (Err(e), false));
@@ -169,6 +222,9 @@ impl ArchiveStore {
     /// metadata, and one round trip after another would make that slow on a remote store.
     pub fn get_many(&self, keys: Vec<String>) -> Vec<Result<Option<Vec<u8>>, StoreError>> {
         use futures::StreamExt;
+        if self.local.is_some() {
+            return keys.iter().map(|key| self.get(key)).collect();
+        }
         let attempts = self.attempts();
         let count = keys.len();
         let results = block_on(async move {
@@ -222,6 +278,15 @@ impl ArchiveStore {
     pub fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let key = key.to_string();
         self.run(move |backend| backend.get(key.clone())).0
+    }
+
+    /// The object at `key` when it is at most `max` bytes; `Err` says why not. On disk a larger
+    /// file is not read whole.
+    pub(crate) fn get_at_most(&self, key: &str, max: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        match &self.local {
+            Some(fs) => fs.read_at_most(key, max),
+            None => self.get(key),
+        }
     }
 
     /// The objects below the directory `dir` (only its direct children with `shallow`).

@@ -12,7 +12,8 @@ use object_store::local::LocalFileSystem;
 use object_store::path::Path as ObjectPath;
 use object_store::{BackoffConfig, ClientConfigKey, ObjectStore, RetryConfig};
 
-use super::backend::{ObjectStoreBackend, StoreBackend, StoreError, StoreFuture, StoredObject};
+use super::backend::{StoreBackend, StoreError, StoreFuture, StoredObject};
+use super::object::ObjectStoreBackend;
 use super::{redact, ArchiveStore, DEFAULT_OPERATION_TIMEOUT};
 use crate::base::error::ValidationError;
 use crate::base::retry::RetryPolicy;
@@ -129,6 +130,7 @@ fn open(
         timeout: DEFAULT_OPERATION_TIMEOUT,
         secrets: secrets.into_iter().chain(env_secrets()).collect(),
         backend_retries: scheme != "file",
+        local: None,
     })
 }
 

@@ -1,31 +1,21 @@
-//! A session's history: list its archives, restore the full conversation from a compacted one
-//! (rollback), and prune old archives (retention). The SanBot seed, sections 5.1–5.3.
+//! Restoring: the full conversation rebuilt from a compacted one (rollback, the SanBot seed's
+//! section 5.2), and whether a summary is the library's (its session's records name it). Fed by
+//! an [`ArchiveSource`]: a session on any storage ([`super::session::SessionSource`]).
 
 use std::collections::HashMap;
 use std::fmt;
-use std::fs;
-use std::io::{self, Read};
-use std::path::{Path, PathBuf};
+use std::io;
 use std::rc::Rc;
-use std::time::{Duration, SystemTime};
 
-use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::{
-    audit, highest_sequence, meta_name_for, parse_archive_name, parse_meta_name, read_counter,
-    rfc3339, session_dir, timestamp_to_datetime, timestamp_to_rfc3339, validate_session_id,
-    with_session_lock, write_counter, DEFAULT_OUTPUT_DIR, DEFAULT_SESSION_ID, KEPT_ORIGINALS_KEY,
-    MESSAGES_KEY, SHORTENED_KEY, THINKING_REMOVED_KEY,
+    parse_archive_name, KEPT_ORIGINALS_KEY, MESSAGES_KEY, SHORTENED_KEY, THINKING_REMOVED_KEY,
 };
 use crate::base::error::ValidationError;
 use crate::model::added;
+use crate::model::piece::Restored;
 use crate::plan::offload;
-
-pub use crate::model::piece::Restored;
-
-/// SanBot's retention: archives older than this many days are pruned by default.
-pub const DEFAULT_RETENTION_DAYS: f64 = 7.0;
 
 /// Why a history operation failed.
 #[derive(Debug)]
@@ -81,149 +71,6 @@ impl From<ValidationError> for HistoryError {
 impl From<io::Error> for HistoryError {
     fn from(e: io::Error) -> Self {
         HistoryError::Io(e)
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Listing
-
-/// One archive of a session, as `listArchives` reports it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ArchiveInfo {
-    /// `<outputDir>/<sessionId>/<fileName>`, as the output directory was given.
-    pub path: String,
-    pub file_name: String,
-    pub sequence: u64,
-    /// The file name's timestamp, `YYYYMMDDTHHMMSSZ`.
-    pub timestamp: String,
-    /// When it was written (RFC 3339): from the metadata, else from the timestamp.
-    pub created_at: String,
-    /// Messages the compaction replaced (an archive's `messages`; the kept originals beside
-    /// them are not counted); `None` when the file is not a readable archive.
-    pub message_count: Option<usize>,
-    pub size_bytes: u64,
-    /// The metadata file beside it, when there is a readable one.
-    pub meta_path: Option<String>,
-    /// The summary that replaced these messages, from the metadata.
-    pub summary: Option<String>,
-}
-
-/// The archives of a session, by sequence (then timestamp). A missing directory is an empty
-/// history. Temporary files, `.lock`, metadata and audit files are not archives; a missing or
-/// corrupt metadata file only leaves `meta_path` and `summary` empty.
-pub fn list_archives(
-    output_dir: &Path,
-    session_id: &str,
-) -> Result<Vec<ArchiveInfo>, HistoryError> {
-    validate_session_id(session_id)?;
-    let dir = session_dir(output_dir, session_id);
-    let entries = match fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e.into()),
-    };
-    let mut found = Vec::new();
-    for entry in entries {
-        let entry = entry?;
-        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
-            continue;
-        };
-        let Some((timestamp, sequence)) = parse_archive_name(&name) else {
-            continue;
-        };
-        // `DirEntry::metadata` does not follow symlinks: a planted link is not an archive.
-        let metadata = entry.metadata()?;
-        if !metadata.is_file() {
-            continue;
-        }
-        let path = dir.join(&name);
-        let meta = meta_name_for(&name).and_then(|meta_name| {
-            let meta_path = dir.join(meta_name);
-            let value = read_json_file(&meta_path, 16 * 1024 * 1024).ok()?;
-            // A metadata file describing another archive is not this one's.
-            (value.get("archive").and_then(Value::as_str) == Some(name.as_str()))
-                .then_some((meta_path, value))
-        });
-        let created_at = meta
-            .as_ref()
-            .and_then(|(_, v)| v.get("createdAt")?.as_str().map(str::to_string))
-            .or_else(|| timestamp_to_rfc3339(timestamp))
-            .or_else(|| {
-                let modified = metadata.modified().ok()?;
-                Some(rfc3339(time::OffsetDateTime::from(modified), false))
-            })
-            .unwrap_or_else(|| timestamp.to_string());
-        found.push(ArchiveInfo {
-            path: path.display().to_string(),
-            file_name: name.clone(),
-            sequence,
-            timestamp: timestamp.to_string(),
-            created_at,
-            message_count: count_messages(&path),
-            size_bytes: metadata.len(),
-            meta_path: meta.as_ref().map(|(p, _)| p.display().to_string()),
-            summary: meta
-                .as_ref()
-                .and_then(|(_, v)| v.get("summary")?.as_str().map(str::to_string)),
-        });
-    }
-    found.sort_by(|a, b| {
-        (a.sequence, &a.timestamp, &a.file_name).cmp(&(b.sequence, &b.timestamp, &b.file_name))
-    });
-    Ok(found)
-}
-
-/// The number of messages the archive in `path` holds, without building them.
-fn count_messages(path: &Path) -> Option<usize> {
-    let file = open_no_follow(path).ok()?;
-    count_archived(io::BufReader::new(file))
-}
-
-/// The number of messages an archive holds — the elements of an array, or of an archive
-/// object's `messages` — without building them; `None` when it is not an archive.
-pub(crate) fn count_archived(reader: impl Read) -> Option<usize> {
-    serde_json::from_reader::<_, MessageCount>(reader)
-        .ok()
-        .map(|count| count.0)
-}
-
-/// Deserializes an archive into the number of its messages only.
-struct MessageCount(usize);
-
-impl<'de> serde::Deserialize<'de> for MessageCount {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use serde::de::{Error, IgnoredAny, MapAccess, SeqAccess, Visitor};
-        struct Counter;
-        impl<'de> Visitor<'de> for Counter {
-            type Value = MessageCount;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(
-                    "an archive: an array of messages, or an object with a \"messages\" array",
-                )
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MessageCount, A::Error> {
-                let mut count = 0;
-                while seq.next_element::<IgnoredAny>()?.is_some() {
-                    count += 1;
-                }
-                Ok(MessageCount(count))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MessageCount, A::Error> {
-                let mut count = None;
-                while let Some(key) = map.next_key::<String>()? {
-                    if key == MESSAGES_KEY {
-                        count = Some(map.next_value::<Vec<IgnoredAny>>()?.len());
-                    } else {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                }
-                count
-                    .map(MessageCount)
-                    .ok_or_else(|| A::Error::missing_field(MESSAGES_KEY))
-            }
-        }
-        deserializer.deserialize_any(Counter)
     }
 }
 
@@ -286,67 +133,6 @@ impl ArchiveBody {
     }
 }
 
-/// Opens a file for reading without following a symlink at its name.
-pub(crate) fn open_no_follow(path: &Path) -> io::Result<fs::File> {
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        // O_NONBLOCK: a FIFO at the name is opened without blocking (then refused below).
-        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
-    #[cfg(not(unix))]
-    if fs::symlink_metadata(path)?.file_type().is_symlink() {
-        return Err(io::Error::other("is a symlink"));
-    }
-    let file = options.open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::other("not a regular file"));
-    }
-    Ok(file)
-}
-
-fn read_json_file(path: &Path, max_bytes: u64) -> io::Result<Value> {
-    let mut text = String::new();
-    open_no_follow(path)?
-        .take(max_bytes)
-        .read_to_string(&mut text)?;
-    serde_json::from_str(&text).map_err(io::Error::other)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Restoring
-
-/// Rebuilds the full conversation from a compacted list: every summary message of the library
-/// (one the session's records name, see [`super::provenance`]: a message that merely starts
-/// like a summary is the caller's, and stays as it is) is replaced by the messages of the
-/// archive it names, and summaries inside those archives (earlier compactions) are expanded in
-/// turn, so the result
-/// equals the conversation before the first compaction plus everything added since. Notices of
-/// the strategies without a summary ([`added::notice_header`]) are summaries here too; a
-/// selective compaction's notice also stands for the kept and cleared messages after it
-/// ([`added::notice_following`]), which its archive holds in their original form, so those
-/// are skipped.
-///
-/// Archives are looked up by file name in `<output_dir>/<session_id>/` only — whatever
-/// directory the summary's path names — so a moved or relatively named directory still works
-/// and a crafted summary cannot make this read anything else: a name that is not
-/// `compact-<timestamp>-<n>.json` is refused ([`HistoryError::InvalidReference`]), and a
-/// symlink at an archive's name is not followed. When a summary names no archive (its first
-/// line was changed), the archive is found through the metadata whose `summary` is exactly the
-/// message's content. A summary whose archive is missing fails with
-/// [`HistoryError::ArchiveNotFound`]: a partial restore would silently lose messages.
-pub fn restore_messages(
-    messages: &[Value],
-    output_dir: &Path,
-    session_id: &str,
-) -> Result<Vec<Restored>, HistoryError> {
-    validate_session_id(session_id)?;
-    let dir = session_dir(output_dir, session_id);
-    restore_from(messages, &DirSource(&dir))
-}
-
 /// Where [`restore_from`] reads archives: a session directory, or a session on a store.
 pub(crate) trait ArchiveSource {
     /// The archive `name` (an archive file name, already checked).
@@ -359,8 +145,6 @@ pub(crate) trait ArchiveSource {
     /// Where the archives are, for messages.
     fn describe(&self) -> String;
 }
-
-pub(crate) struct DirSource<'a>(pub(crate) &'a Path);
 
 // Whether the session's records name a message, by what `ArchiveSource` reads (the rule is
 // [`super::provenance`]'s; it lives here, beside the trait, because restore reads it too).
@@ -418,23 +202,27 @@ pub(crate) fn recorded_in(source: &dyn ArchiveSource, message: &Value) -> bool {
     }
 }
 
-impl ArchiveSource for DirSource<'_> {
-    fn read_archive(&self, name: &str) -> Result<ArchiveBody, HistoryError> {
-        read_archive(self.0, name)
-    }
-    fn find_by_summary(&self, content: &str) -> Option<String> {
-        find_by_summary(self.0, content)
-    }
-    fn read_meta(&self, name: &str) -> Option<Value> {
-        let meta = super::meta_name_for(name)?;
-        read_json_file(&self.0.join(meta), MAX_META_BYTES).ok()
-    }
-    fn describe(&self) -> String {
-        self.0.display().to_string()
-    }
-}
-
-/// [`restore_messages`] over any [`ArchiveSource`].
+/// Rebuilds the full conversation from a compacted list: every summary message of the library
+/// (one the session's records name, see [`super::provenance`]: a message that merely starts
+/// like a summary is the caller's, and stays as it is) is replaced by the messages of the
+/// archive it names, and summaries inside those archives (earlier compactions) are expanded in
+/// turn, so the result
+/// equals the conversation before the first compaction plus everything added since. Notices of
+/// the strategies without a summary ([`added::notice_header`]) are summaries here too; a
+/// selective compaction's notice also stands for the kept and cleared messages after it
+/// ([`added::notice_following`]), which its archive holds in their original form, so those
+/// are skipped.
+///
+/// Archives are looked up by file name in the session only — whatever
+/// directory the summary's path names — so a moved or relatively named directory still works
+/// and a crafted summary cannot make this read anything else: a name that is not
+/// `compact-<timestamp>-<n>.json` is refused ([`HistoryError::InvalidReference`]), and a
+/// symlink at an archive's name is not followed. When a summary names no archive (its first
+/// line was changed), the archive is found through the metadata whose `summary` is exactly the
+/// message's content. A summary whose archive is missing fails with
+/// [`HistoryError::ArchiveNotFound`]: a partial restore would silently lose messages.
+///
+/// This is that rule over any [`ArchiveSource`]; [`super::session::restore_messages`] reads a session's.
 pub(crate) fn restore_from(
     messages: &[Value],
     source: &dyn ArchiveSource,
@@ -779,258 +567,4 @@ fn archive_of(
             })
         }
     }
-}
-
-/// Metadata files larger than this are not read (one holds a summary: a few KB, rarely more
-/// than a few hundred).
-pub(crate) const MAX_META_BYTES: u64 = 16 * 1024 * 1024;
-
-/// The archive whose metadata holds exactly this summary text.
-fn find_by_summary(dir: &Path, content: &str) -> Option<String> {
-    let mut candidates: Vec<(u64, String)> = fs::read_dir(dir)
-        .ok()?
-        .filter_map(|entry| {
-            let name = entry.ok()?.file_name().to_str()?.to_string();
-            let (_, sequence) = parse_meta_name(&name)?;
-            Some((sequence, name))
-        })
-        .collect();
-    // Newest first: a later compaction is the likelier match.
-    candidates.sort_unstable_by(|a, b| b.cmp(a));
-    candidates.into_iter().find_map(|(_, meta_name)| {
-        let meta = read_json_file(&dir.join(meta_name), MAX_META_BYTES).ok()?;
-        if meta.get("summary")?.as_str()? != content {
-            return None;
-        }
-        let archive = meta.get("archive")?.as_str()?;
-        parse_archive_name(archive).map(|_| archive.to_string())
-    })
-}
-
-fn read_archive(dir: &Path, name: &str) -> Result<ArchiveBody, HistoryError> {
-    let path = dir.join(name);
-    let file = open_no_follow(&path).map_err(|e| {
-        // A symlink (ELOOP with O_NOFOLLOW) or a directory at the name is not an archive.
-        #[cfg(unix)]
-        let refused = e.raw_os_error() == Some(libc::ELOOP) || e.kind() == io::ErrorKind::Other;
-        #[cfg(not(unix))]
-        let refused = e.kind() == io::ErrorKind::Other;
-        if e.kind() == io::ErrorKind::NotFound {
-            HistoryError::ArchiveNotFound(format!(
-                "archive {name} was not found in {}",
-                dir.display()
-            ))
-        } else if refused {
-            HistoryError::InvalidArchive(format!(
-                "refusing to read archive {}: {e}",
-                path.display()
-            ))
-        } else {
-            HistoryError::Io(io::Error::new(
-                e.kind(),
-                format!("cannot read archive {}: {e}", path.display()),
-            ))
-        }
-    })?;
-    let mut bytes = Vec::new();
-    io::BufReader::new(file)
-        .read_to_end(&mut bytes)
-        .map_err(|e| {
-            HistoryError::InvalidArchive(format!("cannot read archive {}: {e}", path.display()))
-        })?;
-    ArchiveBody::parse(&bytes, &path.display().to_string())
-}
-
-/// `restore_messages` with the default directory and session when not given.
-pub fn restore_messages_with_defaults(
-    messages: &[Value],
-    output_dir: Option<&Path>,
-    session_id: Option<&str>,
-) -> Result<Vec<Restored>, HistoryError> {
-    restore_messages(
-        messages,
-        output_dir.unwrap_or(Path::new(DEFAULT_OUTPUT_DIR)),
-        session_id.unwrap_or(DEFAULT_SESSION_ID),
-    )
-}
-
-// ---------------------------------------------------------------------------------------------
-// Pruning
-
-/// What to prune.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PruneOptions {
-    /// Remove archives written more than this many days ago. Default 7 (SanBot's retention).
-    pub older_than_days: f64,
-    /// Only this session; by default every session under the output directory.
-    pub session_id: Option<String>,
-}
-
-impl Default for PruneOptions {
-    fn default() -> Self {
-        PruneOptions {
-            older_than_days: DEFAULT_RETENTION_DAYS,
-            session_id: None,
-        }
-    }
-}
-
-/// What a prune did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct PruneReport {
-    /// The files removed (archives, their metadata, abandoned temporary files).
-    pub removed: Vec<String>,
-    /// Archives kept.
-    pub kept: usize,
-}
-
-impl PruneOptions {
-    /// `older_than_days`, refused unless it is a non-negative number.
-    pub(crate) fn checked_days(&self) -> Result<f64, HistoryError> {
-        let days = self.older_than_days;
-        if !days.is_finite() || days < 0.0 {
-            return Err(ValidationError::argument(
-                "olderThanDays",
-                format!("must be a non-negative number of days, got {days}"),
-            )
-            .into());
-        }
-        Ok(days)
-    }
-
-    /// The one session to prune (validated), or `None` for every session.
-    pub(crate) fn checked_session(&self) -> Result<Option<String>, HistoryError> {
-        match &self.session_id {
-            Some(session) => {
-                validate_session_id(session)?;
-                Ok(Some(session.clone()))
-            }
-            None => Ok(None),
-        }
-    }
-}
-/// Removes archives older than `older_than_days` (by the timestamp in their name, or their
-/// modification time when that is not a valid date) together with their metadata, and
-/// temporary files abandoned as long ago. Never touches `events.jsonl`, `summaries.md`, or any
-/// other file (memory files such as `decisions.md` live on). Each session where something was
-/// removed gets a `pruned` line in its audit log.
-pub fn prune_archives(
-    output_dir: &Path,
-    options: &PruneOptions,
-) -> Result<PruneReport, HistoryError> {
-    let days = options.checked_days()?;
-    let sessions: Vec<String> = match options.checked_session()? {
-        Some(session) => vec![session],
-        None => match fs::read_dir(output_dir) {
-            Ok(entries) => {
-                let mut sessions = Vec::new();
-                for entry in entries {
-                    let entry = entry?;
-                    // Real directories only: a symlink to elsewhere is not pruned through.
-                    if !entry.file_type()?.is_dir() {
-                        continue;
-                    }
-                    if let Some(name) = entry.file_name().to_str() {
-                        if validate_session_id(name).is_ok() {
-                            sessions.push(name.to_string());
-                        }
-                    }
-                }
-                sessions.sort();
-                sessions
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(e.into()),
-        },
-    };
-    let cutoff = SystemTime::now()
-        .checked_sub(Duration::from_secs_f64(days * 86_400.0))
-        .unwrap_or(SystemTime::UNIX_EPOCH);
-    let mut report = PruneReport::default();
-    for session in sessions {
-        let dir = session_dir(output_dir, &session);
-        match fs::symlink_metadata(&dir) {
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => continue,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(e.into()),
-        }
-        let (removed, kept) = with_session_lock(&dir, |lock| {
-            // Remember the highest sequence before removing archives, so numbering continues.
-            let highest = highest_sequence(&dir)?.max(read_counter(lock));
-            write_counter(lock, highest);
-            prune_session(&dir, cutoff)
-        })?;
-        if !removed.is_empty() {
-            let names: Vec<String> = removed
-                .iter()
-                .filter_map(|p| p.file_name()?.to_str().map(str::to_string))
-                .collect();
-            let mut fields = Map::new();
-            fields.insert("olderThanDays".into(), json!(days));
-            fields.insert("removed".into(), json!(names));
-            if let Err(e) = audit::append_event(&dir, "pruned", fields) {
-                tracing::warn!("could not append to {}: {e}", audit::EVENTS_FILE);
-            }
-        }
-        report
-            .removed
-            .extend(removed.iter().map(|p| p.display().to_string()));
-        report.kept += kept;
-    }
-    Ok(report)
-}
-
-fn prune_session(dir: &Path, cutoff: SystemTime) -> io::Result<(Vec<PathBuf>, usize)> {
-    let mut removed = Vec::new();
-    let mut kept = 0;
-    let mut names: Vec<String> = Vec::new();
-    for entry in fs::read_dir(dir)? {
-        if let Some(name) = entry?.file_name().to_str() {
-            names.push(name.to_string());
-        }
-    }
-    names.sort();
-    for name in names {
-        let (timestamp, is_archive) = if let Some((ts, _)) = parse_archive_name(&name) {
-            (Some(ts), true)
-        } else if let Some((ts, _)) = parse_meta_name(&name) {
-            (Some(ts), false)
-        } else if name.starts_with(".tmp-") {
-            (None, false)
-        } else {
-            // events.jsonl, summaries.md, .lock, memory files, anything else: never removed.
-            continue;
-        };
-        let path = dir.join(&name);
-        let metadata = match fs::symlink_metadata(&path) {
-            Ok(m) => m,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(e),
-        };
-        if metadata.is_dir() {
-            continue;
-        }
-        let written = timestamp
-            .and_then(timestamp_to_datetime)
-            .map(SystemTime::from)
-            .or_else(|| metadata.modified().ok());
-        let old = written.is_some_and(|t| t < cutoff);
-        if !old {
-            kept += usize::from(is_archive);
-            continue;
-        }
-        match fs::remove_file(&path) {
-            Ok(()) => removed.push(path),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => {
-                tracing::warn!("could not remove {}: {e}", path.display());
-                kept += usize::from(is_archive);
-            }
-        }
-    }
-    if !removed.is_empty() {
-        super::sync_dir(dir);
-    }
-    Ok((removed, kept))
 }
