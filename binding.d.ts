@@ -2,6 +2,18 @@
 /* eslint-disable */
 
 /**
+ * A `Compactor`'s checkpoints (one shelf per compactor). Its records leave with it: they are
+ * dropped when the shelf is garbage-collected.
+ */
+export declare class CheckpointShelf {
+  constructor()
+  /** The handle `compactJson` takes. */
+  get id(): number
+  /** How many records the shelf holds. */
+  get size(): number
+}
+
+/**
  * Records a usage report into a `Compactor`'s calibration: `covered_raw_tokens` is the raw
  * count of what the usage covers (messages up to the last assistant message, plus system and
  * tools). Returns the new calibration as JSON.
@@ -42,8 +54,11 @@ export interface CompactCall {
   calibrationJson?: string
   onLog?: JsLogFn
   onBeforeCompact?: JsBeforeCompactFn
-  /** A `Compactor`'s checkpoints, and a summary it prepared in the background. */
-  checkpointsJson?: string
+  /**
+   * A `Compactor`'s checkpoint shelf (`checkpoints::CheckpointShelf`'s id: the records stay
+   * in the addon), and a summary it prepared in the background.
+   */
+  checkpointShelf?: number
   precomputedJson?: string
   /** `rehydrate.read`. */
   onRead?: JsReadFn
