@@ -115,6 +115,7 @@ pub fn measure_json(
         options.calibration = parse_calibration(calibration_json)?;
         let measure = measure::measure_counted(
             &options,
+            options.extra_tokens(),
             message_tokens as u64,
             tokens_after_last_assistant.map(|n| n as u64),
             message_count.map(|n| n as usize),

@@ -37,16 +37,16 @@ fn the_measure_says_the_window_and_what_fires_only_when_asked() {
         context_token_limit: 10_000,
         ..CompactOptions::default()
     };
-    let quiet = measure::measure_counted(&options, 100, None, None, 0);
+    let quiet = measure::measure_counted(&options, 0, 100, None, None, 0);
     assert_eq!(quiet["window"], 10_000);
     assert!(quiet.get("trigger").is_none(), "{quiet}");
 
-    let below = measure::measure_counted(&options, 100, None, Some(3), 0);
+    let below = measure::measure_counted(&options, 0, 100, None, Some(3), 0);
     assert_eq!(below["trigger"], serde_json::Value::Null);
-    let over = measure::measure_counted(&options, 50_000, None, Some(3), 0);
+    let over = measure::measure_counted(&options, 0, 50_000, None, Some(3), 0);
     assert_eq!(over["trigger"], "tokens");
     // An empty list fires nothing, whatever its count says.
-    let empty = measure::measure_counted(&options, 50_000, None, Some(0), 0);
+    let empty = measure::measure_counted(&options, 0, 50_000, None, Some(0), 0);
     assert_eq!(empty["trigger"], serde_json::Value::Null);
 }
 

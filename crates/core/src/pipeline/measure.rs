@@ -39,8 +39,11 @@ pub(crate) fn measure(messages: &[Value], counts: &[usize], options: &CompactOpt
 /// tokens after the last assistant message (counted by the caller, possibly from a cache), as
 /// JSON (`Measure` and `window`). With `message_count` (and `tool_output_bytes` when
 /// `maxToolOutputBytes` is set) it also has `trigger`: what would fire a compaction, or `null`.
+/// `extra_tokens`: the count of `system` and `tools` (`options.extra_tokens()`, or what a caller
+/// that holds the options counted once).
 pub fn measure_counted(
     options: &CompactOptions,
+    extra_tokens: usize,
     message_tokens: u64,
     tokens_after_last_assistant: Option<u64>,
     message_count: Option<usize>,
@@ -50,7 +53,7 @@ pub fn measure_counted(
         crate::model::trigger::TriggerInput {
             message_tokens,
             tokens_after_last_assistant,
-            extra_tokens: options.extra_tokens() as u64,
+            extra_tokens: extra_tokens as u64,
         },
         options.threshold_tokens() as u64,
         options.usage,
