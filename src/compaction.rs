@@ -9,15 +9,16 @@ use crate::convert::{
 };
 use crate::counting::parse_calibration;
 use crate::js_json::JsMessages;
-use crate::options::CallOptions;
+use crate::options::call_options;
 use crate::{checkpoints, js_store, logging};
 use context_compact_core::archive;
-use context_compact_core::formats::{self, Format, Input};
-use context_compact_core::ops::generate;
+use context_compact_core::formats::{Input, View};
+use context_compact_core::ops::{generate, offload};
 use context_compact_core::options;
 use context_compact_core::pipeline::rehydrate::FileReader;
+use context_compact_core::pipeline::report::custom;
+use context_compact_core::pipeline::CompactOptions;
 use context_compact_core::pipeline::{self, BeforeCompactInfo, CompactHooks, Confirmation};
-use context_compact_core::pipeline::{CompactOptions, CompactOutcome};
 use context_compact_core::resume::precompute::{self, Precomputed};
 use context_compact_core::summary::prompt;
 use context_compact_core::summary::summarize::{
@@ -27,7 +28,7 @@ use futures::FutureExt;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 
@@ -104,7 +105,7 @@ pub(crate) struct JsSummarizer {
     model: Option<String>,
     /// The list's view, when it is in another format: the JS summarizer is given the caller's
     /// items, so each view message's origin becomes its items' indices.
-    view: Option<std::sync::Arc<formats::View>>,
+    view: Option<std::sync::Arc<View>>,
 }
 
 impl Summarizer for JsSummarizer {
@@ -112,51 +113,20 @@ impl Summarizer for JsSummarizer {
         &'a self,
         request: &'a SummaryRequest<'a>,
     ) -> BoxFuture<'a, std::result::Result<String, AttemptError>> {
-        let mut made = Vec::new();
-        let mut origins = Vec::with_capacity(request.origins.len());
-        for (message, origin) in request.messages.iter().zip(request.origins) {
-            match (origin, &self.view) {
-                (Some(index), None) => origins.push(Some(*index as u32)),
-                (Some(index), Some(view)) => origins.extend(
-                    view.groups
-                        .get(*index)
-                        .cloned()
-                        .unwrap_or_default()
-                        .map(|item| Some(item as u32)),
-                ),
-                (None, None) => {
-                    origins.push(None);
-                    made.push(message.to_string());
-                }
-                (None, Some(view)) => {
-                    for item in formats::to_format(view.format, message) {
-                        origins.push(None);
-                        made.push(item.to_string());
-                    }
-                }
-            }
-        }
+        let caller = request.caller_messages(self.view.as_deref());
         let call = SummarizeCall {
             start: request.range.start as u32,
             end: request.range.end as u32,
-            origins,
-            made,
+            origins: caller.origins.iter().map(|o| o.map(|i| i as u32)).collect(),
+            made: caller.made.iter().map(Value::to_string).collect(),
             instructions: request.instructions.clone(),
-            max_tool_result_chars: match request.render_limits.max_tool_result_chars {
-                usize::MAX => None,
-                chars => Some(chars as f64),
-            },
+            max_tool_result_chars: request.max_tool_result_chars().map(|n| n as f64),
             previous_summary: request.previous_summary.clone(),
             model: request.model.clone(),
             custom_instructions: request.custom_instructions.clone(),
             max_tokens: request.max_tokens,
             attempt: request.attempt,
-            own_summaries: request
-                .messages
-                .iter()
-                .filter(|message| request.own.contains(message))
-                .filter_map(context_compact_core::model::added::summary_identity_hex)
-                .collect(),
+            own_summaries: caller.own_summaries,
         };
         Box::pin(async move {
             let failed = |e: Error| {
@@ -205,28 +175,12 @@ pub fn render_summary_prompt_json(
 ) -> Result<String> {
     guarded("renderSummaryPrompt", || {
         let input = parse_input(messages, parse_format(format)?)?;
-        let messages = input.messages();
-        // The library's own summaries among them, as the compaction found them in its records.
-        let own_summaries = own_summaries.unwrap_or_default();
-        let own = context_compact_core::model::added::OwnSummaries::of(messages.iter().filter(
-            |message| {
-                context_compact_core::model::added::summary_identity_hex(message)
-                    .is_some_and(|id| own_summaries.contains(&id))
-            },
-        ));
-        let limits = match max_tool_result_chars {
-            Some(chars) if chars.is_finite() && chars >= 0.0 => prompt::RenderLimits {
-                max_tool_result_chars: chars as usize,
-                ..prompt::RenderLimits::default()
-            },
-            _ => prompt::RenderLimits::default(),
-        };
-        Ok(prompt::render_prompt(
+        Ok(prompt::render_prompt_for_caller(
             &instructions,
             previous_summary.as_deref(),
-            messages,
-            limits,
-            &own,
+            input.messages(),
+            max_tool_result_chars,
+            &own_summaries.unwrap_or_default(),
         ))
     })
 }
@@ -253,14 +207,7 @@ impl CompactHooks for EventBridge {
                 Ok(promise) => promise.await,
                 Err(e) => Err(e),
             };
-            match answer {
-                Ok(true) => Confirmation::Proceed,
-                Ok(false) => {
-                    Confirmation::Decline("onBeforeCompact declined the compaction".into())
-                }
-                // A confirmation that failed is not a confirmation.
-                Err(e) => Confirmation::Decline(format!("onBeforeCompact failed: {}", e.reason)),
-            }
+            Confirmation::from_answer(answer.map_err(|e| e.reason))
         })
     }
 
@@ -279,12 +226,7 @@ impl EventBridge {
 
 impl AttemptObserver for EventBridge {
     fn retrying(&self, attempt: u32, error: &AttemptError, delay: std::time::Duration) {
-        self.emit(json!({
-            "type": "retry",
-            "attempt": attempt,
-            "delayMs": delay.as_millis() as u64,
-            "error": { "code": error.code.as_str(), "message": error.message, "status": error.status },
-        }));
+        self.emit(error.retry_event(attempt, delay));
     }
 }
 
@@ -305,9 +247,7 @@ fn prepare(
     let input = parse_input(messages, options.format)?;
     input.adjust(options);
     // The caller's counts are per item; the pipeline works on the view's messages.
-    let counts = counts
-        .filter(|c| c.len() == input.items.len())
-        .map(|c| input.counts(c.into_iter().map(|n| n as usize).collect()));
+    let counts = input.view_counts(counts.map(|c| c.into_iter().map(|n| n as usize).collect()));
     let summarizer = match summarizer {
         Some(callback) => js_summarizer(callback, options, &input),
         None => options::providers::choose(raw_options, options).map_err(invalid)?,
@@ -326,14 +266,6 @@ fn js_summarizer(
         model: options.model.clone(),
         view: input.view.clone().map(std::sync::Arc::new),
     })
-}
-
-/// The outcome as the JS layer reads it (`lib/result.js`): the core's own serialisation, with
-/// the format of the list.
-fn outcome_text(outcome: &CompactOutcome, format: Format) -> String {
-    let mut json = serde_json::to_value(outcome).unwrap_or_default();
-    json["format"] = json!(format.name());
-    json.to_string()
 }
 
 /// What `compactJson` is handed beside the messages: the options (as JSON, read once per
@@ -386,7 +318,7 @@ pub async fn compact_json(
         let (mut options, raw_options) = match options_held {
             Some(id) => {
                 let (mut options, value) =
-                    CallOptions::of(id, options_json.as_deref(), false)?.into_owned();
+                    call_options(id, options_json.as_deref(), false)?.into_owned();
                 // The caller's own store is registered per call: attached to this call's copy.
                 js_store::attach(&mut options, &value)?;
                 (options, value)
@@ -432,11 +364,8 @@ pub async fn compact_json(
                 if let (Some(id), Some(record)) = (checkpoint_shelf, &outcome.checkpoint_record) {
                     checkpoints::keep(id, record);
                 }
-                let format = input.format();
-                Ok(outcome_text(
-                    &input.outcome(outcome, options.encoding),
-                    format,
-                ))
+                // As the JS layer reads it (`lib/result.js`).
+                Ok(input.outcome_json(outcome, options.encoding))
             }
             Err(pipeline::Aborted) => {
                 Err(Error::new(Status::Cancelled, "This operation was aborted"))
@@ -490,25 +419,7 @@ pub async fn offload_tool_results_json(
 ) -> Result<String> {
     let options = parse_options(options_json)?;
     let input = parse_input(messages, options.format)?;
-    let work = move || {
-        let mut outcome = context_compact_core::ops::offload::offload_tool_results_in(
-            input.messages(),
-            max_tokens as usize,
-            options.offload,
-            &options.output_dir,
-            options.archive_store.as_deref(),
-            &options.session_id,
-            options.encoding,
-        );
-        let view_pieces = std::mem::take(&mut outcome.pieces);
-        json!({
-            "pieces": input.pieces(view_pieces),
-            "offloaded": outcome.offloaded,
-            "archivePath": outcome.archive_path.map(|p| p.display().to_string()),
-            "error": outcome.error,
-        })
-        .to_string()
-    };
+    let work = move || offload::offload_input(&input, max_tokens as usize, &options).to_string();
     tokio::task::spawn_blocking(move || std::panic::catch_unwind(AssertUnwindSafe(work)))
         .await
         .map_err(|_| internal("offloadToolResults"))?
@@ -528,20 +439,7 @@ pub async fn record_custom_compaction_json(
     let options = parse_options(options_json)?;
     let removed = parse_input(removed, options.format)?.messages().to_vec();
     let record = parse_json(&record_json, "record")?;
-    let work = move || {
-        let mut outcome = CompactOutcome::skipped(
-            record["tokens"].as_u64().unwrap_or(0) as usize,
-            record["threshold"].as_u64().unwrap_or(0) as usize,
-            serde_json::from_value(record["error"].clone()).ok(),
-        );
-        outcome.compacted = record["compacted"] == true;
-        outcome.archive_path = record["archivePath"].as_str().map(PathBuf::from);
-        outcome.stats = serde_json::from_value(record["stats"].clone()).unwrap_or_default();
-        outcome.warnings = serde_json::from_value(record["warnings"].clone()).unwrap_or_default();
-        outcome.provider = Some("custom".to_string());
-        pipeline::report::record_external(&options, &removed, &mut outcome);
-        json!({ "warnings": outcome.warnings, "extracted": outcome.extracted }).to_string()
-    };
+    let work = move || custom::record_custom(&options, &removed, &record).to_string();
     tokio::task::spawn_blocking(move || std::panic::catch_unwind(AssertUnwindSafe(work)))
         .await
         .map_err(|_| internal("recordCustomCompaction"))?
@@ -637,12 +535,7 @@ pub async fn precompute_summary_json(
         )
         .await
         {
-            Ok(Ok(precomputed)) => {
-                // Said of the caller's items, for the events; the pipeline reads the rest.
-                let covered = input.item_index(precomputed.covered_messages);
-                Ok(json!({ "precomputed": precomputed, "coveredItems": covered }).to_string())
-            }
-            Ok(Err(error)) => Ok(json!({ "error": error }).to_string()),
+            Ok(result) => Ok(precompute::answer(&input, result).to_string()),
             Err(pipeline::Aborted) => {
                 Err(Error::new(Status::Cancelled, "This operation was aborted"))
             }

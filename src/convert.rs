@@ -3,9 +3,9 @@
 
 use crate::js_json::{JsMessageList, JsMessages};
 use crate::js_store;
-use context_compact_core::base::error::ValidationError;
 use context_compact_core::formats::{self, Format, Input};
 use context_compact_core::model::{message, tokens};
+use context_compact_core::options::table;
 use context_compact_core::pipeline::CompactOptions;
 use context_compact_core::providers::ProviderOptions;
 use napi::bindgen_prelude::*;
@@ -39,15 +39,7 @@ pub(crate) fn count_list(
 
 /// The `format` option (`None`: detect it from the list).
 pub(crate) fn parse_format(format: Option<String>) -> Result<Option<Format>> {
-    match format {
-        None => Ok(None),
-        Some(name) => Format::parse(&name).ok_or_else(|| {
-            invalid(ValidationError::argument(
-                "options.format",
-                format!("expected {}, got {name:?}", formats::FORMAT_NAMES),
-            ))
-        }),
-    }
+    format.map_or(Ok(None), |name| table::format_named(&name).map_err(invalid))
 }
 
 /// The list read in its format (detected unless `format` names one), validated.
@@ -110,13 +102,7 @@ pub(crate) fn parse_options_and_value(
 }
 
 pub(crate) fn parse_encoding(encoding: Option<String>) -> Result<tokens::Encoding> {
-    match encoding {
-        None => Ok(tokens::Encoding::default()),
-        Some(name) => tokens::Encoding::parse(&name).ok_or_else(|| {
-            invalid(ValidationError::argument(
-                "options.encoding",
-                format!("unknown encoding {name:?} (expected \"o200k_base\" or \"cl100k_base\")"),
-            ))
-        }),
-    }
+    encoding.map_or(Ok(tokens::Encoding::default()), |name| {
+        table::encoding_named(&name).map_err(invalid)
+    })
 }

@@ -5,17 +5,18 @@ use crate::convert::{
     parse_options,
 };
 use crate::js_json::{JsMessageList, JsMessages};
-use crate::options::CallOptions;
+use crate::options::call_options;
 use context_compact_core::archive;
 use context_compact_core::base::error::ValidationError;
-use context_compact_core::formats::{self, Format, Input};
+use context_compact_core::formats;
 use context_compact_core::model::tokens;
-use context_compact_core::model::trigger::{self, Calibration, TriggerInput};
+use context_compact_core::model::trigger::Calibration;
+use context_compact_core::pipeline::measure;
 use context_compact_core::pipeline::CompactOptions;
 use context_compact_core::plan::partition;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 // ---------------------------------------------------------------------------------------------
 // Counting, trigger, partition
@@ -114,14 +115,13 @@ pub fn measure_json(
     guarded("shouldCompact", || {
         let mut options = parse_options(options_json)?;
         options.calibration = parse_calibration(calibration_json)?;
-        let extra = options.extra_tokens();
         let list = Listed {
             message_tokens,
             tokens_after_last_assistant,
             message_count,
             tool_output_bytes,
         };
-        measure_with(&options, extra, list)
+        measure_with(&options, options.extra_tokens(), list)
     })
 }
 
@@ -139,7 +139,7 @@ pub fn measure_held_json(
     tool_output_bytes: Option<f64>,
 ) -> Result<String> {
     guarded("shouldCompact", || {
-        let call = CallOptions::of(options_id, changes_json.as_deref(), true)?;
+        let call = call_options(options_id, changes_json.as_deref(), true)?;
         let extra = call.extra_tokens();
         let mut options = call.measuring();
         options.calibration = parse_calibration(calibration_json)?;
@@ -164,30 +164,15 @@ struct Listed {
 /// The measure with `options` (their calibration among them) and the count of `system` and
 /// `tools` (`extra_tokens`).
 fn measure_with(options: &CompactOptions, extra_tokens: usize, list: Listed) -> Result<String> {
-    let measure = trigger::measure(
-        TriggerInput {
-            message_tokens: list.message_tokens as u64,
-            tokens_after_last_assistant: list.tokens_after_last_assistant.map(|n| n as u64),
-            extra_tokens: extra_tokens as u64,
-        },
-        options.threshold_tokens() as u64,
-        options.usage,
-        options.trigger_model(),
-        options.calibration.as_ref(),
-    );
-    let mut out = serde_json::to_value(measure).unwrap_or_default();
-    if let Value::Object(map) = &mut out {
-        map.insert("window".into(), json!(options.context_token_limit));
-    }
-    if let (Some(count), Value::Object(map)) = (list.message_count, &mut out) {
-        let fired = options.fired(
-            &measure,
-            count as usize,
-            list.tool_output_bytes.unwrap_or(0.0) as usize,
-        );
-        map.insert("trigger".into(), json!(fired));
-    }
-    Ok(out.to_string())
+    Ok(measure::measure_counted(
+        options,
+        extra_tokens,
+        list.message_tokens as u64,
+        list.tokens_after_last_assistant.map(|n| n as u64),
+        list.message_count.map(|n| n as usize),
+        list.tool_output_bytes.unwrap_or(0.0) as usize,
+    )
+    .to_string())
 }
 
 /// The UTF-8 bytes of the tool results each message of a JSON list carries (the
@@ -200,22 +185,8 @@ pub fn tool_output_bytes_json(
     guarded("toolOutputBytes", || {
         // Per item: each is read on its own in the list's format.
         let input = parse_input(messages, parse_format(format)?)?;
-        let format = input.format();
-        input
-            .items
-            .iter()
-            .enumerate()
-            .map(|(index, item)| {
-                let bytes = if format == Format::Native {
-                    trigger::tool_output_bytes(item)
-                } else {
-                    trigger::tool_output_bytes(
-                        &formats::view_item(format, index, item).map_err(invalid)?,
-                    )
-                };
-                Ok(bytes as f64)
-            })
-            .collect()
+        let bytes = input.tool_output_bytes().map_err(invalid)?;
+        Ok(bytes.into_iter().map(|n| n as f64).collect())
     })
 }
 
@@ -229,16 +200,10 @@ pub fn calibrate_json(
     usage_json: String,
 ) -> Result<String> {
     guarded("calibrate", || {
-        let mut calibration = parse_calibration(calibration_json)?.unwrap_or_default();
-        // Checked as the `usage` option is: never read as some other number of tokens.
-        let value = serde_json::from_str::<Value>(&usage_json).map_err(|_| {
-            invalid(ValidationError::argument(
-                "options.usage",
-                "expected an API usage object",
-            ))
-        })?;
-        let usage = context_compact_core::options::parse_usage(&value).map_err(invalid)?;
-        calibration.observe(covered_raw_tokens as u64, usage.context_tokens());
+        let calibration = parse_calibration(calibration_json)?;
+        let calibration =
+            measure::calibrate_usage(calibration, covered_raw_tokens as u64, &usage_json)
+                .map_err(invalid)?;
         Ok(serde_json::to_string(&calibration).unwrap_or_default())
     })
 }
@@ -274,19 +239,14 @@ pub fn partition_json(
         }
         let options = parse_options(options_json)?;
         let input = parse_input(messages, options.format)?;
-        let messages = input.messages();
-        let counts = tokens::count_each(options.encoding, messages);
-        let plan = partition::partition(
-            messages,
-            &counts,
-            tail_retention_tokens.ceil() as usize,
-            partition::TailRules {
-                keep_recent_turns: options.keep_recent_turns,
-            },
-        );
+        let rules = partition::TailRules {
+            keep_recent_turns: options.keep_recent_turns,
+        };
+        let tail = tail_retention_tokens.ceil() as usize;
+        let plan = partition::partition_input(&input, options.encoding, tail, rules);
         Ok(NativePartition {
-            head_len: input.item_index(plan.head_len) as u32,
-            tail_start: input.item_index(plan.tail_start) as u32,
+            head_len: plan.head_len as u32,
+            tail_start: plan.tail_start as u32,
         })
     })
 }
@@ -300,10 +260,8 @@ pub fn summary_message_json(
     format: Option<String>,
 ) -> Result<String> {
     guarded("assembleMessages", || {
-        let format = formats::detect(&messages.0, parse_format(format)?).map_err(invalid)?;
-        let summary = json!({ "role": "user", "content": text });
-        let written = formats::to_format(format, &summary);
-        Ok(Value::Array(written).to_string())
+        let written = formats::summary_message(&text, &messages.0, parse_format(format)?);
+        Ok(Value::Array(written.map_err(invalid)?).to_string())
     })
 }
 
@@ -327,28 +285,7 @@ pub fn check_json(
     format: Option<String>,
 ) -> Result<String> {
     guarded("checkMessages", || {
-        let format = parse_format(format)?;
-        let problems = match formats::detect(&messages.0, format).map_err(invalid)? {
-            Format::Native => context_compact_core::model::check::check_conversation(&messages.0),
-            // A list in another format is checked on its view (the pairing rules are the
-            // same), and the problems name the caller's items.
-            _ => match Input::read(messages.0, format) {
-                Ok(input) => {
-                    context_compact_core::model::check::check_conversation(input.messages())
-                        .into_iter()
-                        .map(|mut problem| {
-                            problem.index = input.item_index(problem.index);
-                            problem
-                        })
-                        .collect()
-                }
-                Err(e) => vec![context_compact_core::model::check::Problem {
-                    index: e.index.unwrap_or(0),
-                    kind: context_compact_core::model::check::INVALID_MESSAGE,
-                    message: e.to_string(),
-                }],
-            },
-        };
+        let problems = formats::check_items(messages.0, parse_format(format)?).map_err(invalid)?;
         serde_json::to_string(&problems).map_err(|_| internal("checkMessages"))
     })
 }

@@ -12,10 +12,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use context_compact_core::archive::store::{
-    is_store_url, ArchiveStore, StoreBackend, StoreError, StoreFuture, StoredObject,
+    ArchiveStore, StoreBackend, StoreError, StoreFuture, StoredObject,
 };
 use context_compact_core::base::retry::RetryPolicy;
-use context_compact_core::options::get_store_options;
 use context_compact_core::pipeline::CompactOptions;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
@@ -105,25 +104,7 @@ impl StoreBackend for JsStore {
                 .await
                 .map_err(|e| failed("list", e))?;
             let text = promise.await.map_err(|e| failed("list", e))?;
-            let entries: Vec<Value> = serde_json::from_str(&text).map_err(|e| {
-                StoreError::Permanent(format!("archiveStore.list returned no valid list: {e}"))
-            })?;
-            Ok(entries
-                .into_iter()
-                .filter_map(|entry| {
-                    Some(StoredObject {
-                        key: entry.get("key")?.as_str()?.to_string(),
-                        size: entry.get("size").and_then(Value::as_u64).unwrap_or(0),
-                        last_modified: entry
-                            .get("lastModified")
-                            .and_then(Value::as_f64)
-                            .filter(|ms| ms.is_finite() && *ms >= 0.0)
-                            .map(|ms| {
-                                std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms as u64)
-                            }),
-                    })
-                })
-                .collect())
+            StoredObject::from_listing(&text, "archiveStore.list")
         })
     }
 
@@ -219,24 +200,6 @@ pub fn location(output_dir: &str, store_json: Option<&str>) -> Result<Option<Arc
     if let Some(id) = map.get("archiveStoreId").and_then(Value::as_u64) {
         return registered(id, RetryPolicy::default()).map(Some);
     }
-    let store_options = get_store_options(&map).map_err(crate::errors::invalid)?;
-    if is_store_url(output_dir) {
-        let store = ArchiveStore::open(
-            output_dir,
-            &store_options,
-            RetryPolicy::default(),
-            "outputDir",
-        )
-        .map_err(crate::errors::invalid)?;
-        return Ok(Some(Arc::new(store)));
-    }
-    if map.contains_key("storeOptions") && !map["storeOptions"].is_null() {
-        return Err(crate::errors::invalid(
-            context_compact_core::base::error::ValidationError::argument(
-                "options.storeOptions",
-                "only applies when outputDir is an object-store URL (s3://, gs://, az://, file://)",
-            ),
-        ));
-    }
-    Ok(None)
+    let store = context_compact_core::options::store_location(output_dir, &map);
+    Ok(store.map_err(crate::errors::invalid)?.map(Arc::new))
 }

@@ -8,40 +8,19 @@ use std::path::PathBuf;
 use context_compact_core::archive::learnt;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::convert::internal;
 use crate::js_store;
 
-/// `{"window", "windowLearntAt", "factor", "factorLearntAt", "warnings"}` of `model`.
+/// What the store's record holds for `model` (`learnt::LearntRead::for_model`), as JSON.
 fn read_for(
     output_dir: &str,
     store: Option<std::sync::Arc<context_compact_core::archive::store::ArchiveStore>>,
     model: &str,
 ) -> String {
     let read = learnt::read(&PathBuf::from(output_dir), store.as_deref());
-    let mut out = match read.record.get(model) {
-        Some(entry) => serde_json::to_value(entry).unwrap_or_else(|_| json!({})),
-        None => json!({}),
-    };
-    if let Value::Object(map) = &mut out {
-        map.insert("warnings".into(), json!(read.warnings));
-        // Every model's window and factor, keyed as the record keys them: the summary model is
-        // chosen in the core (a provider's default), which looks itself up here.
-        let models: serde_json::Map<String, Value> = read
-            .record
-            .models
-            .iter()
-            .map(|(key, entry)| {
-                (
-                    key.clone(),
-                    json!({ "window": entry.window, "factor": entry.factor }),
-                )
-            })
-            .collect();
-        map.insert("models".into(), Value::Object(models));
-    }
-    out.to_string()
+    read.for_model(model).to_string()
 }
 
 /// Reads what the store's record holds for `model`, synchronously (a directory or an

@@ -19,9 +19,13 @@
 //! - `learnt`: what was learnt about models, kept in the store;
 //! - `overflow`: an API error's signals for the overflow recogniser;
 //! - `report`: what a session report reads (messages described, a session's records);
-//! - `js_json`, `js_store`, `logging`: JS values, a JS `archiveStore` and `onLog` at the boundary.
+//! - `js_json` (the crate `js-values`), `js_store`, `logging`: JS values, a JS `archiveStore` and
+//!   `onLog` at the boundary.
 
 #![deny(clippy::all)]
+
+// The JS message reader is a crate of its own (`crates/js-values`), named here as before.
+use js_values as js_json;
 
 pub mod cancel;
 pub mod checkpoints;
@@ -30,7 +34,6 @@ pub mod convert;
 pub mod counting;
 mod errors;
 pub mod history;
-mod js_json;
 pub mod js_store;
 pub mod learnt;
 mod logging;

@@ -18,8 +18,6 @@ use std::sync::Arc;
 
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
-use serde_json::{json, Map, Value};
-use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Metadata, Subscriber};
 use tracing_subscriber::filter::{filter_fn, DynFilterFn, FilterExt};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
@@ -45,47 +43,6 @@ fn in_logged_call() -> bool {
     CALL_LOGGER.try_with(|_| ()).is_ok()
 }
 
-/// Collects an event's message and fields.
-#[derive(Default)]
-struct JsonFields {
-    message: String,
-    fields: Map<String, Value>,
-}
-
-impl JsonFields {
-    fn put(&mut self, field: &Field, value: Value) {
-        if field.name() == "message" {
-            self.message = match value {
-                Value::String(s) => s,
-                other => other.to_string(),
-            };
-        } else {
-            self.fields.insert(field.name().to_string(), value);
-        }
-    }
-}
-
-impl Visit for JsonFields {
-    fn record_f64(&mut self, field: &Field, value: f64) {
-        self.put(field, json!(value));
-    }
-    fn record_i64(&mut self, field: &Field, value: i64) {
-        self.put(field, json!(value));
-    }
-    fn record_u64(&mut self, field: &Field, value: u64) {
-        self.put(field, json!(value));
-    }
-    fn record_bool(&mut self, field: &Field, value: bool) {
-        self.put(field, json!(value));
-    }
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.put(field, json!(value));
-    }
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.put(field, json!(format!("{value:?}")));
-    }
-}
-
 /// Forwards events to the current call's `onLog`.
 struct JsLogLayer;
 
@@ -94,22 +51,7 @@ impl<S: Subscriber> Layer<S> for JsLogLayer {
         let Ok(logger) = CALL_LOGGER.try_with(Arc::clone) else {
             return;
         };
-        let mut visitor = JsonFields::default();
-        event.record(&mut visitor);
-        let level = match *event.metadata().level() {
-            Level::ERROR => "error",
-            Level::WARN => "warn",
-            Level::INFO => "info",
-            _ => "debug",
-        };
-        let mut entry = json!({
-            "level": level,
-            "message": visitor.message,
-            "target": event.metadata().target(),
-        });
-        if !visitor.fields.is_empty() {
-            entry["fields"] = Value::Object(visitor.fields);
-        }
+        let entry = context_compact_core::base::log::event_entry(event);
         logger.call(entry.to_string(), ThreadsafeFunctionCallMode::NonBlocking);
     }
 }
@@ -119,20 +61,11 @@ fn ours(metadata: &Metadata<'_>) -> bool {
     metadata.target().starts_with("context_compact") && *metadata.level() <= Level::DEBUG
 }
 
-/// The filter of `CONTEXT_COMPACT_LOG`: quiet unless it asks (no variable, or one that cannot be
-/// read, is `off`). A plain level is this library's events at that level — not those of the
-/// HTTP client and the other crates it uses, which a directive such as `hyper=debug` asks for.
+/// The filter of `CONTEXT_COMPACT_LOG` (`base::log::env_directive`); one that cannot be read
+/// is `off`.
 fn env_filter(value: Option<&str>) -> EnvFilter {
-    let Some(value) = value.map(str::trim).filter(|v| !v.is_empty()) else {
-        return EnvFilter::new("off");
-    };
-    let level = value.to_ascii_lowercase();
-    if ["off", "error", "warn", "info", "debug", "trace"].contains(&level.as_str()) {
-        return EnvFilter::new(format!(
-            "off,context_compact={level},context_compact_core={level}"
-        ));
-    }
-    EnvFilter::try_new(value).unwrap_or_else(|_| EnvFilter::new("off"))
+    let directive = context_compact_core::base::log::env_directive(value);
+    EnvFilter::try_new(directive).unwrap_or_else(|_| EnvFilter::new("off"))
 }
 
 pub fn install() {

@@ -3,31 +3,11 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+use context_compact_core::model::overflow::ErrorSignals;
+use context_compact_core::pipeline::measure;
+
 use crate::convert::{guarded, parse_options};
 use crate::counting::parse_calibration;
-
-// ---------------------------------------------------------------------------------------------
-// Overflow recovery (SPEC §4.8)
-
-pub(crate) fn error_signals(
-    statuses: Vec<u32>,
-    codes: Vec<String>,
-    messages: Vec<String>,
-) -> context_compact_core::model::overflow::ErrorSignals {
-    let mut signals = context_compact_core::model::overflow::ErrorSignals::default();
-    for status in statuses {
-        if let Ok(status) = u16::try_from(status) {
-            signals.add_status(status);
-        }
-    }
-    for code in &codes {
-        signals.add_code(code);
-    }
-    for message in &messages {
-        signals.add_message(message);
-    }
-    signals
-}
 
 /// Whether an API error was a context overflow (`overflow::is_context_overflow`), from the
 /// statuses, codes and messages `index.js` gathered from the error object. Never throws: a
@@ -39,9 +19,8 @@ pub fn is_context_overflow_signals(
     messages: Vec<String>,
 ) -> bool {
     std::panic::catch_unwind(move || {
-        context_compact_core::model::overflow::is_context_overflow(&error_signals(
-            statuses, codes, messages,
-        ))
+        let signals = ErrorSignals::from_parts(&statuses, &codes, &messages);
+        context_compact_core::model::overflow::is_context_overflow(&signals)
     })
     .unwrap_or(false)
 }
@@ -62,21 +41,14 @@ pub fn calibrate_overflow_json(
     prompt_size: Option<f64>,
 ) -> Result<String> {
     guarded("calibrateOverflow", || {
-        use context_compact_core::model::overflow::{refusal_numbers, reported_prompt_tokens};
-        let mut calibration = parse_calibration(calibration_json)?.unwrap_or_default();
-        let mut options = parse_options(options_json)?;
-        let mut signals = error_signals(Vec::new(), Vec::new(), messages);
+        let calibration = parse_calibration(calibration_json)?;
+        let options = parse_options(options_json)?;
+        let mut signals = ErrorSignals::from_parts(&[], &[], &messages);
         let positive = |n: Option<f64>| n.filter(|n| n.is_finite() && *n >= 1.0).map(|n| n as u64);
         signals.context_size = positive(context_size);
         signals.prompt_size = positive(prompt_size);
-        let numbers = refusal_numbers(&signals);
-        if let Some(window) = numbers.prompt_window() {
-            calibration.observe_window(window);
-        }
-        let reported = numbers.prompt.or_else(|| reported_prompt_tokens(&signals));
-        options.calibration = Some(calibration);
-        let billed = reported.unwrap_or(options.context_limit() as u64 + 1);
-        calibration.observe_overflow(raw_tokens as u64, billed);
+        let calibration =
+            measure::calibrate_overflow(calibration, raw_tokens as u64, &signals, &options);
         Ok(serde_json::to_string(&calibration).unwrap_or_default())
     })
 }

@@ -1,7 +1,7 @@
 'use strict'
 
 // Binary values back from the addon's JSON (crates/core/src/model/binary.rs). The addon's
-// reader (src/js_json.rs) writes bytes as `{"$bytes": "<base64>", "$type": "<JS type>"}` and a
+// reader (crates/js-values) writes bytes as `{"$bytes": "<base64>", "$type": "<JS type>"}` and a
 // URL object as `{"$url": "<href>"}`, and gives a key of the caller's that a tag uses (`$bytes`,
 // `$url`, or those with more `$` before them) one more `$`. Messages that come back from the
 // addon as JSON (restored from an archive, a kept message the library changed) are turned back

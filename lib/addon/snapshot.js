@@ -10,7 +10,7 @@
 // counted again; nothing about messages has to be immutable.
 //
 // The tape is written by `snapshotOf` and checked by `matchesSnapshot`, two walks in the same
-// order with the same rules as the addon's reader (src/js_json.rs, JSON.stringify's rules):
+// order with the same rules as the addon's reader (crates/js-values, JSON.stringify's rules):
 //   - a primitive (string, number, boolean, null, undefined, symbol, bigint) or a function is
 //     one item, the value itself;
 //   - an object with a `toJSON` method is TO_JSON, then what `toJSON(key)` returns (walked

@@ -69,7 +69,7 @@ function callNative(fn, indexMap) {
 }
 
 // Messages cross into the addon as the objects themselves: the addon reads them with
-// JSON.stringify's rules (src/js_json.rs), so no JSON text of the conversation is built on
+// JSON.stringify's rules (crates/js-values), so no JSON text of the conversation is built on
 // either side. Only the array itself is checked here, for a clear error.
 function checkedMessages(messages, name = 'messages') {
   if (!Array.isArray(messages)) {

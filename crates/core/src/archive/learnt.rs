@@ -30,7 +30,7 @@ use std::io;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::rfc3339;
 use super::store::{ArchiveStore, StoreError};
@@ -176,6 +176,33 @@ impl LearntModels {
 pub struct LearntRead {
     pub record: LearntModels,
     pub warnings: Vec<String>,
+}
+
+impl LearntRead {
+    /// What the record holds for `model`, as the JS layer reads it: `{"window",
+    /// "windowLearntAt", "factor", "factorLearntAt", "warnings", "models"}`. `models` is every
+    /// model's window and factor, keyed as the record keys them: the summary model is chosen in
+    /// the core (a provider's default), which looks itself up there.
+    pub fn for_model(&self, model: &str) -> Value {
+        let mut out = match self.record.get(model) {
+            Some(entry) => serde_json::to_value(entry).unwrap_or_else(|_| json!({})),
+            None => json!({}),
+        };
+        if let Value::Object(map) = &mut out {
+            map.insert("warnings".into(), json!(self.warnings));
+            let models: serde_json::Map<String, Value> = self
+                .record
+                .models
+                .iter()
+                .map(|(key, entry)| {
+                    let facts = json!({ "window": entry.window, "factor": entry.factor });
+                    (key.clone(), facts)
+                })
+                .collect();
+            map.insert("models".into(), Value::Object(models));
+        }
+        out
+    }
 }
 
 /// Reads the record of the store (`store`, else the directory `output_dir`). A missing record

@@ -1,9 +1,10 @@
 //! Layer 0, **base**: what every layer above shares and that knows nothing of messages: the
-//! error types ([`error`]), the retry policy every call to a service follows ([`retry`]), and
+//! error types ([`error`]), the log entries a caller receives ([`log`]), the retry policy every call to a service follows ([`retry`]), and
 //! the text helpers that clip and flatten what the library writes ([`text`]). Nothing here
 //! imports another module of the crate.
 
 pub mod error;
+pub mod log;
 pub mod retry;
 pub mod text;
 

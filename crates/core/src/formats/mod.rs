@@ -700,6 +700,48 @@ fn write_new(format: Format, message: &Value) -> Vec<Value> {
     }]
 }
 
+/// The validity report of a list (`check::check_conversation`). A list in another format is
+/// checked on its view (the pairing rules are the same), and the problems name the caller's
+/// items; items that cannot be read are an `invalid_message` problem. Only a format that
+/// cannot be told is an error.
+pub fn check_items(
+    items: Vec<Value>,
+    chosen: Option<Format>,
+) -> Result<Vec<crate::model::check::Problem>, ValidationError> {
+    use crate::model::check::{check_conversation, Problem, INVALID_MESSAGE};
+    if detect(&items, chosen)? == Format::Native {
+        return Ok(check_conversation(&items));
+    }
+    Ok(match Input::read(items, chosen) {
+        Ok(input) => check_conversation(input.messages())
+            .into_iter()
+            .map(|mut problem| {
+                problem.index = input.item_index(problem.index);
+                problem
+            })
+            .collect(),
+        Err(e) => vec![Problem {
+            index: e.index.unwrap_or(0),
+            kind: INVALID_MESSAGE,
+            message: e.to_string(),
+        }],
+    })
+}
+
+/// A summary message in the format of `items` (detected unless `chosen` names one), as the
+/// items it is written as: `[...head, summary, ...tail]` in the caller's own format.
+pub fn summary_message(
+    text: &str,
+    items: &[Value],
+    chosen: Option<Format>,
+) -> Result<Vec<Value>, ValidationError> {
+    let format = detect(items, chosen)?;
+    Ok(to_format(
+        format,
+        &json!({ "role": "user", "content": text }),
+    ))
+}
+
 /// A caller's list read in its format: the items themselves, and (for a format other than the
 /// native ones) their view.
 #[derive(Debug, Clone)]
@@ -754,6 +796,21 @@ impl Input {
                 .map_or(self.items.len(), |range| range.start),
             None => index,
         }
+    }
+
+    /// The UTF-8 bytes of the tool results each item carries (the `maxToolOutputBytes`
+    /// trigger), each item read on its own in the list's format.
+    pub fn tool_output_bytes(&self) -> Result<Vec<usize>, ValidationError> {
+        let format = self.format();
+        let bytes = crate::model::trigger::tool_output_bytes;
+        self.items
+            .iter()
+            .enumerate()
+            .map(|(index, item)| match format {
+                Format::Native => Ok(bytes(item)),
+                _ => Ok(bytes(&view_item(format, index, item)?)),
+            })
+            .collect()
     }
 
     /// Pieces on [`Input::messages`] as pieces of the items.

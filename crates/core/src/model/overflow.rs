@@ -50,6 +50,24 @@ const MAX_MESSAGE_CHARS: usize = 64 * 1024;
 const MAX_JSON_DEPTH: usize = 8;
 
 impl ErrorSignals {
+    /// The signals of an error as a caller gathered them from the error object: its statuses
+    /// (those that are not HTTP statuses are ignored), codes and messages.
+    pub fn from_parts(statuses: &[u32], codes: &[String], messages: &[String]) -> ErrorSignals {
+        let mut signals = ErrorSignals::default();
+        for status in statuses {
+            if let Ok(status) = u16::try_from(*status) {
+                signals.add_status(status);
+            }
+        }
+        for code in codes {
+            signals.add_code(code);
+        }
+        for message in messages {
+            signals.add_message(message);
+        }
+        signals
+    }
+
     pub fn add_status(&mut self, status: u16) {
         if self.statuses.len() < MAX_SIGNALS && !self.statuses.contains(&status) {
             self.statuses.push(status);

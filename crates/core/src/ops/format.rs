@@ -25,6 +25,22 @@ impl Input {
         }
     }
 
+    /// The caller's per-item counts (a `Compactor`'s cache) said of the view's messages; none
+    /// when they are not one per item.
+    pub fn view_counts(&self, item_counts: Option<Vec<usize>>) -> Option<Vec<usize>> {
+        item_counts
+            .filter(|c| c.len() == self.items.len())
+            .map(|c| self.counts(c))
+    }
+
+    /// [`Input::outcome`] serialised, with the format of the list (`format`): the outcome as a
+    /// caller of another language reads it.
+    pub fn outcome_json(&self, outcome: CompactOutcome, encoding: Encoding) -> String {
+        let mut json = serde_json::to_value(self.outcome(outcome, encoding)).unwrap_or_default();
+        json["format"] = serde_json::json!(self.format().name());
+        json.to_string()
+    }
+
     /// A compaction's outcome on the view, said of the items: pieces, partition, message
     /// and token counts and the indices of what it reports. `encoding`: the one the outcome's
     /// counts are in.

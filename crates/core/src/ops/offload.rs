@@ -4,12 +4,14 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::archive;
 use crate::base::error::{CompactError, ErrorCode};
+use crate::formats::Input;
 use crate::model::piece::Piece;
 use crate::model::tokens::Encoding;
+use crate::options::CompactOptions;
 use crate::plan::offload::{
     apply_cuts, cuts_by_message, find_sites, Offloaded, OriginalRef, Scope, MARKER_TOKENS,
     MIN_KEPT_TOKENS,
@@ -42,6 +44,28 @@ pub fn offload_tool_results(
     offload_tool_results_in(
         messages, max_tokens, scope, output_dir, None, session_id, encoding,
     )
+}
+
+/// `offloadToolResults` on a list read in its format, with the caller's options (`offload`:
+/// the scope; the archive's place, session and encoding): `{"pieces", "offloaded",
+/// "archivePath", "error"}`, the pieces said of the caller's items.
+pub fn offload_input(input: &Input, max_tokens: usize, options: &CompactOptions) -> Value {
+    let mut outcome = offload_tool_results_in(
+        input.messages(),
+        max_tokens,
+        options.offload,
+        &options.output_dir,
+        options.archive_store.as_deref(),
+        &options.session_id,
+        options.encoding,
+    );
+    let view_pieces = std::mem::take(&mut outcome.pieces);
+    json!({
+        "pieces": input.pieces(view_pieces),
+        "offloaded": outcome.offloaded,
+        "archivePath": outcome.archive_path.map(|p| p.display().to_string()),
+        "error": outcome.error,
+    })
 }
 
 /// [`offload_tool_results`] archiving into `store` when there is one (see

@@ -17,6 +17,7 @@
 
 pub mod compact;
 pub mod defaults;
+pub mod held;
 pub mod precomputed;
 pub mod providers;
 pub mod selective;
@@ -167,6 +168,29 @@ pub fn get_string(map: &Map<String, Value>, name: &str) -> Result<Option<String>
         Some(Value::String(s)) => Ok(Some(s.clone())),
         Some(other) => Err(wrong(name, "a string", other)),
     }
+}
+
+/// Where the archives of a call on an archive (`persistMessages`, `listArchives`,
+/// `restoreMessages`, `pruneArchives`, a report, the learnt record) are, when the caller did
+/// not hand its own store: `None` for the directory `output_dir`, else the object store of the
+/// URL `output_dir` configured with `raw.storeOptions` (which applies to such a URL only).
+pub fn store_location(
+    output_dir: &str,
+    raw: &Map<String, Value>,
+) -> Result<Option<crate::archive::store::ArchiveStore>, ValidationError> {
+    use crate::archive::store::{is_store_url, ArchiveStore};
+    let store_options = get_store_options(raw)?;
+    if is_store_url(output_dir) {
+        let retry = crate::base::retry::RetryPolicy::default();
+        return ArchiveStore::open(output_dir, &store_options, retry, "outputDir").map(Some);
+    }
+    if raw.get("storeOptions").is_some_and(|v| !v.is_null()) {
+        return Err(ValidationError::argument(
+            "options.storeOptions",
+            "only applies when outputDir is an object-store URL (s3://, gs://, az://, file://)",
+        ));
+    }
+    Ok(None)
 }
 
 /// `storeOptions`: object_store configuration keys to values (strings; numbers and booleans

@@ -361,14 +361,19 @@ pub static OPTIONS: &[OptionSpec] = &[
 // The readers of the rows whose value can still be wrong once its kind is checked.
 
 fn format(o: &mut CompactOptions, g: Given, _: &Map<String, Value>) -> Result<(), ValidationError> {
-    let name = g.text();
-    o.format = crate::formats::Format::parse(&name).ok_or_else(|| {
+    o.format = format_named(&g.text())?;
+    Ok(())
+}
+
+/// The `format` option's value named `name` (`None`: `auto`, detect it), or the error saying
+/// which names it takes. Also how a function's own `format` argument is read.
+pub fn format_named(name: &str) -> Result<Option<crate::formats::Format>, ValidationError> {
+    crate::formats::Format::parse(name).ok_or_else(|| {
         ValidationError::argument(
             "options.format",
             format!("expected {}, got {name:?}", crate::formats::FORMAT_NAMES),
         )
-    })?;
-    Ok(())
+    })
 }
 
 fn encoding(
@@ -376,14 +381,19 @@ fn encoding(
     g: Given,
     _: &Map<String, Value>,
 ) -> Result<(), ValidationError> {
-    let name = g.text();
-    o.encoding = Encoding::parse(&name).ok_or_else(|| {
+    o.encoding = encoding_named(&g.text())?;
+    Ok(())
+}
+
+/// The `encoding` option's value named `name`, or the error saying which names it takes. Also
+/// how a function's own `encoding` argument is read.
+pub fn encoding_named(name: &str) -> Result<Encoding, ValidationError> {
+    Encoding::parse(name).ok_or_else(|| {
         ValidationError::argument(
             "options.encoding",
             format!("unknown encoding {name:?} (expected \"o200k_base\" or \"cl100k_base\")"),
         )
-    })?;
-    Ok(())
+    })
 }
 
 fn prompt_style(

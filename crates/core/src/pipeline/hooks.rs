@@ -36,6 +36,18 @@ pub enum Confirmation {
     Decline(String),
 }
 
+impl Confirmation {
+    /// The caller's answer to `onBeforeCompact` (true: go on; false: decline; an error: its
+    /// message), as a confirmation. A confirmation that failed is not a confirmation.
+    pub fn from_answer(answer: Result<bool, String>) -> Confirmation {
+        match answer {
+            Ok(true) => Confirmation::Proceed,
+            Ok(false) => Confirmation::Decline("onBeforeCompact declined the compaction".into()),
+            Err(reason) => Confirmation::Decline(format!("onBeforeCompact failed: {reason}")),
+        }
+    }
+}
+
 /// The caller's hooks: confirmation and events. The napi binding implements it over the JS
 /// callbacks `onBeforeCompact` and `onEvent`; the core never sees napi types.
 pub trait CompactHooks: Send + Sync {

@@ -4,8 +4,10 @@
 
 use serde_json::{json, Value};
 
+use crate::base::error::ValidationError;
+use crate::model::overflow::{refusal_numbers, reported_prompt_tokens, ErrorSignals};
 use crate::model::trigger::{
-    model_factor, tool_output_bytes, EstimateSource, Measure, TriggerKind,
+    model_factor, tool_output_bytes, Calibration, EstimateSource, Measure, TriggerKind,
 };
 use crate::pipeline::hooks::CompactHooks;
 use crate::pipeline::options::CompactOptions;
@@ -31,6 +33,84 @@ pub(crate) fn measure(messages: &[Value], counts: &[usize], options: &CompactOpt
         trigger: options.fired(&measure, messages.len(), tool_bytes),
         estimator: Estimator::new(&measure, options),
     }
+}
+
+/// What `shouldCompact` reads: the trigger's estimate given the messages' total tokens and the
+/// tokens after the last assistant message (counted by the caller, possibly from a cache), as
+/// JSON (`Measure` and `window`). With `message_count` (and `tool_output_bytes` when
+/// `maxToolOutputBytes` is set) it also has `trigger`: what would fire a compaction, or `null`.
+/// `extra_tokens`: the count of `system` and `tools` (`options.extra_tokens()`, or what a caller
+/// that holds the options counted once).
+pub fn measure_counted(
+    options: &CompactOptions,
+    extra_tokens: usize,
+    message_tokens: u64,
+    tokens_after_last_assistant: Option<u64>,
+    message_count: Option<usize>,
+    tool_output_bytes: usize,
+) -> Value {
+    let measure = crate::model::trigger::measure(
+        crate::model::trigger::TriggerInput {
+            message_tokens,
+            tokens_after_last_assistant,
+            extra_tokens: extra_tokens as u64,
+        },
+        options.threshold_tokens() as u64,
+        options.usage,
+        options.trigger_model(),
+        options.calibration.as_ref(),
+    );
+    let mut out = serde_json::to_value(measure).unwrap_or_default();
+    if let Value::Object(map) = &mut out {
+        map.insert("window".into(), json!(options.context_token_limit));
+        if let Some(count) = message_count {
+            let fired = options.fired(&measure, count, tool_output_bytes);
+            map.insert("trigger".into(), json!(fired));
+        }
+    }
+    out
+}
+
+/// A `Compactor`'s calibration after a usage report: `covered_raw_tokens` is the raw count of
+/// what the usage covers (messages up to the last assistant message, plus system and tools).
+/// The usage is checked as the `usage` option is: never read as some other number of tokens.
+pub fn calibrate_usage(
+    calibration: Option<Calibration>,
+    covered_raw_tokens: u64,
+    usage_json: &str,
+) -> Result<Calibration, ValidationError> {
+    let mut calibration = calibration.unwrap_or_default();
+    let value = serde_json::from_str::<Value>(usage_json)
+        .map_err(|_| ValidationError::argument("options.usage", "expected an API usage object"))?;
+    let usage = crate::options::parse_usage(&value)?;
+    calibration.observe(covered_raw_tokens, usage.context_tokens());
+    Ok(calibration)
+}
+
+/// A calibration raised after a context-overflow error (SPEC §4.8): the request of
+/// `raw_tokens` (messages + system + tools) was billed at least the prompt size the error
+/// names, else more than the context window of `options`; and when the error states the
+/// model's maximum, that (less the output the request reserved) is the window from now on.
+/// `signals` are the error's messages, with llama.cpp's `n_ctx` and `n_prompt_tokens` when it
+/// has them.
+pub fn calibrate_overflow(
+    calibration: Option<Calibration>,
+    raw_tokens: u64,
+    signals: &ErrorSignals,
+    options: &CompactOptions,
+) -> Calibration {
+    let mut calibration = calibration.unwrap_or_default();
+    let numbers = refusal_numbers(signals);
+    if let Some(window) = numbers.prompt_window() {
+        calibration.observe_window(window);
+    }
+    let reported = numbers.prompt.or_else(|| reported_prompt_tokens(signals));
+    // The window learnt just now counts in the limit the request is said to have passed.
+    let mut options = options.clone();
+    options.calibration = Some(calibration);
+    let billed = reported.unwrap_or(options.context_limit() as u64 + 1);
+    calibration.observe_overflow(raw_tokens, billed);
+    calibration
 }
 
 /// Whether a compaction fires, and what fires it (`None`: nothing does). The estimate reaching

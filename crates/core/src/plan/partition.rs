@@ -30,6 +30,23 @@ pub struct TailRules {
     pub keep_recent_turns: usize,
 }
 
+/// [`partition`] of a caller's list read in its format (counted in `encoding`), said of its
+/// items: where the head ends and where the tail starts.
+pub fn partition_input(
+    input: &crate::formats::Input,
+    encoding: crate::model::tokens::Encoding,
+    tail_retention_tokens: usize,
+    rules: TailRules,
+) -> Partition {
+    let messages = input.messages();
+    let counts = crate::model::tokens::count_each(encoding, messages);
+    let plan = partition(messages, &counts, tail_retention_tokens, rules);
+    Partition {
+        head_len: input.item_index(plan.head_len),
+        tail_start: input.item_index(plan.tail_start),
+    }
+}
+
 /// Splits `messages` (with their token `counts`) into head, middle and tail.
 ///
 /// - Head: the leading run of `system` (or `developer`) messages.

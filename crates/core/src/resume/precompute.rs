@@ -23,6 +23,19 @@ use crate::summary::summarize::{AttemptObserver, Summarizer};
 
 pub use crate::pipeline::background::{Precomputed, PrecomputedSummary, PRECOMPUTED_VERSION};
 
+/// What a background precompute on the caller's list answers: `{"precomputed",
+/// "coveredItems"}` (what it covers said of the caller's items, for the events; the pipeline
+/// reads the rest) or `{"error"}`.
+pub fn answer(input: &crate::formats::Input, result: Result<Precomputed, CompactError>) -> Value {
+    match result {
+        Ok(precomputed) => {
+            let covered = input.item_index(precomputed.covered_messages);
+            serde_json::json!({ "precomputed": precomputed, "coveredItems": covered })
+        }
+        Err(error) => serde_json::json!({ "error": error }),
+    }
+}
+
 /// Summarizes the middle of `messages` as the trigger would cut it now (the options' tail
 /// budget and rules), without writing anything. `Err`: the summary could not be made, or
 /// there is nothing to summarize (`NOTHING_TO_COMPACT`).

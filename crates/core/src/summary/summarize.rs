@@ -17,7 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::base::error::{CompactError, ErrorCode};
 use crate::base::retry::RetryPolicy;
-use crate::model::added::OwnSummaries;
+use crate::formats::{self, View};
+use crate::model::added::{summary_identity_hex, OwnSummaries};
 use crate::model::overflow::StatedLimits;
 use crate::summary::prompt::{self, RenderLimits};
 
@@ -230,6 +231,68 @@ impl SummaryRequest<'_> {
             self.own,
         )
     }
+
+    /// The messages to summarize as a summarizer that works on the caller's own items sees
+    /// them (the JavaScript `summarizer`): for each, its item indices in the caller's list
+    /// (`view`: the list's view when it is in another format, each view message standing for
+    /// its items), or `None` for one the library made, given whole in `made`.
+    pub fn caller_messages(&self, view: Option<&View>) -> CallerMessages {
+        let mut made = Vec::new();
+        let mut origins = Vec::with_capacity(self.origins.len());
+        for (message, origin) in self.messages.iter().zip(self.origins) {
+            match (origin, view) {
+                (Some(index), None) => origins.push(Some(*index)),
+                (Some(index), Some(view)) => origins.extend(
+                    view.groups
+                        .get(*index)
+                        .cloned()
+                        .unwrap_or_default()
+                        .map(Some),
+                ),
+                (None, None) => {
+                    origins.push(None);
+                    made.push(message.clone());
+                }
+                (None, Some(view)) => {
+                    for item in formats::to_format(view.format, message) {
+                        origins.push(None);
+                        made.push(item);
+                    }
+                }
+            }
+        }
+        let own_summaries = self
+            .messages
+            .iter()
+            .filter(|message| self.own.contains(message))
+            .filter_map(summary_identity_hex)
+            .collect();
+        CallerMessages {
+            origins,
+            made,
+            own_summaries,
+        }
+    }
+
+    /// How long a tool result may be in the transcript (`None`: no limit).
+    pub fn max_tool_result_chars(&self) -> Option<usize> {
+        match self.render_limits.max_tool_result_chars {
+            usize::MAX => None,
+            chars => Some(chars),
+        }
+    }
+}
+
+/// See [`SummaryRequest::caller_messages`].
+pub struct CallerMessages {
+    /// Per message to summarize (or per item of a view message), its index in the caller's
+    /// list, or `None` for one the library made.
+    pub origins: Vec<Option<usize>>,
+    /// The messages whose origin is `None`, in order.
+    pub made: Vec<Value>,
+    /// The identities (SHA-256, hex) of the library's own summaries among the messages: the
+    /// prompt skips those (see [`prompt::render_prompt_for_caller`]).
+    pub own_summaries: Vec<String>,
 }
 
 /// Whether a failed attempt may be retried.
@@ -257,6 +320,16 @@ pub struct AttemptError {
 }
 
 impl AttemptError {
+    /// The `retry` event said before attempt `attempt` is retried after `delay`.
+    pub fn retry_event(&self, attempt: u32, delay: Duration) -> Value {
+        serde_json::json!({
+            "type": "retry",
+            "attempt": attempt,
+            "delayMs": delay.as_millis() as u64,
+            "error": { "code": self.code.as_str(), "message": self.message, "status": self.status },
+        })
+    }
+
     pub fn new(code: ErrorCode, message: impl Into<String>, retry: Retry) -> Self {
         AttemptError {
             code,

@@ -56,6 +56,31 @@ pub struct StoredObject {
     pub last_modified: Option<SystemTime>,
 }
 
+impl StoredObject {
+    /// A listing given as JSON text by a store written elsewhere (a JavaScript `archiveStore`):
+    /// `[{ "key", "size", "lastModified" (ms since the epoch, or null) }]`. An entry without a
+    /// key is skipped; text that is no list is a permanent error of `what`.
+    pub fn from_listing(text: &str, what: &str) -> Result<Vec<StoredObject>, StoreError> {
+        let entries: Vec<serde_json::Value> = serde_json::from_str(text)
+            .map_err(|e| StoreError::Permanent(format!("{what} returned no valid list: {e}")))?;
+        let millis = |ms: f64| std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms as u64);
+        Ok(entries
+            .into_iter()
+            .filter_map(|entry| {
+                Some(StoredObject {
+                    key: entry.get("key")?.as_str()?.to_string(),
+                    size: entry.get("size").and_then(|v| v.as_u64()).unwrap_or(0),
+                    last_modified: entry
+                        .get("lastModified")
+                        .and_then(|v| v.as_f64())
+                        .filter(|ms| ms.is_finite() && *ms >= 0.0)
+                        .map(millis),
+                })
+            })
+            .collect())
+    }
+}
+
 /// The operations archives need. Keys are `/`-separated; a "directory" is a key prefix.
 pub trait StoreBackend: Send + Sync + 'static {
     /// Writes `bytes` at `key`. With `create_only` the write is conditional (S3's

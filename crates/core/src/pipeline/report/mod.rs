@@ -6,6 +6,7 @@
 //! `reporter` says the outcome of a step that stops the compaction (the steps before this one
 //! report through it).
 
+pub mod custom;
 pub mod record;
 pub(crate) mod reporter;
 
