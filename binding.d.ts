@@ -15,7 +15,7 @@ export declare class CheckpointShelf {
 
 /**
  * A `Compactor`'s options, handed to the addon once (when it is made, and again only when an
- * option object it was given changed in place, see `lib/options.js`): the per-step calls
+ * option object it was given changed in place, see `lib/options/options.js`): the per-step calls
  * (`measureHeldJson`, `compactJson`) pass its id and only what the call itself changes.
  * Dropped with the handle when it is garbage-collected.
  */

@@ -67,7 +67,7 @@ pub struct SummarizeCall {
 }
 
 /// What the JS layer's summarizer wrapper rejects with when the caller's summarizer resolved
-/// with something other than a string (lib/callbacks.js).
+/// with something other than a string (lib/addon/callbacks.js).
 const NOT_A_STRING: &str = "the summarizer must resolve with a string";
 
 pub(crate) type JsSummarizerFn =
@@ -132,7 +132,7 @@ impl Summarizer for JsSummarizer {
             let failed = |e: Error| {
                 // A summarizer that resolves with something other than a string has a bug that
                 // another attempt would meet again: reported at once, not retried (the JS layer
-                // rejects with this sentence, lib/callbacks.js).
+                // rejects with this sentence, lib/addon/callbacks.js).
                 let retry = if e.reason.contains(NOT_A_STRING) {
                     Retry::No
                 } else {
@@ -364,7 +364,7 @@ pub async fn compact_json(
                 if let (Some(id), Some(record)) = (checkpoint_shelf, &outcome.checkpoint_record) {
                     checkpoints::keep(id, record);
                 }
-                // As the JS layer reads it (`lib/result.js`).
+                // As the JS layer reads it (`lib/messages/result.js`).
                 Ok(input.outcome_json(outcome, options.encoding))
             }
             Err(pipeline::Aborted) => {

@@ -6,7 +6,7 @@
 //!   `off`: this library's events at that level; or any `tracing-subscriber` filter directive)
 //!   writes events to stderr, for a process whose code cannot be changed.
 //! - A call made with an `onLog` / `logger` / `logLevel` option instead sends the events it
-//!   causes (`debug` and above, from this library only) to a JS function (lib/callbacks.js
+//!   causes (`debug` and above, from this library only) to a JS function (lib/addon/callbacks.js
 //!   `wrapLog`, which hands them to the caller's function or writes those at `logLevel` and
 //!   above to stderr), and never to stderr from here. The function is registered for the
 //!   duration of the call in a tokio task-local, so concurrent calls each receive their own

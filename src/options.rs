@@ -1,5 +1,5 @@
 //! The option table (`context_compact_core::options::table`), handed to the JS layer: the names,
-//! kinds, ranges, accepted names and defaults that `lib/options.js` and the CLI read instead of
+//! kinds, ranges, accepted names and defaults that `lib/options/options.js` and the CLI read instead of
 //! lists of their own; and a `Compactor`'s options, held here so that they cross once
 //! ([`HeldOptions`]).
 
@@ -30,7 +30,7 @@ fn held_options() -> &'static Mutex<HashMap<u32, Arc<Held>>> {
 }
 
 /// A `Compactor`'s options, handed to the addon once (when it is made, and again only when an
-/// option object it was given changed in place, see `lib/options.js`): the per-step calls
+/// option object it was given changed in place, see `lib/options/options.js`): the per-step calls
 /// (`measureHeldJson`, `compactJson`) pass its id and only what the call itself changes.
 /// Dropped with the handle when it is garbage-collected.
 #[napi]

@@ -1,4 +1,4 @@
-//! What a session report (`renderReport`, `lib/report.js`) reads: what each message is made
+//! What a session report (`renderReport`, `lib/report/report.js`) reads: what each message is made
 //! of, and what a session recorded (its audit events, archives and metadata files).
 
 use crate::convert::{guarded, internal, invalid, parse_encoding, parse_format};

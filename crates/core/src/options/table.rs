@@ -3,7 +3,7 @@
 //! core (with the setter that writes the checked value into [`CompactOptions`]), the provider
 //! options ([`super::providers`]), or the JavaScript layer alone (functions and objects that
 //! never cross). [`CompactOptions::from_json`] walks these rows in order; the addon hands the
-//! same rows to JavaScript (`lib/options.js`, the CLI), and a test checks them against
+//! same rows to JavaScript (`lib/options/options.js`, the CLI), and a test checks them against
 //! index.d.ts and docs/options.md. A new option is one row here (see ARCHITECTURE.md).
 
 use std::ops::RangeInclusive;

@@ -86,7 +86,7 @@ impl CompactStats {
     }
 }
 
-/// What a compaction did. As JSON (what the addon hands to the JS layer, `lib/result.js`):
+/// What a compaction did. As JSON (what the addon hands to the JS layer, `lib/messages/result.js`):
 /// camelCase fields, the partition as `headLength` and `tailStart`; the internal ones skipped.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
