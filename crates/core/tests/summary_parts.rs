@@ -477,7 +477,7 @@ async fn the_shared_request_refused_as_too_long_falls_back_to_parts() {
     agent.insert("max_tokens".into(), json!(8192));
     agent.insert("system".into(), json!("You are a coding agent."));
     opts.agent_request = Some(Arc::new(agent));
-    opts.summary_request = context_compact_core::pipeline::options::SummaryRequestMode::Shared;
+    opts.summary_request = context_compact_core::options::SummaryRequestMode::Shared;
     let anthropic_messages: Vec<Value> = messages[1..].to_vec();
     let s = summarizer(Api::Anthropic, &mock, "claude-sonnet-4-5");
     let outcome = compact_with(&anthropic_messages, &opts, s.as_ref()).await;

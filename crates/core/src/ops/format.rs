@@ -3,7 +3,7 @@
 //! They are methods of [`Input`] for the caller's convenience, defined here because they speak
 //! the pipeline's types, which the formats layer below does not know.
 
-use crate::pipeline::options::CompactOptions;
+use crate::options::CompactOptions;
 use crate::pipeline::shared::outcome::CompactOutcome;
 use std::ops::Range;
 

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::archive::{self, Archive, KeptOriginals};
 use crate::base::error::{CompactError, ErrorCode};
-use crate::pipeline::options::CompactOptions;
+use crate::options::CompactOptions;
 use crate::pipeline::shared::draft::{Draft, Replacement};
 use crate::pipeline::shared::pieces::Fitting;
 

@@ -9,8 +9,8 @@ use crate::model::overflow::{refusal_numbers, reported_prompt_tokens, ErrorSigna
 use crate::model::trigger::{
     model_factor, tool_output_bytes, Calibration, EstimateSource, Measure, TriggerKind,
 };
+use crate::options::CompactOptions;
 use crate::pipeline::hooks::CompactHooks;
-use crate::pipeline::options::CompactOptions;
 
 /// The trigger's view of a list.
 #[derive(Debug, Clone, Copy)]

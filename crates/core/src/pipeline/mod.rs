@@ -45,8 +45,6 @@ pub mod background;
 pub mod fit;
 pub mod hooks;
 pub mod measure;
-// The options are the layer below (`crate::options`); the steps name them `super::options`.
-pub use crate::options;
 pub mod plan;
 pub mod rehydrate;
 pub mod report;
@@ -67,10 +65,10 @@ use crate::summary::summarize::BoxFuture;
 // The names callers use for the parts of a compaction.
 pub use self::assemble::{assemble_messages, summary_message, summary_model_window};
 pub use self::hooks::{BeforeCompactInfo, CompactHooks, Confirmation, NoHooks};
-pub use self::options::{token_budget, CompactOptions, PromptStyle};
 pub use self::shared::outcome::{Aborted, CompactOutcome, CompactStats, Piece};
 pub use self::summarize::rounds::MAX_ROUNDS;
 pub use self::summarize::{cap_chars, summarize_middle, summarize_region, RegionSummary, Summary};
+pub use crate::options::{token_budget, CompactOptions, PromptStyle};
 
 /// What earlier work stands for the start of the list, looked up before the steps run (by the
 /// layer around the steps, `resume`, SPEC §4.11): a summary prepared in the background whose

@@ -7,7 +7,7 @@ use crate::base::error::ErrorCode;
 use crate::model::added;
 use crate::model::tokens;
 use crate::model::tokens::Encoding;
-use crate::pipeline::options::CompactOptions;
+use crate::options::CompactOptions;
 use crate::pipeline::shared::outcome::CompactOutcome;
 use crate::pipeline::shared::outcome::Piece;
 use crate::pipeline::{token_budget, CompactStats};

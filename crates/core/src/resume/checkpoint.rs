@@ -31,10 +31,10 @@ use crate::archive::checkpoint::{self as store, Checkpoint, PrefixHashes, CHECKP
 use crate::base::error::{CompactError, ErrorCode};
 use crate::model::added;
 use crate::model::tokens;
+use crate::options::CompactOptions;
 use crate::pipeline::background::{self, Precomputed};
 use crate::pipeline::hooks::{BeforeCompactInfo, CompactHooks, Confirmation};
 use crate::pipeline::measure::Measured;
-use crate::pipeline::options::CompactOptions;
 use crate::pipeline::report::reporter::completed_event;
 use crate::pipeline::shared::call::Call;
 use crate::pipeline::shared::draft::{Draft, Replacement};

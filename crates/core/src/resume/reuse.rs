@@ -16,7 +16,7 @@ use crate::archive::checkpoint::{
     self as store, Checkpoint, PrefixHashes, SummarizerConfig, CHECKPOINT_VERSION,
 };
 use crate::model::added;
-use crate::pipeline::options::CompactOptions;
+use crate::options::CompactOptions;
 use crate::summary::summarize::Summarizer;
 
 /// The checkpoint covering the longest prefix of the list that may be reused: the caller's own
@@ -97,7 +97,7 @@ pub(crate) fn summarizer_config(
     options: &CompactOptions,
     summarizer: &dyn Summarizer,
 ) -> SummarizerConfig {
-    use crate::pipeline::options::{PromptStyle, SummaryRequestMode};
+    use crate::options::{PromptStyle, SummaryRequestMode};
     use crate::summary::prompt;
     let instructions = match options.prompt_style {
         PromptStyle::Structured => {

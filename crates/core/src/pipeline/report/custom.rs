@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
-use crate::pipeline::options::CompactOptions;
+use crate::options::CompactOptions;
 use crate::pipeline::shared::outcome::CompactOutcome;
 
 /// Records the compaction a custom strategy made: the audit line and, with `extractMemory`, the

@@ -16,8 +16,8 @@ use crate::base::error::{CompactError, ErrorCode};
 use crate::carry::memory;
 use crate::model::added;
 use crate::model::message::{carries_tool_results, role_of, Role};
+use crate::options::CompactOptions;
 use crate::pipeline::archive::Archived;
-use crate::pipeline::options::CompactOptions;
 use crate::pipeline::report::reporter::{completed_event, Planned, Reporter};
 use crate::pipeline::shared::draft::{Draft, Replacement};
 use crate::pipeline::shared::outcome::{

@@ -11,7 +11,7 @@ use crate::archive::{
     parse_archive_name, timestamp_to_rfc3339, Records, EVENTS_FILE, SUMMARIES_FILE,
 };
 use crate::base::error::ErrorCode;
-use crate::pipeline::options::CompactOptions;
+use crate::options::CompactOptions;
 use crate::pipeline::shared::outcome::{CompactOutcome, CompactStats};
 
 /// A half-open range of message indices (`end` excluded).

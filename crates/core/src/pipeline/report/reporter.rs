@@ -6,9 +6,9 @@
 use serde_json::{json, Value};
 
 use crate::base::error::{CompactError, ErrorCode};
+use crate::options::CompactOptions;
 use crate::pipeline::hooks::CompactHooks;
 use crate::pipeline::measure::Measured;
-use crate::pipeline::options::CompactOptions;
 use crate::pipeline::report::record;
 use crate::pipeline::shared::call::Call;
 use crate::pipeline::shared::outcome::CompactOutcome;

@@ -5,9 +5,9 @@
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::options::CompactOptions;
 use crate::pipeline::hooks::CompactHooks;
 use crate::pipeline::measure::Measured;
-use crate::pipeline::options::CompactOptions;
 use crate::summary::summarize::{AttemptObserver, Summarizer};
 
 #[derive(Clone, Copy)]

@@ -11,7 +11,7 @@ use crate::archive::checkpoint::Checkpoint;
 use crate::carry::latest_error;
 use crate::carry::sections;
 use crate::model::added;
-use crate::pipeline::options::CompactOptions;
+use crate::options::CompactOptions;
 use crate::pipeline::shared::outcome::{Piece, SummaryFallbackReport};
 use crate::plan::strategy::{RegionItem, Rewrite};
 use crate::plan::thinking::Stripped;

@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use crate::model::tokens::{self, Encoding};
+use crate::options::CompactOptions;
 use crate::pipeline::measure::Estimator;
-use crate::pipeline::options::CompactOptions;
 use crate::pipeline::shared::draft::{Draft, Replacement};
 use crate::pipeline::shared::outcome::Piece;
 use crate::plan::offload::{self, MessageCuts, OriginalRef};

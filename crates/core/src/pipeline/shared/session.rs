@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::formats::Format;
 use crate::model::added;
-use crate::pipeline::options::CompactOptions;
+use crate::options::CompactOptions;
 
 /// The summaries and notices among `messages` that the library wrote (SPEC §11): those the
 /// session's records name, and the checkpoints this call was given (a `Compactor`'s own). Any

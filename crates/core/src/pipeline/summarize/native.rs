@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use crate::base::retry::RetryPolicy;
 use crate::carry::appended::{appended_sections, earlier_body};
 use crate::model::added::OwnSummaries;
-use crate::pipeline::options::CompactOptions;
+use crate::options::CompactOptions;
 use crate::pipeline::shared::draft::{NativeFallback, NativeSummarized};
 use crate::pipeline::shared::outcome::Aborted;
 use crate::plan::partition::Partition;
