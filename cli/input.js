@@ -12,7 +12,7 @@ const path = require('node:path')
 
 const { CliError, oneLine } = require('./errors.js')
 const { lib, optionRow } = require('./library.js')
-const { detectAgent, sessionOfText } = require('../lib/sessions/index.js')
+const { detectAgent, sessionOfText, describeValue: describe } = require('../lib/sessions/index.js')
 
 async function readText(file) {
   if (file === '-') {
@@ -100,13 +100,6 @@ function describeInput(conversation) {
 }
 
 const MESSAGE_KEYS = ['messages', 'contents', 'input']
-
-function describe(value) {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return 'an array'
-  if (typeof value !== 'object') return `a ${typeof value}`
-  return typeof value.type === 'string' ? `an object of type ${JSON.stringify(value.type.slice(0, 40))}` : 'an object without a "messages" array'
-}
 
 // -----------------------------------------------------------------------------------------
 // Where the archives are

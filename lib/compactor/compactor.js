@@ -8,7 +8,7 @@
 const native = require('../addon/native.js')
 const { describe, invalidArgument, callNative, checkOptions, checkFunction } = require('../addon/validate.js')
 const { formatOf, needsToolBytes, unknownOptionWarnings, withNonFinite, isCustomStrategy, HeldOptions, changesJson } = require('../options/options.js')
-const { wrapLog, reportWarnings } = require('../addon/callbacks.js')
+const { wrapLog, reportWarnings, emitEvent } = require('../addon/callbacks.js')
 const { checkArchiveStore } = require('../archive/store.js')
 const { measureCounts } = require('../counting/counting.js')
 const { partitionMessages, generateSummary } = require('../compaction/steps.js')
@@ -283,11 +283,7 @@ class Compactor {
       const onEvent = { ...this.#options, ...(overrides ?? {}) }.onEvent
       if (typeof onEvent === 'function') {
         this.#limitReported = { messages, length: messages.length }
-        try {
-          onEvent({ type: 'token_limit_exceeded', tokensUsed: measure.tokens, tokenLimit: measure.threshold })
-        } catch (error) {
-          process.emitWarning(`onEvent listener threw: ${error && error.message}`, { code: 'CONTEXT_COMPACT_LISTENER' })
-        }
+        emitEvent(onEvent, { type: 'token_limit_exceeded', tokensUsed: measure.tokens, tokenLimit: measure.threshold })
       }
     }
     return measure.shouldCompact

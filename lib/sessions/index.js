@@ -223,4 +223,4 @@ async function readAgentSession(file, options) {
   return parseAgentSession(text, { ...(options ?? {}), name })
 }
 
-module.exports = { parseJsonl, detectAgent, readSession, misfit, sessionOfText, parseAgentSession, readAgentSession }
+module.exports = { parseJsonl, detectAgent, readSession, misfit, sessionOfText, parseAgentSession, readAgentSession, describeValue }

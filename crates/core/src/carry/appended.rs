@@ -33,11 +33,8 @@ pub struct SectionBudgets<'a> {
 /// sections are carried forward: one the library recorded (`own`), never a message that only
 /// starts like one. Notices (strategies without a summary) hold none.
 pub fn earlier_body<'a>(middle: &'a [Value], own: &OwnSummaries) -> Option<&'a str> {
-    middle
-        .iter()
-        .rev()
-        .find(|m| own.contains(m) && !added::is_notice(m))
-        .and_then(added::summary_body)
+    own.last_summary_in(middle)
+        .and_then(|i| added::summary_body(&middle[i]))
 }
 
 /// The sections the library appends to a summary of `middle`, whoever writes its text (SPEC

@@ -95,6 +95,15 @@ impl OwnSummaries {
             && summary_identity(message).is_some_and(|digest| self.digests.contains(&digest))
     }
 
+    /// Where in `messages` the last summary the library recorded is: the one an update of the
+    /// summary goes on from (notices, left by strategies without a summary, start like
+    /// summaries but hold none).
+    pub fn last_summary_in(&self, messages: &[Value]) -> Option<usize> {
+        messages
+            .iter()
+            .rposition(|m| self.contains(m) && !is_notice(m))
+    }
+
     /// How many summaries are known.
     pub fn len(&self) -> usize {
         self.digests.len()

@@ -42,12 +42,8 @@ pub(crate) async fn summarize_middle(
     cancel: &CancellationToken,
     observer: &dyn AttemptObserver,
 ) -> Result<Summary, SummaryFailure> {
-    // Only a summary the library recorded is updated; notices (strategies without a summary)
-    // start like summaries but hold none.
-    let previous = middle
-        .iter()
-        .rev()
-        .find(|m| own.contains(m) && !added::is_notice(m));
+    // Only a summary the library recorded is updated.
+    let previous = own.last_summary_in(middle).map(|i| &middle[i]);
     // Anthropic's compaction block holds the summary itself; the text beside it, the ledger.
     let previous_summary = previous.and_then(|m| {
         let body = added::summary_body(m)?;

@@ -11,7 +11,7 @@ use crate::base::error::{CompactError, ErrorCode};
 use crate::carry::appended::{append, appended_sections, earlier_body};
 use crate::carry::sections::strip_sections;
 use crate::formats::Format;
-use crate::model::added::{self, OwnSummaries};
+use crate::model::added::OwnSummaries;
 use crate::model::message::leading_system;
 use crate::model::tokens;
 use crate::summary::cache_evidence::{self, Sources};
@@ -309,10 +309,9 @@ pub(crate) async fn summarize_shared(
         until: (region.end < messages.len())
             .then(|| Landmark::of(&messages[region.end], number(region.end))),
         // The summary being updated: the last one of the library's in the region.
-        earlier: region
-            .clone()
-            .rev()
-            .find(|&i| own.contains(&messages[i]) && !added::is_notice(&messages[i]))
+        earlier: own
+            .last_summary_in(&messages[region.clone()])
+            .map(|i| region.start + i)
             .filter(|&i| i >= lead)
             .map(number),
     };
