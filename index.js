@@ -37,6 +37,7 @@
 //     custom-strategy.js  compaction with a caller's `strategy: { compress }`
 //     compaction.js       compactMessages
 //   compactor/    the Compactor and its state
+//     list-cache.js       what was read of each object of a list, kept while it is unchanged
 //     message-counts.js   the Compactor's per-message counts, and what a step re-checks
 //     background.js       the Compactor's summary prepared before the threshold (`background`)
 //     compactor.js        the Compactor class

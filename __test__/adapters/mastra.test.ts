@@ -297,6 +297,56 @@ describe.runIf(present)('ContextCompactProcessor in a Mastra Agent', () => {
     expect(JSON.stringify(after[0])).toContain('Read the report. Summary 1')
   })
 
+  it('on a MessageList: a message edited in place is seen, in the tail at the next step, an older one within the rotation, and a compaction reads every message as it is now', async () => {
+    // A step compares what was appended, the last messages and older ones in rotation (not every
+    // message of a long list): an edit anywhere still reaches the estimate, and a compaction
+    // compares every message first.
+    const { MessageList } = await import('@mastra/core/agent/message-list')
+    const t0 = Date.now() - 10_000_000
+    const longList = () => {
+      const list = new MessageList({ threadId: 't', resourceId: 'r' })
+      for (let i = 0; i < 400; i++) {
+        list.add(
+          [
+            { id: `u${i}`, role: 'user', createdAt: new Date(t0 + i * 2000), content: { format: 2, parts: [{ type: 'text', text: `Question ${i}` }] } },
+            { id: `a${i}`, role: 'assistant', createdAt: new Date(t0 + i * 2000 + 1000), content: { format: 2, parts: [{ type: 'step-start' }, { type: 'text', text: `Answer ${i}` }] } },
+          ],
+          'memory',
+        )
+      }
+      return list
+    }
+    const stepOf = (list: InstanceType<typeof MessageList>) => ({ messageList: list, messages: list.get.all.db(), systemMessages: [], stepNumber: 0, steps: [], state: {}, retryCount: 0, abort: (() => { throw new Error('abort') }) as never, model: {} as never })
+    const textOf = (message: unknown) => (message as { content: { parts: Array<{ type: string; text: string }> } }).content.parts.find((p) => p.type === 'text')!
+
+    for (const where of ['tail', 'old'] as const) {
+      const list = longList()
+      const { requests, summarizer } = summarizerCounting()
+      const processor = new ContextCompactProcessor({ contextTokenLimit: 50_000, outputDir: tempDir('cc-mastra-'), sessionId: `mastra-edit-${where}`, summarizer })
+      await processor.processInputStep(stepOf(list))
+      await processor.processInputStep(stepOf(list))
+      expect(processor.lastResult).toBeNull() // below the threshold: nothing compacted
+      const db = list.get.all.db()
+      // Over the threshold (46,000) by an edit in place; for the tail, an old assistant message
+      // edited too, by a few words only, where the rotation has not looked yet.
+      textOf(db[where === 'tail' ? db.length - 1 : 41]).text += ' ' + textOfTokens(45_000)
+      if (where === 'tail') textOf(db[101]).text += ' EDITED-IN-PLACE'
+      let steps = 0
+      while (processor.lastResult === null && steps < 100) {
+        await processor.processInputStep(stepOf(list))
+        steps += 1
+      }
+      expect(processor.lastResult).not.toBeNull()
+      if (where === 'old') {
+        expect(steps).toBeGreaterThan(0)
+        continue
+      }
+      expect(steps).toBe(1)
+      // What was compacted (summarized, or kept) is the list as it is now.
+      expect(JSON.stringify([requests, processor.lastResult?.messages])).toContain('Answer 50 EDITED-IN-PLACE')
+    }
+  })
+
   it('counts the step\'s tools into the estimate; processAPIError leaves other errors to Mastra', async () => {
     const { MessageList } = await import('@mastra/core/agent/message-list')
     const list = new MessageList({ threadId: 't', resourceId: 'r' })

@@ -141,6 +141,36 @@ describe('Compactor cache, beyond the kinds', () => {
     expectAgreement(compactor, list)
   })
 
+  it('a Date read by its time value still follows what toJSON would give: invalid, subclassed, methods replaced', () => {
+    // Plain Dates are compared by their time value (no string per call): anything that makes
+    // toJSON give something else must still be seen.
+    class Stamp extends Date {
+      override toISOString() {
+        return `stamp:${this.getTime()}:${label}`
+      }
+    }
+    let label = 'a'
+    const plain = new Date(0)
+    const stamp = new Stamp(0)
+    const own: M = new Date(0)
+    const timed: M = new Date(0)
+    // In a tool call's input, which is counted as the JSON the API is sent.
+    const m: M = { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'schedule', input: { plain, stamp, own, timed } }] }
+    const list = [{ role: 'user', content: 'when?' }, m]
+    const compactor = new Compactor({})
+    expectAgreement(compactor, list)
+    plain.setTime(Number.NaN) // invalid: read as null
+    expectAgreement(compactor, list)
+    plain.setTime(Number.NaN)
+    expectAgreement(compactor, list)
+    label = 'a much longer label' + LONG // the subclass's toISOString, the time unchanged
+    expectAgreement(compactor, list)
+    own.toISOString = () => 'replaced on the instance' + LONG
+    expectAgreement(compactor, list)
+    timed.valueOf = () => Number.NaN // toJSON reads the time through valueOf: null now
+    expectAgreement(compactor, list)
+  })
+
   it('a toJSON that returns the counted content is followed', () => {
     let text = 'short'
     const m: M = { role: 'user', toJSON: () => ({ role: 'user', content: text }) }

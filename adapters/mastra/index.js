@@ -26,6 +26,8 @@
 const { Compactor, isContextOverflow } = require('../../index.js')
 const { describe, invalidArgument } = require('../../lib/addon/validate.js')
 const { takeSnapshot, unchangedSince } = require('../../lib/addon/snapshot.js')
+const { ListCache } = require('../../lib/compactor/list-cache.js')
+const { BUILT_BY_ADAPTER } = require('../../lib/compactor/compactor.js')
 const { objectOptions, rejectOptions, aiSdkUsage, aiSdkToolDefinitions, readJsonSchema, startsWith } = require('../kit.js')
 
 // Options the processor reads or sets per call itself.
@@ -94,14 +96,21 @@ class ContextCompactProcessor {
     this.name = 'Context compaction'
     this.description = 'Replaces the older part of the conversation with a summary when it nears the context window'
     Object.defineProperty(this, 'compactor', { value: new Compactor({ ...rest, format: 'ai-sdk' }), enumerable: true })
+    // The model messages are this processor's conversions: it compares Mastra's messages.
+    this.compactor[BUILT_BY_ADAPTER]()
     this.lastResult = null
     // The tools given in the options (counted at every step) win over the step's own.
     this.#fixedTools = rest.tools !== undefined && rest.tools !== null
   }
 
   #fixedTools
-  // Each list message's pieces as last converted: { key: the piece as JSON, model: its messages }.
-  #converted = new WeakMap()
+  // Each list message's conversion (`{ tape, pieces: [{ parts, tape, model }] }`): a step reuses
+  // the pieces of the messages list-cache.js finds unchanged (the last step's objects at their
+  // positions: what was appended, the tail and a rotation of older ones are compared), so a step
+  // costs what was appended; a compaction compares every message first.
+  #messages = new ListCache()
+  // The last model list built, and where each message's model messages end in it.
+  #model = { model: [], ends: [] }
   // The model messages the previous step was sent: its usage describes them (and its reply).
   #sent = null
   // The step's tool set last read, and its definitions (Mastra hands the same object each step).
@@ -141,51 +150,83 @@ class ContextCompactProcessor {
     }
 
     const db = list.get.all.db()
-    const pieces = []
     const Empty = list.constructor
-    const owner = new Map() // model message -> its piece
-    const model = []
-    for (const message of db) {
-      // A piece converted at an earlier step, unchanged since (Mastra edits parts in place, so
-      // it is compared with its snapshot: lib/snapshot.js, a walk that serialises nothing, where
-      // a JSON text of every piece at every step cost more than the rest of the step), gives the
-      // same model messages: the same objects, which the Compactor has counted already.
-      const cached = this.#converted.get(message)
-      const now = []
-      for (const [i, piece] of piecesOf(message).entries()) {
-        const one = piece.parts === null ? piece.message : withParts(piece.message, piece.parts)
-        const hit = cached && cached[i] && cached[i].tape !== null && unchangedSince(one, 0, cached[i].tape) ? cached[i] : null
-        const tape = hit ? hit.tape : takeSnapshot(one, 0)
-        piece.model = hit ? hit.model : new Empty().add(one, 'memory').get.all.aiV5.model()
-        now.push({ tape, model: piece.model })
-        pieces.push(piece)
-      }
-      this.#converted.set(message, now)
-    }
-    for (const piece of pieces) {
-      const converted = piece.model
-      for (const m of converted) {
-        owner.set(m, piece)
-        model.push(m)
-      }
-    }
+    const exact = overrides.overflow !== undefined
+    let { entries, model } = this.#convert(db, exact, Empty)
     // The previous step's billed usage counts only for the list that step sent, grown by what it
-    // added (the same objects: unchanged pieces keep their conversions); any other list (after a
-    // compaction, messages changed by another processor) is estimated alone.
+    // added (the same objects: unchanged pieces keep their conversions; the very array when
+    // nothing before was changed); any other list (after a compaction, messages changed by
+    // another processor) is estimated alone.
     const steps = Array.isArray(args.steps) ? args.steps : []
-    if (hook === 'processInputStep' && steps.length > 0 && this.#sent !== null && startsWith(model, this.#sent)) {
+    if (hook === 'processInputStep' && steps.length > 0 && this.#sent !== null && (this.#sent === model || startsWith(model, this.#sent))) {
       const usage = aiSdkUsage(steps[steps.length - 1])
       if (usage !== undefined) call.usage = usage
     }
     if (hook === 'processInputStep') this.#sent = model
-    if (overrides.overflow === undefined && !this.compactor.shouldCompact(model, call)) return false
+    if (!exact) {
+      if (!this.compactor.shouldCompact(model, call)) return false
+      // A message edited in place where this step did not look is read before it is summarized.
+      ;({ entries, model } = this.#convert(db, true, Empty))
+      this.#sent = model
+    }
     const result = await this.compactor.compact(model, call)
     this.lastResult = result
     annotateSpan(args, hook, result)
     if (!result.compacted) return false
+    const pieces = []
+    const owner = new Map() // model message -> its piece
+    entries.forEach((entry, i) => {
+      for (const { parts, model: converted } of entry.pieces) {
+        const piece = { message: db[i], parts, model: converted }
+        pieces.push(piece)
+        for (const m of converted) owner.set(m, piece)
+      }
+    })
     applyResult(list, db, pieces, result.messages, owner, Empty)
     this.#sent = null
     return true
+  }
+
+  // The model messages of the list's messages, and each message's entry. A message that changed
+  // keeps the conversions of its pieces that did not (Mastra edits parts in place and grows a
+  // run's assistant message step by step: they are compared with their snapshots, a walk that
+  // serialises nothing), so unchanged pieces give the same model objects, which the Compactor
+  // has counted already.
+  #convert(db, exact, Empty) {
+    const { entries, missing, previous, prefix } = this.#messages.lookup(db, exact)
+    for (const i of missing) entries[i] = { tape: null, pieces: null }
+    this.#messages.store(db, entries, missing)
+    for (const i of missing) {
+      const before = previous[i]?.pieces ?? []
+      const pieces = piecesOf(db[i])
+      entries[i].pieces = pieces.map((piece, k) => {
+        const one = piece.parts === null ? piece.message : withParts(piece.message, piece.parts)
+        const old = before[k]
+        if (old && old.tape !== null && unchangedSince(one, 0, old.tape)) return { parts: piece.parts, tape: old.tape, model: old.model }
+        // A message of one piece is compared as a whole (its entry's snapshot) and converted again
+        // when it changed.
+        const tape = pieces.length > 1 ? takeSnapshot(one, 0) : null
+        return { parts: piece.parts, tape, model: new Empty().add(one, 'memory').get.all.aiV5.model() }
+      })
+    }
+    // The last model list up to the first message that is not the last list's, then the rest.
+    // When the whole last list is kept, the same array grows (the array handed over last is not
+    // kept by the Compactor, which copies what it keeps; `#sent` then is where it starts).
+    const last = this.#model
+    const same = Math.min(prefix, last.ends.length)
+    const grown = same === last.ends.length && same > 0
+    const model = grown ? last.model : last.model.slice(0, same === 0 ? 0 : last.ends[same - 1])
+    const ends = grown ? last.ends : last.ends.slice(0, same)
+    for (let i = same; i < entries.length; i++) {
+      const pieces = entries[i].pieces
+      for (let k = 0; k < pieces.length; k++) {
+        const converted = pieces[k].model
+        for (let j = 0; j < converted.length; j++) model.push(converted[j])
+      }
+      ends.push(model.length)
+    }
+    this.#model = { model, ends }
+    return { entries, model }
   }
 }
 

@@ -14,7 +14,10 @@
 //   - a primitive (string, number, boolean, null, undefined, symbol, bigint) or a function is
 //     one item, the value itself;
 //   - an object with a `toJSON` method is TO_JSON, then what `toJSON(key)` returns (walked
-//     without looking for `toJSON` again, as the reader does);
+//     without looking for `toJSON` again, as the reader does); except a Date whose `toJSON`,
+//     `toISOString`, `valueOf` and `Symbol.toPrimitive` are the built-ins: DATE and its time
+//     value, of which that `toJSON` is a function (`toISOString()` of it, null when invalid),
+//     without the string `toJSON` allocates at every call (Mastra stamps every message);
 //   - bytes (a typed array, a Buffer, an ArrayBuffer: the reader keeps them as bytes) are
 //     BYTES, the constructor, the length and two hashes of the bytes (see `bytesItems`);
 //   - an array is ARRAY, its length, then every element (a hole is read as `undefined`);
@@ -66,6 +69,7 @@ const ARRAY = Symbol('array')
 const OBJECT = Symbol('object')
 const TO_JSON = Symbol('toJSON')
 const LC_FIELDS = Symbol('langchain fields')
+const DATE = Symbol('date')
 // The reader's MAX_DEPTH: a deeper (or circular) message is an error there, a mismatch here.
 const SNAPSHOT_MAX_DEPTH = 128
 
@@ -168,6 +172,16 @@ function fieldsMatch(value, tape, at, depth) {
   return at
 }
 
+// The time value of a Date read through the built-in methods (see the module docs), else
+// undefined. Checked only for objects with a `toJSON`.
+const { toJSON: dateToJson, toISOString: dateToIso, valueOf: dateValueOf, getTime: dateGetTime } = Date.prototype
+const dateToPrimitive = Date.prototype[Symbol.toPrimitive]
+function plainDateTime(value) {
+  if (value.toJSON !== dateToJson || !(value instanceof Date)) return undefined
+  if (value.toISOString !== dateToIso || value.valueOf !== dateValueOf || value[Symbol.toPrimitive] !== dateToPrimitive) return undefined
+  return dateGetTime.call(value)
+}
+
 // `toJSON`'s argument, made only when it is called (indices are carried as numbers).
 const jsonKey = (key) => (typeof key === 'number' ? String(key) : key)
 
@@ -184,6 +198,11 @@ function snapshotOf(value, key, tape, depth) {
     return true
   }
   if (typeof value.toJSON === 'function') {
+    const time = plainDateTime(value)
+    if (time !== undefined) {
+      tape.push(DATE, time)
+      return true
+    }
     if (isLangChainSerializable(value)) return fieldsSnapshotOf(value, tape, depth)
     tape.push(TO_JSON)
     value = value.toJSON(jsonKey(key))
@@ -226,6 +245,12 @@ function matchesSnapshot(value, key, tape, at, depth) {
     return tape[at + 3] === items[3] && tape[at + 4] === items[4] ? at + 5 : -1
   }
   if (typeof value.toJSON === 'function') {
+    const time = plainDateTime(value)
+    if (time !== undefined) {
+      const item = tape[at + 1]
+      // An invalid Date's time is NaN, read as null like any other.
+      return tape[at] === DATE && (item === time || (item !== item && time !== time)) ? at + 2 : -1
+    }
     if (isLangChainSerializable(value)) return fieldsMatch(value, tape, at, depth)
     if (tape[at] !== TO_JSON) return -1
     at += 1

@@ -26,6 +26,11 @@ const { Background } = require('./background.js')
 const OVER_LIMIT_STREAK = 3
 const MEANINGFUL_CHANGE = 0.1
 
+// Not part of the API: an adapter that builds the list it hands a Compactor (its framework's
+// messages converted, objects no one else holds) says so, and the Compactor's steps stop
+// re-comparing those objects, which the adapter does for the framework's own (message-counts.js).
+const BUILT_BY_ADAPTER = Symbol('context-compact: messages built by an adapter')
+
 
 class Compactor {
   #options
@@ -163,6 +168,10 @@ class Compactor {
    */
   changed(messages) {
     this.#counts.changed(Array.isArray(messages) ? messages : [messages])
+  }
+
+  [BUILT_BY_ADAPTER]() {
+    this.#counts.builtByAdapter()
   }
 
   // Token counts per message (a step's check: see #entries).
@@ -545,4 +554,5 @@ class Compactor {
 
 module.exports = {
   Compactor,
+  BUILT_BY_ADAPTER,
 }
