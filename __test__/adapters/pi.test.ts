@@ -329,6 +329,46 @@ describe.runIf(present)('context-compact/pi with pi-agent-core 1.6', () => {
     expect(restored.filter((m: Json) => m.role !== 'system' && m.role !== 'notification')).toEqual(messages.filter((m) => m.role !== 'system' && m.role !== 'notification'))
   })
 
+  it('a long transcript edited in place: seen in the tail at the next request, an older message within the rotation; a compaction reads every message as it is now', async () => {
+    // A request compares what was appended, the last messages and older ones in rotation (not
+    // every message of a long transcript): an edit anywhere still reaches the estimate, and a
+    // compaction compares every message first.
+    const transcript = () => {
+      const messages: Json[] = [{ role: 'system', content: SYSTEM, toolsAdded: [{ name: 'read_file', description: 'Reads a file', parameters: READ_TOOL_SCHEMA }] }]
+      for (let i = 0; i < 300; i++) {
+        messages.push({ role: 'user', content: [{ type: 'text', text: `Question ${i}` }], timestamp: i })
+        messages.push({ role: 'assistant', content: [{ type: 'text', text: `Answer ${i}` }], api: 'anthropic-messages', provider: 'anthropic', model: 'claude-sonnet-4-5', stopReason: 'stop', timestamp: i })
+      }
+      return messages
+    }
+    const request = (messages: Json[]) => ({ context: { messages, tools: [] }, model: { id: 'claude-sonnet-4-5' }, thinkingLevel: 'off' })
+    for (const where of ['tail', 'old'] as const) {
+      const messages = transcript()
+      const { requests, summarizer } = summarizerCounting()
+      const prepare = compactionRequest({ contextTokenLimit: 50_000, outputDir: tempDir('cc-pi-edit-'), sessionId: `pi-edit-${where}`, summarizer })
+      expect(await prepare(request(messages) as any)).toBeUndefined()
+      expect(await prepare(request(messages) as any)).toBeUndefined()
+      // Over the threshold (46,000) by an edit in place; for the tail, an old reply edited too, by
+      // a few words only, where the rotation has not looked yet.
+      messages[where === 'tail' ? messages.length - 1 : 42].content[0].text += ' ' + textOfTokens(45_000)
+      if (where === 'tail') messages[402].content[0].text += ' EDITED-IN-PLACE'
+      let update: Json | undefined
+      let steps = 0
+      while (update === undefined && steps < 100) {
+        update = await prepare(request(messages) as any)
+        steps += 1
+      }
+      expect(prepare.lastResult).not.toBeNull()
+      if (where === 'old') {
+        expect(steps).toBeGreaterThan(0)
+        continue
+      }
+      expect(steps).toBe(1)
+      // What was compacted (summarized, or kept) is the transcript as it is now.
+      expect(JSON.stringify([requests, prepare.lastResult!.messages])).toContain('Answer 200 EDITED-IN-PLACE')
+    }
+  })
+
   it('bad input: a clear TypeError naming the option', () => {
     expect(() => compactionRequest({ usage: { input: 1 } } as any)).toThrow(/options\.usage/)
     expect(() => compactionRequest({ system: 'x' } as any)).toThrow(/options\.system/)

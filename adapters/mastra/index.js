@@ -104,15 +104,15 @@ class ContextCompactProcessor {
   }
 
   #fixedTools
-  // Each list message's conversion (`{ tape, pieces: [{ parts, tape, model }] }`): a step reuses
-  // the pieces of the messages list-cache.js finds unchanged (the last step's objects at their
-  // positions: what was appended, the tail and a rotation of older ones are compared), so a step
-  // costs what was appended; a compaction compares every message first.
-  #messages = new ListCache()
-  // The last model list built, and where each message's model messages end in it.
-  #model = { model: [], ends: [] }
-  // The model messages the previous step was sent: its usage describes them (and its reply).
-  #sent = null
+  // What the steps of a run read, per MessageList (a processor in an agent serves its runs, each
+  // with its list): `messages`, each list message's conversion (`{ tape, pieces: [{ parts, tape,
+  // model }] }`), which a step reuses for the messages list-cache.js finds unchanged (the last
+  // step's objects at their positions: what was appended, the tail and a rotation of older ones
+  // are compared), so a step costs what was appended, and a compaction compares every message
+  // first; `model`, the last model list built, and where each message's model messages end in it;
+  // `sent`, the model messages the previous step was sent: its usage describes them (and its reply).
+  #runs = new WeakMap()
+  #lastRun = null
   // The step's tool set last read, and its definitions (Mastra hands the same object each step).
   #tools = { from: undefined, definitions: undefined }
 
@@ -151,23 +151,32 @@ class ContextCompactProcessor {
 
     const db = list.get.all.db()
     const Empty = list.constructor
+    let run = this.#runs.get(list)
+    if (run === undefined) {
+      // A new run (its list holds the thread's messages read back from memory, new objects):
+      // they are compared with those the last run read, not converted again.
+      const last = this.#lastRun
+      run = { messages: last ? last.messages.fork() : new ListCache(), model: last ? { model: last.model.model.slice(), ends: last.model.ends.slice() } : { model: [], ends: [] }, sent: null }
+      this.#runs.set(list, run)
+    }
+    this.#lastRun = run
     const exact = overrides.overflow !== undefined
-    let { entries, model } = this.#convert(db, exact, Empty)
+    let { entries, model } = this.#convert(run, db, exact, Empty)
     // The previous step's billed usage counts only for the list that step sent, grown by what it
     // added (the same objects: unchanged pieces keep their conversions; the very array when
     // nothing before was changed); any other list (after a compaction, messages changed by
     // another processor) is estimated alone.
     const steps = Array.isArray(args.steps) ? args.steps : []
-    if (hook === 'processInputStep' && steps.length > 0 && this.#sent !== null && (this.#sent === model || startsWith(model, this.#sent))) {
+    if (hook === 'processInputStep' && steps.length > 0 && run.sent !== null && (run.sent === model || startsWith(model, run.sent))) {
       const usage = aiSdkUsage(steps[steps.length - 1])
       if (usage !== undefined) call.usage = usage
     }
-    if (hook === 'processInputStep') this.#sent = model
+    if (hook === 'processInputStep') run.sent = model
     if (!exact) {
       if (!this.compactor.shouldCompact(model, call)) return false
       // A message edited in place where this step did not look is read before it is summarized.
-      ;({ entries, model } = this.#convert(db, true, Empty))
-      this.#sent = model
+      ;({ entries, model } = this.#convert(run, db, true, Empty))
+      run.sent = model
     }
     const result = await this.compactor.compact(model, call)
     this.lastResult = result
@@ -183,7 +192,7 @@ class ContextCompactProcessor {
       }
     })
     applyResult(list, db, pieces, result.messages, owner, Empty)
-    this.#sent = null
+    run.sent = null
     return true
   }
 
@@ -192,10 +201,10 @@ class ContextCompactProcessor {
   // run's assistant message step by step: they are compared with their snapshots, a walk that
   // serialises nothing), so unchanged pieces give the same model objects, which the Compactor
   // has counted already.
-  #convert(db, exact, Empty) {
-    const { entries, missing, previous, prefix } = this.#messages.lookup(db, exact)
+  #convert(run, db, exact, Empty) {
+    const { entries, missing, previous, prefix } = run.messages.lookup(db, exact)
     for (const i of missing) entries[i] = { tape: null, pieces: null }
-    this.#messages.store(db, entries, missing)
+    run.messages.store(db, entries, missing)
     for (const i of missing) {
       const before = previous[i]?.pieces ?? []
       const pieces = piecesOf(db[i])
@@ -211,8 +220,8 @@ class ContextCompactProcessor {
     }
     // The last model list up to the first message that is not the last list's, then the rest.
     // When the whole last list is kept, the same array grows (the array handed over last is not
-    // kept by the Compactor, which copies what it keeps; `#sent` then is where it starts).
-    const last = this.#model
+    // kept by the Compactor, which copies what it keeps; `sent` then is where it starts).
+    const last = run.model
     const same = Math.min(prefix, last.ends.length)
     const grown = same === last.ends.length && same > 0
     const model = grown ? last.model : last.model.slice(0, same === 0 ? 0 : last.ends[same - 1])
@@ -225,7 +234,7 @@ class ContextCompactProcessor {
       }
       ends.push(model.length)
     }
-    this.#model = { model, ends }
+    run.model = { model, ends }
     return { entries, model }
   }
 }

@@ -1,8 +1,9 @@
 'use strict'
 
 // context-compact/pi: compaction as pi-agent-core's `AgentOptions.prepareRequest` (1.6 and later).
-// Built on a Compactor (lib/compactor/compactor.js): this file only translates between pi's messages and the
-// Anthropic shape the core reads, and hands back what the next provider request should see.
+// Built on a Compactor (lib/compactor/compactor.js): this file hands it pi's messages in the
+// Anthropic shape the core reads (messages.js converts them) and hands back what the next provider
+// request should see.
 // Types and documentation: adapters/pi/index.d.ts; guide: docs/pi.md.
 //
 // What pi-agent-core does with prepareRequest (read from its 1.6 declarations and loop):
@@ -23,6 +24,8 @@
 const { Compactor, createRecallTool, restoreMessages } = require('../../index.js')
 const { describe, invalidArgument } = require('../../lib/addon/validate.js')
 const { objectOptions, rejectOptions, count, startsWith, withCompactor } = require('../kit.js')
+const { BUILT_BY_ADAPTER } = require('../../lib/compactor/compactor.js')
+const { PiConversion, toAnthropic, fromAnthropic } = require('./messages.js')
 
 // Options the adapter sets itself.
 const REQUEST_OPTIONS = {
@@ -33,8 +36,6 @@ const REQUEST_OPTIONS = {
   overflow: 'belongs to one failed request: call `prepare.compact(messages, { overflow: error })` after it',
 }
 
-const LLM_ROLES = new Set(['user', 'assistant', 'toolResult'])
-
 // pi's usage as billed: input + cacheRead + cacheWrite (the core's Usage reader reads this shape).
 function usageOf(message) {
   const usage = message && message.usage
@@ -44,136 +45,6 @@ function usageOf(message) {
   return { input, cacheRead: count(usage.cacheRead) ?? 0, cacheWrite: count(usage.cacheWrite) ?? 0, output: count(usage.output) ?? 0 }
 }
 
-function textOf(content) {
-  if (typeof content === 'string') return content
-  if (!Array.isArray(content)) return ''
-  return content
-    .filter((block) => block && block.type === 'text' && typeof block.text === 'string')
-    .map((block) => block.text)
-    .join('\n')
-}
-
-// The system prompt and tools the transcript's system messages declare, replayed in order.
-function replaySystem(messages, contextTools, givenTools) {
-  const parts = []
-  const sections = new Map()
-  const tools = new Map()
-  for (const message of messages) {
-    if (!message || message.role !== 'system') continue
-    const text = textOf(message.content)
-    if (text !== '') parts.push(text)
-    if (message.sections && typeof message.sections === 'object') {
-      for (const [name, value] of Object.entries(message.sections)) {
-        if (value === null) sections.delete(name)
-        else if (typeof value === 'string') sections.set(name, value)
-      }
-    }
-    if (Array.isArray(message.toolsAdded)) {
-      for (const tool of message.toolsAdded) if (tool && typeof tool.name === 'string') tools.set(tool.name, tool)
-    }
-    if (Array.isArray(message.toolsRemoved)) {
-      for (const ref of message.toolsRemoved) tools.delete(typeof ref === 'string' ? ref : ref && ref.name)
-    }
-  }
-  // The tools option, when given, is what is counted; else the transcript's, else the context's.
-  const fallback = Array.isArray(givenTools) ? givenTools : tools.size === 0 && Array.isArray(contextTools) ? contextTools : null
-  if (fallback !== null) {
-    tools.clear()
-    for (const tool of fallback) if (tool && typeof tool.name === 'string') tools.set(tool.name, tool)
-  }
-  const system = parts.concat([...sections.values()]).join('\n\n')
-  const definitions = [...tools.values()].map((tool) => ({
-    name: tool.name,
-    ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
-    input_schema: [tool.parameters, tool.input_schema].find((schema) => schema && typeof schema === 'object') ?? { type: 'object', properties: {} },
-  }))
-  return { system, tools: definitions }
-}
-
-function toAnthropicBlocks(content) {
-  if (typeof content === 'string') return content
-  return (Array.isArray(content) ? content : []).flatMap((block) => {
-    if (!block || typeof block !== 'object') return []
-    if (block.type === 'text') return [{ type: 'text', text: String(block.text ?? '') }]
-    if (block.type === 'image') return [{ type: 'image', source: { type: 'base64', media_type: block.mimeType, data: block.data } }]
-    if (block.type === 'thinking') {
-      if (block.redacted) return [{ type: 'redacted_thinking', data: block.thinkingSignature ?? '' }]
-      return [{ type: 'thinking', thinking: String(block.thinking ?? ''), signature: block.thinkingSignature ?? '' }]
-    }
-    if (block.type === 'toolCall') return [{ type: 'tool_use', id: block.id, name: block.name, input: block.arguments ?? {} }]
-    return []
-  })
-}
-
-function fromAnthropicBlocks(content, { assistant }) {
-  if (typeof content === 'string') return assistant ? [{ type: 'text', text: content }] : content
-  return content.flatMap((block) => {
-    if (block.type === 'text') return [{ type: 'text', text: block.text }]
-    if (block.type === 'image' && block.source) return [{ type: 'image', data: block.source.data, mimeType: block.source.media_type }]
-    if (block.type === 'thinking') return [{ type: 'thinking', thinking: block.thinking, ...(block.signature ? { thinkingSignature: block.signature } : {}) }]
-    if (block.type === 'redacted_thinking') return [{ type: 'thinking', thinking: '', thinkingSignature: block.data, redacted: true }]
-    if (block.type === 'tool_use') return [{ type: 'toolCall', id: block.id, name: block.name, arguments: block.input }]
-    return []
-  })
-}
-
-// A message the model is sent and the core counts (and may summarize), or one kept aside.
-function isConverted(message) {
-  if (!message || typeof message !== 'object' || !LLM_ROLES.has(message.role)) return false
-  if (message.role === 'assistant') return Array.isArray(message.content) && message.content.length > 0
-  return true
-}
-
-// pi's list → { anthropic, sources }: one Anthropic message per pi message, except that the
-// results of one reply's tool calls are one user message, as the Anthropic API wants them.
-// `sources[i]` lists the pi messages Anthropic message i came from; `aside[j]` the messages kept
-// aside (system, other roles) before the converted message j (index anthropic.length: at the end).
-function toAnthropic(messages) {
-  const anthropic = []
-  const sources = []
-  const aside = [[]]
-  for (const message of messages) {
-    if (!isConverted(message)) {
-      aside[anthropic.length].push(message)
-      continue
-    }
-    if (message.role === 'toolResult') {
-      const block = { type: 'tool_result', tool_use_id: message.toolCallId, content: toAnthropicBlocks(message.content), is_error: Boolean(message.isError) }
-      const last = anthropic[anthropic.length - 1]
-      if (aside[anthropic.length].length === 0 && last && sources[sources.length - 1][0].role === 'toolResult') {
-        last.content.push(block)
-        sources[sources.length - 1].push(message)
-        continue
-      }
-      anthropic.push({ role: 'user', content: [block] })
-    } else {
-      anthropic.push({ role: message.role, content: toAnthropicBlocks(message.content) })
-    }
-    sources.push([message])
-    aside.push([])
-  }
-  return { anthropic, sources, aside }
-}
-
-// A message the Compactor wrote or changed, back in pi's shape, with the pi message it stands for
-// (`template`, when known) giving the fields the Anthropic shape has no place for.
-function fromAnthropic(message, templates, toolResultsById, now) {
-  if (message.role === 'assistant') {
-    const template = templates && templates[0]
-    return { ...(template ?? { api: 'unknown', provider: 'unknown', model: 'unknown', stopReason: 'stop', timestamp: now }), content: fromAnthropicBlocks(message.content, { assistant: true }) }
-  }
-  if (Array.isArray(message.content) && message.content.length > 0 && message.content.every((block) => block.type === 'tool_result')) {
-    return message.content.map((block) => {
-      const template = toolResultsById.get(block.tool_use_id)
-      const content = fromAnthropicBlocks(typeof block.content === 'string' ? [{ type: 'text', text: block.content }] : block.content ?? [], { assistant: true })
-      return { ...(template ?? { role: 'toolResult', toolCallId: block.tool_use_id, toolName: 'unknown', timestamp: now }), content, isError: Boolean(block.is_error) }
-    })
-  }
-  const template = templates && templates.length === 1 && templates[0].role === 'user' ? templates[0] : undefined
-  const content = fromAnthropicBlocks(message.content, { assistant: false })
-  return { ...(template ?? { timestamp: now }), role: 'user', content }
-}
-
 function compactionRequest(options) {
   const { tools, ...rest } = objectOptions(options, 'options')
   rejectOptions(rest, REQUEST_OPTIONS, (name, why) => `options.${name} cannot be given to compactionRequest: it ${why}`)
@@ -181,7 +52,12 @@ function compactionRequest(options) {
     throw invalidArgument(`options.tools must be an array of pi tools or tool definitions, got ${describe(tools)}`)
   }
   const compactor = new Compactor({ ...rest, format: 'anthropic' })
+  // The Anthropic messages are this adapter's conversions: it compares pi's messages.
+  compactor[BUILT_BY_ADAPTER]()
   let lastResult = null
+
+  // pi's messages as the core reads them, a step costing what was appended (messages.js).
+  const conversion = new PiConversion(tools)
   // The messages a compaction was given: a reply among them was billed for the list before it.
   let stale = new WeakSet()
 
@@ -208,11 +84,17 @@ function compactionRequest(options) {
 
   async function compactList(given, overrides, decide) {
     const messages = shorten(given)
-    const { anthropic, sources, aside } = toAnthropic(messages)
-    const replay = replaySystem(messages, overrides.contextTools, tools)
-    const call = { ...overrides, tools: replay.tools, ...(replay.system === '' ? {} : { system: replay.system }) }
-    delete call.contextTools
-    if (decide && !compactor.shouldCompact(anthropic, call)) return { messages, result: null }
+    let step = conversion.convert(messages, !decide)
+    let call = conversion.callOf(messages, step.systems, overrides)
+    if (decide) {
+      if (!compactor.shouldCompact(step.anthropic, call)) return { messages, result: null }
+      // A message edited in place where this step did not look is read before it is summarized.
+      step = conversion.convert(messages, true)
+      call = conversion.callOf(messages, step.systems, overrides)
+    }
+    // The step's list (the one shouldCompact was shown), with where each message came from.
+    const anthropic = step.anthropic
+    const { sources, aside } = conversion.layout(messages, step.entries)
     const result = await compactor.compact(anthropic, call)
     lastResult = result
     if (!result.compacted) return { messages, result }

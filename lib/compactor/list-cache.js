@@ -170,6 +170,18 @@ class ListCache {
     this.#verified = { items: list.slice(), entries, unread }
   }
 
+  /**
+   * A cache for another list that starts from what this one stored last: a list rebuilt as new
+   * objects (a conversation read back from storage for its next run) is compared with it, position
+   * by position, instead of read again. Entries are not changed once stored: both share them.
+   */
+  fork() {
+    const copy = new ListCache({ recheck: this.#recheck })
+    copy.#cache = this.#cache
+    copy.#verified = this.#verified === null ? null : { ...this.#verified, items: this.#verified.items.slice() }
+    return copy
+  }
+
   /** The entries of the list stored last (null before the first). */
   get stored() {
     return this.#verified?.entries ?? null
