@@ -9,7 +9,9 @@
 //      appended (a Compactor that was shown the list before, as the loop's earlier steps did);
 //      the step over it is the adapter's own share (issue 39: at most 0.1 ms);
 //   4. for reference, Mastra's own conversion of the whole list (`get.all.aiV5.model()`), which
-//      it does before each model call anyway.
+//      it does before each model call anyway;
+//   5. the first step of the thread's next run: the same messages read back from memory as new
+//      objects in a new MessageList (compared with what the last run read, not converted again).
 //
 // Environment:
 //   BENCH_SAMPLES   rounds (default 7)
@@ -84,7 +86,7 @@ const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
 }
 const dir = mkdtempSync(join(tmpdir(), 'cc-bench-mastra-'))
-const rows = { first: [], firstCpu: [], step: [], stepCpu: [], floor: [], floorCpu: [], mastra: [], mastraCpu: [] }
+const rows = { first: [], firstCpu: [], step: [], stepCpu: [], floor: [], floorCpu: [], mastra: [], mastraCpu: [], nextRun: [], nextRunCpu: [] }
 let tokens = 0
 let messages = 0
 try {
@@ -111,6 +113,12 @@ try {
       await timed(rows, 'floor', () => floor.shouldCompact(model))
     }
     await timed(rows, 'mastra', () => list.get.all.aiV5.model())
+    // The thread's next run: its messages read back from memory as new objects, in a new list.
+    const next = new MessageList({ threadId: 't', resourceId: 'r' })
+    next.add(structuredClone(list.get.all.db()), 'memory')
+    const nextArgs = { messageList: next, messages: next.get.all.db(), systemMessages: [], stepNumber: 0, steps: [], state: {}, retryCount: 0 }
+    gc()
+    await timed(rows, 'nextRun', () => processor.processInputStep(nextArgs))
     if (processor.lastResult !== null) throw new Error('the benchmark compacted: it measures the step below the threshold')
   }
 } finally {
@@ -125,3 +133,4 @@ console.log(`  step of a running loop (a turn added)   ${ms('step')}`)
 console.log(`  Compactor.shouldCompact, turn appended  ${ms('floor')}`)
 console.log(`  step − shouldCompact                    ${over.toFixed(3)} ms (CPU ${overCpu.toFixed(3)} ms; target ≤ 0.1 ms: ${overCpu <= 0.1 ? 'met' : 'not met'})`)
 console.log(`  Mastra's own aiV5.model() of the list   ${ms('mastra')}`)
+console.log(`  first step of the thread's next run     ${ms('nextRun')} (its messages read back as new objects: compared, not converted)`)
