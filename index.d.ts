@@ -3034,8 +3034,9 @@ export declare class Compactor {
    * Rolls back to an earlier batch of `markMap` and resolves with its messages:
    * batch 0 is the whole original conversation, read back from the archives
    * ({@link restoreMessages}); a later batch is the list its compaction returned, followed by
-   * every message added since (read back from later archives where needed). Later batches leave
-   * the mark map, and their numbers are reused by the next compactions.
+   * every message added since (read back from later archives where needed): the very message
+   * objects for the last 8 compactions, equal copies from the archives for older ones. Later
+   * batches leave the mark map, and their numbers are reused by the next compactions.
    * @param messages the current conversation; by default the list the last compaction returned
    *   (then name its type, e.g. `rollback<ModelMessage>(0)`, since it cannot be inferred).
    * @throws {TypeError} for a batch not in the mark map.

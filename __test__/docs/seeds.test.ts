@@ -446,6 +446,32 @@ describe('MessageMarkMap', () => {
     expect(compactor.markMap.currentBatch).toBe(1)
     await expect(compactor.rollback(7)).rejects.toThrow(TypeError)
   })
+
+  it('after many compactions, rolls back to an old batch from the archives (equal messages) and to a recent one with the very objects', async () => {
+    // A long session does not keep every compaction's list alive for rollback: the last 8 keep
+    // their objects, older ones are read back from the archives.
+    const compactor = new Compactor({ contextTokenLimit: 1000, tailRetentionRatio: 0.1, outputDir: tempDir(), sessionId: 'mm-long', summarizer: async () => '## Goal\nx' })
+    let messages = session(6, 30)
+    const results: Message[][] = []
+    const addedAfter: Message[][] = []
+    for (let k = 0; k < 12; k++) {
+      const result = await compactor.compact(messages, { force: true })
+      expect(result.compacted).toBe(true)
+      results.push(result.messages)
+      const added = session(2, 30, 100 + 2 * k)
+      addedAfter.push(added)
+      messages = [...result.messages, ...added]
+    }
+    expect(compactor.markMap.boundaryToBatch).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])
+    // Batch 11 (recent): the list compaction 11 returned, the very objects, then what was added since.
+    const toEleven = await compactor.rollback(11, messages)
+    expect(toEleven).toEqual([...results[10], ...addedAfter[10], ...addedAfter[11]])
+    results[10].forEach((m, i) => expect(toEleven[i]).toBe(m))
+    // Batch 1 (old): equal to what compaction 1 returned, then everything added since.
+    const toOne = await compactor.rollback(1, toEleven)
+    expect(toOne).toEqual([...results[0], ...addedAfter.flat()])
+    expect(compactor.markMap.boundaryToBatch).toEqual([0, 1])
+  })
 })
 
 // ---------------------------------------------------------------------------------------------

@@ -25,6 +25,9 @@ const { Background } = require('./background.js')
 // edited: the message that keeps it over is gone or shorter).
 const OVER_LIMIT_STREAK = 3
 const MEANINGFUL_CHANGE = 0.1
+// Rollback to one of the last this many compactions gives back the very message objects it
+// returned; to an older one, equal copies from the archives (see #keepBatch).
+const ROLLBACK_OBJECTS = 8
 
 // Not part of the API: an adapter that builds the list it hands a Compactor (its framework's
 // messages converted, objects no one else holds) says so, and the Compactor's steps stop
@@ -469,7 +472,7 @@ class Compactor {
       this.#markMap = structuredClone(own)
       const later = this.#markMap.batchBoundaries.length - 1
       this.#batches = this.#batches.slice(0, Math.max(0, later - 1))
-      if (later > 0) this.#batches.push({ snapshot: result.messages.slice(), seen: this.#nextOriginal })
+      if (later > 0) this.#keepBatch(result.messages)
       return
     }
     const kept = new Set(result.messages)
@@ -483,7 +486,20 @@ class Compactor {
     map.batchBoundaries.push(boundary)
     map.boundaryToBatch.push(batch)
     map.currentBatch = batch
-    this.#batches.push({ snapshot: result.messages.slice(), seen: this.#nextOriginal })
+    this.#keepBatch(result.messages)
+  }
+
+  // What rollback needs of a batch: the list its compaction returned, and how many originals
+  // existed then. The last ROLLBACK_OBJECTS batches keep the list's message objects; an older one
+  // keeps, for each of its originals, only its original index (rollback reads it back from the
+  // archives), and the messages this compactor made (summaries, notices) as they are: a long
+  // session does not hold every compaction's kept messages alive.
+  #keepBatch(list) {
+    this.#batches.push({ snapshot: list.slice(), originals: null, seen: this.#nextOriginal })
+    const old = this.#batches[this.#batches.length - 1 - ROLLBACK_OBJECTS]
+    if (old === undefined || old.originals !== null) return
+    old.originals = Int32Array.from(old.snapshot, (m) => (this.#generated.has(m) ? -1 : (this.#origin.get(m) ?? -1)))
+    old.snapshot = old.snapshot.map((m, i) => (old.originals[i] < 0 ? m : null))
   }
 
   /**
@@ -520,7 +536,9 @@ class Compactor {
     full.forEach((message, index) => {
       if (!this.#origin.has(message)) this.#origin.set(message, index)
     })
-    const restored = position === 0 ? full : [...this.#batches[position - 1].snapshot, ...full.slice(this.#batches[position - 1].seen)]
+    const base = this.#batches[position - 1]
+    const kept = position === 0 ? [] : base.originals === null ? base.snapshot : base.snapshot.map((m, i) => (base.originals[i] < 0 ? m : full[base.originals[i]]))
+    const restored = position === 0 ? full : [...kept, ...full.slice(base.seen)]
     map.batchBoundaries.length = position + 1
     map.boundaryToBatch.length = position + 1
     map.currentBatch = batch
