@@ -22,49 +22,23 @@ import { createRequire } from 'node:module'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir, cpus, totalmem, platform, release, arch } from 'node:os'
 import { join } from 'node:path'
-import v8 from 'node:v8'
-import vm from 'node:vm'
 
 import { generateText, stepCountIs } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
 
 import { generateConversation } from '../generate.mjs'
+import { env, fmt, gc, median, timeAsync } from '../timing.mjs'
 
 const require = createRequire(import.meta.url)
 const library = require('../../index.js')
 const { compactionStep } = require('../../adapters/ai-sdk/index.js')
 
-v8.setFlagsFromString('--expose-gc')
-const gc = vm.runInNewContext('gc')
-
-const env = (name, fallback) => {
-  const value = Number(process.env[name])
-  return Number.isFinite(value) && value > 0 ? Math.floor(value) : fallback
-}
 const ROUNDS = env('BENCH_SAMPLES', 21)
 const STEPS = env('BENCH_STEPS', 20)
 const TOKENS = 400_000
 
 const log = (...args) => console.error(...args)
 const now = () => performance.now()
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = s.length >> 1
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
-}
-const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms >= 1 ? ms.toFixed(2) : ms.toFixed(3))
-// Wall time, and the process's CPU time (user + system, in ms) over the same span: on a machine
-// shared with other work the CPU time is the steadier of the two.
-const cpuNow = () => {
-  const { user, system } = process.cpuUsage()
-  return (user + system) / 1000
-}
-const timeAsync = async (fn) => {
-  const c0 = cpuNow()
-  const t0 = now()
-  const value = await fn()
-  return [now() - t0, value, cpuNow() - c0]
-}
 
 const machine = `${cpus()[0]?.model ?? 'unknown CPU'} × ${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(1)} GB, ${platform()} ${release()} ${arch()}, Node ${process.version}`
 const aiVersion = require('ai/package.json').version

@@ -33,10 +33,9 @@
 
 import { createRequire } from 'node:module'
 import { cpus, totalmem, platform, release, arch } from 'node:os'
-import v8 from 'node:v8'
-import vm from 'node:vm'
 
 import { generateConversation } from '../generate.mjs'
+import { cpuNow, env, fmt, gc, median } from '../timing.mjs'
 import { toLangChainMessages } from './langchain-history.mjs'
 
 const require = createRequire(import.meta.url)
@@ -44,25 +43,12 @@ const library = require('../../index.js')
 const { contextCompactMiddleware } = require('../../adapters/langchain/index.js')
 const lc = require('@langchain/core/messages')
 
-v8.setFlagsFromString('--expose-gc')
-const gc = vm.runInNewContext('gc')
-
-const env = (name, fallback) => {
-  const value = Number(process.env[name])
-  return Number.isFinite(value) && value > 0 ? Math.floor(value) : fallback
-}
 const ROUNDS = env('BENCH_SAMPLES', 21)
 const STEPS = env('BENCH_STEPS', 20)
 const TOKENS = env('BENCH_TOKENS', 400_000)
 
 const log = (...args) => console.error(...args)
 const now = () => performance.now()
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = s.length >> 1
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
-}
-const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms >= 1 ? ms.toFixed(2) : ms.toFixed(3))
 const versionOf = (name) => require(`${name}/package.json`).version
 
 log(`generating a ${TOKENS}-token conversation …`)
@@ -119,10 +105,6 @@ function request(messages) {
 
 // Wall time and CPU time (this process's user + system time, which does not count the time the
 // process waited for a core: the honest number on a busy machine) of one step, in ms.
-const cpuNow = () => {
-  const { user, system } = process.cpuUsage()
-  return (user + system) / 1000
-}
 async function timeStep(middleware, messages, cpu) {
   const c0 = cpuNow()
   const t0 = now()

@@ -29,6 +29,7 @@ import { tmpdir, cpus, totalmem, platform, release, arch, loadavg } from 'node:o
 import { join } from 'node:path'
 
 import { generateConversation } from '../generate.mjs'
+import { cpuNow, env, fmt, median, quantile } from '../timing.mjs'
 import { toAgentItems } from './agents-items.mjs'
 
 const require = createRequire(import.meta.url)
@@ -36,23 +37,12 @@ const library = require('../../index.js')
 const { CompactingSession } = require('../../adapters/openai-agents/index.js')
 const { MemorySession, RunContext, Usage } = require('@openai/agents')
 
-const env = (name, fallback) => {
-  const value = Number(process.env[name])
-  return Number.isFinite(value) && value > 0 ? Math.floor(value) : fallback
-}
 const STEPS = env('BENCH_AGENTS_STEPS', 200)
 const WARMUP = 10
 const TOKENS = env('BENCH_AGENTS_TOKENS', 400_000)
 
 const log = (...args) => console.error(...args)
 const now = () => performance.now()
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = s.length >> 1
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
-}
-const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]
-const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms >= 1 ? ms.toFixed(2) : ms.toFixed(3))
 
 log('# context-compact/openai-agents benchmark')
 log(`machine: ${cpus()[0]?.model ?? 'unknown CPU'} × ${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(1)} GB, ${platform()} ${release()} ${arch()}, Node ${process.version}`)
@@ -121,10 +111,7 @@ const firstMs = now() - t0
 
 // CPU time of this process (user + system), in ms: unlike wall time, not inflated when other
 // processes take the CPU in the middle of a step.
-const cpu = () => {
-  const { user, system } = process.cpuUsage()
-  return (user + system) / 1000
-}
+const cpu = cpuNow
 
 async function measureSteps(session, withContext) {
   let tokens = historyTokens

@@ -21,22 +21,14 @@ import { createRequire } from 'node:module'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import v8 from 'node:v8'
-import vm from 'node:vm'
 
 import { DATA } from '../fidelity/sessions.mjs'
+import { env, gc, median, timeAsync } from '../timing.mjs'
 
 const require = createRequire(import.meta.url)
 const { compactionRequest } = require('../../adapters/pi/index.js')
 const { Compactor, countTokens } = require('../../index.js')
 
-v8.setFlagsFromString('--expose-gc')
-const gc = vm.runInNewContext('gc')
-
-const env = (name, fallback) => {
-  const value = Number(process.env[name])
-  return Number.isFinite(value) && value > 0 ? Math.floor(value) : fallback
-}
 const SAMPLES = env('BENCH_SAMPLES', 7)
 const STEPS = env('BENCH_STEPS', 30)
 const TOKENS = env('BENCH_TOKENS', 400_000)
@@ -115,24 +107,12 @@ function nextTurn() {
 }
 while (session[at % session.length].role !== 'assistant') transcript.push(structuredClone(session[at++ % session.length]))
 
-// Wall time, and the process's CPU time (user + system) over the same span: on a machine shared
-// with other work the CPU time is the steadier of the two.
-const cpuNow = () => {
-  const { user, system } = process.cpuUsage()
-  return (user + system) / 1000
-}
+// Wall time, and the process's CPU time over the same span (timing.mjs), of each measurement.
 async function timed(rows, name, fn) {
-  const t0 = performance.now()
-  const c0 = cpuNow()
-  const value = await fn()
-  rows[name].push(performance.now() - t0)
-  rows[`${name}Cpu`].push(cpuNow() - c0)
+  const [wall, value, cpu] = await timeAsync(fn)
+  rows[name].push(wall)
+  rows[`${name}Cpu`].push(cpu)
   return value
-}
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = s.length >> 1
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
 }
 const dir = mkdtempSync(join(tmpdir(), 'cc-bench-pi-'))
 const rows = { first: [], firstCpu: [], step: [], stepCpu: [], floor: [], floorCpu: [] }

@@ -44,10 +44,9 @@ import { gzipSync } from 'node:zlib'
 import { tmpdir, cpus, totalmem, platform, release, arch } from 'node:os'
 import { join, dirname, basename } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import v8 from 'node:v8'
-import vm from 'node:vm'
 
 import { stepBench } from './step.mjs'
+import { env, fmt, gc, median, time, timeAsync } from '../timing.mjs'
 
 const require = createRequire(import.meta.url)
 const here = dirname(fileURLToPath(import.meta.url))
@@ -55,13 +54,6 @@ const library = require('../../index.js')
 const native = require('../../lib/addon/native.js')
 const reference = require('./reference-count.cjs')
 
-v8.setFlagsFromString('--expose-gc')
-const gc = vm.runInNewContext('gc')
-
-const env = (name, fallback) => {
-  const value = Number(process.env[name])
-  return Number.isFinite(value) && value > 0 ? Math.floor(value) : fallback
-}
 const ROUNDS = env('BENCH_SAMPLES', 21)
 const FRESH_ROUNDS = Math.min(ROUNDS, env('BENCH_FRESH_SAMPLES', 7))
 const BIG_ROUNDS = Math.min(ROUNDS, env('BENCH_2M_SAMPLES', 5))
@@ -70,25 +62,8 @@ const INCREMENTAL = env('BENCH_INCREMENTAL', 20)
 const started = performance.now()
 const log = (...args) => console.error(...args)
 const now = () => performance.now()
-const median = (xs) => {
-  if (xs.length === 0) return NaN
-  const s = [...xs].sort((a, b) => a - b)
-  const m = s.length >> 1
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
-}
-const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms >= 1 ? ms.toFixed(2) : ms.toFixed(3))
 const ratio = (x) => `${x.toFixed(1)}×`
 const mb = (bytes) => (bytes / 1048576).toFixed(1)
-const time = (fn) => {
-  const t0 = now()
-  const value = fn()
-  return [now() - t0, value]
-}
-const timeAsync = async (fn) => {
-  const t0 = now()
-  const value = await fn()
-  return [now() - t0, value]
-}
 
 // ---------------------------------------------------------------------------------------------
 // Machine and binary

@@ -11,14 +11,11 @@ import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 
 import { realSessions } from '../fidelity/sessions.mjs'
+import { median } from '../timing.mjs'
 
 const require = createRequire(import.meta.url)
 const reference = require('./reference-count.cjs')
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
-}
 
 /** Real Anthropic messages, as new objects, until `tokens` are reached. */
 function realList(library, sessions, tokens) {

@@ -20,13 +20,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import v8 from 'node:v8'
-import vm from 'node:vm'
 
 import { step } from './long-run.mjs'
-
-v8.setFlagsFromString('--expose-gc')
-const gc = vm.runInNewContext('gc')
+import { gc, median, quantile } from '../timing.mjs'
 
 const arg = (name, fallback) => {
   const at = process.argv.indexOf(name)
@@ -34,6 +30,11 @@ const arg = (name, fallback) => {
 }
 const STEPS = Number(arg('--steps', 1_000))
 const WINDOW = Number(arg('--window', 100_000))
+if (!Number.isInteger(STEPS) || STEPS < 100 || !(WINDOW > 0)) {
+  // The report compares hundreds of steps.
+  console.error('usage: node benchmark/loops/long-loop.mjs [--steps N (100 or more)] [--window TOKENS] [--lib DIR]')
+  process.exit(2)
+}
 const root = resolve(arg('--lib', new URL('../..', import.meta.url).pathname))
 const lib = createRequire(import.meta.url)(resolve(root, 'index.js'))
 const UNCHANGED_CALLS = 25
@@ -49,11 +50,7 @@ function random(seed) {
   }
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
-}
-const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.9))]
+const p90 = (xs) => quantile(xs, 0.9)
 const mb = (bytes) => Math.round(bytes / 1e6)
 
 async function unchangedCost(compactor, list) {
