@@ -66,7 +66,11 @@ export declare class ContextCompactProcessor implements Processor<string> {
   readonly name: string
   /** What the processor does, as Mastra shows it. */
   readonly description: string
-  /** The Compactor doing the work (its checkpoints, archives, `close()`). */
+  /**
+   * The Compactor doing the work (its checkpoints, archives, `close()`). It reads the processor's
+   * own conversions of Mastra's messages, which it does not compare again at each step: a list of
+   * your own goes to a Compactor of your own.
+   */
   readonly compactor: Compactor
   /** The result of the last compaction run (`null` before the first). */
   lastResult: CompactResult | null

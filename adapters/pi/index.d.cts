@@ -68,7 +68,11 @@ export interface CompactionRequest {
    * or `null` before the first.
    */
   readonly lastResult: CompactResult<Message> | null
-  /** The {@link Compactor} behind the function: its `calibration`, `markMap`, `rollback`. */
+  /**
+   * The {@link Compactor} behind the function: its `calibration`, `markMap`, `rollback`. It reads
+   * the function's own conversions of pi's messages, which it does not compare again at each
+   * request: a list of your own goes to a Compactor of your own.
+   */
   readonly compactor: Compactor
   /**
    * Compacts pi's messages now, whatever the trigger says: after a request the API refused as too
