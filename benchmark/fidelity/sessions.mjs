@@ -12,6 +12,8 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
+import { mulberry32 } from '../generate-texts.mjs'
+
 export const DATA = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', '..', '..', 'shared', 'data')
 export const REAL = join(DATA, 'real')
 
@@ -304,17 +306,6 @@ export function nativeEvents(messages) {
 // ---------------------------------------------------------------------------------------------
 // Synthetic sessions
 
-function rng(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 const WORDS = 'invoice ledger account settle batch retry queue parser token stream buffer schema migrate handler client server route cache payload adapter export import config module field record'.split(' ')
 
 function prose(random, words) {
@@ -459,7 +450,7 @@ function writer(format) {
  */
 export function syntheticSession(agent, { seed = 1, episodes = 150 } = {}) {
   const spec = AGENTS[agent]
-  const random = rng(seed * 7919 + agent.length)
+  const random = mulberry32(seed * 7919 + agent.length)
   const { user, step } = writer(spec.format)
   const messages = []
   const events = []

@@ -22,6 +22,7 @@ import { join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 
 import { step } from './long-run.mjs'
+import { mulberry32 } from '../generate-texts.mjs'
 import { gc, median, quantile } from '../timing.mjs'
 
 const arg = (name, fallback) => {
@@ -38,17 +39,6 @@ if (!Number.isInteger(STEPS) || STEPS < 100 || !(WINDOW > 0)) {
 const root = resolve(arg('--lib', new URL('../..', import.meta.url).pathname))
 const lib = createRequire(import.meta.url)(resolve(root, 'index.js'))
 const UNCHANGED_CALLS = 25
-
-function random(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const p90 = (xs) => quantile(xs, 0.9)
 const mb = (bytes) => Math.round(bytes / 1e6)
@@ -67,7 +57,7 @@ async function unchangedCost(compactor, list) {
 async function runLoop(options) {
   const outputDir = mkdtempSync(join(tmpdir(), 'cc-long-loop-'))
   const compactor = new lib.Compactor({ contextTokenLimit: WINDOW, outputDir, sessionId: 'long-loop', provider: 'extractive', ...options })
-  const rand = random(1)
+  const rand = mulberry32(1)
   let list = [{ role: 'user', content: 'Port the parser of this repository to the new engine, case by case. Always run the tests after each change.' }]
   const hundreds = []
   let current = { steps: [], should: [], tokens: [] }

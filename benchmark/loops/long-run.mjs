@@ -13,17 +13,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-// A small deterministic generator (mulberry32): the same seed, the same session.
-function random(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { mulberry32 } from '../generate-texts.mjs'
 
 const FOLDERS = ['src/parsers/', 'src/core/', 'src/net/http/', 'src/net/ws/', 'tests/unit/', 'tests/e2e/', 'docs/', 'scripts/', 'crates/engine/src/', 'crates/engine/tests/']
 const WORDS = 'the parser reads each token and builds a tree of nodes while the checker walks it again to find errors in types names and scopes before the emitter writes code'.split(' ')
@@ -90,7 +80,7 @@ function sectionTokens(lib, content) {
  * headerTokens, sections, headers, code, listTokens}], restoreExact, steps, outputDir, sessionId}`.
  */
 export async function runLongLoop(lib, { window, steps = 1_000, writer = 'extractive', seed = 1, minChars, maxChars, options = {} }) {
-  const rand = random(seed)
+  const rand = mulberry32(seed)
   const outputDir = mkdtempSync(join(tmpdir(), 'cc-long-run-'))
   const sessionId = `long-${window}-${writer}`
   const compactor = new lib.Compactor({
